@@ -1,0 +1,131 @@
+"""The `gpuplatform` command: parse, call one library function, print, pick the exit code.
+
+Exit codes: 0 success; 1 the job ran and found problems; 2 the input could not be used;
+70 an internal error (a bug: one `error: internal:` line, the traceback with `--debug`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from gpuplatform.errors import GpuplatformError, InputError, format_problems
+from gpuplatform.load.stacks import LoadedPlatform, discover_stacks, load_stack, load_stacks
+from gpuplatform.output.serialize import RenderedOutputInvalid
+
+__all__ = ["main"]
+
+EXIT_FINDINGS = 1
+EXIT_INPUT = 2
+EXIT_INTERNAL = 70
+STACKS_DIR = Path("stacks")
+DIST_DIR = Path("dist")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _fail(lines: str, code: int) -> None:
+    click.echo(lines, err=True)
+    sys.exit(code)
+
+
+def guarded(func: F) -> F:
+    """Map library errors to exit codes; an unexpected exception is a bug (exit 70)."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except InputError as exc:
+            _fail(format_problems(exc.problems), EXIT_INPUT)
+        except RenderedOutputInvalid as exc:
+            _fail(
+                "\n".join(f"error: internal: rendered object is invalid: {line}" for line in exc.lines),
+                EXIT_INTERNAL,
+            )
+        except GpuplatformError as exc:
+            _fail(f"error: {exc}", EXIT_INPUT)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
+        except Exception as exc:
+            if click.get_current_context().find_root().params.get("debug"):
+                traceback.print_exc()
+            _fail(f"error: internal: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def load_selected(stack: str | None, overlays: Sequence[str]) -> list[LoadedPlatform]:
+    """The platforms of one stack (with `--overlay`s) or of every stack in `stacks/`."""
+    if stack is None:
+        if overlays:
+            raise InputError.single("--overlay", "", "an overlay needs a STACK to merge onto")
+        return load_stacks(discover_stacks(STACKS_DIR))
+    return load_stack(Path(stack), [Path(o) for o in overlays] or None)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Print the traceback of internal errors.")
+@click.version_option(package_name="gpuplatform")
+def main(debug: bool) -> None:
+    """Declare a GPU platform once; render every migration wave from device plugin to DRA."""
+
+
+@main.command()
+@click.argument("stack", required=False)
+@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@click.option("--out", "out", default=None, help="Folder to write instead of dist/ (DIR/<platform>/...).")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 and name the files that differ.")
+@guarded
+def synth(stack: str | None, overlays: tuple[str, ...], out: str | None, check: bool) -> None:
+    """Render STACK (default: every stack in stacks/) into dist/<platform>/."""
+    from gpuplatform.output.synth import check_tree, synth_tree
+
+    loaded = load_selected(stack, overlays)
+    target = Path(out) if out else DIST_DIR
+    prune = stack is None
+    if check:
+        drift = check_tree(loaded, target, prune=prune)
+        for d in drift:
+            click.echo(f"{d.state}: {target / d.path}", err=True)
+        if drift:
+            _fail(
+                f"error: {target} is stale: {len(drift)} file(s) differ; run `gpuplatform synth`",
+                EXIT_FINDINGS,
+            )
+        click.echo(f"{target}: up to date ({len(loaded)} platform(s))")
+        return
+    for name in synth_tree(loaded, target, prune=prune):
+        click.echo(f"wrote {target / name}")
+
+
+@main.command()
+def schema() -> None:
+    """Print the JSON Schema of the spec (`kind: Platform`)."""
+    from gpuplatform.load.schema import spec_schema
+
+    click.echo(json.dumps(spec_schema(), indent=2))
+
+
+@main.command()
+@click.argument("stack")
+@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@guarded
+def plan(stack: str, overlays: tuple[str, ...], fmt: str) -> None:
+    """Print, per wave, which pools are legacy or DRA, what exists, and what changed."""
+    from gpuplatform.plan.report import plan_report, plan_text
+    from gpuplatform.plan.waves import plan_platform
+
+    reports = [plan_report(plan_platform(lp.platform)) for lp in load_selected(stack, overlays)]
+    if fmt == "json":
+        click.echo(json.dumps(reports, indent=2))
+    else:
+        click.echo("\n\n".join(plan_text(r) for r in reports))

@@ -1,0 +1,1 @@
+"""Loading stacks, specs and overlays from files, with every problem located."""

@@ -1,0 +1,119 @@
+"""Spec documents (`apiVersion: gpuplatform.dev/v1alpha1`) <-> Platform models, with located errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from gpuplatform.errors import InputError, Problem, format_loc
+from gpuplatform.load.merge import path_in
+from gpuplatform.model.platform import Platform
+from gpuplatform.model.references import Loc, reference_errors
+
+__all__ = [
+    "API_VERSION",
+    "OVERLAY_KIND",
+    "PLATFORM_KIND",
+    "check_envelope",
+    "platform_document",
+    "platform_from_document",
+    "problems_from_validation",
+]
+
+API_VERSION = "gpuplatform.dev/v1alpha1"
+PLATFORM_KIND = "Platform"
+OVERLAY_KIND = "PlatformOverlay"
+_ENVELOPE = ("apiVersion", "kind", "metadata", "spec")
+_METADATA = ("name", "labels", "annotations")
+
+
+def check_envelope(doc: Any, file: str, kind: str) -> dict[str, Any]:
+    """Check the Kubernetes-style envelope of a spec or overlay document; return it."""
+    if not isinstance(doc, dict):
+        raise InputError.single(
+            file, "", f"expected a {kind} document (a mapping), found {type(doc).__name__}"
+        )
+    problems: list[Problem] = []
+
+    def bad(loc: str, message: str) -> None:
+        problems.append(Problem(file=file, loc=loc, code="", message=message))
+
+    for key in doc:
+        if key not in _ENVELOPE:
+            bad(str(key), f"unknown top-level field (expected {', '.join(_ENVELOPE)})")
+    if doc.get("apiVersion") != API_VERSION:
+        bad("apiVersion", f"must be {API_VERSION!r}, found {doc.get('apiVersion')!r}")
+    if doc.get("kind") != kind:
+        bad("kind", f"must be {kind!r}, found {doc.get('kind')!r}")
+    meta = doc.get("metadata", {} if kind == OVERLAY_KIND else None)
+    if not isinstance(meta, dict):
+        bad("metadata", "must be a mapping with at least `name`")
+    else:
+        for key in meta:
+            if key not in _METADATA:
+                bad(f"metadata.{key}", "unknown field (expected name, labels, annotations)")
+        if kind == PLATFORM_KIND and "name" not in meta:
+            bad("metadata.name", "field required")
+        annotations = meta.get("annotations", {})
+        if not isinstance(annotations, dict) or not all(isinstance(v, str) for v in annotations.values()):
+            bad("metadata.annotations", "must map strings to strings")
+    if not isinstance(doc.get("spec", {}), dict):
+        bad("spec", "must be a mapping")
+    if problems:
+        raise InputError(problems)
+    return doc
+
+
+def platform_document(platform: Platform) -> dict[str, Any]:
+    """The spec document of a Platform (the canonical form overlays merge onto)."""
+    body = platform.model_dump(mode="json", by_alias=True, exclude_none=True)
+    name = body.pop("name")
+    return {"apiVersion": API_VERSION, "kind": PLATFORM_KIND, "metadata": {"name": name}, "spec": body}
+
+
+def _doc_loc(loc: tuple[int | str, ...]) -> Loc:
+    if loc and loc[0] == "name":
+        return ("metadata", *loc)
+    return ("spec", *loc)
+
+
+def problems_from_validation(
+    exc: ValidationError, file: str, overlay: tuple[str, Any] | None = None, prefix: Loc | None = None
+) -> list[Problem]:
+    """One Problem per pydantic error, located in the file that wrote the field."""
+    problems = []
+    for err in exc.errors():
+        loc = prefix + tuple(err["loc"]) if prefix is not None else _doc_loc(tuple(err["loc"]))
+        where = overlay[0] if overlay is not None and path_in(overlay[1], loc) else file
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        problems.append(Problem(file=where, loc=format_loc(loc), code="", message=message))
+    return problems
+
+
+def platform_from_document(
+    doc: dict[str, Any], file: str, overlay: tuple[str, Any] | None = None
+) -> Platform:
+    """Validate a merged spec document into a Platform, with every problem located."""
+    body = dict(doc.get("spec") or {})
+    body["name"] = doc["metadata"].get("name")
+    try:
+        platform = Platform.model_validate(body)
+    except ValidationError as exc:
+        raise InputError(problems_from_validation(exc, file, overlay)) from None
+    refs = reference_errors(platform)
+    if refs:
+        raise InputError(
+            [
+                Problem(
+                    file=overlay[0] if overlay is not None and path_in(overlay[1], loc) else file,
+                    loc=format_loc(loc),
+                    code="",
+                    message=message,
+                )
+                for loc, message in refs
+            ]
+        )
+    return platform

@@ -1,0 +1,192 @@
+"""Stacks: Python files or YAML specs that declare platforms, plus the overlays merged onto them.
+
+Python stacks are trusted code, run in-process like a setup.py: they expose `platform`,
+`platforms` or `build()`, and may list `overlays` (paths relative to the stack file).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from gpuplatform.errors import InputError, Problem
+from gpuplatform.load.documents import (
+    OVERLAY_KIND,
+    PLATFORM_KIND,
+    check_envelope,
+    platform_document,
+    platform_from_document,
+)
+from gpuplatform.load.merge import merge_spec
+from gpuplatform.load.yaml_input import read_yaml
+from gpuplatform.model.platform import Platform
+
+__all__ = ["OVERLAYS_ANNOTATION", "LoadedPlatform", "discover_stacks", "load_stack", "load_stacks"]
+
+OVERLAYS_ANNOTATION = "gpuplatform.dev/overlays"
+BASE_ANNOTATION = "gpuplatform.dev/base"
+_STACK_SUFFIXES = (".py", ".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class LoadedPlatform:
+    """A validated platform and where it came from."""
+
+    platform: Platform
+    source: str
+    overlays: tuple[str, ...]
+    document: dict[str, Any]
+
+
+def discover_stacks(directory: Path) -> list[Path]:
+    """Stack files directly in `directory`, in name order (`_private.py` files are helpers)."""
+    if not directory.is_dir():
+        raise InputError.single(str(directory), "", "no such stacks folder")
+    return sorted(
+        p for p in directory.iterdir() if p.suffix in _STACK_SUFFIXES and not p.name.startswith(("_", "."))
+    )
+
+
+def _stack_error(path: Path, exc: BaseException) -> InputError:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path.resolve()]
+    line = f"line {frames[-1].lineno}" if frames else ""
+    if isinstance(exc, ValidationError):
+        problems = []
+        for e in exc.errors():
+            field = ".".join(str(p) for p in e["loc"])
+            message = e["msg"].removeprefix("Value error, ")
+            problems.append(
+                Problem(file=str(path), loc=line, code="", message=f"{exc.title}.{field}: {message}")
+            )
+        return InputError(problems)
+    return InputError.single(str(path), line, f"the stack raised {type(exc).__name__}: {exc}")
+
+
+def _run_python_stack(path: Path) -> tuple[list[Platform], list[str]]:
+    name = f"gpuplatform_stack_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise InputError.single(str(path), "", "cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+        found: Any = module.build() if hasattr(module, "build") else None
+        if found is None:
+            found = getattr(module, "platforms", None) or getattr(module, "platform", None)
+    except InputError:
+        raise
+    except Exception as exc:
+        raise _stack_error(path, exc) from None
+    finally:
+        sys.modules.pop(name, None)
+    platforms = list(found) if isinstance(found, list | tuple) else [found]
+    if not platforms or not all(isinstance(p, Platform) for p in platforms):
+        raise InputError.single(
+            str(path),
+            "",
+            "a Python stack must expose `platform`, `platforms` or `build()` returning Platforms",
+        )
+    overlays = getattr(module, "overlays", [])
+    if not isinstance(overlays, list | tuple) or not all(isinstance(o, str) for o in overlays):
+        raise InputError.single(str(path), "overlays", "must be a list of file paths")
+    return platforms, [str(o) for o in overlays]
+
+
+def _read_stack(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The spec documents of a stack file and the overlays it declares."""
+    if not path.exists():
+        raise InputError.single(str(path), "", "no such file")
+    if path.suffix == ".py":
+        platforms, overlays = _run_python_stack(path)
+        return [platform_document(p) for p in platforms], overlays
+    doc = check_envelope(read_yaml(path), str(path), PLATFORM_KIND)
+    declared = doc["metadata"].get("annotations", {}).get(OVERLAYS_ANNOTATION, "")
+    return [doc], [o.strip() for o in declared.split(",") if o.strip()]
+
+
+def _apply(base: dict[str, Any], source: str, overlay_path: Path) -> tuple[dict[str, Any], tuple[str, Any]]:
+    overlay = check_envelope(read_yaml(overlay_path), str(overlay_path), OVERLAY_KIND)
+    merged = merge_spec(base, {"spec": overlay.get("spec", {})})
+    name = overlay.get("metadata", {}).get("name")
+    if name:
+        merged["metadata"] = {**merged["metadata"], "name": name}
+    return merged, (str(overlay_path), {"spec": overlay.get("spec", {}), "metadata": {"name": name}})
+
+
+def _overlay_base(path: Path) -> str | None:
+    doc = check_envelope(read_yaml(path), str(path), OVERLAY_KIND)
+    base: str | None = doc.get("metadata", {}).get("annotations", {}).get(BASE_ANNOTATION)
+    return base
+
+
+def load_stack(path: Path, overlays: Sequence[Path] | None = None) -> list[LoadedPlatform]:
+    """Load a stack; with `overlays`, merge them onto every platform, else add its declared variants."""
+    docs, declared = _read_stack(path)
+    loaded: list[LoadedPlatform] = []
+    problems: list[Problem] = []
+    variants: list[tuple[dict[str, Any], tuple[Path, ...]]] = []
+    if overlays:
+        variants = [(doc, tuple(overlays)) for doc in docs]
+    else:
+        variants = [(doc, ()) for doc in docs]
+        for rel in declared:
+            overlay_path = (path.parent / rel) if not Path(rel).is_absolute() else Path(rel)
+            base = _overlay_base(overlay_path)
+            targets = [d for d in docs if base in (None, d["metadata"]["name"])]
+            if not targets:
+                problems.append(
+                    Problem(str(overlay_path), "metadata.annotations", "", f"no platform {base!r}")
+                )
+            variants += [(d, (overlay_path,)) for d in targets]
+    for doc, chain in variants:
+        try:
+            merged, last = doc, None
+            for overlay_path in chain:
+                merged, last = _apply(merged, str(path), overlay_path)
+            platform = platform_from_document(merged, str(path), last)
+        except InputError as exc:
+            problems += exc.problems
+            continue
+        loaded.append(LoadedPlatform(platform, str(path), tuple(str(c) for c in chain), merged))
+    names = [lp.platform.name for lp in loaded]
+    for lp in loaded:
+        if names.count(lp.platform.name) > 1 and lp.overlays:
+            problems.append(
+                Problem(
+                    lp.overlays[-1],
+                    "metadata.name",
+                    "",
+                    f"platform name {lp.platform.name!r} is rendered twice",
+                )
+            )
+    if problems:
+        raise InputError(sorted(set(problems)))
+    return loaded
+
+
+def load_stacks(paths: Sequence[Path]) -> list[LoadedPlatform]:
+    """Load several stacks, reporting every problem of every stack at once."""
+    loaded: list[LoadedPlatform] = []
+    problems: list[Problem] = []
+    for path in paths:
+        try:
+            loaded += load_stack(path)
+        except InputError as exc:
+            problems += exc.problems
+    names = [lp.platform.name for lp in loaded]
+    for lp in loaded:
+        if names.count(lp.platform.name) > 1:
+            problems.append(
+                Problem(lp.source, "metadata.name", "", f"platform {lp.platform.name!r} is defined twice")
+            )
+    if problems:
+        raise InputError(sorted(set(problems)))
+    return loaded

@@ -1,0 +1,74 @@
+"""Service tiers and bridge classes: the DeviceClasses a platform publishes."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from gpuplatform.model.base import DnsLabel, DnsSubdomain, Quantity, SemVer, SpecModel
+
+__all__ = ["BridgeClass", "ServiceTier", "Sharing"]
+
+Sharing = Literal["exclusive", "time-slicing", "mps"]
+
+
+class ServiceTier(SpecModel):
+    """A service tier, rendered as DeviceClass `<name>.<domain>`.
+
+    Either typed predicates (compiled to one CEL selector) or a raw `cel` expression.
+    """
+
+    name: DnsLabel
+    description: str = ""
+    driver: DnsSubdomain = "gpu.nvidia.com"
+    device_type: Literal["gpu", "mig"] = "gpu"
+    architecture: str | None = None
+    """Sets `device.attributes['gpu.nvidia.com'].architecture == ...` (e.g. `Hopper`)."""
+    product_name: str | None = None
+    """Case-insensitive regex on `productName` (RE2 syntax)."""
+    min_memory: Quantity | None = None
+    """Inclusive lower bound on `capacity.memory`."""
+    max_memory: Quantity | None = None
+    min_compute_capability: SemVer | None = None
+    min_driver_version: SemVer | None = None
+    mig_profile: str | None = None
+    cel: str | None = Field(default=None, min_length=1, max_length=10240)
+    """Raw CEL selector, instead of the typed predicates."""
+    config: tuple[dict[str, Any], ...] = ()
+    """Opaque driver parameters (`resource.nvidia.com/v1beta1` GpuConfig...) for `spec.config`."""
+    sharing: Sharing = "exclusive"
+    """Sharing mode the tier's config enables; non-exclusive tiers are refused for production tenants."""
+    owner: DnsLabel | None = None
+    """Tenant that asked for the tier, when it is tenant-specific."""
+
+    @model_validator(mode="after")
+    def _typed_or_raw(self) -> ServiceTier:
+        typed = [
+            self.architecture,
+            self.product_name,
+            self.min_memory,
+            self.max_memory,
+            self.min_compute_capability,
+            self.min_driver_version,
+            self.mig_profile,
+        ]
+        if self.cel is not None and any(v is not None for v in typed):
+            raise ValueError("a tier has typed predicates or a raw `cel` expression, not both")
+        if self.mig_profile is not None and self.device_type != "mig":
+            raise ValueError("migProfile needs deviceType: mig")
+        return self
+
+
+class BridgeClass(SpecModel):
+    """A DeviceClass with `extendedResourceName`, serving legacy `nvidia.com/gpu` requests from DRA.
+
+    `source: chart` names the DRA driver chart's own `gpu.nvidia.com` class as the bridge instead
+    of rendering one (the chart declares `extendedResourceName: nvidia.com/gpu` from 25.12.0).
+    """
+
+    name: DnsLabel
+    extended_resource_name: str = "nvidia.com/gpu"
+    source: Literal["platform", "chart"] = "platform"
+    tier: DnsLabel | None = None
+    """Narrow the bridge to one tier's devices; default: every full GPU of the driver."""

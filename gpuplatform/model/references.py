@@ -1,0 +1,95 @@
+"""Cross-references inside a Platform: every name used is defined, every name defined once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from gpuplatform.model.platform import Platform
+
+__all__ = ["Loc", "reference_errors"]
+
+Loc = tuple[int | str, ...]
+
+
+def _duplicates(field: str, names: Iterable[str]) -> Iterator[tuple[Loc, str]]:
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in seen:
+            yield ("spec", field, i, "name"), f"{name!r} is already defined at spec.{field}[{seen[name]}]"
+        else:
+            seen[name] = i
+
+
+def reference_errors(p: Platform) -> list[tuple[Loc, str]]:
+    """Every dangling or duplicate name, with the path of the field that holds it."""
+    errors: list[tuple[Loc, str]] = []
+    for field, items in (
+        ("nodePools", p.node_pools),
+        ("tiers", p.tiers),
+        ("bridges", p.bridges),
+        ("tenants", p.tenants),
+        ("waves", p.waves),
+        ("nimServices", p.nim_services),
+    ):
+        errors += _duplicates(field, (i.name for i in items))
+    errors += _duplicates("tenants.namespace", (t.ns for t in p.tenants))
+
+    waves = {w.name for w in p.waves}
+    tiers = {t.name for t in p.tiers}
+    tenants = {t.name: t for t in p.tenants}
+    bridges = {b.name for b in p.bridges}
+    namespaces = {t.ns for t in p.tenants}
+
+    def need(loc: Loc, kind: str, name: str | None, known: Iterable[str]) -> None:
+        if name is not None and name not in known:
+            errors.append((loc, f"{kind} {name!r} is not defined in spec.{kind}s"))
+
+    if p.active_wave not in waves:
+        errors.append((("spec", "activeWave"), f"wave {p.active_wave!r} is not defined in spec.waves"))
+    for i, pool in enumerate(p.node_pools):
+        need(("spec", "nodePools", i, "migratesIn"), "wave", pool.migrates_in, waves)
+    for i, bridge in enumerate(p.bridges):
+        need(("spec", "bridges", i, "tier"), "tier", bridge.tier, tiers)
+    for i, tier in enumerate(p.tiers):
+        need(("spec", "tiers", i, "owner"), "tenant", tier.owner, tenants)
+    for i, tenant in enumerate(p.tenants):
+        for j, name in enumerate(tenant.tiers):
+            need(("spec", "tenants", i, "tiers", j), "tier", name, tiers)
+        for j, tmpl in enumerate(tenant.claim_templates):
+            need(("spec", "tenants", i, "claimTemplates", j, "tier"), "tier", tmpl.tier, tiers)
+    for i, wave in enumerate(p.waves):
+        for field, names, known, kind in (
+            ("tiers", wave.tiers, tiers, "tier"),
+            ("bridges", wave.bridges, bridges, "bridge"),
+            ("tenants", wave.tenants, tenants, "tenant"),
+        ):
+            for j, name in enumerate(names):
+                need(("spec", "waves", i, field, j), kind, name, known)
+    for i, workload in enumerate(p.workloads):
+        need(("spec", "workloads", i, "movesIn"), "wave", workload.moves_in, waves)
+        need(("spec", "workloads", i, "tier"), "tier", workload.tier, tiers)
+    for i, nim in enumerate(p.nim_services):
+        need(("spec", "nimServices", i, "movesIn"), "wave", nim.moves_in, waves)
+        need(("spec", "nimServices", i, "tier"), "tier", nim.tier, tiers)
+    for i, nim in enumerate(p.nim_services):
+        if nim.namespace not in namespaces:
+            errors.append(
+                (
+                    ("spec", "nimServices", i, "namespace"),
+                    f"namespace {nim.namespace!r} is no tenant's namespace",
+                )
+            )
+    if p.validation is not None:
+        owner = tenants.get(p.validation.tenant)
+        if owner is None:
+            errors.append(
+                (("spec", "validation", "tenant"), f"tenant {p.validation.tenant!r} is not defined")
+            )
+        elif p.validation.claim_template not in {t.name for t in owner.claim_templates}:
+            errors.append(
+                (
+                    ("spec", "validation", "claimTemplate"),
+                    f"tenant {owner.name!r} has no claim template {p.validation.claim_template!r}",
+                )
+            )
+    return errors

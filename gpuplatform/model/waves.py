@@ -1,0 +1,51 @@
+"""Waves: the ordered states a migration passes through."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from gpuplatform.model.base import DnsLabel, SpecModel
+
+__all__ = ["STAGES", "Stage", "Wave"]
+
+Stage = Literal[
+    "baseline",
+    "pilot-pool",
+    "driver-validation",
+    "native-claim-pilot",
+    "compatibility-bridge",
+    "application",
+    "nim-non-production",
+    "scale",
+    "drain",
+    "final-cutover",
+]
+#: Canonical stage order; `drain` may stand between any two stages.
+STAGES: tuple[Stage, ...] = (
+    "baseline",
+    "pilot-pool",
+    "driver-validation",
+    "native-claim-pilot",
+    "compatibility-bridge",
+    "application",
+    "nim-non-production",
+    "scale",
+    "drain",
+    "final-cutover",
+)
+
+
+class Wave(SpecModel):
+    """One wave: a stage plus what it turns on; everything stays on in later waves.
+
+    Pools migrate through `NodePool.migratesIn`, workloads through `Workload.movesIn`.
+    """
+
+    name: DnsLabel
+    stage: Stage
+    description: str = ""
+    tiers: tuple[DnsLabel, ...] = ()
+    bridges: tuple[DnsLabel, ...] = ()
+    tenants: tuple[DnsLabel, ...] = ()
+    production: bool = False
+    """The wave carries production traffic (preview features are refused unless accepted)."""

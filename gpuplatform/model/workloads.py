@@ -1,0 +1,95 @@
+"""Workloads the platform moves but does not own: legacy workloads and NIM services."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from gpuplatform.model.base import DnsLabel, DnsSubdomain, Quantity, SpecModel
+
+__all__ = [
+    "AttributeSelector",
+    "CapacitySelector",
+    "NimService",
+    "SelectorOp",
+    "ValidationWorkload",
+    "Workload",
+]
+
+SelectorOp = Literal["Equal", "NotEqual", "GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual"]
+
+
+class Workload(SpecModel):
+    """A legacy workload (`nvidia.com/gpu` limits) that moves to a claim in wave `movesIn`."""
+
+    kind: Literal["Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"]
+    namespace: DnsLabel
+    name: DnsSubdomain
+    gpus: int = Field(default=1, ge=1, le=32)
+    tier: DnsLabel
+    moves_in: DnsLabel
+    manifest: str | None = None
+    """Path of the original manifest; when given, the converted file is handed off in full."""
+    shared_claim: bool = True
+    """One claim shared by all GPU containers (they see the same GPUs) or one claim per container."""
+
+
+class AttributeSelector(SpecModel):
+    """NIM Operator `attributeSelectors[]` item."""
+
+    key: str = Field(min_length=1, max_length=64)
+    op: SelectorOp = "Equal"
+    value: str | int | bool
+    value_type: Literal["string", "int", "bool", "version"] | None = None
+    """Defaults from the value's type; `version` must be given explicitly."""
+
+
+class CapacitySelector(SpecModel):
+    """NIM Operator `capacitySelectors[]` item."""
+
+    key: str = Field(min_length=1, max_length=64)
+    op: SelectorOp = "Equal"
+    value: Quantity
+
+
+class NimService(SpecModel):
+    """A NIMService the platform gives DRA resources to (NIM Operator `spec.draResources`).
+
+    Migration is blue/green because `draResources` is immutable: `name` is the new NIMService,
+    `replaces` the legacy one removed in a later wave.
+    """
+
+    name: DnsSubdomain
+    namespace: DnsLabel
+    replaces: DnsSubdomain | None = None
+    tier: DnsLabel | None = None
+    attribute_selectors: tuple[AttributeSelector, ...] = ()
+    capacity_selectors: tuple[CapacitySelector, ...] = ()
+    cel_expressions: tuple[str, ...] = ()
+    count: int = Field(default=1, ge=1, le=32)
+    replicas: int = Field(default=1, ge=1)
+    mode: Literal["claimCreationSpec", "template", "claim"] = "claimCreationSpec"
+    moves_in: DnsLabel
+    manifest: str | None = None
+    """Path of the team's original NIMService manifest, converted in full when given."""
+    accept_preview: bool = False
+    """Accept NIM DRA (Technology Preview) in a production tenant or wave."""
+
+    @model_validator(mode="after")
+    def _nim_rules(self) -> NimService:
+        if self.cel_expressions and (self.attribute_selectors or self.capacity_selectors):
+            raise ValueError("celExpressions cannot be combined with attribute or capacity selectors")
+        if self.mode == "claim" and self.replicas > 1:
+            raise ValueError("a shared resourceClaimName is not allowed with more than one replica")
+        return self
+
+
+class ValidationWorkload(SpecModel):
+    """The pilot workload that proves a claim reaches a container (`nvidia-smi -L`)."""
+
+    tenant: DnsLabel
+    claim_template: DnsSubdomain
+    name: DnsLabel = "gpu-dra-validation"
+    image: str = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
+    command: tuple[str, ...] = ("nvidia-smi", "-L")

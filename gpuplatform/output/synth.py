@@ -1,0 +1,97 @@
+"""synth and synth --check: loaded platforms -> validated bytes -> the output folder, or a drift report."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuplatform.load.stacks import LoadedPlatform
+from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
+from gpuplatform.output.write import exclusive_output, recover, remove_tree, replace_tree
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.tree import render_tree
+from gpuplatform.versions import parse_release
+
+__all__ = ["Drift", "check_tree", "render_files", "synth_tree"]
+
+
+def render_files(
+    loaded: LoadedPlatform, *, overrides: Sequence[str] = (), validate: bool = True
+) -> dict[str, bytes]:
+    """Every file of one platform's tree, lock file included, validated."""
+    platform = loaded.platform
+    tree = render_tree(plan_platform(platform))
+    files = Serializer(parse_release(platform.kubernetes.version).minor, validate=validate).files(tree)
+    stack_dir = Path(loaded.source).parent
+    origin = {
+        "stack": Path(loaded.source).name,
+        "overlays": [Path(os.path.relpath(o, stack_dir)).as_posix() for o in loaded.overlays],
+        "activeWave": platform.active_wave,
+        "overrides": sorted(overrides),
+    }
+    files[LOCK_FILE] = lock_document(files, platform=platform.name, spec=loaded.document, origin=origin)
+    return files
+
+
+def _rendered(loaded: Sequence[LoadedPlatform], overrides: Sequence[str]) -> dict[str, dict[str, bytes]]:
+    return {lp.platform.name: render_files(lp, overrides=overrides) for lp in loaded}
+
+
+def _owned_platforms(out: Path) -> set[str]:
+    if not out.is_dir():
+        return set()
+    return {p.name for p in out.iterdir() if p.is_dir() and (p / LOCK_FILE).is_file()}
+
+
+def synth_tree(
+    loaded: Sequence[LoadedPlatform], out: Path, *, prune: bool = False, overrides: Sequence[str] = ()
+) -> list[str]:
+    """Render everything in memory, then swap each platform's tree in; returns the platforms written.
+
+    With `prune`, platform trees of ours that no loaded stack renders any more are removed.
+    """
+    rendered = _rendered(loaded, overrides)
+    with exclusive_output(out):
+        recover(out)
+        for name in sorted(rendered):
+            replace_tree(out, name, rendered[name])
+        if prune:
+            for name in sorted(_owned_platforms(out) - set(rendered)):
+                remove_tree(out, name)
+    return sorted(rendered)
+
+
+@dataclass(frozen=True)
+class Drift:
+    """One file that differs between the rendered tree and the folder."""
+
+    path: str
+    state: str  # "changed", "missing" (rendered, not on disk) or "extra" (on disk, not rendered)
+
+
+def check_tree(
+    loaded: Sequence[LoadedPlatform], out: Path, *, prune: bool = False, overrides: Sequence[str] = ()
+) -> list[Drift]:
+    """What `synth` would change in `out` (empty when the committed tree is current)."""
+    rendered = _rendered(loaded, overrides)
+    drift: list[Drift] = []
+    for name in sorted(rendered):
+        root = out / name
+        on_disk = (
+            {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+            if root.is_dir()
+            else set()
+        )
+        for rel in sorted(set(rendered[name]) | on_disk):
+            path = f"{name}/{rel}"
+            if rel not in on_disk:
+                drift.append(Drift(path, "missing"))
+            elif rel not in rendered[name]:
+                drift.append(Drift(path, "extra"))
+            elif (root / rel).read_bytes() != rendered[name][rel]:
+                drift.append(Drift(path, "changed"))
+    if prune:
+        drift += [Drift(f"{name}/", "extra") for name in sorted(_owned_platforms(out) - set(rendered))]
+    return drift

@@ -1,0 +1,35 @@
+"""The only YAML writer of the package: PyYAML's C dumper, no wrapping, literal multi-line strings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+__all__ = ["dump_documents", "dump_yaml"]
+
+
+class _Dumper(yaml.CSafeDumper):
+    """Block style, insertion order, never wraps lines, multi-line strings as literal blocks."""
+
+
+def _str(dumper: _Dumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_Dumper.add_representer(str, _str)
+_Dumper.ignore_aliases = lambda self, data: True  # type: ignore[method-assign]
+
+
+def dump_yaml(obj: Any) -> str:
+    """One document, deterministic: keys in insertion order, LF line ends, no aliases."""
+    return yaml.dump(
+        obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1 << 30, allow_unicode=True
+    )
+
+
+def dump_documents(objects: list[Any]) -> str:
+    """A multi-document stream (`---` between documents)."""
+    return "---\n".join(dump_yaml(o) for o in objects)

@@ -1,0 +1,144 @@
+"""Platform -> the desired state of every wave: the one place that knows wave semantics.
+
+Rules, in order of the spec:
+- a pool is DRA from the wave named by its `migratesIn` (absent: from the final-cutover wave);
+- the DRA driver is installed from the first wave after `baseline`;
+- tiers, bridges and tenants named by a wave stay on in every later wave;
+- a workload or NIM service is converted from the wave named by its `movesIn`;
+- the device plugin stays enabled while any pool is legacy;
+- the validation workload exists from the first `native-claim-pilot` wave on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
+
+from gpuplatform.model.nodes import NodePool
+from gpuplatform.model.platform import Platform
+from gpuplatform.model.waves import STAGES, Wave
+from gpuplatform.versions import CHART_BRIDGE_SINCE, dra_driver_at_least, kube_gate_default, parse_release
+
+__all__ = ["Mode", "Plan", "WaveState", "plan_platform", "wave_dir_name"]
+
+Mode = Literal["legacy", "dra"]
+
+
+def wave_dir_name(index: int, wave: Wave) -> str:
+    """`<NN>-<wave>`: the folder of a wave under `waves/`."""
+    return f"{index:02d}-{wave.name}"
+
+
+def _stage_reached(waves: tuple[Wave, ...], upto: int, stage: str) -> bool:
+    return any(STAGES.index(w.stage) >= STAGES.index(stage) and w.stage != "drain" for w in waves[: upto + 1])
+
+
+@dataclass(frozen=True)
+class WaveState:
+    """Everything that exists in one wave."""
+
+    index: int
+    wave: Wave
+    pool_modes: dict[str, Mode]
+    driver_installed: bool
+    tiers: tuple[str, ...]
+    bridges: tuple[str, ...]
+    tenants: tuple[str, ...]
+    workloads: tuple[int, ...]
+    """Indexes into `Platform.workloads` of the workloads already converted."""
+    nim_services: tuple[str, ...]
+    validation: bool
+
+    @property
+    def name(self) -> str:
+        return self.wave.name
+
+    @property
+    def dir_name(self) -> str:
+        return wave_dir_name(self.index, self.wave)
+
+    @property
+    def dra_pools(self) -> tuple[str, ...]:
+        return tuple(n for n, m in self.pool_modes.items() if m == "dra")
+
+    @property
+    def legacy_pools(self) -> tuple[str, ...]:
+        return tuple(n for n, m in self.pool_modes.items() if m == "legacy")
+
+    @property
+    def device_plugin_enabled(self) -> bool:
+        """`devicePlugin.enabled` of the GPU Operator: off only when no legacy pool remains."""
+        return bool(self.legacy_pools)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The wave states of one platform, in order."""
+
+    platform: Platform
+    waves: tuple[WaveState, ...]
+
+    @cached_property
+    def pools(self) -> dict[str, NodePool]:
+        return {p.name: p for p in self.platform.node_pools}
+
+    def wave(self, name: str) -> WaveState:
+        """The state of the wave called `name` (KeyError if there is none)."""
+        for state in self.waves:
+            if state.name == name:
+                return state
+        raise KeyError(name)
+
+    @property
+    def active(self) -> WaveState:
+        return self.wave(self.platform.active_wave)
+
+    @cached_property
+    def chart_bridge_live(self) -> bool:
+        """The chart's `gpu.nvidia.com` class serves `nvidia.com/gpu` once the driver is installed.
+
+        True when the chart is 25.12.0 or newer and DRAExtendedResource is on for the target release.
+        """
+        p = self.platform
+        minor = parse_release(p.kubernetes.version).minor
+        gate = p.kubernetes.feature_gates.get(
+            "DRAExtendedResource", kube_gate_default("DRAExtendedResource", minor)
+        )
+        return bool(gate) and dra_driver_at_least(
+            parse_release(p.dra_driver.chart_version), CHART_BRIDGE_SINCE
+        )
+
+
+def plan_platform(platform: Platform) -> Plan:
+    """Compute the state of every wave of `platform` (references are assumed checked)."""
+    waves = platform.waves
+    index = {w.name: i for i, w in enumerate(waves)}
+    cutover = next((i for i, w in enumerate(waves) if w.stage == "final-cutover"), None)
+    states: list[WaveState] = []
+    tiers: list[str] = []
+    bridges: list[str] = []
+    tenants: list[str] = []
+    for i, wave in enumerate(waves):
+        tiers += [t for t in wave.tiers if t not in tiers]
+        bridges += [b for b in wave.bridges if b not in bridges]
+        tenants += [t for t in wave.tenants if t not in tenants]
+        modes: dict[str, Mode] = {}
+        for pool in platform.node_pools:
+            start = index[pool.migrates_in] if pool.migrates_in is not None else cutover
+            modes[pool.name] = "dra" if start is not None and i >= start else "legacy"
+        states.append(
+            WaveState(
+                index=i,
+                wave=wave,
+                pool_modes=modes,
+                driver_installed=_stage_reached(waves, i, "pilot-pool"),
+                tiers=tuple(tiers),
+                bridges=tuple(bridges),
+                tenants=tuple(tenants),
+                workloads=tuple(j for j, w in enumerate(platform.workloads) if index[w.moves_in] <= i),
+                nim_services=tuple(n.name for n in platform.nim_services if index[n.moves_in] <= i),
+                validation=platform.validation is not None and _stage_reached(waves, i, "native-claim-pilot"),
+            )
+        )
+    return Plan(platform, tuple(states))

@@ -1,0 +1,61 @@
+"""Hand-offs: changes to objects the tool does not own, written where no engine syncs them.
+
+Node taints are whole-list fields owned by the node provisioner, and provisioner-managed pools
+have no Node objects at all, so their labels and taints are handed to the provisioner's owner.
+"""
+
+from __future__ import annotations
+
+from gpuplatform.model.nodes import NodePool
+from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.meta import Obj, order_keys
+from gpuplatform.render.nodes import node_labels, pool_taint
+
+__all__ = ["HANDOFF_API", "render_pool_handoffs"]
+
+HANDOFF_API = "gpuplatform.dev/v1alpha1"
+
+
+def _karpenter_patch(pool: NodePool, labels: dict[str, str], taints: list[dict[str, str]]) -> Obj:
+    assert pool.provisioner is not None
+    return order_keys(
+        {
+            "apiVersion": "karpenter.sh/v1",
+            "kind": "NodePool",
+            "metadata": {"name": pool.provisioner.name},
+            "spec": {"template": {"metadata": {"labels": labels}, "spec": {"taints": taints}}},
+        }
+    )
+
+
+def render_pool_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
+    """Per pool: the labels and the complete taint list its nodes must carry in this wave."""
+    objects: list[Obj] = []
+    for pool in plan.platform.node_pools:
+        mode = state.pool_modes[pool.name]
+        labels = node_labels(plan.platform, pool, mode)
+        taints = [pool_taint(plan.platform, pool)] if mode == "dra" else []
+        owner = {"kind": "static", "name": pool.name}
+        if pool.provisioner is not None:
+            owner = {"kind": pool.provisioner.kind, "name": pool.provisioner.name}
+        objects.append(
+            order_keys(
+                {
+                    "apiVersion": HANDOFF_API,
+                    "kind": "NodePoolHandoff",
+                    "metadata": {"name": pool.name},
+                    "spec": {
+                        "wave": state.name,
+                        "mode": mode,
+                        "provisioner": owner,
+                        "nodes": list(pool.nodes),
+                        "labels": labels,
+                        "taints": taints,
+                        "removeTaints": [] if mode == "dra" else [pool_taint(plan.platform, pool)],
+                    },
+                }
+            )
+        )
+        if pool.provisioner is not None and pool.provisioner.kind == "karpenter":
+            objects.append(_karpenter_patch(pool, labels, taints))
+    return objects

@@ -1,0 +1,63 @@
+"""The one helper that shapes every rendered object: key order and the common labels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "MANAGED_BY",
+    "NEVER_DELETE_ANNOTATIONS",
+    "WAVE_LABEL",
+    "Obj",
+    "k8s_object",
+    "order_keys",
+]
+
+Obj = dict[str, Any]
+
+MANAGED_BY = "app.kubernetes.io/managed-by"
+WAVE_LABEL = "gpuplatform.dev/wave"
+#: Argo CD and Flux must never prune or delete these objects (Nodes, tenant Namespaces).
+NEVER_DELETE_ANNOTATIONS = {
+    "argocd.argoproj.io/sync-options": "ServerSideApply=true,Prune=false,Delete=false",
+    "kustomize.toolkit.fluxcd.io/prune": "disabled",
+    "kustomize.toolkit.fluxcd.io/ssa": "Merge",
+}
+_TOP = ("apiVersion", "kind", "metadata", "spec", "data", "stringData", "rules", "subjects", "roleRef")
+_META = ("name", "generateName", "namespace", "labels", "annotations", "finalizers", "ownerReferences")
+
+
+def order_keys(obj: Obj) -> Obj:
+    """Top-level keys in Kubernetes' conventional order, metadata keys likewise, the rest sorted."""
+    out: Obj = {k: obj[k] for k in _TOP if k in obj}
+    out.update({k: obj[k] for k in sorted(obj) if k not in out})
+    meta = out.get("metadata")
+    if isinstance(meta, dict):
+        ordered = {k: meta[k] for k in _META if k in meta}
+        ordered.update({k: meta[k] for k in sorted(meta) if k not in ordered})
+        for key in ("labels", "annotations"):
+            if key in ordered:
+                ordered[key] = dict(sorted(ordered[key].items()))
+        out["metadata"] = ordered
+    return out
+
+
+def k8s_object(
+    api_version: str,
+    kind: str,
+    name: str,
+    *,
+    wave: str,
+    namespace: str | None = None,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    **body: Any,
+) -> Obj:
+    """A Kubernetes object carrying `managed-by: gpuplatform` and the wave label."""
+    meta: Obj = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    meta["labels"] = {MANAGED_BY: "gpuplatform", WAVE_LABEL: wave, **(labels or {})}
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return order_keys({"apiVersion": api_version, "kind": kind, "metadata": meta, **body})

@@ -1,0 +1,220 @@
+"""Version facts the planner and the policy rules depend on, each with its source.
+
+Every fact here is data, read by `plan/`, `render/` and `policy/`; nothing else in the package
+hard-codes a release number. Sources are the documents summarised in shared/reference/dra-api.md
+(section numbers below) and the upstream threads cited per entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import total_ordering
+from typing import Literal
+
+__all__ = [
+    "CHART_BRIDGE_SINCE",
+    "CHART_DEVICE_CLASSES",
+    "DRA_DRIVER_BASELINE",
+    "DRA_DRIVER_FEATURE_GATES",
+    "GPU_OPERATOR_BASELINE",
+    "GPU_OPERATOR_GPUCLUSTER_SINCE",
+    "KUBELET_DRA_EXTENDED_ADMISSION_FIX",
+    "KUBERNETES_MINIMUM",
+    "KUBERNETES_PREFERRED",
+    "KUBE_FEATURE_GATES",
+    "NVIDIA_DRIVER_MINIMUM",
+    "SCHEDULER_EXPLICIT_ZERO_FIX",
+    "VALIDATOR_BUG_FIXED_IN",
+    "DriverGate",
+    "GateStage",
+    "KubeGate",
+    "Release",
+    "dra_driver_at_least",
+    "kube_gate_default",
+    "parse_release",
+]
+
+GateStage = Literal["alpha", "beta", "ga"]
+
+
+@total_ordering
+@dataclass(frozen=True)
+class Release:
+    """A dotted release number compared numerically (`1.34.2`, `26.3.1`, `0.4.1`, `580.126.9`)."""
+
+    parts: tuple[int, ...]
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Release):
+            return NotImplemented
+        return self.parts < other.parts
+
+    @property
+    def minor(self) -> str:
+        """`MAJOR.MINOR`, the key of the per-release tables."""
+        return ".".join(str(p) for p in self.parts[:2])
+
+    def __str__(self) -> str:
+        return ".".join(str(p) for p in self.parts)
+
+
+def parse_release(text: str) -> Release:
+    """Parse `v1.36.1`, `1.36`, `26.3.1` or `580.126.09`; pre-release suffixes are ignored."""
+    core = text.strip().lstrip("v").split("-", 1)[0].split("+", 1)[0]
+    try:
+        parts = tuple(int(p) for p in core.split("."))
+    except ValueError:
+        raise ValueError(f"{text!r} is not a release number like 1.36.1") from None
+    if not parts or len(parts) > 4:
+        raise ValueError(f"{text!r} is not a release number like 1.36.1")
+    return Release(parts + (0,) * (3 - len(parts)) if len(parts) < 3 else parts)
+
+
+# --- Kubernetes -------------------------------------------------------------------------------
+
+#: Oldest supported Kubernetes: resource.k8s.io/v1 is served from 1.34 (dra-api.md §1) and the
+#: GPU Operator 26.x DRA prerequisites say 1.34.2 (dra-api.md §10).
+KUBERNETES_MINIMUM = parse_release("1.34.2")
+#: Preferred target: DRAExtendedResource is beta and on by default from 1.36 (dra-api.md §2.1).
+KUBERNETES_PREFERRED = parse_release("1.36.0")
+
+
+@dataclass(frozen=True)
+class KubeGate:
+    """A Kubernetes feature gate's (stage, default) per minor release."""
+
+    name: str
+    releases: dict[str, tuple[GateStage, bool]]
+    note: str = ""
+
+
+def _gate(name: str, note: str = "", **by_minor: tuple[GateStage, bool]) -> KubeGate:
+    return KubeGate(name, {k.removeprefix("v").replace("_", "."): v for k, v in by_minor.items()}, note)
+
+
+#: dra-api.md §8: kubernetes/kubernetes versioned feature table, cross-checked with types.go markers.
+KUBE_FEATURE_GATES: dict[str, KubeGate] = {
+    g.name: g
+    for g in (
+        _gate("DynamicResourceAllocation", v1_34=("ga", True), v1_35=("ga", True), v1_36=("ga", True)),
+        _gate("DRAPrioritizedList", v1_34=("beta", True), v1_35=("beta", True), v1_36=("ga", True)),
+        _gate("DRAAdminAccess", v1_34=("beta", True), v1_35=("beta", True), v1_36=("ga", True)),
+        _gate(
+            "DRAExtendedResource",
+            "extendedResourceName is dropped silently while off",
+            v1_34=("alpha", False),
+            v1_35=("alpha", False),
+            v1_36=("beta", True),
+        ),
+        _gate("DRAConsumableCapacity", v1_34=("alpha", False), v1_35=("alpha", False), v1_36=("beta", True)),
+        _gate(
+            "DRAPartitionableDevices", v1_34=("alpha", False), v1_35=("alpha", False), v1_36=("beta", True)
+        ),
+        _gate("DRADeviceTaints", v1_34=("alpha", False), v1_35=("alpha", False), v1_36=("beta", True)),
+        _gate("DRADeviceTaintRules", v1_35=("alpha", False), v1_36=("beta", False)),
+        _gate(
+            "DRADeviceBindingConditions", v1_34=("alpha", False), v1_35=("alpha", False), v1_36=("beta", True)
+        ),
+        _gate(
+            "DRAResourceClaimDeviceStatus", v1_34=("beta", True), v1_35=("beta", True), v1_36=("beta", True)
+        ),
+        _gate("DRASchedulerFilterTimeout", v1_34=("beta", True), v1_35=("beta", True), v1_36=("beta", True)),
+        _gate("DRAListTypeAttributes", v1_36=("alpha", False)),
+        _gate("DRANodeAllocatableResources", v1_36=("alpha", False)),
+        _gate("DRAWorkloadResourceClaims", v1_36=("alpha", False)),
+    )
+}
+
+
+def kube_gate_default(name: str, minor: str) -> bool | None:
+    """Default of gate `name` on Kubernetes `minor` (`None`: the release has no such gate)."""
+    gate = KUBE_FEATURE_GATES.get(name)
+    if gate is None or minor not in gate.releases:
+        return None
+    return gate.releases[minor][1]
+
+
+#: kubernetes/kubernetes#133784 (merged 2025-09, first in 1.35.0): with DRAExtendedResource the
+#: scheduler and kubelet treat an extended resource whose allocatable is an explicit 0 (what the
+#: kubelet leaves after the device plugin goes) as inactive. Older schedulers keep treating such a
+#: node as a device-plugin node, so bridged `nvidia.com/gpu` requests never land on DRA nodes.
+#: Backports to 1.34.x were not verified.
+SCHEDULER_EXPLICIT_ZERO_FIX = parse_release("1.35.0")
+#: kubernetes/kubernetes#135725 (merged 2025-12, first in 1.36.0): kubelet admission of pods whose
+#: extended resources are DRA-backed and absent from allocatable.
+KUBELET_DRA_EXTENDED_ADMISSION_FIX = parse_release("1.36.0")
+
+# --- NVIDIA GPU Operator ------------------------------------------------------------------------
+
+#: The DRA-next-to-operator procedure (dra-api.md §10) is documented for GPU Operator 26.3.
+GPU_OPERATOR_BASELINE = parse_release("26.3.0")
+#: GPUCluster (DRA-managed operator mode) first released in v26.7.0; mixed use with ClusterPolicy
+#: is refused (dra-api.md §10).
+GPU_OPERATOR_GPUCLUSTER_SINCE = parse_release("26.7.0")
+#: NVIDIA/gpu-operator#2550: nvidia-operator-validator crash-loops in plugin-validation on nodes
+#: labelled `nvidia.com/gpu.deploy.device-plugin=false`; the fix (PR #2686) was unreleased at the
+#: newest release we know (26.7.0), so every known release needs the validator label workaround.
+VALIDATOR_BUG_FIXED_IN: Release | None = None
+#: GPU Operator 26.x DRA prerequisites: NVIDIA driver 580 or newer (dra-api.md §10).
+NVIDIA_DRIVER_MINIMUM = parse_release("580.0.0")
+
+# --- NVIDIA DRA driver --------------------------------------------------------------------------
+
+#: The procedure the project follows is written for DRA driver 0.4.x (dra-api.md §10, §9.1).
+DRA_DRIVER_BASELINE = parse_release("0.4.0")
+#: From chart 25.12.0 the chart's own `gpu.nvidia.com` class declares
+#: `extendedResourceName: nvidia.com/gpu` when rendered as resource.k8s.io/v1; no value turns it off
+#: (dra-api.md §9.2, samples/dra-driver-helm).
+CHART_BRIDGE_SINCE = parse_release("25.12.0")
+
+
+def dra_driver_at_least(actual: Release, minimum: Release) -> bool:
+    """Compare DRA driver releases: calendar releases (25.x) all precede the SemVer ones (0.x)."""
+
+    def key(r: Release) -> tuple[int, tuple[int, ...]]:
+        return (0 if r.parts[0] >= 25 else 1, r.parts)
+
+    return key(actual) >= key(minimum)
+
+
+#: DeviceClasses the DRA driver chart installs (dra-api.md §9.2) -> extendedResourceName or "".
+CHART_DEVICE_CLASSES: dict[str, str] = {
+    "gpu.nvidia.com": "nvidia.com/gpu",
+    "mig.nvidia.com": "",
+    "vfio.gpu.nvidia.com": "",
+    "compute-domain-daemon.nvidia.com": "",
+    "compute-domain-default-channel.nvidia.com": "",
+}
+
+
+@dataclass(frozen=True)
+class DriverGate:
+    """A DRA driver feature gate: stage, default, first release and whether it is a sharing mode."""
+
+    name: str
+    stage: GateStage
+    default: bool
+    since: Release | None
+    needs_kube_gate: str = ""
+
+
+#: dra-api.md §9.5 (kubernetes-sigs/dra-driver-nvidia-gpu pkg/featuregates/featuregates.go @95932046).
+#: `since=None`: only on main (0.5.0-dev), in no release.
+DRA_DRIVER_FEATURE_GATES: dict[str, DriverGate] = {
+    g.name: g
+    for g in (
+        DriverGate("TimeSlicingSettings", "alpha", False, parse_release("25.8.0")),
+        DriverGate("MPSSupport", "alpha", False, parse_release("25.8.0")),
+        DriverGate("IMEXDaemonsWithDNSNames", "beta", True, parse_release("25.8.0")),
+        DriverGate("PassthroughSupport", "alpha", False, parse_release("25.12.0")),
+        DriverGate("DynamicMIG", "alpha", False, parse_release("25.12.0"), "DRAPartitionableDevices"),
+        DriverGate("NVMLDeviceHealthCheck", "alpha", False, parse_release("25.12.0")),
+        DriverGate("ComputeDomainCliques", "beta", True, parse_release("25.12.0")),
+        DriverGate("CrashOnNVLinkFabricErrors", "beta", True, parse_release("25.12.0")),
+        DriverGate("DeviceMetadata", "alpha", False, parse_release("0.4.0")),
+        DriverGate("DRAListTypeAttributes", "alpha", False, None, "DRAListTypeAttributes"),
+        DriverGate("FabricManagerPartitioning", "alpha", False, None),
+        DriverGate("HostManagedIMEXDaemon", "alpha", False, None),
+        DriverGate("ConsumableShares", "alpha", False, None, "DRAConsumableCapacity"),
+    )
+}
