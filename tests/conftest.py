@@ -1,0 +1,49 @@
+"""Shared fixtures: the repository paths, the reference platform, text/YAML snapshots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+from gpuplatform.load.stacks import LoadedPlatform, load_stack
+from gpuplatform.model.platform import Platform
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+class YamlSnapshot(SingleFileSnapshotExtension):
+    """One readable `.yaml` file per snapshot (text mode, reviewed like code)."""
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "yaml"
+
+
+class TextSnapshot(SingleFileSnapshotExtension):
+    """One `.txt` file per snapshot, for CLI runs and Markdown."""
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "txt"
+
+
+@pytest.fixture
+def yaml_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    return snapshot.use_extension(YamlSnapshot)
+
+
+@pytest.fixture
+def text_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    return snapshot.use_extension(TextSnapshot)
+
+
+@pytest.fixture(scope="session")
+def reference_loaded() -> list[LoadedPlatform]:
+    return load_stack(REPO / "stacks" / "reference.py")
+
+
+@pytest.fixture(scope="session")
+def reference(reference_loaded: list[LoadedPlatform]) -> Platform:
+    return reference_loaded[0].platform

@@ -1,0 +1,39 @@
+"""Cross-references: every dangling or duplicate name is reported with its field path."""
+
+from __future__ import annotations
+
+from gpuplatform.model import Platform
+from gpuplatform.model.references import reference_errors
+from tests.specs import minimal_spec
+
+
+def _errors(mutate: object) -> list[tuple[tuple[int | str, ...], str]]:
+    doc = minimal_spec()
+    assert callable(mutate)
+    mutate(doc["spec"])
+    return reference_errors(Platform.model_validate({"name": "lab", **doc["spec"]}))
+
+
+def test_a_valid_spec_has_no_reference_errors() -> None:
+    assert _errors(lambda s: None) == []
+
+
+def test_dangling_wave_tier_and_tenant_names_are_located() -> None:
+    def mutate(spec: dict) -> None:  # type: ignore[type-arg]
+        spec["nodePools"][1]["migratesIn"] = "pilott"
+        spec["tenants"][0]["tiers"] = ["full", "fast"]
+        spec["waves"][2]["tenants"] = ["team-b"]
+        spec["activeWave"] = "nowhere"
+
+    locs = {loc: msg for loc, msg in _errors(mutate)}
+    assert locs[("spec", "nodePools", 1, "migratesIn")] == "wave 'pilott' is not defined in spec.waves"
+    assert locs[("spec", "tenants", 0, "tiers", 1)] == "tier 'fast' is not defined in spec.tiers"
+    assert locs[("spec", "waves", 2, "tenants", 0)] == "tenant 'team-b' is not defined in spec.tenants"
+    assert ("spec", "activeWave") in locs
+
+
+def test_duplicate_names_point_at_the_second_definition() -> None:
+    def mutate(spec: dict) -> None:  # type: ignore[type-arg]
+        spec["tiers"].append({"name": "full", "deviceType": "mig"})
+
+    assert _errors(mutate) == [(("spec", "tiers", 1, "name"), "'full' is already defined at spec.tiers[0]")]
