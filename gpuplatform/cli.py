@@ -129,3 +129,7 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str) -> None:
         click.echo(json.dumps(reports, indent=2))
     else:
         click.echo("\n\n".join(plan_text(r) for r in reports))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""Partial Node objects: labels only, never pruned, never a `nvidia.com/gpu.deploy.*=true`."""
+
+from __future__ import annotations
+
+from gpuplatform.model import NodePool, Platform
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.nodes import node_labels, render_nodes
+
+
+def test_dra_node_labels(reference: Platform) -> None:
+    pool = reference.node_pools[1]
+    assert node_labels(reference, pool, "dra") == {
+        "gpu-scheduling.platform.example.com/mode": "dra",
+        "nvidia.com/dra-kubelet-plugin": "true",
+        "nvidia.com/gpu.deploy.device-plugin": "false",
+        "nvidia.com/gpu.deploy.operator-validator": "false",
+    }
+
+
+def test_legacy_nodes_get_only_the_mode_label(reference: Platform) -> None:
+    assert node_labels(reference, reference.node_pools[0], "legacy") == {
+        "gpu-scheduling.platform.example.com/mode": "legacy"
+    }
+
+
+def test_validator_label_follows_the_pool_override(reference: Platform) -> None:
+    keep = NodePool(name="p", nodes=["n"], product="H100-80GB", operator_validator=True)
+    assert "nvidia.com/gpu.deploy.operator-validator" not in node_labels(reference, keep, "dra")
+
+
+def test_no_rendered_node_sets_a_deploy_label_to_true(reference: Platform) -> None:
+    plan = plan_platform(reference)
+    for state in plan.waves:
+        for node in render_nodes(plan, state):
+            labels = node["metadata"]["labels"]
+            assert not [
+                k for k, v in labels.items() if k.startswith("nvidia.com/gpu.deploy.") and v == "true"
+            ]
+            assert node["metadata"]["annotations"]["argocd.argoproj.io/sync-options"] == (
+                "ServerSideApply=true,Prune=false,Delete=false"
+            )
+            assert node["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/prune"] == "disabled"
+            assert set(node) == {"apiVersion", "kind", "metadata"}
+            assert labels["gpuplatform.dev/wave"] == state.name
+
+
+def test_provisioner_pools_get_no_node_objects(reference: Platform) -> None:
+    karpenter = NodePool.model_validate(
+        {"name": "auto", "product": "L40S", "provisioner": {"kind": "karpenter", "name": "gpu-l40s"}}
+    )
+    platform = reference.model_copy(update={"node_pools": (*reference.node_pools, karpenter)})
+    plan = plan_platform(platform)
+    names = [n["metadata"]["name"] for n in render_nodes(plan, plan.waves[-1])]
+    assert names == ["gpu-legacy-01", "gpu-dra-01"]

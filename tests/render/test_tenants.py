@@ -1,0 +1,75 @@
+"""Tenant namespace objects: protected Namespace, least-privilege Role, claim templates, validation Job."""
+
+from __future__ import annotations
+
+from gpuplatform.model import Platform
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.tenants import render_tenants
+
+
+def _objects(reference: Platform, wave: str) -> dict[str, dict]:  # type: ignore[type-arg]
+    plan = plan_platform(reference)
+    return {o["kind"]: o for o in render_tenants(plan, plan.wave(wave))}
+
+
+def test_no_tenant_before_its_wave(reference: Platform) -> None:
+    plan = plan_platform(reference)
+    assert render_tenants(plan, plan.wave("driver-validation")) == []
+
+
+def test_namespace_is_never_pruned_and_carries_owner_labels(reference: Platform) -> None:
+    ns = _objects(reference, "native-claim-pilot")["Namespace"]
+    assert ns["metadata"]["name"] == "gpu-dra-pilot"
+    assert ns["metadata"]["labels"]["gpuplatform.dev/owner"] == "ml-platform"
+    assert ns["metadata"]["labels"]["gpuplatform.dev/cost-center"] == "cc-4711"
+    assert "Delete=false" in ns["metadata"]["annotations"]["argocd.argoproj.io/sync-options"]
+    assert ns["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/prune"] == "disabled"
+
+
+def test_role_grants_only_claims_and_templates(reference: Platform) -> None:
+    objects = _objects(reference, "native-claim-pilot")
+    assert objects["Role"]["rules"] == [
+        {
+            "apiGroups": ["resource.k8s.io"],
+            "resources": ["resourceclaims", "resourceclaimtemplates"],
+            "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"],
+        }
+    ]
+    assert objects["RoleBinding"]["subjects"] == [
+        {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "gpu-dra-pilot-operators"}
+    ]
+
+
+def test_claim_template_requests_the_tier_class(reference: Platform) -> None:
+    template = _objects(reference, "native-claim-pilot")["ResourceClaimTemplate"]
+    assert template["metadata"] == {
+        "name": "hopper-large-gpu",
+        "namespace": "gpu-dra-pilot",
+        "labels": {
+            "app.kubernetes.io/managed-by": "gpuplatform",
+            "gpuplatform.dev/wave": "native-claim-pilot",
+        },
+    }
+    assert template["spec"]["spec"]["devices"]["requests"] == [
+        {
+            "name": "gpu",
+            "exactly": {"deviceClassName": "nvidia-hopper-large-memory.platform.example.com", "count": 1},
+        }
+    ]
+
+
+def test_validation_job_runs_nvidia_smi_with_the_claim_and_the_pool_toleration(reference: Platform) -> None:
+    job = _objects(reference, "native-claim-pilot")["Job"]
+    pod = job["spec"]["template"]["spec"]
+    assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "hopper-large-gpu"}]
+    assert pod["containers"][0]["command"] == ["nvidia-smi", "-L"]
+    assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    assert pod["tolerations"] == [
+        {
+            "key": "gpu-scheduling.platform.example.com/mode",
+            "operator": "Equal",
+            "value": "dra",
+            "effect": "NoSchedule",
+        }
+    ]
+    assert pod["containers"][0]["securityContext"]["allowPrivilegeEscalation"] is False

@@ -1,0 +1,108 @@
+"""The file tree: naming, folders per layer, kustomizations in apply order, engine isolation."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import PurePosixPath
+
+from gpuplatform.model import Platform
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.meta import order_keys
+from gpuplatform.render.tree import KIND_RANK, Tree, file_name, render_tree, sort_objects
+
+
+def test_file_names() -> None:
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-01"}}
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "r", "namespace": "ns"},
+    }
+    assert file_name(node) == "node_gpu-01.yaml"
+    assert file_name(role) == "role_ns_r.yaml"
+
+
+def test_kind_rank_orders_namespaces_first_and_jobs_last() -> None:
+    kinds = ["Job", "ResourceClaimTemplate", "Role", "Namespace", "ResourceQuota", "Unknown"]
+    objs = [{"kind": k, "metadata": {"name": "x"}} for k in kinds]
+    assert [o["kind"] for o in sort_objects(objs)] == [
+        "Namespace",
+        "ResourceQuota",
+        "Role",
+        "ResourceClaimTemplate",
+        "Job",
+        "Unknown",
+    ]
+    assert KIND_RANK["ValidatingAdmissionPolicy"] < KIND_RANK["ValidatingAdmissionPolicyBinding"]
+
+
+def test_order_keys_puts_kubernetes_keys_first() -> None:
+    obj = order_keys(
+        {
+            "spec": {},
+            "zeta": 1,
+            "kind": "K",
+            "metadata": {"labels": {"b": "1", "a": "2"}, "name": "n"},
+            "apiVersion": "v1",
+        }
+    )
+    assert list(obj) == ["apiVersion", "kind", "metadata", "spec", "zeta"]
+    assert list(obj["metadata"]) == ["name", "labels"]
+    assert list(obj["metadata"]["labels"]) == ["a", "b"]
+
+
+def test_every_wave_folder_lists_exactly_its_files_and_subfolders(reference: Platform) -> None:
+    tree = render_tree(plan_platform(reference))
+    children: dict[str, set[str]] = defaultdict(set)
+    for path in tree.files:
+        p = PurePosixPath(path)
+        if p.parts[0] != "waves":
+            continue
+        for depth in range(2, len(p.parts)):
+            children["/".join(p.parts[:depth])].add(p.parts[depth])
+    for folder, entries in children.items():
+        if len(PurePosixPath(folder).parts) < 2:
+            continue
+        kustomization = tree.files[f"{folder}/kustomization.yaml"]
+        assert isinstance(kustomization, list)
+        listed = set(kustomization[0]["resources"])
+        engines = {e for e in entries if e in ("flux", "argocd")}
+        assert listed == entries - {"kustomization.yaml"} - engines, folder
+
+
+def test_engine_objects_go_to_unlisted_engine_folders() -> None:
+    tree = Tree("p")
+    release = {
+        "apiVersion": "helm.toolkit.fluxcd.io/v2",
+        "kind": "HelmRelease",
+        "metadata": {"name": "r", "namespace": "n"},
+    }
+    app = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": "a", "namespace": "argocd"},
+    }
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}}
+    entries = tree.add_folder("w/00-operators", [release, app, cm])
+    assert entries == ["configmap_n_c.yaml"]
+    assert set(tree.files) == {
+        "w/00-operators/configmap_n_c.yaml",
+        "w/00-operators/kustomization.yaml",
+        "w/00-operators/flux/helmrelease_n_r.yaml",
+        "w/00-operators/flux/kustomization.yaml",
+        "w/00-operators/argocd/application_argocd_a.yaml",
+        "w/00-operators/argocd/kustomization.yaml",
+    }
+
+
+def test_tenant_layer_is_split_by_namespace(reference: Platform) -> None:
+    tree = render_tree(plan_platform(reference))
+    layer = "waves/03-native-claim-pilot/40-tenants"
+    assert tree.files[f"{layer}/kustomization.yaml"][0]["resources"] == ["gpu-dra-pilot"]  # type: ignore[index]
+    assert f"{layer}/gpu-dra-pilot/namespace_gpu-dra-pilot.yaml" in tree.files
+
+
+def test_handoff_folders_are_never_listed_by_a_kustomization(reference: Platform) -> None:
+    tree = render_tree(plan_platform(reference))
+    handoffs = [p for p in tree.files if p.startswith("handoff/")]
+    assert handoffs and not [p for p in handoffs if p.endswith("kustomization.yaml")]

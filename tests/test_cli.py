@@ -1,0 +1,170 @@
+"""The CLI end to end: every exit code, error lines on stderr, nothing written on bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from gpuplatform.cli import main
+from tests.conftest import REPO
+from tests.specs import minimal_spec, write_spec
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def test_synth_writes_every_platform_of_a_stack(tmp_path: Path) -> None:
+    result = run("synth", str(REPO / "stacks" / "reference.py"), "--out", str(tmp_path))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        f"wrote {tmp_path}/reference",
+        f"wrote {tmp_path}/reference-staging",
+    ]
+    assert (tmp_path / "reference" / "gpuplatform.lock.json").is_file()
+    assert (
+        tmp_path / "reference" / "waves" / "01-pilot-pool" / "10-nodes" / "node_gpu-dra-01.yaml"
+    ).is_file()
+
+
+def test_synth_check_detects_drift_and_passes_when_current(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    out = tmp_path / "out"
+    assert run("synth", str(spec), "--out", str(out)).exit_code == 0
+    assert run("synth", str(spec), "--out", str(out), "--check").exit_code == 0
+    node = out / "lab" / "waves" / "01-pilot" / "10-nodes" / "node_gpu-02.yaml"
+    node.write_text(node.read_text() + "# hand edit\n")
+    (out / "lab" / "stray.yaml").write_text("x: 1\n")
+    result = run("synth", str(spec), "--out", str(out), "--check")
+    assert result.exit_code == 1
+    assert f"changed: {node}" in result.stderr
+    assert f"extra: {out / 'lab' / 'stray.yaml'}" in result.stderr
+    assert "is stale: 2 file(s) differ" in result.stderr
+
+
+def test_synth_without_stack_renders_stacks_folder_and_prunes_gone_platforms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "stacks").mkdir()
+    write_spec(tmp_path / "stacks" / "lab.yaml", minimal_spec())
+    monkeypatch.chdir(tmp_path)
+    assert run("synth").exit_code == 0
+    assert (tmp_path / "dist" / "lab" / "gpuplatform.lock.json").is_file()
+    (tmp_path / "stacks" / "lab.yaml").rename(tmp_path / "stacks" / "_off.yaml")
+    other = minimal_spec()
+    other["metadata"]["name"] = "lab2"
+    write_spec(tmp_path / "stacks" / "lab2.yaml", other)
+    assert run("synth", "--check").exit_code == 1
+    assert run("synth").exit_code == 0
+    assert sorted(p.name for p in (tmp_path / "dist").iterdir() if not p.name.startswith(".")) == ["lab2"]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "{path}: no such file"),
+        ("a: [1\n", "{path}:line 2 column 1: YAML error:"),
+        ("- 1\n- 2\n", "{path}: expected a Platform document (a mapping), found list"),
+        ("unknown", "{path}: expected a Platform document (a mapping), found str"),
+    ],
+)
+def test_bad_files_exit_2_with_one_error_line_and_write_nothing(
+    tmp_path: Path, content: str | None, expected: str
+) -> None:
+    path = tmp_path / "spec.yaml"
+    if content is not None:
+        path.write_text(content)
+    out = tmp_path / "out"
+    result = run("synth", str(path), "--out", str(out))
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: " + expected.format(path=path))
+    assert "Traceback" not in result.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda s: s["nodePools"][0].update(colour="red"), "spec.nodePools[0].colour: unknown field"),
+        (
+            lambda s: s["nodePools"][0].update(gpusPerNode="x"),
+            "spec.nodePools[0].gpusPerNode: Input should be a valid integer",
+        ),
+        (
+            lambda s: s["tenants"][0].update(namespace="Bad_NS"),
+            "spec.tenants[0].namespace: 'Bad_NS' is not a DNS label",
+        ),
+        (lambda s: s.update(activeWave="nope"), "spec.activeWave: wave 'nope' is not defined in spec.waves"),
+        (
+            lambda s: s["waves"][0].update(tiers=["gold"]),
+            "spec.waves[0].tiers[0]: tier 'gold' is not defined in spec.tiers",
+        ),
+    ],
+)
+def test_schema_and_reference_errors_exit_2(tmp_path: Path, mutate: object, expected: str) -> None:
+    doc = minimal_spec()
+    assert callable(mutate)
+    mutate(doc["spec"])
+    path = write_spec(tmp_path / "spec.yaml", doc)
+    result = run("synth", str(path), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert f"error: {path}:{expected}" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_python_stack_that_raises_exits_2_with_file_and_line(tmp_path: Path) -> None:
+    stack = tmp_path / "boom.py"
+    stack.write_text("raise ValueError('bad day')\n")
+    result = run("synth", str(stack), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"error: {stack}:line 1: the stack raised ValueError: bad day"
+
+
+def test_refuses_to_replace_a_folder_it_did_not_create(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    (tmp_path / "out" / "lab").mkdir(parents=True)
+    result = run("synth", str(spec), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert "gpuplatform did not create it and will not replace it" in result.stderr
+
+
+def test_internal_errors_exit_70_and_show_a_traceback_only_with_debug(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("renderer bug")
+
+    monkeypatch.setattr("gpuplatform.output.synth.render_tree", broken)
+    result = run("synth", str(spec), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 70
+    assert result.stderr.strip() == "error: internal: KeyError: 'renderer bug'"
+    debug = run("--debug", "synth", str(spec), "--out", str(tmp_path / "out"))
+    assert debug.exit_code == 70 and "Traceback" in debug.stderr
+
+
+def test_schema_prints_the_spec_json_schema() -> None:
+    result = run("schema")
+    assert result.exit_code == 0
+    schema = json.loads(result.stdout)
+    assert schema["properties"]["kind"] == {"const": "Platform"}
+    assert "nodePools" in schema["properties"]["spec"]["properties"]
+    assert "name" not in schema["properties"]["spec"]["properties"]
+
+
+def test_plan_text_and_json() -> None:
+    text = run("plan", str(REPO / "stacks" / "reference.py"))
+    assert text.exit_code == 0
+    assert "01-pilot-pool  [pilot-pool]" in text.stdout
+    data = json.loads(run("plan", str(REPO / "stacks" / "reference.py"), "--format", "json").stdout)
+    assert [p["platform"] for p in data] == ["reference", "reference-staging"]
+
+
+def test_overlay_without_stack_is_bad_input() -> None:
+    result = run("synth", "--overlay", "x.yaml")
+    assert result.exit_code == 2
+    assert "an overlay needs a STACK" in result.stderr
