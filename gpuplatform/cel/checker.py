@@ -214,6 +214,8 @@ class _Checker:
             _add(*(o.cost for o in operands)) if matched[0][0].cost not in ("logical", "conditional") else 0
         )
         info = _Info(result, _add(base, cost), size if size is not None else _type_size(result), ref=ref)
+        if matched[0][0].cost in ("split", "regex") and target is not None:
+            info.elem_size = target.size
         if node.function == "_[_]" and args[0].path:
             info.path = (*args[0].path, "@values" if args[0].type.name == "map" else "@items")
             info.size = self.size_of(info.path) or info.size

@@ -1,0 +1,102 @@
+"""Unit tests of Kubernetes CEL semantics beyond the upstream table."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector
+
+DRIVER = "gpu.nvidia.com"
+DEVICE = {
+    "name": "gpu-0",
+    "attributes": {
+        "productName": {"string": "NVIDIA A100-SXM4-80GB"},
+        "cudaComputeCapability": {"version": "8.0.0"},
+        "count": {"int": 3},
+    },
+    "capacity": {"memory": {"value": "80Gi"}},
+}
+
+
+def run(expression: str, **kwargs: object) -> bool:
+    return DeviceSelector(expression, **kwargs).matches(DRIVER, DEVICE)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        'quantity("1Gi") == quantity("1024Mi")',
+        'quantity("1.5Gi").isGreaterThan(quantity("1536Mi")) == false',
+        'quantity("100m").add(quantity("900m")) == quantity("1")',
+        'quantity("2k").sub(1).asInteger() == 1999',
+        'quantity("-1").sign() == -1 && !quantity("1.5").isInteger()',
+        'quantity("1Ki").compareTo(quantity("1000")) == 1',
+        'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("80Gi")) == 0',
+        'semver("1.2.3-rc.1").isLessThan(semver("1.2.3"))',
+        'semver("v1.2", true) == semver("1.2.0") && semver("2.3.4").minor() == 3',
+        'device.attributes["gpu.nvidia.com"].cudaComputeCapability.isGreaterThan(semver("7.5.0"))',
+        'device.attributes["gpu.nvidia.com"].productName.lowerAscii().matches("a100")',
+        '"a,b,c".split(",").join("-") == "a-b-c" && "  x ".trim() == "x"',
+        '"hello".substring(1, 3) == "el" && "hello".indexOf("l") == 2 && "hello".lastIndexOf("l") == 3',
+        "[3, 1, 2].max() == 3 && [1, 2].sum() == 3 && [1, 2, 2].isSorted() && [1, 2, 2].lastIndexOf(2) == 2",
+        '"abc123".find("[0-9]+") == "123" && "a1b2".findAll("[0-9]").size() == 2',
+        'cel.bind(a, device.attributes["gpu.nvidia.com"], a.count == 3)',
+        "[1, 2, 3].filter(x, x > 1).map(x, x * 2) == [4, 6] && [1, 2].exists_one(x, x == 2)",
+        'sets.contains([1, 2, 3], [2]) && strings.quote("a\\"b") == "\\"a\\\\\\"b\\""',
+    ],
+)
+def test_library_functions_hold(expression: str) -> None:
+    assert run(expression) is True
+
+
+def test_missing_attribute_errors_but_unknown_domain_is_empty() -> None:
+    assert run('"x" in device.attributes["no.such.domain"]') is False
+    with pytest.raises(CelEvaluationError, match="no such key: profile"):
+        run('device.attributes["gpu.nvidia.com"].profile == "1g.5gb"')
+
+
+def test_and_or_absorb_errors_when_the_other_side_decides() -> None:
+    missing = 'device.attributes["gpu.nvidia.com"].profile == "x"'
+    assert run(f"false && {missing}") is False and run(f"{missing} && false") is False
+    assert run(f"{missing} || true") is True
+    with pytest.raises(CelEvaluationError):
+        run(f"true && {missing}")
+
+
+def test_non_bool_results_fail_at_compile_or_run_time() -> None:
+    with pytest.raises(CelCompileError, match="not string"):
+        DeviceSelector('"x"')
+    with pytest.raises(CelEvaluationError, match=r"type kubernetes\.Semver could not be converted"):
+        run('device.attributes["gpu.nvidia.com"].cudaComputeCapability')
+
+
+def test_length_and_cost_limits() -> None:
+    with pytest.raises(CelCompileError, match="too long"):
+        DeviceSelector("true || " * 1300 + "true")
+    nested = "[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, " * 3 + "true" + "))" * 3
+    with pytest.raises(CelCompileError, match="exceeds cost limit"):
+        DeviceSelector(nested)
+    assert DeviceSelector(nested, new_expression=False).cost > 1_000_000
+
+
+def test_version_gating_of_new_expressions() -> None:
+    includes = 'device.attributes["gpu.nvidia.com"].productName.includes("x")'
+    with pytest.raises(CelCompileError, match="undeclared reference to 'includes'"):
+        DeviceSelector(includes, kubernetes="1.36")
+    DeviceSelector(includes, kubernetes="1.36", features={"DRAListTypeAttributes": True})
+    with pytest.raises(CelCompileError, match="undefined field 'allowMultipleAllocations'"):
+        DeviceSelector("device.allowMultipleAllocations", kubernetes="1.35")
+    DeviceSelector("device.allowMultipleAllocations", kubernetes="1.36")
+    DeviceSelector("device.allowMultipleAllocations", kubernetes="1.35", new_expression=False)
+
+
+def test_reads_and_memoised_matching_agree_with_naive() -> None:
+    # GIVEN devices differing only in what the selector does not read
+    selector = DeviceSelector('device.capacity["gpu.nvidia.com"].memory.isGreaterThan(quantity("40Gi"))')
+    devices = [
+        {**DEVICE, "name": f"g{i}", "capacity": {"memory": {"value": f"{i * 10}Gi"}}} for i in range(8)
+    ]
+    # THEN the read set is exact and the memo gives the naive answers
+    assert selector.reads == frozenset({("capacity", "gpu.nvidia.com", "memory")})
+    assert selector.match_many(DRIVER, devices) == [selector.matches(DRIVER, d) for d in devices]
+    assert selector.count_matches(DRIVER, devices) == 3
