@@ -66,6 +66,10 @@ def device_variable(driver: str, device: Mapping[str, Any], lists: bool) -> dict
 
 
 def _freeze(value: Any) -> Any:
+    if isinstance(value, dict) and len(value) == 1:
+        ((key, inner),) = value.items()
+        if isinstance(inner, str | int | float | bool):
+            return ((key, inner),)
     if isinstance(value, Mapping):
         return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
     if isinstance(value, list | tuple):
@@ -80,11 +84,15 @@ class DeviceSet:
         self.driver = driver
         self.devices = list(devices)
         self._flat: list[dict[tuple[str, str, str], Any]] = []
+        names: dict[tuple[str, str], tuple[str, str, str]] = {}
         for device in self.devices:
             flat: dict[tuple[str, str, str], Any] = {}
             for kind in ("attributes", "capacity"):
                 for name, value in (device.get(kind) or {}).items():
-                    flat[(kind, *split_name(name, driver))] = _freeze(value)
+                    triple = names.get((kind, name))
+                    if triple is None:
+                        triple = names[(kind, name)] = (kind, *split_name(name, driver))
+                    flat[triple] = _freeze(value)
             self._flat.append(flat)
         self._columns: dict[tuple[Any, ...], list[Any]] = {}
 

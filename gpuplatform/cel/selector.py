@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from gpuplatform.cel.checker import check
@@ -78,18 +78,19 @@ class DeviceSelector:
             return [()] * len(devices)
         return list(zip(*columns, strict=True))
 
-    def _verdicts(self, devices: DeviceSet, keys: Sequence[tuple[Any, ...]]) -> dict[tuple[Any, ...], bool]:
-        verdicts: dict[tuple[Any, ...], bool] = {}
+    def _verdicts(
+        self, devices: DeviceSet, keys: list[tuple[Any, ...]], unique: Iterable[tuple[Any, ...]]
+    ) -> dict[tuple[Any, ...], bool]:
+        """Verdict per distinct key, evaluating one representative device for each memo miss."""
         if len(self._memo) > _MEMO_LIMIT:
             self._memo.clear()
-        for index, key in enumerate(keys):
-            if key in verdicts:
-                continue
+        verdicts: dict[tuple[Any, ...], bool] = {}
+        for key in unique:
             memo_key = (devices.driver, key)
             outcome = self._memo.get(memo_key)
             if outcome is None:
                 try:
-                    outcome = self.matches(devices.driver, devices.devices[index])
+                    outcome = self.matches(devices.driver, devices.devices[keys.index(key)])
                 except CelEvaluationError as exc:
                     outcome = exc
                 self._memo[memo_key] = outcome
@@ -102,12 +103,13 @@ class DeviceSelector:
         """One verdict per device, evaluating each distinct combination of the values read only once."""
         table = devices if isinstance(devices, DeviceSet) else DeviceSet(driver, devices)
         keys = self._keys(table)
-        verdicts = self._verdicts(table, keys)
+        verdicts = self._verdicts(table, keys, dict.fromkeys(keys))
         return [verdicts[k] for k in keys]
 
     def count_matches(self, driver: str, devices: Sequence[Mapping[str, Any]] | DeviceSet) -> int:
         """How many devices match (memoised like `match_many`)."""
         table = devices if isinstance(devices, DeviceSet) else DeviceSet(driver, devices)
         keys = self._keys(table)
-        verdicts = self._verdicts(table, keys)
-        return sum(n for key, n in Counter(keys).items() if verdicts[key])
+        counts = Counter(keys)
+        verdicts = self._verdicts(table, keys, counts)
+        return sum(n for key, n in counts.items() if verdicts[key])
