@@ -14,7 +14,7 @@ from typing import Any
 
 from gpuplatform import __version__
 from gpuplatform.errors import GpuplatformError
-from gpuplatform.output.yaml import dump_yaml
+from gpuplatform.output.yaml import dump_many, dump_yaml
 from gpuplatform.render.meta import WAVE_LABEL, Obj
 from gpuplatform.render.tree import Tree
 from gpuplatform.validate import SchemaMissing, validate_object
@@ -33,41 +33,79 @@ class RenderedOutputInvalid(GpuplatformError):
         super().__init__("\n".join(lines))
 
 
+def _masked(obj: Obj) -> tuple[Obj, str | None]:
+    """`obj` with its wave label replaced by the placeholder, and the wave it had."""
+    labels = obj.get("metadata", {}).get("labels")
+    wave = labels.get(WAVE_LABEL) if isinstance(labels, dict) else None
+    if wave is None:
+        return obj, None
+    return {**obj, "metadata": {**obj["metadata"], "labels": {**labels, WAVE_LABEL: _PLACEHOLDER}}}, wave
+
+
+def _shape_key(obj: Obj) -> str:
+    """Validation key: the schemas constrain no name, so objects differing only in name share it."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and "name" in meta:
+        obj = {**obj, "metadata": {**meta, "name": _PLACEHOLDER}}
+    return json.dumps(obj, separators=(",", ":"))
+
+
 @dataclass
 class Serializer:
     """Validates and dumps objects for one Kubernetes minor, memoised by content."""
 
     minor: str
     validate: bool = True
-    _cache: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    _texts: dict[str, str] = field(default_factory=dict)
+    _errors: dict[str, list[str]] = field(default_factory=dict)
+    _shape_errors: dict[str, list[str]] = field(default_factory=dict)
 
-    def _template(self, obj: Obj) -> tuple[str, str | None]:
-        labels = obj.get("metadata", {}).get("labels")
-        wave = labels.get(WAVE_LABEL) if isinstance(labels, dict) else None
-        if wave is None:
-            return json.dumps(obj, separators=(",", ":")), None
-        masked = {**obj, "metadata": {**obj["metadata"], "labels": {**labels, WAVE_LABEL: _PLACEHOLDER}}}
-        return json.dumps(masked, separators=(",", ":")), wave
+    def _check(self, key: str, masked: Obj) -> list[str]:
+        errors = self._errors.get(key)
+        if errors is None:
+            errors = self._errors[key] = self._check_shape(masked) if self.validate else []
+        return errors
+
+    def _check_shape(self, masked: Obj) -> list[str]:
+        shape = _shape_key(masked)
+        errors = self._shape_errors.get(shape)
+        if errors is None:
+            try:
+                errors = validate_object(masked, self.minor)
+            except SchemaMissing as exc:
+                errors = [str(exc)]
+            self._shape_errors[shape] = errors
+        return errors
 
     def dump(self, obj: Obj) -> tuple[str, list[str]]:
         """The YAML text of `obj` and its validation errors."""
-        key, wave = self._template(obj)
-        hit = self._cache.get(key)
-        if hit is None:
-            masked: Any = json.loads(key)
-            errors: list[str] = []
-            if self.validate:
-                try:
-                    errors = validate_object(masked, self.minor)
-                except SchemaMissing as exc:
-                    errors = [str(exc)]
-            hit = (dump_yaml(masked), errors)
-            self._cache[key] = hit
-        text, errors = hit
-        return (text.replace(_PLACEHOLDER, wave) if wave is not None else text), errors
+        masked, wave = _masked(obj)
+        key = json.dumps(masked, separators=(",", ":"))
+        if key not in self._texts:
+            self._texts[key] = dump_yaml(masked)
+        return self._restore(key, wave), self._check(key, masked)
+
+    def _restore(self, key: str, wave: str | None) -> str:
+        text = self._texts[key]
+        return text.replace(_PLACEHOLDER, wave) if wave is not None else text
 
     def files(self, tree: Tree) -> dict[str, bytes]:
-        """Every file of the tree as bytes; RenderedOutputInvalid names every invalid object."""
+        """Every file of the tree as bytes; RenderedOutputInvalid names every invalid object.
+
+        Objects not seen before are dumped together in one emitter run.
+        """
+        entries: dict[str, list[tuple[str, str | None, Obj]]] = {}
+        missing: dict[str, Obj] = {}
+        for path, content in tree.files.items():
+            if isinstance(content, list):
+                entries[path] = []
+                for obj in content:
+                    masked, wave = _masked(obj)
+                    key = json.dumps(masked, separators=(",", ":"))
+                    entries[path].append((key, wave, masked))
+                    if key not in self._texts:
+                        missing.setdefault(key, masked)
+        self._texts.update(zip(missing, dump_many(list(missing.values())), strict=True))
         out: dict[str, bytes] = {}
         problems: list[str] = []
         for path in sorted(tree.files):
@@ -76,11 +114,10 @@ class Serializer:
                 out[path] = content.encode()
                 continue
             texts = []
-            for obj in content:
-                text, errors = self.dump(obj)
-                texts.append(text)
-                name = f"{obj.get('kind')}/{obj.get('metadata', {}).get('name')}"
-                problems += [f"{tree.platform}/{path}: {name}: {e}" for e in errors]
+            for key, wave, masked in entries[path]:
+                texts.append(self._restore(key, wave))
+                name = f"{masked.get('kind')}/{masked.get('metadata', {}).get('name')}"
+                problems += [f"{tree.platform}/{path}: {name}: {e}" for e in self._check(key, masked)]
             out[path] = "---\n".join(texts).encode()
         if problems:
             raise RenderedOutputInvalid(problems)

@@ -17,7 +17,7 @@ def test_objects_differing_only_in_wave_are_dumped_once() -> None:
     b = k8s_object("v1", "Node", "gpu-01", wave="two", labels={"x": "y"})
     text_a, _ = serializer.dump(a)
     text_b, _ = serializer.dump(b)
-    assert len(serializer._cache) == 1
+    assert len(serializer._texts) == 1
     assert "gpuplatform.dev/wave: one" in text_a and "gpuplatform.dev/wave: two" in text_b
     assert text_a.replace("one", "two") == text_b
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gpuplatform.output.yaml import dump_documents, dump_yaml
+from gpuplatform.output.yaml import dump_documents, dump_many, dump_yaml
 from tests.conftest import REPO
 
 
@@ -33,3 +33,9 @@ def test_no_other_module_dumps_yaml() -> None:
         if re.search(r"\byaml\.(safe_)?dump(_all)?\(", path.read_text()):
             offenders.append(str(Path(path).relative_to(REPO)))
     assert offenders == []
+
+
+def test_dump_many_equals_one_dump_per_object() -> None:
+    objects = [{"a": "x\n---\ny\n"}, {"b": ["---", "- c"]}, {"c": {"d": "---"}}]
+    assert dump_many(objects) == [dump_yaml(o) for o in objects]
+    assert dump_many([]) == []
