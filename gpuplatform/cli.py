@@ -7,6 +7,7 @@ Exit codes: 0 success; 1 the job ran and found problems; 2 the input could not b
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -54,6 +55,9 @@ def guarded(func: F) -> F:
             _fail(f"error: {exc}", EXIT_INPUT)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(EXIT_FINDINGS)
         except Exception as exc:
             if click.get_current_context().find_root().params.get("debug"):
                 traceback.print_exc()
@@ -129,6 +133,35 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str) -> None:
         click.echo(json.dumps(reports, indent=2))
     else:
         click.echo("\n\n".join(plan_text(r) for r in reports))
+
+
+
+@main.command()
+@click.argument("stack", required=False)
+@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@click.option("--out", "out", default=None, help="Folder to compare with instead of dist/.")
+@click.option("--waves", nargs=2, default=None, metavar="FROM TO", help="Diff two waves instead.")
+@guarded
+def diff(
+    stack: str | None, overlays: tuple[str, ...], out: str | None, waves: tuple[str, str] | None
+) -> None:
+    """Show, as a unified diff, what synth would change, or what changes between two waves."""
+    from gpuplatform.output.diff import diff_against_disk, diff_waves
+    from gpuplatform.output.synth import render_files
+    from gpuplatform.plan.waves import plan_platform
+
+    loaded = load_selected(stack, overlays)
+    if waves is None:
+        click.echo(diff_against_disk(loaded, Path(out) if out else DIST_DIR), nl=False)
+        return
+    for lp in loaded:
+        plan = plan_platform(lp.platform)
+        try:
+            old, new = ((plan.wave(w).dir_name, w) for w in waves)
+        except KeyError as exc:
+            message = f"platform {lp.platform.name!r} has no wave {exc}"
+            raise InputError.single("--waves", "", message) from None
+        click.echo(diff_waves(render_files(lp), lp.platform.name, old, new), nl=False)
 
 
 if __name__ == "__main__":

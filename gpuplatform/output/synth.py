@@ -14,7 +14,7 @@ from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.tree import render_tree
 from gpuplatform.versions import parse_release
 
-__all__ = ["Drift", "check_tree", "render_files", "synth_tree"]
+__all__ = ["Drift", "check_tree", "drift_of", "render_all", "render_files", "synth_tree"]
 
 
 def render_files(
@@ -35,7 +35,10 @@ def render_files(
     return files
 
 
-def _rendered(loaded: Sequence[LoadedPlatform], overrides: Sequence[str]) -> dict[str, dict[str, bytes]]:
+def render_all(
+    loaded: Sequence[LoadedPlatform], overrides: Sequence[str] = ()
+) -> dict[str, dict[str, bytes]]:
+    """Every platform's files, by platform name."""
     return {lp.platform.name: render_files(lp, overrides=overrides) for lp in loaded}
 
 
@@ -52,7 +55,7 @@ def synth_tree(
 
     With `prune`, platform trees of ours that no loaded stack renders any more are removed.
     """
-    rendered = _rendered(loaded, overrides)
+    rendered = render_all(loaded, overrides)
     with exclusive_output(out):
         recover(out)
         for name in sorted(rendered):
@@ -75,7 +78,11 @@ def check_tree(
     loaded: Sequence[LoadedPlatform], out: Path, *, prune: bool = False, overrides: Sequence[str] = ()
 ) -> list[Drift]:
     """What `synth` would change in `out` (empty when the committed tree is current)."""
-    rendered = _rendered(loaded, overrides)
+    return drift_of(render_all(loaded, overrides), out, prune=prune)
+
+
+def drift_of(rendered: dict[str, dict[str, bytes]], out: Path, *, prune: bool = False) -> list[Drift]:
+    """The files where `out` differs from already rendered trees."""
     drift: list[Drift] = []
     for name in sorted(rendered):
         root = out / name
