@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from gpuplatform.model.base import DnsLabel, SpecModel
 
@@ -20,19 +20,8 @@ Stage = Literal[
     "drain",
     "final-cutover",
 ]
-#: Canonical stage order; `drain` may stand between any two stages.
-STAGES: tuple[Stage, ...] = (
-    "baseline",
-    "pilot-pool",
-    "driver-validation",
-    "native-claim-pilot",
-    "compatibility-bridge",
-    "application",
-    "nim-non-production",
-    "scale",
-    "drain",
-    "final-cutover",
-)
+#: Canonical stage order (the Literal's order); `drain` may stand between any two stages.
+STAGES: tuple[Stage, ...] = get_args(Stage)
 
 
 class Wave(SpecModel):
