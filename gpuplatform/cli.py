@@ -87,16 +87,21 @@ def main(debug: bool) -> None:
 @click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
 @click.option("--out", "out", default=None, help="Folder to write instead of dist/ (DIR/<platform>/...).")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 and name the files that differ.")
+@click.option(
+    "--allow", "allow", multiple=True, metavar="CODE", help="Override an error-level rule (recorded)."
+)
 @guarded
-def synth(stack: str | None, overlays: tuple[str, ...], out: str | None, check: bool) -> None:
+def synth(
+    stack: str | None, overlays: tuple[str, ...], out: str | None, check: bool, allow: tuple[str, ...]
+) -> None:
     """Render STACK (default: every stack in stacks/) into dist/<platform>/."""
-    from gpuplatform.output.synth import check_tree, synth_tree
+    from gpuplatform.output.synth import PolicyRefusal, check_tree, synth_tree
 
     loaded = load_selected(stack, overlays)
     target = Path(out) if out else DIST_DIR
     prune = stack is None
     if check:
-        drift = check_tree(loaded, target, prune=prune)
+        drift = check_tree(loaded, target, prune=prune, overrides=allow)
         for d in drift:
             click.echo(f"{d.state}: {target / d.path}", err=True)
         if drift:
@@ -106,7 +111,17 @@ def synth(stack: str | None, overlays: tuple[str, ...], out: str | None, check: 
             )
         click.echo(f"{target}: up to date ({len(loaded)} platform(s))")
         return
-    for name in synth_tree(loaded, target, prune=prune):
+    try:
+        written, findings = synth_tree(loaded, target, prune=prune, overrides=allow)
+    except PolicyRefusal as exc:
+        click.echo(format_problems(exc.problems), err=True)
+        _fail(
+            "error: policy errors: nothing written (fix them, or override with --allow CODE)", EXIT_FINDINGS
+        )
+        return
+    if findings:
+        click.echo(format_problems(findings), err=True)
+    for name in written:
         click.echo(f"wrote {target / name}")
 
 
@@ -135,7 +150,6 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str) -> None:
         click.echo("\n\n".join(plan_text(r) for r in reports))
 
 
-
 @main.command()
 @click.argument("stack", required=False)
 @click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
@@ -162,6 +176,47 @@ def diff(
             message = f"platform {lp.platform.name!r} has no wave {exc}"
             raise InputError.single("--waves", "", message) from None
         click.echo(diff_waves(render_files(lp), lp.platform.name, old, new), nl=False)
+
+
+@main.command()
+@click.argument("stack")
+@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@click.option(
+    "--inventory", "inventory", multiple=True, help="ResourceSlices (kubectl -o json|yaml file or folder)."
+)
+@click.option(
+    "--snapshot", "snapshot", default=None, help="Cluster snapshot folder (its nodes.json is read)."
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@guarded
+def check(
+    stack: str, overlays: tuple[str, ...], inventory: tuple[str, ...], snapshot: str | None, fmt: str
+) -> None:
+    """Check selectors against modelled pools and inventory, and run every safety rule."""
+    from gpuplatform.policy.check import check_platforms, check_table
+
+    reports = check_platforms(load_selected(stack, overlays), inventory, snapshot)
+    if fmt == "json":
+        click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
+    else:
+        click.echo("\n\n".join(check_table(r) for r in reports))
+        problems = sorted({p for r in reports for p in r.problems})
+        if problems:
+            click.echo(format_problems(problems), err=True)
+        errors = sum(p.severity == "error" for p in problems)
+        click.echo(f"{errors} error(s), {len(problems) - errors} warning(s)", err=True)
+    if any(r.errors for r in reports):
+        sys.exit(EXIT_FINDINGS)
+
+
+@main.command()
+@click.argument("code")
+@guarded
+def explain(code: str) -> None:
+    """Print what rule CODE checks, why, and how to fix it."""
+    from gpuplatform.policy.explain import explain_rule
+
+    click.echo(explain_rule(code.upper()))
 
 
 if __name__ == "__main__":

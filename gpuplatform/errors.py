@@ -62,8 +62,10 @@ class Problem:
 
 
 def format_problems(problems: Iterable[Problem]) -> str:
-    """Sorted one-line-per-problem text (file, then loc, then code)."""
-    return "\n".join(p.line() for p in sorted(problems, key=lambda p: (p.file, p.loc, p.code)))
+    """Sorted one-line-per-problem text (file, then loc, then code); duplicates shown once."""
+    return "\n".join(
+        p.line() for p in sorted(set(problems), key=lambda p: (p.file, p.loc, p.code, p.message))
+    )
 
 
 class GpuplatformError(Exception):

@@ -171,9 +171,14 @@ def test_overlay_without_stack_is_bad_input() -> None:
 
 
 def test_diff_between_waves_hides_the_wave_label_and_names_new_objects() -> None:
-    result = run("diff", str(REPO / "stacks" / "reference.py"), "--waves", "driver-validation", "native-claim-pilot")
+    result = run(
+        "diff", str(REPO / "stacks" / "reference.py"), "--waves", "driver-validation", "native-claim-pilot"
+    )
     assert result.exit_code == 0
-    assert "+++ reference/03-native-claim-pilot/20-device-classes/deviceclass_nvidia-hopper-large-memory.platform.example.com.yaml" in result.stdout
+    assert (
+        "+++ reference/03-native-claim-pilot/20-device-classes/deviceclass_nvidia-hopper-large-memory.platform.example.com.yaml"
+        in result.stdout
+    )
     assert "-    gpuplatform.dev/wave: driver-validation" not in result.stdout
     assert "node_gpu-dra-01.yaml" not in result.stdout
 

@@ -7,14 +7,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuplatform.errors import GpuplatformError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
 from gpuplatform.output.write import exclusive_output, recover, remove_tree, replace_tree
 from gpuplatform.plan.waves import plan_platform
+from gpuplatform.policy.rules import run_rules
 from gpuplatform.render.tree import render_tree
 from gpuplatform.versions import parse_release
 
-__all__ = ["Drift", "check_tree", "drift_of", "render_all", "render_files", "synth_tree"]
+__all__ = [
+    "Drift",
+    "PolicyRefusal",
+    "check_tree",
+    "drift_of",
+    "policy_findings",
+    "render_all",
+    "render_files",
+    "synth_tree",
+]
 
 
 def render_files(
@@ -35,6 +46,23 @@ def render_files(
     return files
 
 
+class PolicyRefusal(GpuplatformError):
+    """Error-level rules fired that the user did not override: nothing is written (exit 1)."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__(f"{len(problems)} policy error(s)")
+
+
+def policy_findings(loaded: Sequence[LoadedPlatform], allow: Sequence[str] = ()) -> list[Problem]:
+    """Every rule finding of every platform; PolicyRefusal when an error is not in `allow`."""
+    problems = [p for lp in loaded for p in run_rules(lp)]
+    blocking = [p for p in problems if p.severity == "error" and p.code not in allow]
+    if blocking:
+        raise PolicyRefusal(problems)
+    return problems
+
+
 def render_all(
     loaded: Sequence[LoadedPlatform], overrides: Sequence[str] = ()
 ) -> dict[str, dict[str, bytes]]:
@@ -50,11 +78,15 @@ def _owned_platforms(out: Path) -> set[str]:
 
 def synth_tree(
     loaded: Sequence[LoadedPlatform], out: Path, *, prune: bool = False, overrides: Sequence[str] = ()
-) -> list[str]:
-    """Render everything in memory, then swap each platform's tree in; returns the platforms written.
+) -> tuple[list[str], list[Problem]]:
+    """Render everything in memory, then swap each platform's tree in.
+
+    Returns the platforms written and the rule findings (warnings and overridden errors).
 
     With `prune`, platform trees of ours that no loaded stack renders any more are removed.
+    Refuses (PolicyRefusal) when an error-level rule fires whose code is not in `overrides`.
     """
+    findings = policy_findings(loaded, overrides)
     rendered = render_all(loaded, overrides)
     with exclusive_output(out):
         recover(out)
@@ -63,7 +95,7 @@ def synth_tree(
         if prune:
             for name in sorted(_owned_platforms(out) - set(rendered)):
                 remove_tree(out, name)
-    return sorted(rendered)
+    return sorted(rendered), findings
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,124 @@
+"""`gpuplatform check`: every selector check and every policy rule over one loaded platform."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuplatform.errors import InputError, Problem
+from gpuplatform.inventory.resource_slices import Pool, read_resource_slices
+from gpuplatform.load.stacks import LoadedPlatform
+from gpuplatform.load.yaml_input import read_yaml
+from gpuplatform.policy.devices import modelled_pools
+from gpuplatform.policy.rules import run_rules
+from gpuplatform.policy.selectors import SelectorRow, check_target
+from gpuplatform.policy.targets import selector_targets
+
+__all__ = ["CheckReport", "check_platform", "check_platforms", "check_table", "cluster_node_names"]
+
+
+@dataclass
+class CheckReport:
+    """The selector table and every finding of one platform."""
+
+    platform: str
+    rows: list[SelectorRow] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form (`--format json`)."""
+        return {
+            "platform": self.platform,
+            "selectors": [
+                {
+                    "kind": r.target.kind,
+                    "name": r.target.name,
+                    "loc": r.target.loc,
+                    "modelledDevices": r.modelled,
+                    "perPool": r.per_pool,
+                    "bestNode": r.best_node,
+                    "inventoryDevices": r.inventory,
+                }
+                for r in self.rows
+            ],
+            "problems": [p.as_dict() for p in sorted(self.problems)],
+        }
+
+
+def check_platform(
+    loaded: LoadedPlatform,
+    inventory: Sequence[Pool] | None = None,
+    cluster_nodes: frozenset[str] | None = None,
+) -> CheckReport:
+    """Selector checks against modelled pools (and `inventory`), then the policy rules."""
+    platform = loaded.platform
+    report = CheckReport(platform.name)
+    modelled, problems = modelled_pools(platform, loaded.source)
+    report.problems += problems
+    for target in selector_targets(platform):
+        row, found = check_target(platform, target, modelled, inventory, loaded.source)
+        report.rows.append(row)
+        report.problems += found
+    report.problems += run_rules(loaded, cluster_nodes)
+    return report
+
+
+def cluster_node_names(snapshot: Path) -> frozenset[str]:
+    """Node names in a snapshot folder's `nodes.json` (`kubectl get nodes -o json`)."""
+    path = snapshot / "nodes.json"
+    doc = read_yaml(path)
+    items = doc.get("items") if isinstance(doc, dict) else None
+    if not isinstance(items, list):
+        raise InputError.single(str(path), "items", "expected `kubectl get nodes -o json` output (a List)")
+    names = set()
+    for i, item in enumerate(items):
+        name = item.get("metadata", {}).get("name") if isinstance(item, dict) else None
+        if not isinstance(name, str):
+            raise InputError.single(str(path), f"items[{i}].metadata.name", "missing")
+        names.add(name)
+    return frozenset(names)
+
+
+def check_platforms(
+    loaded: Sequence[LoadedPlatform], inventory: Sequence[str], snapshot: str | None
+) -> list[CheckReport]:
+    """`check` for every loaded platform against the same inventory and snapshot."""
+    paths = list(inventory)
+    nodes = None
+    if snapshot is not None:
+        folder = Path(snapshot)
+        nodes = cluster_node_names(folder)
+        if (folder / "resourceslices.json").is_file():
+            paths.append(str(folder / "resourceslices.json"))
+    pools = read_resource_slices(*paths) if paths else None
+    return [check_platform(lp, pools, nodes) for lp in loaded]
+
+
+def check_table(report: CheckReport) -> str:
+    """The selector table a person reads in a terminal."""
+    pools = sorted({p for r in report.rows for p in r.per_pool})
+    header = ["KIND", "NAME", "DEVICES", *[f"{p}" for p in pools], "BEST NODE", "INVENTORY"]
+    rows = [
+        [
+            r.target.kind,
+            r.target.name,
+            str(r.modelled),
+            *[str(r.per_pool.get(p, 0)) for p in pools],
+            str(r.best_node),
+            "-" if r.inventory is None else str(r.inventory),
+        ]
+        for r in report.rows
+    ]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = [f"platform {report.platform}"]
+    lines += [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *rows]
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,74 @@
+"""The rule registry: stable codes, severities, explanations, and one way to run them all."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cached_property
+
+from gpuplatform.errors import Severity
+from gpuplatform.load.stacks import LoadedPlatform
+from gpuplatform.model.platform import Platform
+from gpuplatform.plan.waves import Plan, plan_platform
+from gpuplatform.render.tree import Tree, render_tree
+
+__all__ = ["RULES", "Finding", "Rule", "RuleContext", "rule"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a rule found: where (a spec path), what, and how to fix it."""
+
+    loc: str
+    message: str
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """What every rule may read: the loaded platform, its plan and, optionally, the cluster's nodes."""
+
+    loaded: LoadedPlatform
+    cluster_nodes: frozenset[str] | None = None
+
+    @property
+    def platform(self) -> Platform:
+        return self.loaded.platform
+
+    @cached_property
+    def plan(self) -> Plan:
+        return plan_platform(self.loaded.platform)
+
+    @cached_property
+    def tree(self) -> Tree:
+        """The rendered tree of every wave (rules that read rendered objects share it)."""
+        return render_tree(self.plan)
+
+
+Check = Callable[[RuleContext], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A safety rule; `code` never changes meaning and is never reused."""
+
+    code: str
+    severity: Severity
+    title: str
+    explanation: str
+    check: Check
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(code: str, severity: Severity, title: str, explanation: str) -> Callable[[Check], Check]:
+    """Register `check` under `code` (import-time; codes must be unique)."""
+
+    def register(check: Check) -> Check:
+        if code in RULES:
+            raise ValueError(f"rule code {code} registered twice")
+        RULES[code] = Rule(code, severity, title, explanation.strip(), check)
+        return check
+
+    return register

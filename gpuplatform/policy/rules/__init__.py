@@ -1,0 +1,27 @@
+"""The safety rules, registered by importing their modules; `run_rules` runs them all."""
+
+from __future__ import annotations
+
+from gpuplatform.errors import Problem
+from gpuplatform.load.stacks import LoadedPlatform
+from gpuplatform.policy.registry import RULES, RuleContext
+from gpuplatform.policy.rules import allocators, releases, tenants, waves
+
+__all__ = ["RULES", "run_rules"]
+
+_MODULES = (allocators, releases, tenants, waves)
+
+
+def run_rules(loaded: LoadedPlatform, cluster_nodes: frozenset[str] | None = None) -> list[Problem]:
+    """Every finding of every rule, as Problems located in the stack file, sorted."""
+    context = RuleContext(loaded, cluster_nodes)
+    problems = []
+    for code in sorted(RULES):
+        r = RULES[code]
+        for finding in r.check(context):
+            problems.append(
+                Problem(
+                    loaded.source, finding.loc, code, finding.message, severity=r.severity, hint=finding.hint
+                )
+            )
+    return sorted(set(problems))

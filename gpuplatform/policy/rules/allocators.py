@@ -1,0 +1,182 @@
+"""One allocator per GPU: nodes in one pool, labels that never enable both, one class per extended resource."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from gpuplatform.policy.registry import Finding, RuleContext, rule
+from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
+from gpuplatform.versions import CHART_DEVICE_CLASSES
+
+__all__: list[str] = []
+
+
+@rule(
+    "GP101",
+    "error",
+    "a node is in two pools",
+    """
+A node listed by two pools would be labelled by both; if one pool is DRA and the other legacy in
+some wave, the device plugin and the DRA kubelet plugin both claim its GPUs. Every node belongs to
+exactly one pool.
+""",
+)
+def node_in_two_pools(ctx: RuleContext) -> Iterator[Finding]:
+    seen: dict[str, str] = {}
+    for i, pool in enumerate(ctx.platform.node_pools):
+        for j, node in enumerate(pool.nodes):
+            if node in seen:
+                yield Finding(
+                    f"spec.nodePools[{i}].nodes[{j}]",
+                    f"node {node!r} of pool {pool.name!r} is also in pool {seen[node]!r}",
+                    "list every node in exactly one pool",
+                )
+            else:
+                seen[node] = pool.name
+
+
+def _enables_both(labels: dict[str, Any]) -> bool:
+    return labels.get(DRA_PLUGIN_LABEL) == "true" and labels.get(DEVICE_PLUGIN_LABEL) != "false"
+
+
+@rule(
+    "GP102",
+    "error",
+    "rendered node labels enable both allocators",
+    """
+The GPU Operator deploys the device plugin on every node whose `nvidia.com/gpu.deploy.device-plugin`
+label is absent or `true`; the DRA driver's kubelet plugin runs where `nvidia.com/dra-kubelet-plugin`
+is `true`. A rendered Node (or provisioner hand-off) with the DRA label and without
+`device-plugin=false` gives its GPUs two allocators. The rule reads the rendered objects of every
+wave, after overlays.
+""",
+)
+def both_allocators_in_rendered_labels(ctx: RuleContext) -> Iterator[Finding]:
+    tree = ctx.tree
+    pools = {n: i for i, p in enumerate(ctx.platform.node_pools) for n in (p.nodes or (p.name,))}
+    for path, content in sorted(tree.files.items()):
+        if not isinstance(content, list):
+            continue
+        for obj in content:
+            if obj.get("kind") == "Node":
+                labels = obj["metadata"].get("labels", {})
+                name = obj["metadata"]["name"]
+            elif obj.get("kind") == "NodePoolHandoff":
+                labels, name = obj["spec"]["labels"], obj["metadata"]["name"]
+            else:
+                continue
+            if _enables_both(labels):
+                yield Finding(
+                    f"spec.nodePools[{pools.get(name, 0)}]",
+                    f"{path}: {name} would run the device plugin and the DRA kubelet plugin",
+                    f"set {DEVICE_PLUGIN_LABEL}=false wherever {DRA_PLUGIN_LABEL}=true",
+                )
+
+
+def _bridge_names(ctx: RuleContext) -> list[tuple[int, str, str]]:
+    return [
+        (i, b.extended_resource_name, ctx.platform.class_name(b.name))
+        for i, b in enumerate(ctx.platform.bridges)
+        if b.source == "platform"
+    ]
+
+
+@rule(
+    "GP120",
+    "error",
+    "two platform DeviceClasses claim the same extended resource",
+    """
+When several DeviceClasses declare the same `extendedResourceName`, the most recently created one
+serves it (ties by name). Two platform bridges for one name make the winner depend on apply order.
+""",
+)
+def duplicate_extended_resource(ctx: RuleContext) -> Iterator[Finding]:
+    seen: dict[str, str] = {}
+    for i, resource, cls in _bridge_names(ctx):
+        if resource in seen:
+            yield Finding(
+                f"spec.bridges[{i}].extendedResourceName", f"{cls} and {seen[resource]} both claim {resource}"
+            )
+        else:
+            seen[resource] = cls
+
+
+@rule(
+    "GP121",
+    "warning",
+    "a platform bridge overrides the DRA driver chart's class",
+    """
+From chart 25.12.0 the DRA driver's own `gpu.nvidia.com` DeviceClass declares
+`extendedResourceName: nvidia.com/gpu`, and no chart value turns that off. A platform bridge for
+the same name is created later, so it wins while it exists; rolling back past the bridge wave
+deletes it and hands the name back to the chart's class, which keeps bridging every full GPU.
+Either accept that (the DRA pool's taint still keeps unmigrated workloads off DRA nodes) or set
+`source: chart` to name the chart's class as the bridge.
+""",
+)
+def bridge_overrides_chart_class(ctx: RuleContext) -> Iterator[Finding]:
+    if not ctx.plan.chart_bridge_live:
+        return
+    chart = {r: c for c, r in CHART_DEVICE_CLASSES.items() if r}
+    for i, resource, cls in _bridge_names(ctx):
+        if resource in chart:
+            yield Finding(
+                f"spec.bridges[{i}]",
+                f"{cls} and the chart's {chart[resource]} both claim {resource}; rollback hands it back to the chart",
+                "set source: chart to use the chart's class as the bridge",
+            )
+
+
+@rule(
+    "GP190",
+    "error",
+    "a node of the spec is missing from the cluster",
+    """
+A partial Node applied server-side under a name the cluster does not have creates a phantom Node
+object. Every node a static pool lists must exist in the snapshot given to `check --snapshot`.
+""",
+)
+def node_missing_from_cluster(ctx: RuleContext) -> Iterator[Finding]:
+    if ctx.cluster_nodes is None:
+        return
+    for i, pool in enumerate(ctx.platform.node_pools):
+        for j, node in enumerate(pool.nodes):
+            if node not in ctx.cluster_nodes:
+                yield Finding(
+                    f"spec.nodePools[{i}].nodes[{j}]", f"node {node!r} does not exist in the cluster"
+                )
+
+
+@rule(
+    "GP210",
+    "error",
+    "the DRA pool's taint is not tolerated by the DRA kubelet plugin",
+    """
+The DRA pool is tainted so that unmigrated workloads stay off it; the DRA driver's kubelet plugin
+must tolerate that taint or it never runs there and no ResourceSlice is published. When the team
+sets `kubeletPlugin.tolerations` in the DRA driver values, they must cover every DRA pool's taint.
+""",
+)
+def taint_not_tolerated(ctx: RuleContext) -> Iterator[Finding]:
+    plugin = ctx.platform.dra_driver.values.get("kubeletPlugin", {})
+    tolerations = plugin.get("tolerations") if isinstance(plugin, dict) else None
+    if tolerations is None:
+        return
+    for i, pool in enumerate(ctx.platform.node_pools):
+        if pool.migrates_in is None and not any(w.stage == "final-cutover" for w in ctx.platform.waves):
+            continue
+        taint = pool_taint(ctx.platform, pool)
+        if not any(_tolerates(t, taint) for t in tolerations if isinstance(t, dict)):
+            yield Finding(
+                "spec.draDriver.values.kubeletPlugin.tolerations",
+                f"no toleration for {taint['key']}={taint.get('value', '')}:{taint['effect']} of pool {pool.name!r} (pool {i})",
+            )
+
+
+def _tolerates(toleration: dict[str, Any], taint: dict[str, str]) -> bool:
+    if toleration.get("effect") not in (None, "", taint["effect"]):
+        return False
+    if toleration.get("operator") == "Exists":
+        return toleration.get("key") in (None, "", taint["key"])
+    return toleration.get("key") == taint["key"] and toleration.get("value", "") == taint.get("value", "")

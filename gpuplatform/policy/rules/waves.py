@@ -1,0 +1,194 @@
+"""Wave order and preview features: prove each step before the next, and keep alpha out of production."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuplatform.model.waves import Wave
+from gpuplatform.plan.transitions import claim_changes, pool_moves
+from gpuplatform.policy.registry import Finding, RuleContext, rule
+from gpuplatform.versions import DRA_DRIVER_FEATURE_GATES
+
+__all__ = ["SHARING_GATES", "risky_waves"]
+
+#: Tier sharing modes and the alpha driver gate each needs.
+SHARING_GATES = {"time-slicing": "TimeSlicingSettings", "mps": "MPSSupport"}
+
+
+def _first(waves: tuple[Wave, ...], stage: str) -> int | None:
+    return next((i for i, w in enumerate(waves) if w.stage == stage), None)
+
+
+def risky_waves(ctx: RuleContext) -> list[int]:
+    """Waves where preview features are refused: production waves and the final cutover."""
+    return [i for i, w in enumerate(ctx.platform.waves) if w.production or w.stage == "final-cutover"]
+
+
+@rule(
+    "GP130",
+    "error",
+    "a transition moves nodes and claim-bearing objects at once",
+    """
+Argo CD and Flux apply a wave's layers in one direction: operators, nodes, classes, policy,
+tenants. If two adjacent waves differ both in which allocator a pool has and in the claim-bearing
+objects (tenants, bridges, converted workloads, NIM services, the validation workload), then
+rolling back relabels the nodes and removes the driver before the claims are released. Put a
+wave with stage `drain` between the two changes: first drain (claims go), then move the nodes.
+""",
+)
+def drain_needed(ctx: RuleContext) -> Iterator[Finding]:
+    states = ctx.plan.waves
+    for left, right in zip(states, states[1:], strict=False):
+        moves, claims = pool_moves(left, right), claim_changes(left, right)
+        if moves and claims:
+            yield Finding(
+                f"spec.waves[{right.index}]",
+                f"wave {right.name!r} moves pool(s) {', '.join(moves)} and changes {', '.join(claims)}",
+                f"insert a wave with stage: drain between {left.name!r} and {right.name!r} and split the changes",
+            )
+
+
+@rule(
+    "GP131",
+    "error",
+    "a pool migrates before the DRA driver is installed and validated",
+    """
+The pilot pool moves in the `pilot-pool` wave, which installs the DRA driver; every other pool
+moves only after a `driver-validation` wave has proved that the kubelet plugin runs and publishes
+ResourceSlices. A pool that migrates earlier loses the device plugin with nothing to replace it.
+""",
+)
+def pool_before_driver(ctx: RuleContext) -> Iterator[Finding]:
+    waves = ctx.platform.waves
+    index = {w.name: i for i, w in enumerate(waves)}
+    validated = _first(waves, "driver-validation")
+    for i, pool in enumerate(ctx.platform.node_pools):
+        if pool.migrates_in is None:
+            continue
+        at = index[pool.migrates_in]
+        if validated is not None and at > validated:
+            continue
+        if waves[at].stage != "pilot-pool":
+            yield Finding(
+                f"spec.nodePools[{i}].migratesIn",
+                f"pool {pool.name!r} migrates in wave {pool.migrates_in!r} ({waves[at].stage}), "
+                "before a driver-validation wave",
+                "move migratesIn to a wave after the driver-validation wave, or to the pilot-pool wave",
+            )
+
+
+@rule(
+    "GP132",
+    "error",
+    "a bridge before the native claim pilot",
+    """
+The extended-resource bridge sends unmodified `nvidia.com/gpu` pods to DRA devices. Enable it only
+after a `native-claim-pilot` wave has proved one full-GPU claim end to end.
+""",
+)
+def bridge_before_pilot(ctx: RuleContext) -> Iterator[Finding]:
+    pilot = _first(ctx.platform.waves, "native-claim-pilot")
+    for i, wave in enumerate(ctx.platform.waves):
+        if wave.bridges and (pilot is None or i <= pilot):
+            yield Finding(
+                f"spec.waves[{i}].bridges",
+                f"wave {wave.name!r} enables bridge(s) {', '.join(wave.bridges)} before a native-claim-pilot wave",
+                "enable bridges in a compatibility-bridge wave after the native-claim-pilot wave",
+            )
+
+
+@rule(
+    "GP133",
+    "error",
+    "MIG tiers before a full-GPU tier is validated",
+    """
+MIG devices add partitioning to everything a full-GPU claim already exercises. Publish a MIG tier
+only after a full-GPU tier has been through a `native-claim-pilot` wave.
+""",
+)
+def mig_before_full_gpu(ctx: RuleContext) -> Iterator[Finding]:
+    waves = ctx.platform.waves
+    tiers = {t.name: t for t in ctx.platform.tiers}
+    proven: int | None = None
+    for i, wave in enumerate(waves):
+        has_gpu = any(tiers[t].device_type == "gpu" for t in ctx.plan.waves[i].tiers)
+        if proven is None and wave.stage == "native-claim-pilot" and has_gpu:
+            proven = i
+        for j, name in enumerate(wave.tiers):
+            if tiers[name].device_type == "mig" and (proven is None or i <= proven):
+                yield Finding(
+                    f"spec.waves[{i}].tiers[{j}]",
+                    f"MIG tier {name!r} is published in wave {wave.name!r} before a full-GPU tier is validated",
+                    "publish it in a wave after a native-claim-pilot wave with a full-GPU tier",
+                )
+
+
+@rule(
+    "GP134",
+    "error",
+    "final cutover while a legacy pool or an unconverted workload remains",
+    """
+The final cutover turns the device plugin off for good. A pool that is still legacy in that wave,
+or a legacy workload (or NIM service) that moves only later, would lose its GPUs.
+""",
+)
+def cutover_with_legacy(ctx: RuleContext) -> Iterator[Finding]:
+    cutover = _first(ctx.platform.waves, "final-cutover")
+    if cutover is None:
+        return
+    state = ctx.plan.waves[cutover]
+    pools = {p.name: i for i, p in enumerate(ctx.platform.node_pools)}
+    for name in state.legacy_pools:
+        yield Finding(
+            f"spec.nodePools[{pools[name]}].migratesIn",
+            f"pool {name!r} is still legacy in the final-cutover wave {state.name!r}",
+            "migrate the pool in or before the final-cutover wave",
+        )
+    for i, workload in enumerate(ctx.platform.workloads):
+        if i not in state.workloads:
+            yield Finding(
+                f"spec.workloads[{i}].movesIn",
+                f"{workload.kind} {workload.namespace}/{workload.name} still uses the device plugin at the final cutover",
+                "move it in or before the final-cutover wave",
+            )
+    for i, nim in enumerate(ctx.platform.nim_services):
+        if nim.name not in state.nim_services:
+            yield Finding(
+                f"spec.nimServices[{i}].movesIn", f"NIM service {nim.name!r} moves after the final cutover"
+            )
+
+
+@rule(
+    "GP140",
+    "error",
+    "an alpha driver feature in production or in the final cutover",
+    """
+Dynamic MIG, MPS, time-slicing and passthrough are alpha in the NVIDIA DRA driver: off by default,
+without compatibility guarantees, and able to disturb every claim on a node. They are refused in
+waves marked `production: true` and in the final cutover unless named in
+`spec.accept.alphaFeatures` (gate names, e.g. `DynamicMIG`).
+""",
+)
+def alpha_in_production(ctx: RuleContext) -> Iterator[Finding]:
+    risky = risky_waves(ctx)
+    accepted = set(ctx.platform.accept.alpha_features)
+    if not risky:
+        return
+    first = ctx.platform.waves[risky[0]].name
+    for name, enabled in sorted(ctx.platform.dra_driver.feature_gates.items()):
+        gate = DRA_DRIVER_FEATURE_GATES.get(name)
+        if enabled and gate is not None and gate.stage == "alpha" and name not in accepted:
+            yield Finding(
+                f"spec.draDriver.featureGates.{name}",
+                f"alpha driver gate {name} is on in wave {first!r}",
+                f"add {name} to spec.accept.alphaFeatures, or turn it off",
+            )
+    for i, tier in enumerate(ctx.platform.tiers):
+        gate_name = SHARING_GATES.get(tier.sharing)
+        used = [w for w in risky if tier.name in ctx.plan.waves[w].tiers]
+        if gate_name is not None and used and gate_name not in accepted:
+            yield Finding(
+                f"spec.tiers[{i}].sharing",
+                f"tier {tier.name!r} uses {tier.sharing} (alpha {gate_name}) in wave {ctx.platform.waves[used[0]].name!r}",
+                f"add {gate_name} to spec.accept.alphaFeatures, or keep the tier out of that wave",
+            )
