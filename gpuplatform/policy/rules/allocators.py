@@ -180,3 +180,33 @@ def _tolerates(toleration: dict[str, Any], taint: dict[str, str]) -> bool:
     if toleration.get("operator") == "Exists":
         return toleration.get("key") in (None, "", taint["key"])
     return toleration.get("key") == taint["key"] and toleration.get("value", "") == taint.get("value", "")
+
+
+@rule(
+    "GP211",
+    "error",
+    "the validation workload does not tolerate the DRA pool's taint",
+    """
+The validation Job proves that a claim reaches a container on a DRA node; if its pod does not
+tolerate the DRA pool's taint it stays pending and the wave's evidence never arrives. The rule
+reads the rendered Job of every wave.
+""",
+)
+def validation_not_tolerating(ctx: RuleContext) -> Iterator[Finding]:
+    if ctx.platform.validation is None:
+        return
+    taints = {pool.name: pool_taint(ctx.platform, pool) for pool in ctx.platform.node_pools}
+    for path, content in sorted(ctx.tree.files.items()):
+        if not isinstance(content, list):
+            continue
+        for obj in content:
+            if obj.get("kind") != "Job" or obj["metadata"]["name"] != ctx.platform.validation.name:
+                continue
+            tolerations = obj["spec"]["template"]["spec"].get("tolerations", [])
+            for pool, taint in sorted(taints.items()):
+                if not any(_tolerates(t, taint) for t in tolerations):
+                    yield Finding(
+                        "spec.validation",
+                        f"{path}: the validation Job does not tolerate the taint of pool {pool!r}",
+                        f"tolerate {taint['key']}:{taint['effect']} in the validation Job",
+                    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import pairwise
 
 from gpuplatform.model.waves import Wave
 from gpuplatform.plan.transitions import claim_changes, pool_moves
@@ -38,7 +39,7 @@ wave with stage `drain` between the two changes: first drain (claims go), then m
 )
 def drain_needed(ctx: RuleContext) -> Iterator[Finding]:
     states = ctx.plan.waves
-    for left, right in zip(states, states[1:], strict=False):
+    for left, right in pairwise(states):
         moves, claims = pool_moves(left, right), claim_changes(left, right)
         if moves and claims:
             yield Finding(

@@ -1,0 +1,155 @@
+"""Transitions between two waves, forward or back: what changes, in which order, and whether it is safe.
+
+Engines apply layers in one direction (operators, nodes, classes, policy, tenants, gates), so a
+single transition that both moves a node between allocators and adds or removes the claim-bearing
+objects on it relabels the node before the claims are created or released; such a transition
+needs a drain wave between its two halves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpuplatform.plan.report import wave_changes
+from gpuplatform.plan.waves import Plan, WaveState
+
+__all__ = ["APPLY_ORDER", "Step", "Transition", "claim_changes", "pool_moves", "transition"]
+
+#: The order in which Argo CD sync waves and Flux `dependsOn` chains apply a wave's layers.
+APPLY_ORDER: tuple[tuple[str, str], ...] = (
+    (
+        "00-operators",
+        "GPU Operator and DRA driver releases (driver install or removal, device plugin switch)",
+    ),
+    ("10-nodes", "node labels: which allocator each node has"),
+    ("20-device-classes", "tiers and bridge classes"),
+    ("30-policy", "RBAC, admission policies, quotas"),
+    ("40-tenants", "namespaces, claim templates, workloads, NIM services"),
+    ("50-gates", "gate Jobs that check the wave's invariants"),
+)
+
+
+def pool_moves(a: WaveState, b: WaveState) -> list[str]:
+    """Pools whose allocator differs between the two waves."""
+    return [p for p in a.pool_modes if a.pool_modes[p] != b.pool_modes[p]]
+
+
+def claim_changes(a: WaveState, b: WaveState) -> list[str]:
+    """Claim-bearing objects present in one wave and not the other (tenants, bridges, workloads, NIM)."""
+    out: list[str] = []
+    for what, left, right in (
+        ("tenant", a.tenants, b.tenants),
+        ("bridge", a.bridges, b.bridges),
+        ("NIM service", a.nim_services, b.nim_services),
+    ):
+        out += [f"{what} {n}" for n in sorted(set(left) ^ set(right))]
+    out += [f"workload #{i}" for i in sorted(set(a.workloads) ^ set(b.workloads))]
+    if a.validation != b.validation:
+        out.append("validation workload")
+    return out
+
+
+@dataclass(frozen=True)
+class Step:
+    """One layer the engine applies during the transition, with what changes in it."""
+
+    layer: str
+    what: str
+
+
+@dataclass(frozen=True)
+class Transition:
+    """Everything a reviewer reads before changing `activeWave` from one wave to another."""
+
+    platform: str
+    source: str
+    target: str
+    direction: str
+    changes: tuple[str, ...]
+    steps: tuple[Step, ...]
+    gates: tuple[str, ...]
+    refusals: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form (`plan --format json --from A --to B`)."""
+        return {
+            "platform": self.platform,
+            "from": self.source,
+            "to": self.target,
+            "direction": self.direction,
+            "changes": list(self.changes),
+            "applyOrder": [{"layer": s.layer, "what": s.what} for s in self.steps],
+            "gates": list(self.gates),
+            "refused": list(self.refusals),
+        }
+
+    def text(self) -> str:
+        """The transition as a terminal page."""
+        lines = [f"platform {self.platform}: {self.source} -> {self.target} ({self.direction})", "changes:"]
+        lines += [f"  {c}" for c in self.changes] or ["  (none)"]
+        lines.append("apply order:")
+        lines += [f"  {n}. {s.layer}: {s.what}" for n, s in enumerate(self.steps, 1)] or [
+            "  (nothing to apply)"
+        ]
+        lines.append("gates that must pass first:")
+        lines += [f"  {g}" for g in self.gates] or ["  (none)"]
+        if self.refusals:
+            lines.append("REFUSED:")
+            lines += [f"  {r}" for r in self.refusals]
+        return "\n".join(lines)
+
+
+def _steps(a: WaveState, b: WaveState) -> list[Step]:
+    touched = {
+        "00-operators": a.driver_installed != b.driver_installed
+        or a.device_plugin_enabled != b.device_plugin_enabled,
+        "10-nodes": bool(pool_moves(a, b)),
+        "20-device-classes": a.tiers != b.tiers or a.bridges != b.bridges,
+        "30-policy": a.tenants != b.tenants,
+        "40-tenants": bool(claim_changes(a, b)),
+        "50-gates": True,
+    }
+    return [Step(layer, what) for layer, what in APPLY_ORDER if touched[layer]]
+
+
+def _refusals(plan: Plan, a: WaveState, b: WaveState) -> list[str]:
+    """Refuse moving nodes and claim-bearing objects in one pass, and skipping a drain wave."""
+    lo, hi = sorted((a.index, b.index))
+    refusals = []
+    for i in range(lo, hi):
+        left, right = plan.waves[i], plan.waves[i + 1]
+        moves, claims = pool_moves(left, right), claim_changes(left, right)
+        if moves and claims:
+            refusals.append(
+                f"{left.name} -> {right.name} moves pool(s) {', '.join(moves)} and changes "
+                f"{', '.join(claims)}: insert a wave with stage `drain` between them"
+            )
+    if not refusals and hi - lo > 1 and pool_moves(a, b) and claim_changes(a, b):
+        refusals.append(
+            f"one pass would move pool(s) {', '.join(pool_moves(a, b))} and change "
+            f"{', '.join(claim_changes(a, b))}: step through the waves in between one at a time"
+        )
+    drains = [plan.waves[i].name for i in range(lo + 1, hi) if plan.waves[i].wave.stage == "drain"]
+    if drains:
+        refusals.append(f"the transition skips drain wave(s) {', '.join(drains)}: stop at each of them")
+    return refusals
+
+
+def transition(plan: Plan, source: str, target: str) -> Transition:
+    """The transition from wave `source` to wave `target` of `plan` (KeyError for an unknown wave)."""
+    a, b = plan.wave(source), plan.wave(target)
+    direction = "forward" if b.index > a.index else "rollback" if b.index < a.index else "none"
+    gates = [f"{b.dir_name}/50-gates: invariants of {b.name} (hold whichever way you arrive)"]
+    if direction == "forward":
+        gates.insert(0, f"{a.dir_name}/50-gates: invariants of {a.name} hold before leaving it")
+    return Transition(
+        platform=plan.platform.name,
+        source=source,
+        target=target,
+        direction=direction,
+        changes=tuple(wave_changes(plan, a, b)),
+        steps=tuple(_steps(a, b)) if direction != "none" else (),
+        gates=tuple(gates) if direction != "none" else (),
+        refusals=tuple(_refusals(plan, a, b)),
+    )
