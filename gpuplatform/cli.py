@@ -137,12 +137,26 @@ def schema() -> None:
 @click.argument("stack")
 @click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--from", "source", default=None, metavar="WAVE", help="Show one transition: from WAVE...")
+@click.option("--to", "target", default=None, metavar="WAVE", help="...to WAVE (forward or back).")
 @guarded
-def plan(stack: str, overlays: tuple[str, ...], fmt: str) -> None:
+def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, target: str | None) -> None:
     """Print, per wave, which pools are legacy or DRA, what exists, and what changed."""
     from gpuplatform.plan.report import plan_report, plan_text
+    from gpuplatform.plan.transitions import platform_transitions
     from gpuplatform.plan.waves import plan_platform
 
+    if source is not None or target is not None:
+        if source is None or target is None:
+            raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
+        found = platform_transitions(load_selected(stack, overlays), source, target)
+        if fmt == "json":
+            click.echo(json.dumps([t.as_dict() for t in found], indent=2))
+        else:
+            click.echo("\n\n".join(t.text() for t in found))
+        if any(t.refusals for t in found):
+            sys.exit(EXIT_FINDINGS)
+        return
     reports = [plan_report(plan_platform(lp.platform)) for lp in load_selected(stack, overlays)]
     if fmt == "json":
         click.echo(json.dumps(reports, indent=2))

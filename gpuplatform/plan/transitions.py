@@ -8,13 +8,24 @@ needs a drain wave between its two halves.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpuplatform.errors import InputError, Problem
+from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.plan.report import wave_changes
-from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.plan.waves import Plan, WaveState, plan_platform
 
-__all__ = ["APPLY_ORDER", "Step", "Transition", "claim_changes", "pool_moves", "transition"]
+__all__ = [
+    "APPLY_ORDER",
+    "Step",
+    "Transition",
+    "claim_changes",
+    "platform_transitions",
+    "pool_moves",
+    "transition",
+]
 
 #: The order in which Argo CD sync waves and Flux `dependsOn` chains apply a wave's layers.
 APPLY_ORDER: tuple[tuple[str, str], ...] = (
@@ -153,3 +164,20 @@ def transition(plan: Plan, source: str, target: str) -> Transition:
         gates=tuple(gates) if direction != "none" else (),
         refusals=tuple(_refusals(plan, a, b)),
     )
+
+
+def platform_transitions(loaded: Sequence[LoadedPlatform], source: str, target: str) -> list[Transition]:
+    """The transition `source` -> `target` of every loaded platform; InputError for an unknown wave."""
+    problems, found = [], []
+    for lp in loaded:
+        plan = plan_platform(lp.platform)
+        names = [w.name for w in plan.waves]
+        missing = [(opt, w) for opt, w in (("--from", source), ("--to", target)) if w not in names]
+        for opt, wave in missing:
+            message = f"platform {lp.platform.name!r} has no wave {wave!r} (waves: {', '.join(names)})"
+            problems.append(Problem(opt, "", "", message))
+        if not missing:
+            found.append(transition(plan, source, target))
+    if problems:
+        raise InputError(problems)
+    return found
