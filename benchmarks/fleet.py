@@ -32,11 +32,13 @@ WAVES = (
 
 
 def _migrates_in(index: int, pools: int) -> str | None:
+    """Pool 0 is the pilot; half the fleet moves in `scale`, the rest at the final cutover.
+
+    Pools never move in a wave that also changes claims (tiers, tenants), so no drain wave is needed.
+    """
     if index == 0:
         return "pilot-pool"
     if index <= pools // 2:
-        return "application"
-    if index <= (3 * pools) // 4:
         return "scale"
     return None
 
