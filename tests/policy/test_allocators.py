@@ -1,0 +1,150 @@
+"""One allocator per GPU: GP101, GP102, GP120, GP121, GP190, GP210, GP211."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuplatform.render import nodes, tenants
+from gpuplatform.render.meta import Obj
+from tests.policy.helpers import codes, findings
+from tests.specs import minimal_spec
+
+
+def test_gp101_node_in_two_pools_is_located_at_the_second_listing(tmp_path: Path) -> None:
+    # GIVEN gpu-01 listed by the legacy pool and by the DRA pool
+    doc = minimal_spec()
+    doc["spec"]["nodePools"][1]["nodes"] = ["gpu-02", "gpu-01"]
+    # WHEN the rules run
+    found = [p for p in findings(tmp_path, doc) if p.code == "GP101"]
+    # THEN one error names the node and both pools, at the duplicate's path
+    assert [(p.loc, p.severity) for p in found] == [("spec.nodePools[1].nodes[1]", "error")]
+    assert "'gpu-01'" in found[0].message and "'old'" in found[0].message
+
+
+def test_gp101_distinct_nodes_pass(tmp_path: Path) -> None:
+    assert "GP101" not in codes(tmp_path, minimal_spec())
+
+
+def test_gp102_reads_the_rendered_node_labels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a renderer regression that forgets device-plugin=false on DRA nodes
+    original = nodes.node_labels
+
+    def forgetful(platform: Any, pool: Any, mode: Any) -> dict[str, str]:
+        labels = original(platform, pool, mode)
+        labels.pop(nodes.DEVICE_PLUGIN_LABEL, None)
+        return labels
+
+    monkeypatch.setattr(nodes, "node_labels", forgetful)
+    # WHEN the rules run
+    found = [p for p in findings(tmp_path, minimal_spec()) if p.code == "GP102"]
+    # THEN each DRA node of each wave is reported at its pool: gpu-02 from the pilot, gpu-01 at the cutover
+    where = {(p.loc, p.message.split(":")[0]) for p in found}
+    assert ("spec.nodePools[1]", "waves/01-pilot/10-nodes/node_gpu-02.yaml") in where
+    assert ("spec.nodePools[0]", "waves/03-cutover/10-nodes/node_gpu-01.yaml") in where
+    assert not any("00-base" in p.message for p in found)
+
+
+def test_gp102_correct_labels_pass(tmp_path: Path) -> None:
+    assert "GP102" not in codes(tmp_path, minimal_spec())
+
+
+def _bridge_spec(*bridges: dict[str, Any], k8s: str = "1.36.1", chart: str = "0.4.1") -> dict[str, Any]:
+    doc = minimal_spec()
+    doc["spec"]["bridges"] = list(bridges)
+    doc["spec"]["kubernetes"] = {"version": k8s}
+    doc["spec"]["draDriver"]["chartVersion"] = chart
+    doc["spec"]["waves"].insert(
+        3, {"name": "bridge", "stage": "compatibility-bridge", "bridges": [b["name"] for b in bridges]}
+    )
+    return doc
+
+
+def test_gp120_two_platform_bridges_for_one_name_are_an_error(tmp_path: Path) -> None:
+    doc = _bridge_spec({"name": "a"}, {"name": "b"})
+    found = [p for p in findings(tmp_path, doc) if p.code == "GP120"]
+    assert [(p.loc, p.severity) for p in found] == [("spec.bridges[1].extendedResourceName", "error")]
+
+
+def test_gp120_bridges_for_different_names_pass(tmp_path: Path) -> None:
+    doc = _bridge_spec({"name": "a"}, {"name": "b", "extendedResourceName": "example.com/gpu"})
+    assert "GP120" not in codes(tmp_path, doc)
+
+
+def test_gp121_platform_bridge_over_the_chart_class_is_a_warning(tmp_path: Path) -> None:
+    found = [p for p in findings(tmp_path, _bridge_spec({"name": "a"})) if p.code == "GP121"]
+    assert [(p.loc, p.severity) for p in found] == [("spec.bridges[0]", "warning")]
+    assert "gpu.nvidia.com" in found[0].message
+
+
+@pytest.mark.parametrize(
+    ("bridge", "chart"),
+    [({"name": "a", "source": "chart"}, "0.4.1"), ({"name": "a"}, "25.8.0")],
+    ids=["chart-class-is-the-bridge", "chart-before-25.12"],
+)
+def test_gp121_no_overlap_with_the_chart_class_passes(
+    tmp_path: Path, bridge: dict[str, Any], chart: str
+) -> None:
+    assert "GP121" not in codes(tmp_path, _bridge_spec(bridge, chart=chart))
+
+
+def test_gp190_nodes_missing_from_the_snapshot(tmp_path: Path) -> None:
+    found = [p for p in findings(tmp_path, minimal_spec(), frozenset({"gpu-01"})) if p.code == "GP190"]
+    assert [p.loc for p in found] == ["spec.nodePools[1].nodes[0]"]
+
+
+def test_gp190_all_nodes_present_or_no_snapshot_pass(tmp_path: Path) -> None:
+    assert "GP190" not in codes(tmp_path, minimal_spec(), frozenset({"gpu-01", "gpu-02", "other"}))
+    assert "GP190" not in codes(tmp_path, minimal_spec())
+
+
+def _with_plugin_tolerations(tolerations: list[dict[str, Any]]) -> dict[str, Any]:
+    doc = minimal_spec()
+    doc["spec"]["draDriver"]["values"] = {"kubeletPlugin": {"tolerations": tolerations}}
+    return doc
+
+
+def test_gp210_kubelet_plugin_tolerations_without_the_pool_taint(tmp_path: Path) -> None:
+    doc = _with_plugin_tolerations([{"key": "other", "operator": "Exists"}])
+    found = [p for p in findings(tmp_path, doc) if p.code == "GP210"]
+    assert {p.loc for p in found} == {"spec.draDriver.values.kubeletPlugin.tolerations"}
+    assert any("gpu-scheduling.lab.example.com/mode=dra:NoSchedule" in p.message for p in found)
+
+
+@pytest.mark.parametrize(
+    "toleration",
+    [
+        {"key": "gpu-scheduling.lab.example.com/mode", "operator": "Exists"},
+        {"key": "gpu-scheduling.lab.example.com/mode", "value": "dra", "effect": "NoSchedule"},
+        {"operator": "Exists"},
+    ],
+)
+def test_gp210_tolerated_taint_passes(tmp_path: Path, toleration: dict[str, Any]) -> None:
+    assert "GP210" not in codes(tmp_path, _with_plugin_tolerations([toleration]))
+
+
+def _validated_spec() -> dict[str, Any]:
+    doc = minimal_spec()
+    doc["spec"]["validation"] = {"tenant": "team-a", "claimTemplate": "one-gpu"}
+    return doc
+
+
+def test_gp211_validation_job_without_tolerations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a renderer regression that drops the validation Job's tolerations
+    original = tenants.validation_job
+
+    def intolerant(plan: Any, wave: str) -> Obj:
+        job = original(plan, wave)
+        job["spec"]["template"]["spec"]["tolerations"] = []
+        return job
+
+    monkeypatch.setattr(tenants, "validation_job", intolerant)
+    # WHEN / THEN the rendered Job is reported for the DRA pool's taint
+    found = [p for p in findings(tmp_path, _validated_spec()) if p.code == "GP211"]
+    assert found and {p.loc for p in found} == {"spec.validation"}
+
+
+def test_gp211_rendered_validation_job_tolerates_every_pool(tmp_path: Path) -> None:
+    assert "GP211" not in codes(tmp_path, _validated_spec())

@@ -1,0 +1,145 @@
+"""Wave order, drains and alpha features: GP130-GP134, GP140."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.policy.helpers import codes, findings
+from tests.specs import minimal_spec
+
+
+def _waves(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    waves: list[dict[str, Any]] = doc["spec"]["waves"]
+    return waves
+
+
+def _validated() -> dict[str, Any]:
+    """The minimal spec with a driver-validation wave and a later scale wave."""
+    doc = minimal_spec()
+    doc["spec"]["nodePools"].append({"name": "more", "nodes": ["gpu-03"], "product": "H100-80GB"})
+    _waves(doc).insert(2, {"name": "validate", "stage": "driver-validation"})
+    _waves(doc).insert(4, {"name": "scale", "stage": "scale"})
+    return doc
+
+
+def test_gp130_pool_move_and_claim_change_in_one_wave(tmp_path: Path) -> None:
+    # GIVEN a pool that migrates in the wave that also adds the tenant's claims
+    doc = _validated()
+    doc["spec"]["nodePools"][2]["migratesIn"] = "scale"
+    _waves(doc)[4]["tenants"] = ["team-a"]
+    _waves(doc)[3]["tenants"] = []
+    # WHEN / THEN the wave is refused with a pointer to a drain wave
+    found = [p for p in findings(tmp_path, doc) if p.code == "GP130"]
+    assert [p.loc for p in found] == ["spec.waves[4]"]
+    assert "drain" in found[0].hint and "'claims'" in found[0].hint
+
+
+def test_gp130_separate_waves_pass(tmp_path: Path) -> None:
+    doc = _validated()
+    doc["spec"]["nodePools"][2]["migratesIn"] = "scale"
+    assert "GP130" not in codes(tmp_path, doc)
+
+
+def test_gp131_pool_migrating_before_driver_validation(tmp_path: Path) -> None:
+    doc = minimal_spec()
+    doc["spec"]["nodePools"][1]["migratesIn"] = "claims"
+    found = [p for p in findings(tmp_path, doc) if p.code == "GP131"]
+    assert [p.loc for p in found] == ["spec.nodePools[1].migratesIn"]
+
+
+def test_gp131_pool_in_baseline_is_refused(tmp_path: Path) -> None:
+    doc = minimal_spec()
+    doc["spec"]["nodePools"][1]["migratesIn"] = "base"
+    assert "GP131" in codes(tmp_path, doc)
+
+
+def test_gp131_pilot_pool_and_pools_after_validation_pass(tmp_path: Path) -> None:
+    doc = _validated()
+    doc["spec"]["nodePools"][2]["migratesIn"] = "scale"
+    assert "GP131" not in codes(tmp_path, doc)
+
+
+def _bridge_in(wave: int) -> dict[str, Any]:
+    doc = minimal_spec()
+    doc["spec"]["bridges"] = [{"name": "legacy"}]
+    _waves(doc)[wave]["bridges"] = ["legacy"]
+    return doc
+
+
+def test_gp132_bridge_before_the_native_claim_pilot(tmp_path: Path) -> None:
+    found = [p for p in findings(tmp_path, _bridge_in(1)) if p.code == "GP132"]
+    assert [p.loc for p in found] == ["spec.waves[1].bridges"]
+
+
+def test_gp132_bridge_after_the_pilot_passes(tmp_path: Path) -> None:
+    assert "GP132" not in codes(tmp_path, _bridge_in(3))
+
+
+def _mig_tier_in(wave: int) -> dict[str, Any]:
+    doc = minimal_spec()
+    doc["spec"]["tiers"].append({"name": "mig", "deviceType": "mig", "migProfile": "1g.10gb"})
+    _waves(doc)[wave]["tiers"] = [*_waves(doc)[wave].get("tiers", []), "mig"]
+    return doc
+
+
+def test_gp133_mig_tier_with_the_first_full_gpu_tier(tmp_path: Path) -> None:
+    found = [p for p in findings(tmp_path, _mig_tier_in(2)) if p.code == "GP133"]
+    assert [p.loc for p in found] == ["spec.waves[2].tiers[1]"]
+
+
+def test_gp133_mig_tier_after_the_full_gpu_pilot_passes(tmp_path: Path) -> None:
+    assert "GP133" not in codes(tmp_path, _mig_tier_in(3))
+
+
+def _workload_moving_in(wave: str) -> dict[str, Any]:
+    doc = minimal_spec()
+    _waves(doc).append({"name": "late", "stage": "scale"})
+    doc["spec"]["workloads"] = [
+        {"kind": "Deployment", "namespace": "team-a", "name": "trainer", "tier": "full", "movesIn": wave}
+    ]
+    return doc
+
+
+def test_gp134_workload_still_legacy_at_the_final_cutover(tmp_path: Path) -> None:
+    found = [p for p in findings(tmp_path, _workload_moving_in("late")) if p.code == "GP134"]
+    assert [p.loc for p in found] == ["spec.workloads[0].movesIn"]
+
+
+def test_gp134_pool_still_legacy_at_the_final_cutover(tmp_path: Path) -> None:
+    doc = _workload_moving_in("claims")
+    doc["spec"]["nodePools"][0]["migratesIn"] = "late"
+    found = [p for p in findings(tmp_path, doc) if p.code == "GP134"]
+    assert [p.loc for p in found] == ["spec.nodePools[0].migratesIn"]
+
+
+def test_gp134_everything_moved_before_the_cutover_passes(tmp_path: Path) -> None:
+    assert "GP134" not in codes(tmp_path, _workload_moving_in("claims"))
+
+
+def test_gp140_alpha_driver_gate_with_a_final_cutover(tmp_path: Path) -> None:
+    doc = minimal_spec()
+    doc["spec"]["draDriver"]["featureGates"] = {"MPSSupport": True}
+    found = [p for p in findings(tmp_path, doc) if p.code == "GP140"]
+    assert [p.loc for p in found] == ["spec.draDriver.featureGates.MPSSupport"]
+    assert "'cutover'" in found[0].message
+
+
+def test_gp140_sharing_tier_in_a_production_wave(tmp_path: Path) -> None:
+    doc = minimal_spec()
+    doc["spec"]["tiers"][0]["sharing"] = "time-slicing"
+    _waves(doc)[2]["production"] = True
+    found = [p for p in findings(tmp_path, doc) if p.code == "GP140"]
+    assert [p.loc for p in found] == ["spec.tiers[0].sharing"]
+    assert "'claims'" in found[0].message
+
+
+def test_gp140_accepted_or_non_production_alpha_passes(tmp_path: Path) -> None:
+    accepted = minimal_spec()
+    accepted["spec"]["draDriver"]["featureGates"] = {"MPSSupport": True}
+    accepted["spec"]["accept"] = {"alphaFeatures": ["MPSSupport"]}
+    assert "GP140" not in codes(tmp_path, accepted)
+    lab = minimal_spec()
+    lab["spec"]["draDriver"]["featureGates"] = {"MPSSupport": True}
+    lab["spec"]["waves"] = lab["spec"]["waves"][:3]
+    assert "GP140" not in codes(tmp_path, lab)
