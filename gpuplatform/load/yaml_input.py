@@ -6,6 +6,7 @@ both, bounds the file size, insists on UTF-8 and on the number of documents the 
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,20 @@ import yaml
 
 from gpuplatform.errors import InputError
 
-__all__ = ["MAX_EXPANDED_NODES", "MAX_FILE_BYTES", "parse_yaml", "read_yaml", "read_yaml_documents"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_EXPANDED_NODES",
+    "MAX_FILE_BYTES",
+    "parse_yaml",
+    "read_yaml",
+    "read_yaml_documents",
+]
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 #: Upper bound on YAML nodes after alias expansion (a "billion laughs" file stops here).
 MAX_EXPANDED_NODES = 1_000_000
+#: Deepest nesting accepted; libyaml's C composer recurses per level and crashes the process near 50,000.
+MAX_DEPTH = 256
 
 
 class _StrictLoader(yaml.CSafeLoader):
@@ -88,9 +98,27 @@ def _mark(exc: yaml.YAMLError) -> str:
     return f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
 
 
+def _check_depth(text: str, name: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH, from libyaml's events (its parser keeps no C recursion)."""
+    parser = yaml.CSafeLoader(text)
+    try:
+        depth = 0
+        while parser.check_event():
+            event = parser.get_event()
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise InputError.single(name, "", f"YAML nesting is deeper than {MAX_DEPTH} levels")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    finally:
+        parser.dispose()
+
+
 def parse_yaml_documents(text: str, name: str) -> list[Any]:
     """Parse every document of a YAML stream with the strict rules."""
     try:
+        _check_depth(text, name)
         loader = _StrictLoader(text)
         try:
             docs: list[Any] = []
@@ -123,10 +151,17 @@ def parse_yaml(text: str, name: str) -> Any:
 
 
 def _read_bytes(path: Path) -> bytes:
+    """At most MAX_FILE_BYTES + 1 bytes of a regular file (a FIFO or /dev/zero would never end)."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError.single(str(path), "", "is not a regular file (a device, FIFO or socket)")
+        if info.st_size > MAX_FILE_BYTES:
             raise InputError.single(str(path), "", f"file is over the limit of {MAX_FILE_BYTES} bytes")
-        return path.read_bytes()
+        with path.open("rb") as handle:
+            return handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise InputError.single(str(path), "", "no such file") from None
     except IsADirectoryError:

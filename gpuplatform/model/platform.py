@@ -62,8 +62,8 @@ class Delivery(SpecModel):
     engines: tuple[Literal["argocd", "flux"], ...] = ("argocd",)
     repo_url: str = Field(min_length=1)
     revision: str = "main"
-    path: str = "dist"
-    """Folder of the rendered tree inside the repository."""
+    path: str = Field(default="dist", max_length=255, pattern=r"^[\w-][\w.-]*(/[\w-][\w.-]*)*$")
+    """Folder of the rendered tree inside the repository: relative, segments never start with `.`."""
     argocd_namespace: DnsLabel = "argocd"
     flux_namespace: DnsLabel = "flux-system"
     gates_namespace: DnsLabel = "gpuplatform-gates"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuplatform.errors import GpuplatformError, Problem
+from gpuplatform.errors import GpuplatformError, InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
 from gpuplatform.output.write import exclusive_output, recover, remove_tree, replace_tree
@@ -17,8 +17,10 @@ from gpuplatform.render.tree import render_tree
 from gpuplatform.versions import parse_release
 
 __all__ = [
+    "NAME_MAX_BYTES",
     "Drift",
     "PolicyRefusal",
+    "check_paths",
     "check_tree",
     "drift_of",
     "policy_findings",
@@ -28,6 +30,28 @@ __all__ = [
 ]
 
 
+#: Longest file name (one path segment) that common file systems accept, in bytes.
+NAME_MAX_BYTES = 255
+
+
+def check_paths(source: str, files: Mapping[str, bytes]) -> None:
+    """Refuse (InputError) rendered paths that leave the tree or that no file system can hold."""
+    problems: set[Problem] = set()
+    for rel in files:
+        parts = rel.split("/")
+        if rel.startswith("/") or "\0" in rel or "\\" in rel or any(p in ("", ".", "..") for p in parts):
+            problems.add(Problem(source, "", "", f"renders a path outside its tree: {rel!r}"))
+        for part in parts:
+            if len(part.encode()) > NAME_MAX_BYTES:
+                message = (
+                    f"renders a file name of {len(part.encode())} bytes, over {NAME_MAX_BYTES}: {part}; "
+                    "shorten the names it is built from (domain, namespace, object name)"
+                )
+                problems.add(Problem(source, "", "", message))
+    if problems:
+        raise InputError(sorted(problems))
+
+
 def render_files(
     loaded: LoadedPlatform, *, overrides: Sequence[str] = (), validate: bool = True
 ) -> dict[str, bytes]:
@@ -35,6 +59,7 @@ def render_files(
     platform = loaded.platform
     tree = render_tree(plan_platform(platform))
     files = Serializer(parse_release(platform.kubernetes.version).minor, validate=validate).files(tree)
+    check_paths(loaded.source, files)
     stack_dir = Path(loaded.source).parent
     origin = {
         "stack": Path(loaded.source).name,
