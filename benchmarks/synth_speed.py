@@ -40,8 +40,9 @@ def _time_synth() -> float:
     platform = build()
     loaded = LoadedPlatform(platform, "benchmarks/fleet.py", (), platform_document(platform))
     start = time.perf_counter()
-    policy_findings([loaded])
-    render_files(loaded)
+    tree = render_tree(plan_platform(platform))
+    policy_findings([loaded], trees={platform.name: tree})
+    render_files(loaded, tree=tree)
     return time.perf_counter() - start
 
 

@@ -1,8 +1,9 @@
 """Tree -> validated bytes, each distinct object validated and dumped once.
 
-Objects that repeat across waves differ only in their wave label; the cache key replaces that
-label with a placeholder, so a Node that is the same in eight waves is validated and dumped once
-and its bytes are reused with the wave name put back.
+Objects that repeat across waves differ only in their wave label, the Nodes of a pool only in their
+name, a tenant's objects often only in their namespace; the cache key replaces those values with
+placeholders, so each distinct shape is validated and dumped once and the real values are written
+back into its text.
 """
 
 from __future__ import annotations
@@ -10,10 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
+
+import yaml
 
 from gpuplatform import __version__
 from gpuplatform.errors import GpuplatformError
+from gpuplatform.model.base import DNS_SUBDOMAIN
 from gpuplatform.output.yaml import dump_many, dump_yaml
 from gpuplatform.render.meta import WAVE_LABEL, Obj
 from gpuplatform.render.tree import Tree
@@ -22,7 +27,10 @@ from gpuplatform.validate import SchemaMissing, validate_object
 __all__ = ["LOCK_FILE", "RenderedOutputInvalid", "Serializer", "lock_document"]
 
 LOCK_FILE = "gpuplatform.lock.json"
-_PLACEHOLDER = "gpuplatform-wave-placeholder-0"
+_WAVE = "gpuplatform-wave-placeholder-0"
+_NAME = "gpuplatform-name-placeholder-0"
+_NAMESPACE = "gpuplatform-namespace-placeholder-0"
+_RESOLVER = yaml.resolver.Resolver()
 
 
 class RenderedOutputInvalid(GpuplatformError):
@@ -33,78 +41,105 @@ class RenderedOutputInvalid(GpuplatformError):
         super().__init__("\n".join(lines))
 
 
-def _masked(obj: Obj) -> tuple[Obj, str | None]:
-    """`obj` with its wave label replaced by the placeholder, and the wave it had."""
-    labels = obj.get("metadata", {}).get("labels")
-    wave = labels.get(WAVE_LABEL) if isinstance(labels, dict) else None
-    if wave is None:
-        return obj, None
-    return {**obj, "metadata": {**obj["metadata"], "labels": {**labels, WAVE_LABEL: _PLACEHOLDER}}}, wave
+@dataclass(frozen=True)
+class _Template:
+    """An object with its wave label and name replaced by placeholders, and what they were."""
+
+    key: str
+    obj: Obj
+    wave: str | None
+    name: str | None
+    namespace: str | None
 
 
-def _shape_key(obj: Obj) -> str:
-    """Validation key: the schemas constrain no name, so objects differing only in name share it."""
+def _template(obj: Obj) -> _Template:
     meta = obj.get("metadata")
-    if isinstance(meta, dict) and "name" in meta:
-        obj = {**obj, "metadata": {**meta, "name": _PLACEHOLDER}}
-    return json.dumps(obj, separators=(",", ":"))
+    if not isinstance(meta, dict):
+        return _Template(json.dumps(obj, separators=(",", ":")), obj, None, None, None)
+    meta = dict(meta)
+    labels = meta.get("labels")
+    wave = None
+    if isinstance(labels, dict) and isinstance(labels.get(WAVE_LABEL), str):
+        wave = labels[WAVE_LABEL]
+        meta["labels"] = {**labels, WAVE_LABEL: _WAVE}
+    name, namespace = _mask(meta, "name", _NAME), _mask(meta, "namespace", _NAMESPACE)
+    masked = {**obj, "metadata": meta}
+    return _Template(json.dumps(masked, separators=(",", ":")), masked, wave, name, namespace)
+
+
+def _mask(meta: Obj, key: str, placeholder: str) -> str | None:
+    """Replace `meta[key]` by `placeholder` when it is a DNS name; return what it was."""
+    value = meta.get(key)
+    if not isinstance(value, str) or not DNS_SUBDOMAIN.match(value):
+        return None
+    meta[key] = placeholder
+    return value
+
+
+@cache
+def _scalar(name: str) -> str:
+    """How the dumper writes `name`: plain, or single-quoted where YAML would read another type."""
+    tag = _RESOLVER.resolve(yaml.ScalarNode, name, (True, False))  # type: ignore[no-untyped-call]
+    plain = tag == "tag:yaml.org,2002:str"
+    return name if plain else f"'{name}'"
 
 
 @dataclass
 class Serializer:
-    """Validates and dumps objects for one Kubernetes minor, memoised by content."""
+    """Validates and dumps objects for one Kubernetes minor, memoised by content.
+
+    Objects that differ only in their name, namespace or wave label (a pool's Nodes, every wave's copy of an
+    object) share one template: validated once (the schemas constrain neither), dumped once, and
+    the real name and wave are written back into the text.
+    """
 
     minor: str
     validate: bool = True
     _texts: dict[str, str] = field(default_factory=dict)
     _errors: dict[str, list[str]] = field(default_factory=dict)
-    _shape_errors: dict[str, list[str]] = field(default_factory=dict)
 
-    def _check(self, key: str, masked: Obj) -> list[str]:
-        errors = self._errors.get(key)
+    def _check(self, template: _Template) -> list[str]:
+        errors = self._errors.get(template.key)
         if errors is None:
-            errors = self._errors[key] = self._check_shape(masked) if self.validate else []
+            errors = []
+            if self.validate:
+                try:
+                    errors = validate_object(template.obj, self.minor)
+                except SchemaMissing as exc:
+                    errors = [str(exc)]
+            self._errors[template.key] = errors
         return errors
 
-    def _check_shape(self, masked: Obj) -> list[str]:
-        shape = _shape_key(masked)
-        errors = self._shape_errors.get(shape)
-        if errors is None:
-            try:
-                errors = validate_object(masked, self.minor)
-            except SchemaMissing as exc:
-                errors = [str(exc)]
-            self._shape_errors[shape] = errors
-        return errors
+    def _restore(self, template: _Template) -> str:
+        text = self._texts[template.key]
+        if template.wave is not None:
+            text = text.replace(_WAVE, template.wave)
+        if template.name is not None:
+            text = text.replace(_NAME, _scalar(template.name))
+        if template.namespace is not None:
+            text = text.replace(_NAMESPACE, _scalar(template.namespace))
+        return text
 
     def dump(self, obj: Obj) -> tuple[str, list[str]]:
         """The YAML text of `obj` and its validation errors."""
-        masked, wave = _masked(obj)
-        key = json.dumps(masked, separators=(",", ":"))
-        if key not in self._texts:
-            self._texts[key] = dump_yaml(masked)
-        return self._restore(key, wave), self._check(key, masked)
-
-    def _restore(self, key: str, wave: str | None) -> str:
-        text = self._texts[key]
-        return text.replace(_PLACEHOLDER, wave) if wave is not None else text
+        template = _template(obj)
+        if template.key not in self._texts:
+            self._texts[template.key] = dump_yaml(template.obj)
+        return self._restore(template), self._check(template)
 
     def files(self, tree: Tree) -> dict[str, bytes]:
         """Every file of the tree as bytes; RenderedOutputInvalid names every invalid object.
 
-        Objects not seen before are dumped together in one emitter run.
+        Templates not seen before are dumped together in one emitter run.
         """
-        entries: dict[str, list[tuple[str, str | None, Obj]]] = {}
+        entries: dict[str, list[_Template]] = {}
         missing: dict[str, Obj] = {}
         for path, content in tree.files.items():
             if isinstance(content, list):
-                entries[path] = []
-                for obj in content:
-                    masked, wave = _masked(obj)
-                    key = json.dumps(masked, separators=(",", ":"))
-                    entries[path].append((key, wave, masked))
-                    if key not in self._texts:
-                        missing.setdefault(key, masked)
+                entries[path] = [_template(obj) for obj in content]
+                for t in entries[path]:
+                    if t.key not in self._texts:
+                        missing.setdefault(t.key, t.obj)
         self._texts.update(zip(missing, dump_many(list(missing.values())), strict=True))
         out: dict[str, bytes] = {}
         problems: list[str] = []
@@ -114,10 +149,11 @@ class Serializer:
                 out[path] = content.encode()
                 continue
             texts = []
-            for key, wave, masked in entries[path]:
-                texts.append(self._restore(key, wave))
-                name = f"{masked.get('kind')}/{masked.get('metadata', {}).get('name')}"
-                problems += [f"{tree.platform}/{path}: {name}: {e}" for e in self._check(key, masked)]
+            for t in entries[path]:
+                texts.append(self._restore(t))
+                name = t.name or (t.obj.get("metadata") or {}).get("name")
+                label = f"{t.obj.get('kind')}/{name}"
+                problems += [f"{tree.platform}/{path}: {label}: {e}" for e in self._check(t)]
             out[path] = "---\n".join(texts).encode()
         if problems:
             raise RenderedOutputInvalid(problems)

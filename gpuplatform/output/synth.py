@@ -13,7 +13,7 @@ from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
 from gpuplatform.output.write import exclusive_output, recover, remove_tree, replace_tree
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.policy.rules import run_rules
-from gpuplatform.render.tree import render_tree
+from gpuplatform.render.tree import Tree, render_tree
 from gpuplatform.versions import parse_release
 
 __all__ = [
@@ -53,11 +53,11 @@ def check_paths(source: str, files: Mapping[str, bytes]) -> None:
 
 
 def render_files(
-    loaded: LoadedPlatform, *, overrides: Sequence[str] = (), validate: bool = True
+    loaded: LoadedPlatform, *, overrides: Sequence[str] = (), validate: bool = True, tree: Tree | None = None
 ) -> dict[str, bytes]:
-    """Every file of one platform's tree, lock file included, validated."""
+    """Every file of one platform's tree (`tree` when already rendered), lock file included, validated."""
     platform = loaded.platform
-    tree = render_tree(plan_platform(platform))
+    tree = tree if tree is not None else render_tree(plan_platform(platform))
     files = Serializer(parse_release(platform.kubernetes.version).minor, validate=validate).files(tree)
     check_paths(loaded.source, files)
     stack_dir = Path(loaded.source).parent
@@ -79,9 +79,12 @@ class PolicyRefusal(GpuplatformError):
         super().__init__(f"{len(problems)} policy error(s)")
 
 
-def policy_findings(loaded: Sequence[LoadedPlatform], allow: Sequence[str] = ()) -> list[Problem]:
+def policy_findings(
+    loaded: Sequence[LoadedPlatform], allow: Sequence[str] = (), trees: Mapping[str, Tree] | None = None
+) -> list[Problem]:
     """Every rule finding of every platform; PolicyRefusal when an error is not in `allow`."""
-    problems = [p for lp in loaded for p in run_rules(lp)]
+    trees = trees or {}
+    problems = [p for lp in loaded for p in run_rules(lp, tree=trees.get(lp.platform.name))]
     blocking = [p for p in problems if p.severity == "error" and p.code not in allow]
     if blocking:
         raise PolicyRefusal(problems)
@@ -89,10 +92,14 @@ def policy_findings(loaded: Sequence[LoadedPlatform], allow: Sequence[str] = ())
 
 
 def render_all(
-    loaded: Sequence[LoadedPlatform], overrides: Sequence[str] = ()
+    loaded: Sequence[LoadedPlatform], overrides: Sequence[str] = (), trees: Mapping[str, Tree] | None = None
 ) -> dict[str, dict[str, bytes]]:
-    """Every platform's files, by platform name."""
-    return {lp.platform.name: render_files(lp, overrides=overrides) for lp in loaded}
+    """Every platform's files, by platform name (reusing already rendered `trees`)."""
+    trees = trees or {}
+    return {
+        lp.platform.name: render_files(lp, overrides=overrides, tree=trees.get(lp.platform.name))
+        for lp in loaded
+    }
 
 
 def _owned_platforms(out: Path) -> set[str]:
@@ -111,8 +118,9 @@ def synth_tree(
     With `prune`, platform trees of ours that no loaded stack renders any more are removed.
     Refuses (PolicyRefusal) when an error-level rule fires whose code is not in `overrides`.
     """
-    findings = policy_findings(loaded, overrides)
-    rendered = render_all(loaded, overrides)
+    trees = {lp.platform.name: render_tree(plan_platform(lp.platform)) for lp in loaded}
+    findings = policy_findings(loaded, overrides, trees)
+    rendered = render_all(loaded, overrides, trees)
     with exclusive_output(out):
         recover(out)
         for name in sorted(rendered):

@@ -30,6 +30,8 @@ class RuleContext:
 
     loaded: LoadedPlatform
     cluster_nodes: frozenset[str] | None = None
+    rendered: Tree | None = None
+    """The tree synth already rendered, so that the rules do not render it again."""
 
     @property
     def platform(self) -> Platform:
@@ -42,7 +44,7 @@ class RuleContext:
     @cached_property
     def tree(self) -> Tree:
         """The rendered tree of every wave (rules that read rendered objects share it)."""
-        return render_tree(self.plan)
+        return self.rendered if self.rendered is not None else render_tree(self.plan)
 
 
 Check = Callable[[RuleContext], Iterable[Finding]]

@@ -54,3 +54,16 @@ def test_lock_document_has_digests_and_no_timestamps() -> None:
         .split('"')[0]
     )
     assert LOCK_FILE == "gpuplatform.lock.json"
+
+
+@pytest.mark.parametrize("name", ["gpu-01", "123", "1e3", "true", "null", "0x1f", "a.b.c", "2001-01-01"])
+def test_templated_names_dump_exactly_like_the_object_itself(name: str) -> None:
+    from gpuplatform.output.yaml import dump_yaml
+
+    obj = k8s_object("v1", "Node", name, wave="w", labels={"x": "y"})
+    serializer = Serializer("1.36")
+    serializer.dump(k8s_object("v1", "Node", "other", wave="w", labels={"x": "y"}))
+    text, errors = serializer.dump(obj)
+    assert text == dump_yaml(obj)
+    assert errors == []
+    assert len(serializer._texts) == 1

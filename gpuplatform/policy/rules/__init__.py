@@ -6,15 +6,21 @@ from gpuplatform.errors import Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.policy.registry import RULES, RuleContext
 from gpuplatform.policy.rules import allocators, releases, tenants, waves
+from gpuplatform.render.tree import Tree
 
 __all__ = ["RULES", "run_rules"]
 
 _MODULES = (allocators, releases, tenants, waves)
 
 
-def run_rules(loaded: LoadedPlatform, cluster_nodes: frozenset[str] | None = None) -> list[Problem]:
-    """Every finding of every rule, as Problems located in the stack file, sorted."""
-    context = RuleContext(loaded, cluster_nodes)
+def run_rules(
+    loaded: LoadedPlatform, cluster_nodes: frozenset[str] | None = None, tree: Tree | None = None
+) -> list[Problem]:
+    """Every finding of every rule, as Problems located in the stack file, sorted.
+
+    `tree` is the platform's rendered tree when the caller has it already (synth does).
+    """
+    context = RuleContext(loaded, cluster_nodes, tree)
     problems = []
     for code in sorted(RULES):
         r = RULES[code]
