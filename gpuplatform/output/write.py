@@ -5,6 +5,9 @@ write the new tree to `<out>/.<platform>.new`; exchange it with `<out>/<platform
 (renameat2 RENAME_EXCHANGE where the kernel has it, else two renames with `.old` as the fallback
 that recovery restores); remove the old tree. At every instant a complete tree is at
 `<out>/<platform>` or, between the two fallback renames, at `<out>/.<platform>.old`.
+
+Test hook: `GPUPLATFORM_CRASH_AT=<point>` ends the process with `os._exit(86)` at that named point
+(`writing`, `staged`, `moved-old`, `swapped`), so tests/test_crash_consistency.py can kill a run there.
 """
 
 from __future__ import annotations
@@ -25,8 +28,15 @@ from gpuplatform.output.serialize import LOCK_FILE
 __all__ = ["LOCK_TIMEOUT_SECONDS", "exclusive_output", "recover", "remove_tree", "replace_tree"]
 
 LOCK_TIMEOUT_SECONDS = 30.0
+CRASH_AT_ENV = "GPUPLATFORM_CRASH_AT"
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
+
+
+def _crash_point(point: str) -> None:
+    """Tests only: die here, as a killed run would, when CRASH_AT_ENV names `point`."""
+    if os.environ.get(CRASH_AT_ENV) == point:
+        os._exit(86)
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -86,10 +96,12 @@ def recover(out: Path) -> None:
 
 
 def _write_files(root: Path, files: Mapping[str, bytes]) -> None:
-    for rel, data in files.items():
+    for n, (rel, data) in enumerate(files.items()):
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
+        if n == len(files) // 2:
+            _crash_point("writing")
 
 
 def replace_tree(out: Path, platform: str, files: Mapping[str, bytes]) -> None:
@@ -105,15 +117,19 @@ def replace_tree(out: Path, platform: str, files: Mapping[str, bytes]) -> None:
     if staging.exists():
         shutil.rmtree(staging)
     _write_files(staging, files)
+    _crash_point("staged")
     if not target.exists():
         staging.rename(target)
         return
     if _exchange(staging, target):
+        _crash_point("swapped")
         shutil.rmtree(staging)
         return
     old = out / f".{platform}.old"
     target.rename(old)
+    _crash_point("moved-old")
     staging.rename(target)
+    _crash_point("swapped")
     shutil.rmtree(old)
 
 
