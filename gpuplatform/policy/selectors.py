@@ -125,7 +125,10 @@ def check_target(
     file: str,
 ) -> tuple[SelectorRow, list[Problem]]:
     """Count what `target` matches in the modelled pools and the inventory; report its problems."""
-    problems: list[Problem] = []
+    problems = [
+        Problem(file, loc, "GP310", f"{target.kind} {target.name!r}: selector cannot be built: {why}")
+        for loc, why in target.refused
+    ]
     compiled = _compile(platform, target, file, problems)
     row = SelectorRow(target)
     if len(compiled) != len(target.expressions):
@@ -163,7 +166,7 @@ def check_target(
                 file,
                 f"{target.loc}.count",
                 "GP312",
-                f"claim template {target.name!r} asks for {target.count} devices, but no single node has more "
+                f"{target.kind} {target.name!r} asks for {target.count} devices, but no single node has more "
                 f"than {row.best_node} matching (and a claim holds at most {_MAX_DEVICES_PER_CLAIM})",
             )
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuplatform.model.platform import Platform
+from gpuplatform.policy.nim_selectors import NIM_DRIVER, nim_expressions
 from gpuplatform.render.selectors import full_gpu_expression, tier_expression
 
 __all__ = ["SelectorTarget", "selector_targets"]
@@ -21,10 +22,12 @@ class SelectorTarget:
     """(spec path of the expression, CEL) in evaluation order."""
     device_type: str
     count: int = 1
+    refused: tuple[tuple[str, str], ...] = ()
+    """(spec path, why) of selectors that cannot even be built (NIM selectors with a bad operator)."""
 
 
 def selector_targets(platform: Platform) -> list[SelectorTarget]:
-    """Every tier, platform bridge class and claim template of the platform."""
+    """Every tier, platform bridge class, claim template and NIM service of the platform."""
     targets: list[SelectorTarget] = []
     tiers = {t.name: (i, t) for i, t in enumerate(platform.tiers)}
     for i, tier in enumerate(platform.tiers):
@@ -60,4 +63,24 @@ def selector_targets(platform: Platform) -> list[SelectorTarget]:
                     template.count,
                 )
             )
+    for i, nim in enumerate(platform.nim_services):
+        loc = f"spec.nimServices[{i}]"
+        if nim.tier is not None:
+            k, tier = tiers[nim.tier]
+            tier_loc = f"spec.tiers[{k}].cel" if tier.cel is not None else f"spec.tiers[{k}]"
+            base, device_type = (tier_loc, tier_expression(tier)), tier.device_type
+        else:
+            base, device_type = (loc, full_gpu_expression(NIM_DRIVER)), "gpu"
+        requests, refused = nim_expressions(nim, loc)
+        targets.append(
+            SelectorTarget(
+                "nimService",
+                f"{nim.namespace}/{nim.name}",
+                loc,
+                (base, *requests),
+                device_type,
+                nim.count,
+                tuple(refused),
+            )
+        )
     return targets

@@ -143,3 +143,40 @@ def test_bridge_classes_are_checked_like_tiers(tmp_path: Path) -> None:
     report = _check(tmp_path, doc)
     bridge = next(r for r in report.rows if r.target.kind == "bridge")
     assert bridge.target.loc == "spec.bridges[0]" and bridge.modelled == 12
+
+
+def _nim(**fields: Any) -> dict[str, Any]:
+    doc = minimal_spec()
+    doc["spec"]["nimServices"] = [{"name": "llm", "namespace": "team-a", "movesIn": "claims", **fields}]
+    return doc
+
+
+def test_nim_attribute_and_capacity_selectors_are_checked_as_the_operator_builds_them(tmp_path: Path) -> None:
+    # GIVEN a NIM service asking for Hopper, driver >= 550 and >= 40Gi, as in the operator's samples
+    doc = _nim(
+        attributeSelectors=[
+            {"key": "architecture", "value": "Hopper"},
+            {"key": "driverVersion", "op": "GreaterThanOrEqual", "value": "550.0.0", "valueType": "version"},
+        ],
+        capacitySelectors=[{"key": "memory", "op": "GreaterThanOrEqual", "value": "40Gi"}],
+    )
+    # WHEN it is checked
+    report = _check(tmp_path, doc)
+    # THEN only the H100 pool's devices match and nothing is reported
+    nim = next(r for r in report.rows if r.target.kind == "nimService")
+    assert (nim.target.name, nim.per_pool) == ("team-a/llm", {"old": 0, "new": 8})
+    assert not [p for p in report.problems if p.loc.startswith("spec.nimServices")]
+
+
+def test_nim_selector_with_an_operator_the_operator_refuses(tmp_path: Path) -> None:
+    doc = _nim(attributeSelectors=[{"key": "productName", "op": "GreaterThan", "value": "NVIDIA"}])
+    found = _selector_problems(_check(tmp_path, doc), "GP310")
+    assert [p.loc for p in found] == ["spec.nimServices[0].attributeSelectors[0]"]
+
+
+def test_nim_cel_expressions_on_a_tier_that_match_nothing(tmp_path: Path) -> None:
+    doc = _nim(
+        tier="full", celExpressions=["device.attributes['gpu.nvidia.com'].architecture == 'Blackwell'"]
+    )
+    found = _selector_problems(_check(tmp_path, doc), "GP311")
+    assert "spec.nimServices[0]" in [p.loc for p in found]
