@@ -143,3 +143,19 @@ def test_gp140_accepted_or_non_production_alpha_passes(tmp_path: Path) -> None:
     lab["spec"]["draDriver"]["featureGates"] = {"MPSSupport": True}
     lab["spec"]["waves"] = lab["spec"]["waves"][:3]
     assert "GP140" not in codes(tmp_path, lab)
+
+
+def test_gp115_sharing_tier_without_the_driver_gate(tmp_path: Path) -> None:
+    doc = minimal_spec()
+    doc["spec"]["tiers"][0]["sharing"] = "mps"
+    found = [p for p in findings(tmp_path, doc) if p.code == "GP115"]
+    assert [p.loc for p in found] == ["spec.tiers[0].sharing"]
+    assert "MPSSupport" in found[0].message
+
+
+def test_gp115_sharing_tier_with_its_gate_or_exclusive_tier_passes(tmp_path: Path) -> None:
+    doc = minimal_spec()
+    doc["spec"]["tiers"][0]["sharing"] = "time-slicing"
+    doc["spec"]["draDriver"]["featureGates"] = {"TimeSlicingSettings": True}
+    assert "GP115" not in codes(tmp_path, doc)
+    assert "GP115" not in codes(tmp_path, minimal_spec())

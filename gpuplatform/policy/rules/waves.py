@@ -193,3 +193,26 @@ def alpha_in_production(ctx: RuleContext) -> Iterator[Finding]:
                 f"tier {tier.name!r} uses {tier.sharing} (alpha {gate_name}) in wave {ctx.platform.waves[used[0]].name!r}",
                 f"add {gate_name} to spec.accept.alphaFeatures, or keep the tier out of that wave",
             )
+
+
+@rule(
+    "GP115",
+    "error",
+    "a sharing tier without the driver feature gate that implements it",
+    """
+A tier with `sharing: mps` or `sharing: time-slicing` passes sharing settings in its opaque
+GpuConfig; the NVIDIA DRA driver accepts them only with the MPSSupport or TimeSlicingSettings
+gate on (both alpha, off by default), and otherwise fails to prepare every claim on the tier.
+Enable the gate in `spec.draDriver.featureGates` (and accept it for production, GP140).
+""",
+)
+def sharing_without_gate(ctx: RuleContext) -> Iterator[Finding]:
+    gates = ctx.platform.dra_driver.feature_gates
+    for i, tier in enumerate(ctx.platform.tiers):
+        gate_name = SHARING_GATES.get(tier.sharing)
+        if gate_name is not None and not gates.get(gate_name, False):
+            yield Finding(
+                f"spec.tiers[{i}].sharing",
+                f"tier {tier.name!r} uses {tier.sharing}, but DRA driver gate {gate_name} is not enabled",
+                f"set spec.draDriver.featureGates.{gate_name}: true",
+            )
