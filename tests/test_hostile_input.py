@@ -177,11 +177,24 @@ def test_files_that_are_not_regular_files_are_refused_without_blocking(tmp_path:
     _assert_refused(_synth(path, out), out, str(path))
 
 
-def test_a_python_stack_that_raises_names_its_file_and_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("source", "fragment"),
+    [
+        ("x = 1\nraise RuntimeError('boom')\n", "RuntimeError: boom"),
+        ("import sys\nsys.exit(0)\n", "SystemExit: 0"),
+        ("x = 1\ny = (\n", "SyntaxError"),
+    ],
+    ids=["raises", "sys-exit", "syntax-error"],
+)
+def test_a_python_stack_that_fails_names_its_file_and_line(
+    tmp_path: Path, source: str, fragment: str
+) -> None:
+    # GIVEN a stack that raises, exits (which must not pass for a clean run) or does not parse
     stack = tmp_path / "lab.py"
-    stack.write_text("x = 1\nraise RuntimeError('boom')\n")
+    stack.write_text(source)
     out = tmp_path / "out"
-    _assert_refused(_synth(stack, out), out, f"{stack}:line 2:", "RuntimeError: boom")
+    # WHEN / THEN exit 2 at the stack's file and line
+    _assert_refused(_synth(stack, out), out, f"{stack}:line 2:", fragment)
 
 
 def test_an_unexpected_exception_is_an_internal_error(

@@ -57,6 +57,12 @@ def discover_stacks(directory: Path) -> list[Path]:
 def _stack_error(path: Path, exc: BaseException) -> InputError:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path.resolve()]
     line = f"line {frames[-1].lineno}" if frames else ""
+    if (
+        isinstance(exc, SyntaxError)
+        and exc.lineno is not None
+        and Path(exc.filename or "").resolve() == path.resolve()
+    ):
+        line = f"line {exc.lineno}"
     if isinstance(exc, ValidationError):
         problems = []
         for e in exc.errors():
@@ -83,7 +89,7 @@ def _run_python_stack(path: Path) -> tuple[list[Platform], list[str]]:
             found = getattr(module, "platforms", None) or getattr(module, "platform", None)
     except InputError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a stack's sys.exit() must not pass for a clean run
         raise _stack_error(path, exc) from None
     finally:
         sys.modules.pop(name, None)
