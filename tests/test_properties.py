@@ -102,3 +102,55 @@ def test_random_partial_specs_synthesise_or_are_refused_cleanly(doc: Any) -> Non
             assert not out.exists()
     finally:
         shutil.rmtree(root)
+
+
+def _overlay(spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "gpuplatform.dev/v1alpha1", "kind": "PlatformOverlay", "metadata": {}, "spec": spec}
+
+
+@SETTINGS
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            ["nodePools", "tiers", "waves", "tenants", "kubernetes", "draDriver", "activeWave", "x"]
+        ),
+        _values,
+        max_size=3,
+    )
+)
+def test_random_overlays_merge_or_are_refused_cleanly(spec: Any) -> None:
+    root = Path(tempfile.mkdtemp())
+    try:
+        base, overlay = root / "lab.yaml", root / "overlay.yaml"
+        base.write_text(yaml.safe_dump(minimal_spec(), sort_keys=False), encoding="utf-8")
+        overlay.write_text(
+            yaml.safe_dump(_overlay(spec), sort_keys=False, allow_unicode=True), encoding="utf-8"
+        )
+        result = CliRunner().invoke(main, ["check", str(base), "--overlay", str(overlay)])
+        assert result.exit_code in (0, 1, 2), result.output
+        assert "Traceback" not in result.output and "error: internal" not in result.stderr
+    finally:
+        shutil.rmtree(root)
+
+
+@SETTINGS
+@given(_values, st.sampled_from(["inventory", "snapshot"]))
+def test_random_inventories_and_snapshots_are_read_or_refused_cleanly(doc: Any, kind: str) -> None:
+    root = Path(tempfile.mkdtemp())
+    try:
+        spec = root / "lab.yaml"
+        spec.write_text(yaml.safe_dump(minimal_spec(), sort_keys=False), encoding="utf-8")
+        if kind == "inventory":
+            (root / "slices.yaml").write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+            args = ["--inventory", str(root / "slices.yaml")]
+        else:
+            (root / "snap").mkdir()
+            (root / "snap" / "nodes.json").write_text(
+                yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8"
+            )
+            args = ["--snapshot", str(root / "snap")]
+        result = CliRunner().invoke(main, ["check", str(spec), *args])
+        assert result.exit_code in (0, 1, 2), result.output
+        assert "Traceback" not in result.output and "error: internal" not in result.stderr
+    finally:
+        shutil.rmtree(root)

@@ -78,7 +78,8 @@ def cluster_node_names(snapshot: Path) -> frozenset[str]:
         raise InputError.single(str(path), "items", "expected `kubectl get nodes -o json` output (a List)")
     names = set()
     for i, item in enumerate(items):
-        name = item.get("metadata", {}).get("name") if isinstance(item, dict) else None
+        meta = item.get("metadata") if isinstance(item, dict) else None
+        name = meta.get("name") if isinstance(meta, dict) else None
         if not isinstance(name, str):
             raise InputError.single(str(path), f"items[{i}].metadata.name", "missing")
         names.add(name)

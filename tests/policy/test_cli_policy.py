@@ -140,3 +140,15 @@ def test_plan_transition_that_jumps_over_node_moves_and_claims_is_refused() -> N
 def test_plan_transition_bad_input(args: tuple[str, ...], fragment: str) -> None:
     result = run("plan", REFERENCE, *args)
     assert result.exit_code == 2 and fragment in result.stderr
+
+
+@pytest.mark.parametrize(
+    "nodes",
+    ['{"items": [{"metadata": [1]}]}', '{"items": [{"metadata": {"name": 5}}]}', '{"items": "x"}', "[1, 2]"],
+    ids=["metadata-list", "name-int", "items-string", "list"],
+)
+def test_check_malformed_snapshot_is_bad_input(tmp_path: Path, nodes: str) -> None:
+    (tmp_path / "nodes.json").write_text(nodes)
+    result = run("check", REFERENCE, "--snapshot", str(tmp_path))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: {tmp_path / 'nodes.json'}:items")
