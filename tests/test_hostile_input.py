@@ -218,3 +218,14 @@ def test_an_unexpected_exception_is_an_internal_error(
         "error: internal: ZeroDivisionError: division by zero\n"
     )
     assert not out.exists()
+
+
+@pytest.mark.parametrize("kind", ["file", "missing-parent-in-proc"])
+def test_an_unusable_output_folder_is_bad_input(tmp_path: Path, kind: str) -> None:
+    out = tmp_path / "afile" if kind == "file" else Path("/proc/gpuplatform-nope")
+    if kind == "file":
+        out.write_text("")
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    result = _synth(spec, out)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {out}: cannot be used as the output folder")

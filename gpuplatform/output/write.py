@@ -58,8 +58,14 @@ def _exchange(a: Path, b: Path) -> bool:
 @contextlib.contextmanager
 def exclusive_output(out: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
     """Hold the output folder's lock; wait up to `timeout` seconds for another synth to finish."""
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / ".gpuplatform.lock", "a+") as handle:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        handle = open(out / ".gpuplatform.lock", "a+")  # noqa: SIM115 (closed by the `with` below)
+    except OSError as exc:
+        raise InputError.single(
+            str(out), "", f"cannot be used as the output folder: {exc.strerror}"
+        ) from None
+    with handle:
         deadline = time.monotonic() + timeout
         while True:
             try:
