@@ -30,10 +30,16 @@ platform = Platform(
     name="reference",
     domain=DOMAIN,
     kubernetes=Kubernetes(version="1.36.1"),
-    gpu_operator=GpuOperator(version="26.3.1", namespace="gpu-operator", driver_version="580.126.09"),
+    gpu_operator=GpuOperator(
+        version="26.3.1",
+        namespace="gpu-operator",
+        driver_version="580.126.09",
+        chart_repository="https://helm.ngc.nvidia.com/nvidia",
+    ),
     dra_driver=DraDriver(
         chart_version="0.4.1",
-        chart_repository="oci://registry.k8s.io/dra-driver-nvidia/charts",
+        # The team's mirror of the dra-driver-nvidia-gpu chart (a spec field, never hard-coded).
+        chart_repository="oci://registry.example.com/charts",
         namespace="nvidia-dra-driver-gpu",
         nvidia_driver_root="/run/nvidia/driver",
     ),

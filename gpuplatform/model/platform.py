@@ -67,7 +67,12 @@ class Delivery(SpecModel):
     argocd_namespace: DnsLabel = "argocd"
     flux_namespace: DnsLabel = "flux-system"
     gates_namespace: DnsLabel = "gpuplatform-gates"
-    kubectl_image: str = "registry.k8s.io/kubectl:v1.36.1"
+    kubectl_image: str = "docker.io/alpine/k8s:1.36.1"
+    """Image of the gate Jobs; it must provide `sh`, `kubectl` and `jq` (alpine/k8s does)."""
+    cluster_server: str = "https://kubernetes.default.svc"
+    """API server Argo CD deploys to (the in-cluster address when Argo CD runs in this cluster)."""
+    timeout_minutes: int = Field(default=15, ge=1)
+    """How long Flux waits for a layer, and a post-transition gate for its invariant."""
 
 
 class Monitoring(SpecModel):

@@ -6,10 +6,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.delivery import render_argocd_entry, render_flux_entry
 from gpuplatform.render.device_classes import render_device_classes
+from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate_jobs
 from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.nodes import render_nodes
+from gpuplatform.render.operators import render_operators
+from gpuplatform.render.runbooks import render_runbooks
 from gpuplatform.render.tenants import render_tenants
 
 __all__ = [
@@ -27,20 +31,34 @@ __all__ = [
 Renderer = Callable[[Plan, WaveState], list[Obj]]
 
 
+def _namespace_of(obj: Obj) -> str:
+    meta = obj["metadata"]
+    return str(meta["name"] if obj["kind"] == "Namespace" else meta.get("namespace", "cluster"))
+
+
+def _gate_phase(obj: Obj) -> str:
+    return str(obj["metadata"]["labels"][PHASE_LABEL])
+
+
 @dataclass(frozen=True)
 class Layer:
-    """A folder of every wave, applied in name order; `per_namespace` splits it by namespace."""
+    """A folder of every wave, applied in name order; `split` names the subfolder of each object."""
 
     name: str
     render: Renderer
-    per_namespace: bool = False
+    split: Callable[[Obj], str] | None = None
+    subfolders: tuple[str, ...] = ()
+    """Subfolders that exist even when empty (entry points name them)."""
 
 
 LAYERS: tuple[Layer, ...] = (
+    Layer("00-operators", render_operators),
     Layer("10-nodes", render_nodes),
     Layer("20-device-classes", render_device_classes),
-    Layer("40-tenants", render_tenants, per_namespace=True),
+    Layer("40-tenants", render_tenants, split=_namespace_of),
+    Layer("50-gates", render_gate_jobs, split=_gate_phase, subfolders=("pre", "post")),
 )
+ARGO_SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 
 #: Apply order inside a folder (lower first); kinds not listed go last, by name.
 KIND_RANK: dict[str, int] = {
@@ -124,15 +142,23 @@ class Tree:
     platform: str
     files: dict[str, list[Obj] | str] = field(default_factory=dict)
 
-    def add_folder(self, folder: str, objects: list[Obj], *, listed: bool = True) -> list[str]:
-        """Write one file per object under `folder`, engine objects in engine subfolders.
+    def add_folder(
+        self,
+        folder: str,
+        objects: list[Obj],
+        *,
+        listed: bool = True,
+        engines: bool = True,
+        extra: tuple[str, ...] = (),
+    ) -> list[str]:
+        """Write one file per object under `folder`, engine objects in engine subfolders (`engines`).
 
-        Returns the entries of `folder`'s kustomization (files, then engine-neutral subfolders).
+        Returns the entries of `folder`'s kustomization (its files, then `extra` entries).
         """
         entries: list[str] = []
         by_engine: dict[str, list[Obj]] = {}
         for obj in sort_objects(objects):
-            engine = ENGINE_GROUPS.get(_group(obj))
+            engine = ENGINE_GROUPS.get(_group(obj)) if engines else None
             if engine is not None:
                 by_engine.setdefault(engine, []).append(obj)
                 continue
@@ -145,43 +171,77 @@ class Tree:
                 self.files[f"{folder}/{engine}/{name}"] = [obj]
             self.files[f"{folder}/{engine}/kustomization.yaml"] = [kustomization(names)]
         if listed:
-            self.files[f"{folder}/kustomization.yaml"] = [kustomization(entries)]
+            self.files[f"{folder}/kustomization.yaml"] = [kustomization(entries + list(extra))]
         return entries
 
+    def folders(self, prefix: str) -> list[str]:
+        """Folders directly or deeper under `prefix` that hold a kustomization, relative to it."""
+        return sorted(
+            p[len(prefix) : -len("/kustomization.yaml")]
+            for p in self.files
+            if p.startswith(prefix) and p.endswith("/kustomization.yaml")
+        )
 
-def _namespace_of(obj: Obj) -> str:
-    meta = obj["metadata"]
-    return str(meta["name"] if obj["kind"] == "Namespace" else meta.get("namespace", "cluster"))
+
+def _sync_wave(objects: list[Obj], layer: str) -> None:
+    """Order the layers for Argo CD: the sync wave of a layer is its number's tens."""
+    for obj in objects:
+        if ENGINE_GROUPS.get(_group(obj)) == "flux":
+            continue
+        annotations = obj["metadata"].setdefault("annotations", {})
+        if "argocd.argoproj.io/hook" not in annotations:
+            annotations[ARGO_SYNC_WAVE] = str(int(layer[:2]) // 10)
+            obj["metadata"]["annotations"] = dict(sorted(annotations.items()))
 
 
 def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, ...]) -> None:
-    """Add `waves/<NN>-<wave>/` and `handoff/<NN>-<wave>/` to `tree`."""
+    """Add `waves/<NN>-<wave>/` (every layer folder, even empty) and `handoff/<NN>-<wave>/` to `tree`."""
     root = f"waves/{state.dir_name}"
-    layer_dirs: list[str] = []
+    argo = "argocd" in plan.platform.delivery.engines
     for layer in layers:
         objects = layer.render(plan, state)
-        if not objects:
-            continue
+        if argo:
+            _sync_wave(objects, layer.name)
         folder = f"{root}/{layer.name}"
-        if layer.per_namespace:
-            by_ns: dict[str, list[Obj]] = {}
-            for obj in objects:
-                by_ns.setdefault(_namespace_of(obj), []).append(obj)
-            for ns in sorted(by_ns):
-                tree.add_folder(f"{folder}/{ns}", by_ns[ns])
-            tree.files[f"{folder}/kustomization.yaml"] = [kustomization(sorted(by_ns))]
-        else:
+        if layer.split is None:
             tree.add_folder(folder, objects)
-        layer_dirs.append(layer.name)
-    tree.files[f"{root}/kustomization.yaml"] = [kustomization(layer_dirs)]
+            continue
+        groups: dict[str, list[Obj]] = {sub: [] for sub in layer.subfolders}
+        for obj in objects:
+            groups.setdefault(layer.split(obj), []).append(obj)
+        for sub in sorted(groups):
+            tree.add_folder(f"{folder}/{sub}", groups[sub])
+        tree.files[f"{folder}/kustomization.yaml"] = [kustomization(sorted(groups))]
+    tree.files[f"{root}/kustomization.yaml"] = [kustomization([layer.name for layer in layers])]
+    if argo:
+        engine_dirs = [f"../{f}" for f in tree.folders(f"{root}/") if f.endswith("/argocd")]
+        entries = [f"../{layer.name}" for layer in layers] + engine_dirs
+        tree.files[f"{root}/argocd/kustomization.yaml"] = [kustomization(entries)]
     handoffs = render_pool_handoffs(plan, state)
     if handoffs:
         tree.add_folder(f"handoff/{state.dir_name}", handoffs, listed=False)
 
 
+def render_delivery(tree: Tree, plan: Plan) -> None:
+    """`delivery/`: the gate identity and each engine's entry point for the active wave."""
+    p = plan.platform
+    tree.add_folder("delivery/gates", gate_identity(plan, p.active_wave))
+    if "argocd" in p.delivery.engines:
+        tree.add_folder("delivery/argocd", render_argocd_entry(plan), engines=False, extra=("../gates",))
+    if "flux" in p.delivery.engines:
+        root = f"waves/{plan.active.dir_name}/"
+        folders = [f for f in tree.folders(root) if f and not f.endswith("/argocd") and f != "argocd"]
+        layer_folders = [f for f in folders if "/" not in f or f.endswith("/flux")]
+        entry = render_flux_entry(plan, layer_folders)
+        tree.add_folder("delivery/flux", entry, engines=False, extra=("../gates",))
+
+
 def render_tree(plan: Plan, layers: tuple[Layer, ...] = LAYERS) -> Tree:
-    """Every wave of the plan, as files."""
+    """Every wave of the plan, the entry points and the runbooks, as files."""
     tree = Tree(plan.platform.name)
     for state in plan.waves:
         render_wave(tree, plan, state, layers)
+    render_delivery(tree, plan)
+    for name, text in render_runbooks(plan).items():
+        tree.files[f"runbooks/{name}"] = text
     return tree

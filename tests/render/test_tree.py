@@ -61,8 +61,10 @@ def test_every_wave_folder_lists_exactly_its_files_and_subfolders(reference: Pla
         for depth in range(2, len(p.parts)):
             children["/".join(p.parts[:depth])].add(p.parts[depth])
     for folder, entries in children.items():
-        if len(PurePosixPath(folder).parts) < 2:
-            continue
+        if len(PurePosixPath(folder).parts) < 2 or (
+            folder.endswith("/argocd") and len(PurePosixPath(folder).parts) == 3
+        ):
+            continue  # the wave's Argo CD entry lists the layers beside it (test_argo_entry_lists_every_layer)
         kustomization = tree.files[f"{folder}/kustomization.yaml"]
         assert isinstance(kustomization, list)
         listed = set(kustomization[0]["resources"])
@@ -106,3 +108,16 @@ def test_handoff_folders_are_never_listed_by_a_kustomization(reference: Platform
     tree = render_tree(plan_platform(reference))
     handoffs = [p for p in tree.files if p.startswith("handoff/")]
     assert handoffs and not [p for p in handoffs if p.endswith("kustomization.yaml")]
+
+
+def test_argo_entry_lists_every_layer_and_the_argocd_engine_folders(reference: Platform) -> None:
+    tree = render_tree(plan_platform(reference))
+    [entry] = tree.files["waves/01-pilot-pool/argocd/kustomization.yaml"]  # type: ignore[misc]
+    assert entry["resources"] == [
+        "../00-operators",
+        "../10-nodes",
+        "../20-device-classes",
+        "../40-tenants",
+        "../50-gates",
+        "../00-operators/argocd",
+    ]

@@ -1,0 +1,150 @@
+"""Layer 00-operators: the GPU Operator and NVIDIA DRA driver Helm releases, for Flux and Argo CD.
+
+The values are the same data for both engines (`helm_values.py`); Flux gets a HelmRepository and
+a HelmRelease, Argo CD an Application with a Helm source. Both live in engine folders that only
+that engine's entry point includes; the driver's Namespace is engine-neutral.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.helm_values import dra_driver_values, gpu_operator_values
+from gpuplatform.render.meta import Obj, k8s_object
+
+__all__ = ["DRA_CHART", "GPU_OPERATOR_CHART", "HelmChart", "argocd_application", "render_operators"]
+
+DRA_CHART = "dra-driver-nvidia-gpu"
+GPU_OPERATOR_CHART = "gpu-operator"
+IN_CLUSTER = "https://kubernetes.default.svc"
+
+
+class HelmChart:
+    """One chart release: where the chart comes from, where it goes, with which values."""
+
+    def __init__(
+        self, release: str, chart: str, version: str, repository: str, namespace: str, values: Obj
+    ) -> None:
+        self.release, self.chart, self.version = release, chart, version
+        self.repository, self.namespace, self.values = repository, namespace, values
+
+    @property
+    def oci(self) -> bool:
+        return self.repository.startswith("oci://")
+
+
+def _charts(plan: Plan, state: WaveState) -> list[HelmChart]:
+    p = plan.platform
+    charts = []
+    if p.gpu_operator.chart_repository:
+        charts.append(
+            HelmChart(
+                "gpu-operator",
+                GPU_OPERATOR_CHART,
+                f"v{p.gpu_operator.version}",
+                p.gpu_operator.chart_repository,
+                p.gpu_operator.namespace,
+                gpu_operator_values(plan, state),
+            )
+        )
+    if state.driver_installed:
+        d = p.dra_driver
+        charts.append(
+            HelmChart(
+                DRA_CHART,
+                DRA_CHART,
+                d.chart_version,
+                d.chart_repository,
+                d.namespace,
+                dra_driver_values(plan),
+            )
+        )
+    return charts
+
+
+def _flux(plan: Plan, state: WaveState, chart: HelmChart) -> list[Obj]:
+    ns = plan.platform.delivery.flux_namespace
+    source_spec: dict[str, Any] = {"interval": "1h", "url": chart.repository}
+    if chart.oci:
+        source_spec["type"] = "oci"
+    source = k8s_object(
+        "source.toolkit.fluxcd.io/v1",
+        "HelmRepository",
+        chart.release,
+        wave=state.name,
+        namespace=ns,
+        spec=source_spec,
+    )
+    release = k8s_object(
+        "helm.toolkit.fluxcd.io/v2",
+        "HelmRelease",
+        chart.release,
+        wave=state.name,
+        namespace=ns,
+        spec={
+            "interval": "10m",
+            "releaseName": chart.release,
+            "targetNamespace": chart.namespace,
+            "chart": {
+                "spec": {
+                    "chart": chart.chart,
+                    "version": chart.version,
+                    "sourceRef": {"kind": "HelmRepository", "name": chart.release, "namespace": ns},
+                }
+            },
+            "install": {"crds": "CreateReplace", "remediation": {"retries": 3}},
+            "upgrade": {"crds": "CreateReplace", "remediation": {"retries": 3}},
+            "values": chart.values,
+        },
+    )
+    return [source, release]
+
+
+def argocd_application(plan: Plan, wave: str, name: str, source: Obj, namespace: str, sync_wave: int) -> Obj:
+    """An Argo CD Application of the platform's project, automated with prune and self-heal."""
+    p = plan.platform
+    return k8s_object(
+        "argoproj.io/v1alpha1",
+        "Application",
+        name,
+        wave=wave,
+        namespace=p.delivery.argocd_namespace,
+        annotations={"argocd.argoproj.io/sync-wave": str(sync_wave)},
+        spec={
+            "project": p.name,
+            "source": source,
+            "destination": {"server": p.delivery.cluster_server, "namespace": namespace},
+            "syncPolicy": {
+                "automated": {"prune": True, "selfHeal": True},
+                "syncOptions": ["CreateNamespace=false", "ServerSideApply=true"],
+            },
+        },
+    )
+
+
+def _argocd(plan: Plan, state: WaveState, chart: HelmChart) -> Obj:
+    repo = chart.repository.removeprefix("oci://") if chart.oci else chart.repository
+    source = {
+        "repoURL": repo,
+        "chart": chart.chart,
+        "targetRevision": chart.version,
+        "helm": {"releaseName": chart.release, "valuesObject": chart.values},
+    }
+    return argocd_application(
+        plan, state.name, f"{plan.platform.name}-{chart.release}", source, chart.namespace, 0
+    )
+
+
+def render_operators(plan: Plan, state: WaveState) -> list[Obj]:
+    """The driver Namespace (from the wave that installs it) and each engine's releases."""
+    p = plan.platform
+    objects: list[Obj] = []
+    if state.driver_installed:
+        objects.append(k8s_object("v1", "Namespace", p.dra_driver.namespace, wave=state.name))
+    for chart in _charts(plan, state):
+        if "flux" in p.delivery.engines:
+            objects += _flux(plan, state, chart)
+        if "argocd" in p.delivery.engines:
+            objects.append(_argocd(plan, state, chart))
+    return objects
