@@ -12,7 +12,7 @@ from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
 from gpuplatform.output.write import exclusive_output, recover, remove_tree, replace_tree
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.policy.rules import run_rules
+from gpuplatform.policy.rules import RULES, run_rules
 from gpuplatform.render.tree import Tree, render_tree
 from gpuplatform.versions import parse_release
 
@@ -82,7 +82,15 @@ class PolicyRefusal(GpuplatformError):
 def policy_findings(
     loaded: Sequence[LoadedPlatform], allow: Sequence[str] = (), trees: Mapping[str, Tree] | None = None
 ) -> list[Problem]:
-    """Every rule finding of every platform; PolicyRefusal when an error is not in `allow`."""
+    """Every rule finding of every platform; PolicyRefusal when an error is not in `allow`.
+
+    An `allow` code that names no rule is bad input: a typo must not pass for an override.
+    """
+    unknown = sorted(set(allow) - set(RULES))
+    if unknown:
+        raise InputError.single(
+            "--allow", "", f"no rule {', '.join(unknown)}; `gpuplatform explain CODE` lists them"
+        )
     trees = trees or {}
     problems = [p for lp in loaded for p in run_rules(lp, tree=trees.get(lp.platform.name))]
     blocking = [p for p in problems if p.severity == "error" and p.code not in allow]

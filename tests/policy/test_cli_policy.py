@@ -152,3 +152,11 @@ def test_check_malformed_snapshot_is_bad_input(tmp_path: Path, nodes: str) -> No
     result = run("check", REFERENCE, "--snapshot", str(tmp_path))
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"error: {tmp_path / 'nodes.json'}:items")
+
+
+def test_synth_allow_of_an_unknown_code_is_bad_input(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = run("synth", str(_two_bridges(tmp_path)), "--out", str(out), "--allow", "GP12O")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: --allow: no rule GP12O")
+    assert not out.exists()
