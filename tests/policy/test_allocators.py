@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gpuplatform.render import nodes, tenants
+from gpuplatform.render import helm_values, nodes, tenants
 from gpuplatform.render.meta import Obj
 from tests.policy.helpers import codes, findings
 from tests.specs import minimal_spec
@@ -100,17 +100,21 @@ def test_gp190_all_nodes_present_or_no_snapshot_pass(tmp_path: Path) -> None:
     assert "GP190" not in codes(tmp_path, minimal_spec())
 
 
-def _with_plugin_tolerations(tolerations: list[dict[str, Any]]) -> dict[str, Any]:
+@pytest.mark.parametrize("engines", [["argocd"], ["flux"]])
+def test_gp210_rendered_kubelet_plugin_without_the_pool_taint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engines: list[str]
+) -> None:
+    # GIVEN a renderer regression that leaves only a foreign toleration on the kubelet plugin
+    monkeypatch.setattr(helm_values, "_tolerations", lambda plan: [{"key": "other", "operator": "Exists"}])
     doc = minimal_spec()
-    doc["spec"]["draDriver"]["values"] = {"kubeletPlugin": {"tolerations": tolerations}}
-    return doc
-
-
-def test_gp210_kubelet_plugin_tolerations_without_the_pool_taint(tmp_path: Path) -> None:
-    doc = _with_plugin_tolerations([{"key": "other", "operator": "Exists"}])
+    doc["spec"]["delivery"]["engines"] = engines
+    # WHEN the rules run / THEN every rendered DRA release is reported for the DRA taint
     found = [p for p in findings(tmp_path, doc) if p.code == "GP210"]
     assert {p.loc for p in found} == {"spec.draDriver.values.kubeletPlugin.tolerations"}
-    assert any("gpu-scheduling.lab.example.com/mode=dra:NoSchedule" in p.message for p in found)
+    assert any(
+        "/00-operators/" in p.message and "gpu-scheduling.lab.example.com/mode=dra:NoSchedule" in p.message
+        for p in found
+    )
 
 
 @pytest.mark.parametrize(
@@ -121,8 +125,19 @@ def test_gp210_kubelet_plugin_tolerations_without_the_pool_taint(tmp_path: Path)
         {"operator": "Exists"},
     ],
 )
-def test_gp210_tolerated_taint_passes(tmp_path: Path, toleration: dict[str, Any]) -> None:
-    assert "GP210" not in codes(tmp_path, _with_plugin_tolerations([toleration]))
+def test_gp210_tolerated_taint_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toleration: dict[str, Any]
+) -> None:
+    monkeypatch.setattr(helm_values, "_tolerations", lambda plan: [toleration])
+    assert "GP210" not in codes(tmp_path, minimal_spec())
+
+
+def test_gp210_team_tolerations_are_merged_with_the_pool_taint(tmp_path: Path) -> None:
+    doc = minimal_spec()
+    doc["spec"]["draDriver"]["values"] = {
+        "kubeletPlugin": {"tolerations": [{"key": "other", "operator": "Exists"}]}
+    }
+    assert "GP210" not in codes(tmp_path, doc)
 
 
 def _validated_spec() -> dict[str, Any]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
+from gpuplatform.render.operators import DRA_CHART
 from gpuplatform.versions import CHART_DEVICE_CLASSES
 
 __all__: list[str] = []
@@ -148,30 +149,47 @@ def node_missing_from_cluster(ctx: RuleContext) -> Iterator[Finding]:
                 )
 
 
+def _dra_releases(ctx: RuleContext) -> Iterator[tuple[str, Any]]:
+    """(file, Helm values) of every rendered DRA driver release: Flux HelmReleases, Argo CD Applications."""
+    for path, content in sorted(ctx.tree.files.items()):
+        if not isinstance(content, list):
+            continue
+        for obj in content:
+            spec = obj.get("spec", {})
+            if (
+                obj.get("kind") == "HelmRelease"
+                and spec.get("chart", {}).get("spec", {}).get("chart") == DRA_CHART
+            ):
+                yield path, spec.get("values", {})
+            elif obj.get("kind") == "Application" and spec.get("source", {}).get("chart") == DRA_CHART:
+                yield path, spec["source"].get("helm", {}).get("valuesObject", {})
+
+
 @rule(
     "GP210",
     "error",
     "the DRA pool's taint is not tolerated by the DRA kubelet plugin",
     """
 The DRA pool is tainted so that unmigrated workloads stay off it; the DRA driver's kubelet plugin
-must tolerate that taint or it never runs there and no ResourceSlice is published. When the team
-sets `kubeletPlugin.tolerations` in the DRA driver values, they must cover every DRA pool's taint.
+must tolerate that taint or it never runs there and no ResourceSlice is published. The rule reads
+`kubeletPlugin.tolerations` of every rendered DRA driver release (Flux HelmRelease and Argo CD
+Application, the team's values merged with the platform's) against every pool's DRA taint.
 """,
 )
 def taint_not_tolerated(ctx: RuleContext) -> Iterator[Finding]:
-    plugin = ctx.platform.dra_driver.values.get("kubeletPlugin", {})
-    tolerations = plugin.get("tolerations") if isinstance(plugin, dict) else None
-    if tolerations is None:
-        return
-    for i, pool in enumerate(ctx.platform.node_pools):
-        if pool.migrates_in is None and not any(w.stage == "final-cutover" for w in ctx.platform.waves):
-            continue
-        taint = pool_taint(ctx.platform, pool)
-        if not any(_tolerates(t, taint) for t in tolerations if isinstance(t, dict)):
-            yield Finding(
-                "spec.draDriver.values.kubeletPlugin.tolerations",
-                f"no toleration for {taint['key']}={taint.get('value', '')}:{taint['effect']} of pool {pool.name!r} (pool {i})",
-            )
+    taints = {pool.name: pool_taint(ctx.platform, pool) for pool in ctx.platform.node_pools}
+    for path, values in _dra_releases(ctx):
+        plugin = values.get("kubeletPlugin") if isinstance(values, dict) else None
+        tolerations = plugin.get("tolerations") if isinstance(plugin, dict) else None
+        listed = [t for t in tolerations if isinstance(t, dict)] if isinstance(tolerations, list) else []
+        for pool, taint in sorted(taints.items()):
+            if not any(_tolerates(t, taint) for t in listed):
+                yield Finding(
+                    "spec.draDriver.values.kubeletPlugin.tolerations",
+                    f"{path}: the kubelet plugin does not tolerate {taint['key']}={taint.get('value', '')}:"
+                    f"{taint['effect']} of pool {pool!r}",
+                    f"tolerate {taint['key']}:{taint['effect']} in kubeletPlugin.tolerations",
+                )
 
 
 def _tolerates(toleration: dict[str, Any], taint: dict[str, str]) -> bool:
