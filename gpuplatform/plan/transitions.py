@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuplatform.errors import InputError, Problem
+from gpuplatform.gates import gates_for_wave
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.plan.report import wave_changes
 from gpuplatform.plan.waves import Plan, WaveState, plan_platform
+from gpuplatform.render.tree import LAYERS
 
 __all__ = [
     "APPLY_ORDER",
@@ -27,7 +29,8 @@ __all__ = [
     "transition",
 ]
 
-#: The order in which Argo CD sync waves and Flux `dependsOn` chains apply a wave's layers.
+#: The order in which Argo CD sync waves and Flux `dependsOn` chains apply a wave's layers (those the
+#: renderer has: `render.tree.LAYERS`).
 APPLY_ORDER: tuple[tuple[str, str], ...] = (
     (
         "00-operators",
@@ -103,7 +106,7 @@ class Transition:
         lines += [f"  {n}. {s.layer}: {s.what}" for n, s in enumerate(self.steps, 1)] or [
             "  (nothing to apply)"
         ]
-        lines.append("gates that must pass first:")
+        lines.append(f"gates of {self.target} (pre-transition gates block the layers they name):")
         lines += [f"  {g}" for g in self.gates] or ["  (none)"]
         if self.refusals:
             lines.append("REFUSED:")
@@ -121,7 +124,8 @@ def _steps(a: WaveState, b: WaveState) -> list[Step]:
         "40-tenants": bool(claim_changes(a, b)),
         "50-gates": True,
     }
-    return [Step(layer, what) for layer, what in APPLY_ORDER if touched[layer]]
+    rendered = {layer.name for layer in LAYERS}
+    return [Step(layer, what) for layer, what in APPLY_ORDER if touched[layer] and layer in rendered]
 
 
 def _refusals(plan: Plan, a: WaveState, b: WaveState) -> list[str]:
@@ -151,9 +155,10 @@ def transition(plan: Plan, source: str, target: str) -> Transition:
     """The transition from wave `source` to wave `target` of `plan` (KeyError for an unknown wave)."""
     a, b = plan.wave(source), plan.wave(target)
     direction = "forward" if b.index > a.index else "rollback" if b.index < a.index else "none"
-    gates = [f"{b.dir_name}/50-gates: invariants of {b.name} (hold whichever way you arrive)"]
-    if direction == "forward":
-        gates.insert(0, f"{a.dir_name}/50-gates: invariants of {a.name} hold before leaving it")
+    gates = [
+        f"{g.id} ({'before ' + ', '.join(g.protects) if g.protects else 'after the wave is applied'}): {g.title}"
+        for g in gates_for_wave(plan, b)
+    ]
     return Transition(
         platform=plan.platform.name,
         source=source,

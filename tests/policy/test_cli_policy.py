@@ -120,7 +120,9 @@ def test_plan_transition_rollback_of_the_reference() -> None:
     first = result.stdout.split("\n\n")[0]
     assert first.splitlines()[0] == "platform reference: native-claim-pilot -> driver-validation (rollback)"
     assert "  - tenant gpu-dra-pilot" in first
-    assert "40-tenants" in first and "10-nodes" not in first
+    order = first.split("apply order:\n")[1].split("gates of")[0]
+    assert "40-tenants" in order and "10-nodes" not in order
+    assert "  rollback-safety (before 00-operators, 10-nodes): " in first
     assert "REFUSED" not in first
 
 
