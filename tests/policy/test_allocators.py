@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gpuplatform.render import helm_values, nodes, tenants
+from gpuplatform.render import handoff, helm_values, nodes, tenants
 from gpuplatform.render.meta import Obj
 from tests.policy.helpers import codes, findings
 from tests.specs import minimal_spec
@@ -38,13 +38,39 @@ def test_gp102_reads_the_rendered_node_labels(tmp_path: Path, monkeypatch: pytes
         return labels
 
     monkeypatch.setattr(nodes, "node_labels", forgetful)
+    monkeypatch.setattr(handoff, "node_labels", forgetful)
     # WHEN the rules run
     found = [p for p in findings(tmp_path, minimal_spec()) if p.code == "GP102"]
     # THEN each DRA node of each wave is reported at its pool: gpu-02 from the pilot, gpu-01 at the cutover
     where = {(p.loc, p.message.split(":")[0]) for p in found}
     assert ("spec.nodePools[1]", "waves/01-pilot/10-nodes/node_gpu-02.yaml") in where
     assert ("spec.nodePools[0]", "waves/03-cutover/10-nodes/node_gpu-01.yaml") in where
+    assert ("spec.nodePools[1]", "handoff/01-pilot/nodepoolhandoff_new.yaml") in where
+    assert all(
+        (p.loc == "spec.nodePools[0]") == ("gpu-01" in p.message or " old " in p.message) for p in found
+    )
     assert not any("00-base" in p.message for p in found)
+
+
+def test_gp102_reads_the_karpenter_hand_off_of_provisioner_pools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a Karpenter-managed DRA pool and the same renderer regression
+    original = nodes.node_labels
+
+    def forgetful(platform: Any, pool: Any, mode: Any) -> dict[str, str]:
+        labels = original(platform, pool, mode)
+        labels.pop(nodes.DEVICE_PLUGIN_LABEL, None)
+        return labels
+
+    monkeypatch.setattr(nodes, "node_labels", forgetful)
+    monkeypatch.setattr(handoff, "node_labels", forgetful)
+    doc = minimal_spec()
+    del doc["spec"]["nodePools"][1]["nodes"]
+    doc["spec"]["nodePools"][1]["provisioner"] = {"kind": "karpenter", "name": "gpu-h100"}
+    # WHEN / THEN the Karpenter NodePool patch is reported at the pool
+    found = [p for p in findings(tmp_path, doc) if p.code == "GP102" and "provisioner gpu-h100" in p.message]
+    assert found and {p.loc for p in found} == {"spec.nodePools[1]"}
 
 
 def test_gp102_correct_labels_pass(tmp_path: Path) -> None:

@@ -41,6 +41,18 @@ def _enables_both(labels: dict[str, Any]) -> bool:
     return labels.get(DRA_PLUGIN_LABEL) == "true" and labels.get(DEVICE_PLUGIN_LABEL) != "false"
 
 
+def _labelled(obj: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
+    """(kind of name, name, labels) of a rendered object that sets GPU node labels."""
+    kind = obj.get("kind")
+    if kind == "Node":
+        return "node", obj["metadata"]["name"], obj["metadata"].get("labels", {})
+    if kind == "NodePoolHandoff":
+        return "pool", obj["metadata"]["name"], obj["spec"]["labels"]
+    if kind == "NodePool" and str(obj.get("apiVersion", "")).startswith("karpenter.sh/"):
+        return "provisioner", obj["metadata"]["name"], obj["spec"]["template"]["metadata"].get("labels", {})
+    return None
+
+
 @rule(
     "GP102",
     "error",
@@ -54,23 +66,21 @@ wave, after overlays.
 """,
 )
 def both_allocators_in_rendered_labels(ctx: RuleContext) -> Iterator[Finding]:
-    tree = ctx.tree
-    pools = {n: i for i, p in enumerate(ctx.platform.node_pools) for n in (p.nodes or (p.name,))}
-    for path, content in sorted(tree.files.items()):
+    index: dict[tuple[str, str], int] = {}
+    for i, pool in enumerate(ctx.platform.node_pools):
+        index[("pool", pool.name)] = i
+        index |= {("node", n): i for n in pool.nodes}
+        if pool.provisioner is not None:
+            index[("provisioner", pool.provisioner.name)] = i
+    for path, content in sorted(ctx.tree.files.items()):
         if not isinstance(content, list):
             continue
         for obj in content:
-            if obj.get("kind") == "Node":
-                labels = obj["metadata"].get("labels", {})
-                name = obj["metadata"]["name"]
-            elif obj.get("kind") == "NodePoolHandoff":
-                labels, name = obj["spec"]["labels"], obj["metadata"]["name"]
-            else:
-                continue
-            if _enables_both(labels):
+            found = _labelled(obj)
+            if found is not None and _enables_both(found[2]):
                 yield Finding(
-                    f"spec.nodePools[{pools.get(name, 0)}]",
-                    f"{path}: {name} would run the device plugin and the DRA kubelet plugin",
+                    f"spec.nodePools[{index[found[:2]]}]",
+                    f"{path}: {found[0]} {found[1]} would run the device plugin and the DRA kubelet plugin",
                     f"set {DEVICE_PLUGIN_LABEL}=false wherever {DRA_PLUGIN_LABEL}=true",
                 )
 
