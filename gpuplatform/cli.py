@@ -233,5 +233,122 @@ def explain(code: str) -> None:
     click.echo(explain_rule(code.upper()))
 
 
+
+@main.command()
+@click.option("--out", "out", required=True, help="Folder to write the snapshot into.")
+@click.option("--context", "context", default=None, help="kubectl context (default: the current one).")
+@click.option("--namespace", "namespaces", multiple=True, help="Limit namespaced kinds (repeatable).")
+@click.option("--nvidia-smi", "smi", multiple=True, metavar="NS/POD", help="Run nvidia-smi in this pod (repeatable).")
+@guarded
+def snapshot(out: str, context: str | None, namespaces: tuple[str, ...], smi: tuple[str, ...]) -> None:
+    """Read the cluster with kubectl into a snapshot folder (one JSON file per kind + manifest)."""
+    from gpuplatform.evidence.snapshot import take_snapshot
+
+    manifest = take_snapshot(Path(out), context=context, namespaces=namespaces, nvidia_smi_pods=smi)
+    for kind, state in manifest["kinds"].items():
+        click.echo(f"{kind}: {state}")
+    for target, state in manifest["nvidiaSmi"].items():
+        click.echo(f"nvidia-smi {target}: {state}")
+    if manifest["missing"]:
+        _fail(f"error: {out}: incomplete snapshot, missing {', '.join(manifest['missing'])}", EXIT_FINDINGS)
+
+
+@main.group()
+def inventory() -> None:
+    """The migration register and the GPU nodes of a snapshot."""
+
+
+def _table(rows: list[dict[str, Any]], fmt: str) -> str:
+    from gpuplatform.evidence.tables import render_rows
+
+    return render_rows(rows, fmt)
+
+
+@inventory.command("register")
+@click.argument("source")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "yaml"]), default="table")
+@guarded
+def inventory_register(source: str, fmt: str) -> None:
+    """One row per GPU workload of SOURCE (a snapshot folder or a pods.json)."""
+    from gpuplatform.evidence.register import workload_rows
+    from gpuplatform.evidence.snapshot import snapshot_or_pods
+
+    click.echo(_table([r.as_dict() for r in workload_rows(snapshot_or_pods(Path(source)))], fmt), nl=False)
+
+
+@inventory.command("nodes")
+@click.argument("source")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "yaml"]), default="table")
+@click.option("--dra-namespace", default="nvidia-dra-driver-gpu", help="Namespace of the DRA driver.")
+@guarded
+def inventory_nodes(source: str, fmt: str, dra_namespace: str) -> None:
+    """Per GPU node: allocatable GPUs, product, which plugins run there, published devices."""
+    from gpuplatform.evidence.register import node_rows
+    from gpuplatform.evidence.snapshot import snapshot_or_pods
+
+    rows = node_rows(snapshot_or_pods(Path(source)), dra_namespace)
+    click.echo(_table([r.as_dict() for r in rows], fmt), nl=False)
+
+
+@main.command()
+@click.argument("stack")
+@click.option("--wave", "wave", required=True, help="The wave whose gates to evaluate.")
+@click.option("--snapshot", "snapshot_dir", required=True, help="Snapshot folder (gpuplatform snapshot).")
+@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@click.option("--platform", "platform", default=None, help="Platform of the stack (when it has several).")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown")
+@guarded
+def evidence(
+    stack: str, wave: str, snapshot_dir: str, overlays: tuple[str, ...], platform: str | None, fmt: str
+) -> None:
+    """Evaluate a wave's gates against a snapshot; exit 0 only when every gate holds."""
+    from gpuplatform.evidence.report import all_held, evidence_json, evidence_markdown
+    from gpuplatform.evidence.snapshot import load_snapshot
+    from gpuplatform.gates.evaluate import evaluate_wave
+    from gpuplatform.plan.waves import plan_platform
+
+    snap = load_snapshot(Path(snapshot_dir))
+    loaded = load_selected(stack, overlays)
+    names = [lp.platform.name for lp in loaded]
+    if platform is not None and platform not in names:
+        raise InputError.single("--platform", "", f"{stack} has no platform {platform!r} (it has {', '.join(names)})")
+    if platform is None and len(loaded) > 1:
+        raise InputError.single("--platform", "", f"{stack} has platforms {', '.join(names)}: choose one")
+    held = True
+    for lp in (x for x in loaded if platform in (None, x.platform.name)):
+        plan = plan_platform(lp.platform)
+        try:
+            state = plan.wave(wave)
+        except KeyError:
+            raise InputError.single("--wave", "", f"platform {lp.platform.name!r} has no wave {wave!r}") from None
+        results = evaluate_wave(plan, state, snap)
+        held = held and all_held(results)
+        if fmt == "json":
+            click.echo(evidence_json(lp.platform.name, wave, results))
+        else:
+            click.echo(evidence_markdown(lp.platform.name, wave, snap, results), nl=False)
+    if not held:
+        sys.exit(EXIT_FINDINGS)
+
+
+@main.command()
+@click.option("--snapshot", "snapshot_dir", required=True, help="Snapshot folder of the running cluster.")
+@click.option("--name", default="cluster", help="Platform name (a DNS label).")
+@click.option("--domain", default="platform.example.com", help="Domain of the DeviceClass names.")
+@click.option("--out", "out", default=None, help="File to write (default: stdout).")
+@guarded
+def init(snapshot_dir: str, name: str, domain: str, out: str | None) -> None:
+    """Write a starting spec from a running cluster: every GPU node legacy, decisions marked TODO."""
+    from gpuplatform.evidence.init import initial_spec
+    from gpuplatform.evidence.snapshot import load_snapshot
+
+    text = initial_spec(load_snapshot(Path(snapshot_dir)), name, domain)
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        Path(out).write_text(text)
+        click.echo(f"wrote {out}")
+
+
 if __name__ == "__main__":
     main()

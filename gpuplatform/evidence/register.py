@@ -1,0 +1,199 @@
+"""The migration-wave register: one row per GPU workload, and one per GPU node, from a snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuplatform.evidence.snapshot import Snapshot
+from gpuplatform.gates.matchers import GPU_RESOURCE, is_device_plugin_pod, is_dra_kubelet_plugin_pod
+
+__all__ = ["HUMAN_FIELDS", "NodeRow", "WorkloadRow", "gpu_count", "node_rows", "workload_rows"]
+
+#: Fields only a person can fill; present and empty in every row.
+HUMAN_FIELDS = ("owner", "restartTolerance", "maintenanceWindow", "rollbackOwner", "validationTest")
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+
+
+def _containers(pod: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    spec = pod.get("spec", {})
+    yield from spec.get("initContainers") or []
+    yield from spec.get("containers") or []
+
+
+def _quantity(value: Any) -> int:
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0
+
+
+def gpu_count(pod: dict[str, Any]) -> int:
+    """GPUs a pod requests: the largest init container or the sum of the app containers (as the scheduler)."""
+    spec = pod.get("spec", {})
+
+    def wants(c: dict[str, Any]) -> int:
+        r = c.get("resources") or {}
+        return max(
+            _quantity((r.get("limits") or {}).get(GPU_RESOURCE, 0)),
+            _quantity((r.get("requests") or {}).get(GPU_RESOURCE, 0)),
+        )
+
+    init = max((wants(c) for c in spec.get("initContainers") or []), default=0)
+    return max(init, sum(wants(c) for c in spec.get("containers") or []))
+
+
+def _other_gpu_resources(pod: dict[str, Any]) -> list[str]:
+    names = set()
+    for c in _containers(pod):
+        r = c.get("resources") or {}
+        for name in {**(r.get("limits") or {}), **(r.get("requests") or {})}:
+            if name.startswith("nvidia.com/") and name != GPU_RESOURCE:
+                names.add(name)
+    return sorted(names)
+
+
+def _controller(pod: dict[str, Any], snapshot: Snapshot) -> tuple[str, str]:
+    """(kind, name) of the workload: a ReplicaSet resolves to its Deployment, a Job to its CronJob."""
+    meta = pod.get("metadata", {})
+    owner = next((o for o in meta.get("ownerReferences") or [] if o.get("controller")), None)
+    if owner is None:
+        return "Pod", str(meta.get("name"))
+    kind, name = str(owner.get("kind")), str(owner.get("name"))
+    lookup = {"ReplicaSet": "replicasets", "Job": "jobs"}.get(kind)
+    if lookup is not None:
+        for parent in snapshot.items(lookup) or []:
+            pm = parent.get("metadata", {})
+            if pm.get("name") == name and pm.get("namespace") == meta.get("namespace"):
+                grand = next((o for o in pm.get("ownerReferences") or [] if o.get("controller")), None)
+                if grand is not None:
+                    return str(grand.get("kind")), str(grand.get("name"))
+        if kind == "ReplicaSet" and (hash_ := (meta.get("labels") or {}).get("pod-template-hash")):
+            return "Deployment", name.removesuffix(f"-{hash_}")
+    return kind, name
+
+
+@dataclass
+class WorkloadRow:
+    """One workload that uses GPUs."""
+
+    namespace: str
+    kind: str
+    name: str
+    pods: int = 0
+    gpus: int = 0
+    claims: list[str] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
+    products: list[str] = field(default_factory=list)
+    node_selector: dict[str, str] = field(default_factory=dict)
+    affinity: bool = False
+    tolerations: list[str] = field(default_factory=list)
+    mig_or_sharing: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "namespace": self.namespace,
+            "kind": self.kind,
+            "name": self.name,
+            "pods": self.pods,
+            "gpusPerPod": self.gpus,
+            "claims": sorted(self.claims),
+            "nodes": sorted(self.nodes),
+            "gpuProducts": sorted(self.products),
+            "nodeSelector": dict(sorted(self.node_selector.items())),
+            "affinity": self.affinity,
+            "tolerations": sorted(self.tolerations),
+            "migOrSharing": sorted(self.mig_or_sharing),
+        }
+        return row | {f: "" for f in HUMAN_FIELDS}
+
+
+def workload_rows(snapshot: Snapshot) -> list[WorkloadRow]:
+    """Every workload with a pod requesting `nvidia.com/gpu` (or another nvidia.com resource) or a claim."""
+    products = {
+        n["metadata"]["name"]: (n["metadata"].get("labels") or {}).get(PRODUCT_LABEL, "")
+        for n in snapshot.items("nodes") or []
+    }
+    rows: dict[tuple[str, str, str], WorkloadRow] = {}
+    for pod in snapshot.items("pods") or []:
+        if is_device_plugin_pod(pod):
+            continue
+        gpus, others = gpu_count(pod), _other_gpu_resources(pod)
+        claims = [
+            c.get("resourceClaimName") or c.get("resourceClaimTemplateName") or c.get("name")
+            for c in pod.get("spec", {}).get("resourceClaims") or []
+        ]
+        if not gpus and not others and not claims:
+            continue
+        namespace = str(pod["metadata"].get("namespace", ""))
+        kind, name = _controller(pod, snapshot)
+        row = rows.setdefault((namespace, kind, name), WorkloadRow(namespace, kind, name))
+        spec = pod.get("spec", {})
+        row.pods += 1
+        row.gpus = max(row.gpus, gpus)
+        row.claims = sorted(set(row.claims) | {str(c) for c in claims})
+        node = spec.get("nodeName")
+        if node and node not in row.nodes:
+            row.nodes.append(node)
+            if products.get(node) and products[node] not in row.products:
+                row.products.append(products[node])
+        row.node_selector.update(spec.get("nodeSelector") or {})
+        row.affinity = row.affinity or bool(spec.get("affinity"))
+        for t in spec.get("tolerations") or []:
+            text = f"{t.get('key', '*')}={t.get('value', '')}:{t.get('effect', '*')}"
+            if text not in row.tolerations:
+                row.tolerations.append(text)
+        row.mig_or_sharing = sorted(set(row.mig_or_sharing) | set(others))
+    return [rows[k] for k in sorted(rows)]
+
+
+@dataclass
+class NodeRow:
+    """One GPU node: what the device plugin advertises, which allocators run there, what DRA publishes."""
+
+    name: str
+    allocatable: str
+    product: str
+    count_label: str
+    device_plugin_pod: bool
+    dra_plugin_pod: bool
+    slice_devices: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "node": self.name,
+            "allocatableNvidiaGpu": self.allocatable,
+            "gpuProduct": self.product,
+            "gpuCountLabel": self.count_label,
+            "devicePluginPod": self.device_plugin_pod,
+            "draKubeletPluginPod": self.dra_plugin_pod,
+            "resourceSliceDevices": self.slice_devices,
+        }
+
+
+def node_rows(snapshot: Snapshot, dra_namespace: str = "nvidia-dra-driver-gpu") -> list[NodeRow]:
+    """Every node with GPUs (product label, allocatable GPUs, a plugin pod or published devices)."""
+    pods = snapshot.items("pods") or []
+    devices: dict[str, int] = {}
+    for s in snapshot.items("resourceslices") or []:
+        node = s.get("spec", {}).get("nodeName")
+        if node:
+            devices[node] = devices.get(node, 0) + len(s["spec"].get("devices") or [])
+    rows = []
+    for node in snapshot.items("nodes") or []:
+        name = node["metadata"]["name"]
+        labels = node["metadata"].get("labels") or {}
+        on_node = [p for p in pods if p.get("spec", {}).get("nodeName") == name]
+        row = NodeRow(
+            name,
+            str((node.get("status", {}).get("allocatable") or {}).get(GPU_RESOURCE, "")),
+            labels.get(PRODUCT_LABEL, ""),
+            labels.get("nvidia.com/gpu.count", ""),
+            any(is_device_plugin_pod(p) for p in on_node),
+            any(is_dra_kubelet_plugin_pod(p, dra_namespace) for p in on_node),
+            devices.get(name, 0),
+        )
+        if row.allocatable or row.product or row.device_plugin_pod or row.dra_plugin_pod or row.slice_devices:
+            rows.append(row)
+    return sorted(rows, key=lambda r: r.name)

@@ -1,0 +1,64 @@
+"""Evidence reports: Markdown for the reviewer of the pull request that moves `activeWave`, JSON for CI."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gpuplatform.evidence.snapshot import Snapshot
+from gpuplatform.gates.evaluate import GateResult
+
+__all__ = ["all_held", "evidence_json", "evidence_markdown"]
+
+_ICONS = {"held": "held", "broken": "BROKEN", "unknown": "unknown (counts as not held)"}
+
+
+def all_held(results: list[GateResult]) -> bool:
+    """Exit 0 only when every gate held; unknown never counts as held."""
+    return all(r.status == "held" for r in results)
+
+
+def _manifest(snapshot: Snapshot) -> dict[str, Any]:
+    path = snapshot.folder / "manifest.json"
+    if not path.is_file():
+        return {}
+    try:
+        data: dict[str, Any] = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return {}
+    return data
+
+
+def evidence_markdown(platform: str, wave: str, snapshot: Snapshot, results: list[GateResult]) -> str:
+    """The report a reviewer reads."""
+    manifest = _manifest(snapshot)
+    lines = [f"# Evidence: {platform}, wave {wave}", ""]
+    if manifest:
+        lines += [
+            f"Snapshot of context `{manifest.get('context')}` (server {manifest.get('serverVersion')}) at {manifest.get('time')}.",
+            "",
+        ]
+        if manifest.get("missing"):
+            lines += [f"Missing from the snapshot: {', '.join(manifest['missing'])}.", ""]
+    verdict = "All gates hold." if all_held(results) else "NOT all gates hold: do not advance."
+    lines += [verdict, "", "| gate | status | what it checks |", "|---|---|---|"]
+    lines += [f"| `{r.id}` | {_ICONS[r.status]} | {r.title} |" for r in results]
+    for r in results:
+        lines += ["", f"## {r.id}: {_ICONS[r.status]}", ""]
+        lines += [f"- {f}" for f in r.findings] + [f"- proof: {p}" for p in r.proof] or [
+            "- nothing to check in this wave"
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def evidence_json(platform: str, wave: str, results: list[GateResult]) -> str:
+    """The same verdicts as data."""
+    return json.dumps(
+        {
+            "platform": platform,
+            "wave": wave,
+            "held": all_held(results),
+            "gates": [r.as_dict() for r in results],
+        },
+        indent=2,
+    )

@@ -1,0 +1,168 @@
+"""Cluster snapshots: `kubectl get -o json` per kind into a folder, plus a manifest of what is missing.
+
+A snapshot is read-only evidence: whatever kubectl could read is kept; a forbidden or failing kind
+is recorded in `manifest.json` and later counts as unknown, never as held.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from gpuplatform.errors import InputError
+from gpuplatform.load.yaml_input import read_yaml
+
+__all__ = ["KINDS", "NVIDIA_SMI_QUERY", "Snapshot", "load_snapshot", "snapshot_or_pods", "take_snapshot"]
+
+#: kind -> (kubectl resource, namespaced). ReplicaSets and Jobs resolve pod owners to workloads.
+KINDS: dict[str, tuple[str, bool]] = {
+    "nodes": ("nodes", False),
+    "pods": ("pods", True),
+    "daemonsets": ("daemonsets.apps", True),
+    "replicasets": ("replicasets.apps", True),
+    "jobs": ("jobs.batch", True),
+    "deviceclasses": ("deviceclasses.resource.k8s.io", False),
+    "resourceslices": ("resourceslices.resource.k8s.io", False),
+    "resourceclaims": ("resourceclaims.resource.k8s.io", True),
+    "resourceclaimtemplates": ("resourceclaimtemplates.resource.k8s.io", True),
+}
+NVIDIA_SMI_QUERY = ("nvidia-smi", "--query-gpu=name,memory.total,uuid", "--format=csv")
+_TIMEOUT = 120
+
+
+def _kubectl(args: Sequence[str], context: str | None) -> subprocess.CompletedProcess[str]:
+    base = ["kubectl", *(["--context", context] if context else [])]
+    return subprocess.run([*base, *args], capture_output=True, text=True, timeout=_TIMEOUT, check=False)
+
+
+def _reason(stderr: str) -> str:
+    text = stderr.strip().splitlines()[-1] if stderr.strip() else "kubectl failed"
+    return "forbidden: " + text if "forbidden" in stderr.lower() else text
+
+
+def take_snapshot(
+    out: Path,
+    *,
+    context: str | None = None,
+    namespaces: Sequence[str] = (),
+    nvidia_smi_pods: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Write one `<kind>.json` per kind and `manifest.json` into `out`; return the manifest.
+
+    `namespaces` limits namespaced kinds (default: all); `nvidia_smi_pods` are `namespace/pod`
+    names in which `nvidia-smi` is run through `kubectl exec`.
+    """
+    if shutil.which("kubectl") is None:
+        raise InputError.single("kubectl", "", "kubectl is not on PATH; install it or run where it is")
+    out.mkdir(parents=True, exist_ok=True)
+    manifest: dict[str, Any] = {"context": context, "kinds": {}, "nvidiaSmi": {}, "missing": []}
+    current = _kubectl(["config", "current-context"], context)
+    manifest["context"] = context or (current.stdout.strip() if current.returncode == 0 else None)
+    version = _kubectl(["version", "-o", "json"], context)
+    try:
+        manifest["serverVersion"] = json.loads(version.stdout).get("serverVersion", {}).get("gitVersion")
+    except json.JSONDecodeError:
+        manifest["serverVersion"] = None
+    for kind, (resource, namespaced) in KINDS.items():
+        items: list[Any] = []
+        errors = []
+        scopes = (
+            [["-n", ns] for ns in namespaces] if namespaced and namespaces else [["-A"] if namespaced else []]
+        )
+        for scope in scopes:
+            result = _kubectl(["get", resource, *scope, "-o", "json"], context)
+            if result.returncode != 0:
+                errors.append(_reason(result.stderr))
+                continue
+            try:
+                items += json.loads(result.stdout).get("items", [])
+            except json.JSONDecodeError:
+                errors.append("kubectl printed no JSON")
+        if errors:
+            manifest["kinds"][kind] = "missing: " + "; ".join(errors)
+            manifest["missing"].append(kind)
+            continue
+        (out / f"{kind}.json").write_text(
+            json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n"
+        )
+        manifest["kinds"][kind] = f"{len(items)} object(s)"
+    for target in nvidia_smi_pods:
+        namespace, _, pod = target.partition("/")
+        result = _kubectl(["exec", "-n", namespace, pod, "--", *NVIDIA_SMI_QUERY], context)
+        if result.returncode == 0:
+            smi = out / "nvidia-smi"
+            smi.mkdir(exist_ok=True)
+            (smi / f"{namespace}_{pod}.csv").write_text(result.stdout)
+            manifest["nvidiaSmi"][target] = "ok"
+        else:
+            manifest["nvidiaSmi"][target] = "missing: " + _reason(result.stderr)
+            manifest["missing"].append(f"nvidia-smi {target}")
+    manifest["time"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+@dataclass
+class Snapshot:
+    """A snapshot folder, read: items per kind (`None` when the kind is missing) and nvidia-smi rows."""
+
+    folder: Path
+    kinds: dict[str, list[dict[str, Any]] | None] = field(default_factory=dict)
+    nvidia_smi: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+
+    def items(self, kind: str) -> list[dict[str, Any]] | None:
+        return self.kinds.get(kind)
+
+
+def _csv_rows(text: str) -> list[dict[str, str]]:
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return []
+    header = [h.strip() for h in lines[0].split(",")]
+    return [dict(zip(header, (c.strip() for c in line.split(",")), strict=False)) for line in lines[1:]]
+
+
+def load_snapshot(folder: Path) -> Snapshot:
+    """Read a snapshot folder (or a folder of `kubectl get -o json` files named `<kind>.json`)."""
+    if not folder.is_dir():
+        raise InputError.single(str(folder), "", "no such snapshot folder")
+    snapshot = Snapshot(folder)
+    for kind in KINDS:
+        path = folder / f"{kind}.json"
+        if not path.is_file():
+            snapshot.kinds[kind] = None
+            continue
+        doc = read_yaml(path)
+        items = doc.get("items") if isinstance(doc, dict) else None
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise InputError.single(
+                str(path), "items", "expected `kubectl get -o json` output (a List of objects)"
+            )
+        snapshot.kinds[kind] = items
+    smi = folder / "nvidia-smi"
+    if smi.is_dir():
+        for path in sorted(smi.glob("*.csv")):
+            namespace, _, pod = path.stem.partition("_")
+            snapshot.nvidia_smi[f"{namespace}/{pod}"] = _csv_rows(path.read_text())
+    return snapshot
+
+
+def snapshot_or_pods(path: Path) -> Snapshot:
+    """A snapshot folder, or a lone `kubectl get pods -A -o json` file as a snapshot of pods only."""
+    if path.is_dir():
+        return load_snapshot(path)
+    doc = read_yaml(path)
+    items = doc.get("items") if isinstance(doc, dict) else None
+    if not isinstance(items, list):
+        raise InputError.single(
+            str(path), "items", "expected a snapshot folder or `kubectl get pods -A -o json` output"
+        )
+    snapshot = Snapshot(path.parent, {k: None for k in KINDS})
+    snapshot.kinds["pods"] = items
+    return snapshot

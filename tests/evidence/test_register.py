@@ -1,0 +1,98 @@
+"""The migration register and the node list: one row per workload, owners resolved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from gpuplatform.cli import main
+from gpuplatform.evidence.register import HUMAN_FIELDS, gpu_count, node_rows, workload_rows
+from gpuplatform.evidence.snapshot import load_snapshot
+from tests.evidence.builders import Cluster, pod
+
+
+def _snapshot(tmp_path: Path, extra_pods: list[dict] | None = None, jobs: list[dict] | None = None):  # type: ignore[no-untyped-def, type-arg]
+    cluster = Cluster.healthy()
+    cluster.kinds["pods"] = [*(cluster.kinds["pods"] or []), *(extra_pods or [])]
+    cluster.kinds["jobs"] = jobs or []
+    return load_snapshot(cluster.write(tmp_path / "snap"))
+
+
+def test_one_row_per_workload_with_owners_resolved(tmp_path: Path) -> None:
+    second = pod(
+        "trainer-7d4f9-y3y",
+        "ml",
+        "gpu-legacy-01",
+        gpus=2,
+        labels={"pod-template-hash": "7d4f9"},
+        owners=[{"kind": "ReplicaSet", "name": "trainer-7d4f9", "controller": True}],
+    )
+    nightly = pod(
+        "nightly-2912-abc",
+        "ml",
+        "gpu-legacy-01",
+        gpus=1,
+        owners=[{"kind": "Job", "name": "nightly-2912", "controller": True}],
+    )
+    job = {
+        "metadata": {
+            "name": "nightly-2912",
+            "namespace": "ml",
+            "ownerReferences": [{"kind": "CronJob", "name": "nightly", "controller": True}],
+        }
+    }
+    rows = {
+        (r.namespace, r.kind, r.name): r for r in workload_rows(_snapshot(tmp_path, [second, nightly], [job]))
+    }
+    assert set(rows) == {
+        ("ml", "Deployment", "trainer"),
+        ("ml", "CronJob", "nightly"),
+        ("gpu-dra-pilot", "Pod", "gpu-dra-validation-abcde"),
+    }
+    trainer = rows[("ml", "Deployment", "trainer")]
+    assert trainer.pods == 2 and trainer.gpus == 2
+    assert trainer.products == ["NVIDIA-H100-80GB-HBM3"]
+    assert rows[("ml", "CronJob", "nightly")].gpus == 1
+    row = trainer.as_dict()
+    assert all(row[f] == "" for f in HUMAN_FIELDS)
+
+
+def test_gpu_count_takes_the_larger_of_init_and_app_containers() -> None:
+    p = {
+        "spec": {
+            "initContainers": [{"resources": {"limits": {"nvidia.com/gpu": "4"}}}],
+            "containers": [
+                {"resources": {"requests": {"nvidia.com/gpu": "1"}}},
+                {"resources": {"limits": {"nvidia.com/gpu": "2"}}},
+            ],
+        }
+    }
+    assert gpu_count(p) == 4
+
+
+def test_device_plugin_pods_are_not_workloads_and_nodes_show_plugins(tmp_path: Path) -> None:
+    snapshot = _snapshot(tmp_path)
+    assert "nvidia-device-plugin-daemonset" not in " ".join(r.name for r in workload_rows(snapshot))
+    nodes = {n.name: n for n in node_rows(snapshot)}
+    assert nodes["gpu-legacy-01"].device_plugin_pod and not nodes["gpu-legacy-01"].dra_plugin_pod
+    assert nodes["gpu-dra-01"].dra_plugin_pod and nodes["gpu-dra-01"].slice_devices == 8
+    assert nodes["gpu-dra-01"].allocatable == "0"
+
+
+def test_cli_formats(tmp_path: Path) -> None:
+    folder = Cluster.healthy().write(tmp_path / "snap")
+    runner = CliRunner()
+    table = runner.invoke(main, ["inventory", "register", str(folder)])
+    assert table.exit_code == 0 and table.stdout.splitlines()[0].startswith("NAMESPACE")
+    csv = runner.invoke(main, ["inventory", "register", str(folder), "--format", "csv"])
+    assert csv.stdout.splitlines()[0].startswith("namespace,kind,name,pods,gpusPerPod")
+    rows = yaml.safe_load(
+        runner.invoke(main, ["inventory", "register", str(folder), "--format", "yaml"]).stdout
+    )
+    assert {r["name"] for r in rows} >= {"trainer"}
+    pods_only = runner.invoke(main, ["inventory", "register", str(folder / "pods.json")])
+    assert pods_only.exit_code == 0 and "trainer" in pods_only.stdout
+    nodes = runner.invoke(main, ["inventory", "nodes", str(folder)])
+    assert "gpu-dra-01" in nodes.stdout

@@ -1,0 +1,91 @@
+"""`gpuplatform snapshot` against a fake kubectl on PATH: complete, forbidden, unreachable, absent."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpuplatform.cli import main
+from gpuplatform.evidence.snapshot import load_snapshot
+from tests.evidence.builders import Cluster
+
+FAKE = """#!/bin/sh
+# answers `kubectl [--context C] get <resource> ... -o json` from $FAKE_DIR/<kind>.json
+[ "$1" = "--context" ] && shift 2
+case "$1" in
+  config) echo fake-context; exit 0;;
+  version) echo '{"serverVersion": {"gitVersion": "v1.36.1"}}'; exit 0;;
+  exec) [ -f "$FAKE_DIR/smi.csv" ] && cat "$FAKE_DIR/smi.csv" && exit 0; echo 'error: pod not found' >&2; exit 1;;
+  get) kind=${2%%.*};;
+esac
+if [ -n "${FAKE_UNREACHABLE:-}" ]; then echo 'Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout' >&2; exit 1; fi
+case " ${FAKE_FORBIDDEN:-} " in *" $kind "*) echo "Error from server (Forbidden): $kind is forbidden: User cannot list resource" >&2; exit 1;; esac
+cat "$FAKE_DIR/$kind.json"
+"""
+
+
+@pytest.fixture
+def fake_kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    data = Cluster.healthy().write(tmp_path / "cluster")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "kubectl").write_text(FAKE)
+    (bin_dir / "kubectl").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_DIR", str(data))
+    return data
+
+
+def test_snapshot_reads_every_kind(fake_kubectl: Path, tmp_path: Path) -> None:
+    out = tmp_path / "snap"
+    result = CliRunner().invoke(main, ["snapshot", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["context"] == "fake-context"
+    assert manifest["serverVersion"] == "v1.36.1"
+    assert manifest["missing"] == []
+    assert len(load_snapshot(out).items("resourceslices") or []) == 1
+
+
+def test_forbidden_kind_is_kept_out_and_named(
+    fake_kubectl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_FORBIDDEN", "resourceclaims")
+    out = tmp_path / "snap"
+    result = CliRunner().invoke(main, ["snapshot", "--out", str(out)])
+    assert result.exit_code == 1
+    assert "missing resourceclaims" in result.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["kinds"]["resourceclaims"].startswith("missing: forbidden")
+    assert load_snapshot(out).items("resourceclaims") is None
+    assert load_snapshot(out).items("nodes")
+
+
+def test_unreachable_cluster_is_a_clear_message(
+    fake_kubectl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_UNREACHABLE", "1")
+    result = CliRunner().invoke(main, ["snapshot", "--out", str(tmp_path / "snap")])
+    assert result.exit_code == 1
+    assert "nodes: missing: Unable to connect to the server" in result.stdout
+
+
+def test_nvidia_smi_through_kubectl_exec(fake_kubectl: Path, tmp_path: Path) -> None:
+    (fake_kubectl / "smi.csv").write_text(
+        "name, memory.total [MiB], uuid\nNVIDIA H100 80GB HBM3, 81559 MiB, GPU-1\n"
+    )
+    out = tmp_path / "snap"
+    result = CliRunner().invoke(main, ["snapshot", "--out", str(out), "--nvidia-smi", "gpu-dra-pilot/v-1"])
+    assert result.exit_code == 0, result.output
+    assert load_snapshot(out).nvidia_smi["gpu-dra-pilot/v-1"][0]["uuid"] == "GPU-1"
+
+
+def test_missing_kubectl_is_bad_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    result = CliRunner().invoke(main, ["snapshot", "--out", str(tmp_path / "snap")])
+    assert result.exit_code == 2
+    assert "kubectl is not on PATH" in result.stderr
