@@ -7,6 +7,7 @@ from gpuplatform.model.tenants import ClaimTemplate, Tenant
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import NEVER_DELETE_ANNOTATIONS, Obj, k8s_object
 from gpuplatform.render.nodes import pool_taint
+from gpuplatform.render.quota import tenant_quota
 
 __all__ = [
     "CLAIM_OPERATOR_ROLE",
@@ -136,6 +137,7 @@ def render_tenants(plan: Plan, state: WaveState) -> list[Obj]:
         if tenant.name not in state.tenants:
             continue
         objects.append(tenant_namespace(tenant, state.name))
+        objects.append(tenant_quota(plan, state, tenant))
         objects += _rbac(tenant, state.name)
         objects += [claim_template_object(p, tenant.ns, t, state.name) for t in tenant.claim_templates]
     if state.validation and p.validation is not None and p.validation.tenant in state.tenants:

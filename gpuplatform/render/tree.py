@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.admission import render_policy
 from gpuplatform.render.delivery import render_argocd_entry, render_flux_entry
 from gpuplatform.render.device_classes import render_device_classes
 from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate_jobs
@@ -55,6 +56,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer("00-operators", render_operators),
     Layer("10-nodes", render_nodes),
     Layer("20-device-classes", render_device_classes),
+    Layer("30-policy", render_policy),
     Layer("40-tenants", render_tenants, split=_namespace_of),
     Layer("50-gates", render_gate_jobs, split=_gate_phase, subfolders=("pre", "post")),
 )

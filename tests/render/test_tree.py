@@ -117,6 +117,7 @@ def test_argo_entry_lists_every_layer_and_the_argocd_engine_folders(reference: P
         "../00-operators",
         "../10-nodes",
         "../20-device-classes",
+        "../30-policy",
         "../40-tenants",
         "../50-gates",
         "../00-operators/argocd",

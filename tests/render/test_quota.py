@@ -1,0 +1,36 @@
+"""Closed-world quota: own tiers get the limit, every other class 0, the bridge class for the entitled."""
+
+from __future__ import annotations
+
+from gpuplatform.model import Platform
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.quota import tenant_quota
+
+
+def _hard(reference: Platform, wave: str, **tenant_changes: object) -> dict[str, str]:
+    tenant = reference.tenants[0].model_copy(update=tenant_changes)
+    plan = plan_platform(reference.model_copy(update={"tenants": (tenant,)}))
+    return dict(tenant_quota(plan, plan.wave(wave), tenant)["spec"]["hard"])
+
+
+def test_own_tier_gets_the_limit_and_every_other_class_zero(reference: Platform) -> None:
+    hard = _hard(reference, "compatibility-bridge")
+    assert hard["nvidia-hopper-large-memory.platform.example.com.deviceclass.resource.k8s.io/devices"] == "8"
+    for cls in (
+        "gpu.nvidia.com",
+        "mig.nvidia.com",
+        "vfio.gpu.nvidia.com",
+        "nvidia-gpu-legacy-bridge.platform.example.com",
+    ):
+        assert hard[f"{cls}.deviceclass.resource.k8s.io/devices"] == "0", cls
+    assert hard["requests.nvidia.com/gpu"] == "0"
+    assert hard["count/resourceclaims.resource.k8s.io"] == "16"
+    assert hard["count/resourceclaimtemplates.resource.k8s.io"] == "8"
+
+
+def test_bridge_entitled_tenant_may_use_the_classes_that_serve_the_bridge(reference: Platform) -> None:
+    hard = _hard(reference, "compatibility-bridge", bridge=True)
+    assert hard["requests.nvidia.com/gpu"] == "8"
+    assert hard["nvidia-gpu-legacy-bridge.platform.example.com.deviceclass.resource.k8s.io/devices"] == "8"
+    assert hard["gpu.nvidia.com.deviceclass.resource.k8s.io/devices"] == "8"
+    assert hard["mig.nvidia.com.deviceclass.resource.k8s.io/devices"] == "0"
