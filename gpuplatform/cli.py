@@ -233,12 +233,13 @@ def explain(code: str) -> None:
     click.echo(explain_rule(code.upper()))
 
 
-
 @main.command()
 @click.option("--out", "out", required=True, help="Folder to write the snapshot into.")
 @click.option("--context", "context", default=None, help="kubectl context (default: the current one).")
 @click.option("--namespace", "namespaces", multiple=True, help="Limit namespaced kinds (repeatable).")
-@click.option("--nvidia-smi", "smi", multiple=True, metavar="NS/POD", help="Run nvidia-smi in this pod (repeatable).")
+@click.option(
+    "--nvidia-smi", "smi", multiple=True, metavar="NS/POD", help="Run nvidia-smi in this pod (repeatable)."
+)
 @guarded
 def snapshot(out: str, context: str | None, namespaces: tuple[str, ...], smi: tuple[str, ...]) -> None:
     """Read the cluster with kubectl into a snapshot folder (one JSON file per kind + manifest)."""
@@ -311,7 +312,9 @@ def evidence(
     loaded = load_selected(stack, overlays)
     names = [lp.platform.name for lp in loaded]
     if platform is not None and platform not in names:
-        raise InputError.single("--platform", "", f"{stack} has no platform {platform!r} (it has {', '.join(names)})")
+        raise InputError.single(
+            "--platform", "", f"{stack} has no platform {platform!r} (it has {', '.join(names)})"
+        )
     if platform is None and len(loaded) > 1:
         raise InputError.single("--platform", "", f"{stack} has platforms {', '.join(names)}: choose one")
     held = True
@@ -320,7 +323,9 @@ def evidence(
         try:
             state = plan.wave(wave)
         except KeyError:
-            raise InputError.single("--wave", "", f"platform {lp.platform.name!r} has no wave {wave!r}") from None
+            raise InputError.single(
+                "--wave", "", f"platform {lp.platform.name!r} has no wave {wave!r}"
+            ) from None
         results = evaluate_wave(plan, state, snap)
         held = held and all_held(results)
         if fmt == "json":
@@ -348,6 +353,25 @@ def init(snapshot_dir: str, name: str, domain: str, out: str | None) -> None:
     else:
         Path(out).write_text(text)
         click.echo(f"wrote {out}")
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True)
+@click.option("--tier", "tier", required=True, help="DeviceClass to claim from (a tier's full class name).")
+@click.option("--out", "out", default=None, help="Folder for the converted files (default: stdout).")
+@click.option(
+    "--per-container", is_flag=True, help="One claim per GPU container instead of one shared claim."
+)
+@click.option("--kubernetes", "kubernetes", default="1.36", help="Kubernetes release to validate against.")
+@guarded
+def convert(files: tuple[str, ...], tier: str, out: str | None, per_container: bool, kubernetes: str) -> None:
+    """Rewrite legacy nvidia.com/gpu workloads into ResourceClaimTemplates and pod resourceClaims."""
+    from gpuplatform.convert.files import convert_files
+
+    for line in convert_files(
+        [Path(f) for f in files], tier, Path(out) if out else None, not per_container, kubernetes
+    ):
+        click.echo(line, nl=not line.endswith("\n"))
 
 
 if __name__ == "__main__":

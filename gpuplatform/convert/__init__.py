@@ -1,0 +1,1 @@
+"""Legacy manifests -> claim-based manifests (`gpuplatform convert`)."""

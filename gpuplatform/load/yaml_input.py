@@ -19,6 +19,7 @@ __all__ = [
     "MAX_EXPANDED_NODES",
     "MAX_FILE_BYTES",
     "parse_yaml",
+    "read_text",
     "read_yaml",
     "read_yaml_documents",
 ]
@@ -168,6 +169,11 @@ def _read_bytes(path: Path) -> bytes:
         raise InputError.single(str(path), "", "is a directory, not a file") from None
     except OSError as exc:
         raise InputError.single(str(path), "", f"cannot read: {exc.strerror}") from None
+
+
+def read_text(path: Path) -> str:
+    """The UTF-8 text of a YAML file, with the same size and encoding limits as `read_yaml`."""
+    return _decode(_read_bytes(path), str(path))
 
 
 def read_yaml(path: Path) -> Any:
