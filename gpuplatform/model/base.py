@@ -13,6 +13,7 @@ from gpuplatform.versions import parse_release
 __all__ = [
     "DNS_LABEL",
     "DNS_SUBDOMAIN",
+    "SEMVER",
     "DnsLabel",
     "DnsSubdomain",
     "LabelKey",
@@ -27,7 +28,7 @@ DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$")
 _QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")
-_SEMVER = re.compile(
+SEMVER = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(-((0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
     r"(\+([0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*))?$"
@@ -80,7 +81,7 @@ def _quantity(value: str) -> str:
 
 
 def _semver(value: str) -> str:
-    if not _SEMVER.match(value):
+    if not SEMVER.match(value):
         raise ValueError(f"{value!r} is not a semantic version (MAJOR.MINOR.PATCH, no 'v')")
     return value
 

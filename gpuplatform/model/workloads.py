@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gpuplatform.model.base import DnsLabel, DnsSubdomain, Quantity, SpecModel
+from gpuplatform.model.base import SEMVER, DnsLabel, DnsSubdomain, Quantity, SpecModel
 
 __all__ = [
     "AttributeSelector",
@@ -43,6 +43,21 @@ class AttributeSelector(SpecModel):
     value: str | int | bool
     value_type: Literal["string", "int", "bool", "version"] | None = None
     """Defaults from the value's type; `version` must be given explicitly."""
+
+    @model_validator(mode="after")
+    def _value_rules(self) -> AttributeSelector:
+        kind = self.value_type or {bool: "bool", int: "int", str: "string"}[type(self.value)]
+        if kind == "version" and not (isinstance(self.value, str) and SEMVER.match(self.value)):
+            raise ValueError(f"versionValue {self.value!r} is not a semantic version")
+        if kind == "int" and (
+            isinstance(self.value, bool)
+            or not isinstance(self.value, int)
+            or not -(2**31) <= self.value < 2**31
+        ):
+            raise ValueError("intValue must be an int32")
+        if kind == "string" and len(str(self.value).encode()) > 64:
+            raise ValueError("stringValue is at most 64 bytes")
+        return self
 
 
 class CapacitySelector(SpecModel):
@@ -82,6 +97,15 @@ class NimService(SpecModel):
             raise ValueError("celExpressions cannot be combined with attribute or capacity selectors")
         if self.mode == "claim" and self.replicas > 1:
             raise ValueError("a shared resourceClaimName is not allowed with more than one replica")
+        if self.mode != "claimCreationSpec" and self.tier is None:
+            raise ValueError(f"mode {self.mode} renders a claim or template of a tier: set tier")
+        raw = [s.key for s in self.attribute_selectors] + [s.key for s in self.capacity_selectors]
+        keys = [k if "/" in k else f"gpu.nvidia.com/{k}" for k in raw]
+        duplicates = sorted({k for k in keys if keys.count(k) > 1})
+        if duplicates:
+            raise ValueError(
+                f"selector keys repeat after normalising to domain/name: {', '.join(duplicates)}"
+            )
         return self
 
 

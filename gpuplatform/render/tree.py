@@ -12,10 +12,12 @@ from gpuplatform.render.device_classes import render_device_classes
 from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate_jobs
 from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.meta import Obj
+from gpuplatform.render.nim import render_nim_handoffs, render_nim_owned
 from gpuplatform.render.nodes import render_nodes
 from gpuplatform.render.operators import render_operators
 from gpuplatform.render.runbooks import render_runbooks
 from gpuplatform.render.tenants import render_tenants
+from gpuplatform.render.workload_handoff import render_workload_handoffs, render_workload_templates
 
 __all__ = [
     "ENGINE_GROUPS",
@@ -30,6 +32,13 @@ __all__ = [
 ]
 
 Renderer = Callable[[Plan, WaveState], list[Obj]]
+
+
+def render_tenant_layer(plan: Plan, state: WaveState) -> list[Obj]:
+    """Tenant namespaces, the NIM services' and converted workloads' claim templates (tool-owned)."""
+    return (
+        render_tenants(plan, state) + render_nim_owned(plan, state) + render_workload_templates(plan, state)
+    )
 
 
 def _namespace_of(obj: Obj) -> str:
@@ -57,7 +66,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer("10-nodes", render_nodes),
     Layer("20-device-classes", render_device_classes),
     Layer("30-policy", render_policy),
-    Layer("40-tenants", render_tenants, split=_namespace_of),
+    Layer("40-tenants", render_tenant_layer, split=_namespace_of),
     Layer("50-gates", render_gate_jobs, split=_gate_phase, subfolders=("pre", "post")),
 )
 ARGO_SYNC_WAVE = "argocd.argoproj.io/sync-wave"
@@ -219,7 +228,11 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
         engine_dirs = [f"../{f}" for f in tree.folders(f"{root}/") if f.endswith("/argocd")]
         entries = [f"../{layer.name}" for layer in layers] + engine_dirs
         tree.files[f"{root}/argocd/kustomization.yaml"] = [kustomization(entries)]
-    handoffs = render_pool_handoffs(plan, state)
+    handoffs = (
+        render_pool_handoffs(plan, state)
+        + render_nim_handoffs(plan, state)
+        + render_workload_handoffs(plan, state)
+    )
     if handoffs:
         tree.add_folder(f"handoff/{state.dir_name}", handoffs, listed=False)
 

@@ -1,0 +1,94 @@
+"""NIM services: draResources in each shape, tool-owned templates, hand-offs, and the NIM Operator's rules."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from gpuplatform.load.stacks import load_stack
+from gpuplatform.model import NimService
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.nim import dra_resources, render_nim_handoffs, render_nim_owned
+from gpuplatform.render.workload_handoff import render_workload_handoffs, render_workload_templates
+from tests.conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def lab():  # type: ignore[no-untyped-def]
+    return plan_platform(load_stack(REPO / "stacks" / "nim-lab.yaml")[0].platform)
+
+
+def test_claim_creation_spec_from_attribute_and_capacity_selectors(lab) -> None:  # type: ignore[no-untyped-def]
+    nim = next(n for n in lab.platform.nim_services if n.name == "llama3-8b-dra")
+    assert dra_resources(lab, nim) == [
+        {
+            "claimCreationSpec": {
+                "devices": [
+                    {
+                        "name": "gpu",
+                        "count": 1,
+                        "deviceClassName": "hopper-80g.lab.example.com",
+                        "driverName": "gpu.nvidia.com",
+                        "attributeSelectors": [
+                            {"key": "architecture", "op": "Equal", "value": {"stringValue": "Hopper"}}
+                        ],
+                        "capacitySelectors": [{"key": "memory", "op": "GreaterThanOrEqual", "value": "80Gi"}],
+                    }
+                ]
+            }
+        }
+    ]
+
+
+def test_template_mode_renders_a_tool_owned_template_in_the_nim_namespace(lab) -> None:  # type: ignore[no-untyped-def]
+    owned = render_nim_owned(lab, lab.wave("nim"))
+    assert [(o["kind"], o["metadata"]["namespace"], o["metadata"]["name"]) for o in owned] == [
+        ("ResourceClaimTemplate", "inference", "embedder-dra-gpu")
+    ]
+    assert render_nim_owned(lab, lab.wave("claims")) == []
+
+
+def test_handoff_is_blue_green_from_the_nim_wave_on(lab) -> None:  # type: ignore[no-untyped-def]
+    assert render_nim_handoffs(lab, lab.wave("claims")) == []
+    handoff = {h["metadata"]["name"]: h for h in render_nim_handoffs(lab, lab.wave("nim"))}
+    assert handoff["embedder-dra"]["spec"]["replaces"] == "embedder"
+    assert handoff["embedder-dra"]["spec"]["draResources"] == [
+        {"resourceClaimTemplateName": "embedder-dra-gpu"}
+    ]
+    assert handoff["embedder-dra"]["spec"]["removeResourceLimits"] == ["nvidia.com/gpu"]
+
+
+def test_workloads_convert_only_from_their_wave(lab) -> None:  # type: ignore[no-untyped-def]
+    assert render_workload_templates(lab, lab.wave("nim")) == []
+    [template] = render_workload_templates(lab, lab.wave("application"))
+    assert template["metadata"]["name"] == "trainer-gpu"
+    assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 4
+    [handoff] = render_workload_handoffs(lab, lab.wave("application"))
+    assert handoff["spec"]["target"] == {"kind": "Deployment", "namespace": "training", "name": "trainer"}
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"celExpressions": ["true"], "attributeSelectors": [{"key": "a", "value": "b"}]},
+            "cannot be combined",
+        ),
+        ({"mode": "claim", "replicas": 2, "tier": "t"}, "more than one replica"),
+        (
+            {"attributeSelectors": [{"key": "driverVersion", "value": "580", "valueType": "version"}]},
+            "not a semantic version",
+        ),
+        (
+            {
+                "attributeSelectors": [{"key": "memory", "value": "x"}],
+                "capacitySelectors": [{"key": "gpu.nvidia.com/memory", "value": "1Gi"}],
+            },
+            "repeat",
+        ),
+        ({"mode": "template"}, "set tier"),
+    ],
+)
+def test_nim_operator_rules(fields: dict, message: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(ValidationError, match=message):
+        NimService.model_validate({"name": "n", "namespace": "ns", "movesIn": "w", **fields})
