@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,7 @@ from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
 from gpuplatform.output.write import exclusive_output, recover, remove_tree, replace_tree
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.policy.rules import RULES, run_rules
+from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationset
 from gpuplatform.render.tree import Tree, render_tree
 from gpuplatform.versions import parse_release
 
@@ -26,6 +28,7 @@ __all__ = [
     "policy_findings",
     "render_all",
     "render_files",
+    "render_trees",
     "synth_tree",
 ]
 
@@ -99,11 +102,28 @@ def policy_findings(
     return problems
 
 
+def render_trees(loaded: Sequence[LoadedPlatform]) -> dict[str, Tree]:
+    """Every platform's tree; a stack with several Argo CD platforms gives each the stack's ApplicationSet."""
+    plans = {lp.platform.name: plan_platform(lp.platform) for lp in loaded}
+    trees = {name: render_tree(plan) for name, plan in plans.items()}
+    by_stack: dict[str, list[str]] = {}
+    for lp in loaded:
+        if "argocd" in lp.platform.delivery.engines:
+            by_stack.setdefault(lp.source, []).append(lp.platform.name)
+    for source, names in by_stack.items():
+        if len(names) > 1:
+            stem = re.sub(r"[^a-z0-9-]+", "-", Path(source).stem.lower()).strip("-")[:63] or "stack"
+            appset = render_applicationset(stem, [plans[n] for n in names])
+            for name in names:
+                trees[name].add_folder(APPLICATIONSET_FOLDER, [appset], engines=False)
+    return trees
+
+
 def render_all(
     loaded: Sequence[LoadedPlatform], overrides: Sequence[str] = (), trees: Mapping[str, Tree] | None = None
 ) -> dict[str, dict[str, bytes]]:
     """Every platform's files, by platform name (reusing already rendered `trees`)."""
-    trees = trees or {}
+    trees = trees or render_trees(loaded)
     return {
         lp.platform.name: render_files(lp, overrides=overrides, tree=trees.get(lp.platform.name))
         for lp in loaded
@@ -126,7 +146,7 @@ def synth_tree(
     With `prune`, platform trees of ours that no loaded stack renders any more are removed.
     Refuses (PolicyRefusal) when an error-level rule fires whose code is not in `overrides`.
     """
-    trees = {lp.platform.name: render_tree(plan_platform(lp.platform)) for lp in loaded}
+    trees = render_trees(loaded)
     findings = policy_findings(loaded, overrides, trees)
     rendered = render_all(loaded, overrides, trees)
     with exclusive_output(out):

@@ -101,3 +101,27 @@ def test_changing_the_active_wave_changes_only_delivery_and_the_lock(
     changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
     assert changed
     assert all(p.startswith("delivery/") or p == "gpuplatform.lock.json" for p in changed), changed
+
+
+def test_a_stack_with_several_argo_platforms_gets_one_applicationset_in_each_tree(
+    reference_loaded: list[LoadedPlatform],
+) -> None:
+    from gpuplatform.output.synth import render_all
+
+    rendered = render_all(reference_loaded)
+    path = "delivery/argocd-applicationset/applicationset_argocd_reference.yaml"
+    assert rendered["reference"][path] == rendered["reference-staging"][path]
+    import yaml
+
+    appset = yaml.safe_load(rendered["reference"][path])
+    elements = appset["spec"]["generators"][0]["list"]["elements"]
+    assert [(e["name"], e["server"], e["path"]) for e in elements] == [
+        ("reference", "https://kubernetes.default.svc", "dist/reference/waves/03-native-claim-pilot/argocd"),
+        (
+            "reference-staging",
+            "https://staging-api.example.com:6443",
+            "dist/reference-staging/waves/02-driver-validation/argocd",
+        ),
+    ]
+    kustomization = yaml.safe_load(rendered["reference"]["delivery/argocd/kustomization.yaml"])
+    assert "../argocd-applicationset" not in kustomization["resources"]

@@ -18,6 +18,7 @@ UPSTREAM = {
     ("kustomize.toolkit.fluxcd.io/v1", "Kustomization"): "kustomize.toolkit.fluxcd.io_kustomizations.yaml",
     ("argoproj.io/v1alpha1", "Application"): "application-crd.yaml",
     ("argoproj.io/v1alpha1", "AppProject"): "appproject-crd.yaml",
+    ("argoproj.io/v1alpha1", "ApplicationSet"): "applicationset-crd.yaml",
     ("karpenter.sh/v1", "NodePool"): "karpenter.sh_nodepools.yaml",
 }
 
