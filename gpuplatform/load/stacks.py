@@ -10,7 +10,7 @@ import importlib.util
 import sys
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from gpuplatform.load.documents import (
     platform_from_document,
 )
 from gpuplatform.load.merge import merge_spec
-from gpuplatform.load.yaml_input import read_yaml
+from gpuplatform.load.yaml_input import read_text, read_yaml
 from gpuplatform.model.platform import Platform
 
 __all__ = ["OVERLAYS_ANNOTATION", "LoadedPlatform", "discover_stacks", "load_stack", "load_stacks"]
@@ -43,6 +43,32 @@ class LoadedPlatform:
     source: str
     overlays: tuple[str, ...]
     document: dict[str, Any]
+    manifests: dict[str, str] = field(default_factory=dict)
+    """Text of the original manifests the spec's workloads name (`workloads[].manifest`)."""
+
+
+def _read_manifests(platform: Platform, source: Path) -> dict[str, str]:
+    """Read each `workloads[].manifest`, relative to the stack file; a missing one is located."""
+    texts: dict[str, str] = {}
+    problems: list[Problem] = []
+    for i, workload in enumerate(platform.workloads):
+        if workload.manifest is None:
+            continue
+        path = (
+            Path(workload.manifest)
+            if Path(workload.manifest).is_absolute()
+            else source.parent / workload.manifest
+        )
+        try:
+            texts[workload.manifest] = read_text(path)
+        except InputError as exc:
+            problems += [
+                Problem(str(source), f"spec.workloads[{i}].manifest", "", f"{path}: {p.message}")
+                for p in exc.problems
+            ]
+    if problems:
+        raise InputError(problems)
+    return texts
 
 
 def discover_stacks(directory: Path) -> list[Path]:
@@ -161,7 +187,12 @@ def load_stack(path: Path, overlays: Sequence[Path] | None = None) -> list[Loade
         except InputError as exc:
             problems += exc.problems
             continue
-        loaded.append(LoadedPlatform(platform, str(path), tuple(str(c) for c in chain), merged))
+        try:
+            manifests = _read_manifests(platform, path)
+        except InputError as exc:
+            problems += exc.problems
+            continue
+        loaded.append(LoadedPlatform(platform, str(path), tuple(str(c) for c in chain), merged, manifests))
     names = [lp.platform.name for lp in loaded]
     for lp in loaded:
         if names.count(lp.platform.name) > 1 and lp.overlays:

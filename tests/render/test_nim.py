@@ -92,3 +92,28 @@ def test_workloads_convert_only_from_their_wave(lab) -> None:  # type: ignore[no
 def test_nim_operator_rules(fields: dict, message: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(ValidationError, match=message):
         NimService.model_validate({"name": "n", "namespace": "ns", "movesIn": "w", **fields})
+
+
+def test_named_manifests_are_handed_off_converted_from_their_wave_on() -> None:
+    from gpuplatform.output.synth import render_all
+
+    [loaded] = load_stack(REPO / "stacks" / "nim-lab.yaml")
+    files = render_all([loaded])["nim-lab"]
+    assert "handoff/04-nim/trainer.yaml" not in files
+    converted = files["handoff/05-application/trainer.yaml"].decode()
+    assert "# The training team's Deployment" in converted
+    assert "nvidia.com/gpu" not in converted
+    assert "resourceClaimTemplateName: trainer-gpu" in converted
+
+
+def test_a_missing_manifest_is_located(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from gpuplatform.errors import InputError
+
+    text = (
+        (REPO / "stacks" / "nim-lab.yaml")
+        .read_text()
+        .replace("manifests/trainer.yaml", "manifests/nope.yaml")
+    )
+    (tmp_path / "lab.yaml").write_text(text)
+    with pytest.raises(InputError, match=r"spec\.workloads\[0\]\.manifest: .*nope\.yaml: no such file"):
+        load_stack(tmp_path / "lab.yaml")
