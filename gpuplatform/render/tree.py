@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.admission import render_policy
+from gpuplatform.render.alerts import render_alerts
 from gpuplatform.render.delivery import render_argocd_entry, render_flux_entry
 from gpuplatform.render.device_classes import render_device_classes
 from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate_jobs
@@ -47,7 +48,13 @@ def _namespace_of(obj: Obj) -> str:
 
 
 def _gate_phase(obj: Obj) -> str:
-    return str(obj["metadata"]["labels"][PHASE_LABEL])
+    """Gate Jobs by phase; alerts go with the post-transition gates."""
+    return str(obj["metadata"]["labels"].get(PHASE_LABEL, "post"))
+
+
+def render_gates_layer(plan: Plan, state: WaveState) -> list[Obj]:
+    """The wave's gate Jobs and, when monitoring is on, its alerts."""
+    return render_gate_jobs(plan, state) + render_alerts(plan, state)
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer("20-device-classes", render_device_classes),
     Layer("30-policy", render_policy),
     Layer("40-tenants", render_tenant_layer, split=_namespace_of),
-    Layer("50-gates", render_gate_jobs, split=_gate_phase, subfolders=("pre", "post")),
+    Layer("50-gates", render_gates_layer, split=_gate_phase, subfolders=("pre", "post")),
 )
 ARGO_SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 

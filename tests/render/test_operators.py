@@ -96,3 +96,27 @@ def test_merge_values() -> None:
         "b": {"c": 1, "d": 2},
     }
     assert merge_values({"x": 1}, {"x": 2}) == {"x": 2}
+
+
+def test_alerts_only_when_monitoring_is_enabled(reference: Platform) -> None:
+    from gpuplatform.render.alerts import render_alerts
+
+    plan = plan_platform(reference)
+    assert render_alerts(plan, plan.wave("application")) == []
+    monitored = reference.model_copy(
+        update={
+            "monitoring": reference.monitoring.model_copy(
+                update={"enabled": True, "claim_pending_minutes": 30}
+            )
+        }
+    )
+    plan = plan_platform(monitored)
+    [rule] = render_alerts(plan, plan.wave("application"))
+    alerts = {r["alert"]: r for r in rule["spec"]["groups"][0]["rules"]}
+    assert set(alerts) == {
+        "GpuDevicePluginOnDraNode",
+        "GpuDraKubeletPluginNotReady",
+        "GpuClaimPendingTooLong",
+    }
+    assert alerts["GpuClaimPendingTooLong"]["for"] == "30m"
+    assert 'namespace=~"gpu-dra-pilot"' in alerts["GpuClaimPendingTooLong"]["expr"]
