@@ -1,7 +1,7 @@
 """gpuplatform: move NVIDIA GPU scheduling from the device plugin to DRA, in waves, through GitOps.
 
-The public API is re-exported here lazily (PEP 562), so `import gpuplatform` stays cheap and the
-CLI loads only what a command needs. Layers import each other by module path, never from here.
+The spec models are re-exported directly; the rest of the public API lazily (PEP 562), so that
+`import gpuplatform` stays cheap. Layers import each other by module path, never from here.
 """
 
 from __future__ import annotations
@@ -9,37 +9,13 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+import gpuplatform.model as _model
+
 __version__ = "0.1.0"
 
 #: public name -> module that defines it
 _EXPORTS: dict[str, str] = {
-    **{
-        name: "gpuplatform.model"
-        for name in (
-            "Acceptances",
-            "AttributeSelector",
-            "BridgeClass",
-            "CapacitySelector",
-            "ClaimTemplate",
-            "Delivery",
-            "DraDriver",
-            "GpuOperator",
-            "Kubernetes",
-            "Monitoring",
-            "NimService",
-            "NodePool",
-            "Platform",
-            "Provisioner",
-            "ServiceTier",
-            "Taint",
-            "Tenant",
-            "TenantAllowances",
-            "TenantQuota",
-            "ValidationWorkload",
-            "Wave",
-            "Workload",
-        )
-    },
+    **{name: "gpuplatform.model" for name in _model.__all__},
     "GpuplatformError": "gpuplatform.errors",
     "InputError": "gpuplatform.errors",
     "Problem": "gpuplatform.errors",

@@ -12,7 +12,7 @@ import hashlib
 
 from gpuplatform.gates import GATES, Gate, gate_reads, gate_script, gates_for_wave
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.meta import Obj, k8s_object
+from gpuplatform.render.meta import Obj, k8s_object, restricted_security_context
 
 __all__ = ["GATE_IDENTITY", "GATE_LABEL", "gate_identity", "gate_job_name", "render_gate_jobs"]
 
@@ -36,13 +36,7 @@ def _job(plan: Plan, state: WaveState, gate: Gate) -> Obj:
         "name": "gate",
         "image": d.kubectl_image,
         "command": ["sh", "-c", gate_script(gate, plan, state)],
-        "securityContext": {
-            "allowPrivilegeEscalation": False,
-            "capabilities": {"drop": ["ALL"]},
-            "readOnlyRootFilesystem": True,
-            "runAsNonRoot": True,
-            "runAsUser": 65534,
-        },
+        "securityContext": restricted_security_context(),
     }
     return k8s_object(
         "batch/v1",

@@ -11,6 +11,7 @@ __all__ = [
     "Obj",
     "k8s_object",
     "order_keys",
+    "restricted_security_context",
 ]
 
 Obj = dict[str, Any]
@@ -23,6 +24,19 @@ NEVER_DELETE_ANNOTATIONS = {
     "kustomize.toolkit.fluxcd.io/prune": "disabled",
     "kustomize.toolkit.fluxcd.io/ssa": "Merge",
 }
+
+
+def restricted_security_context() -> Obj:
+    """A container securityContext of the `restricted` Pod Security profile (non-root, no privileges)."""
+    return {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+        "runAsUser": 65534,
+    }
+
+
 _TOP = ("apiVersion", "kind", "metadata", "spec", "data", "stringData", "rules", "subjects", "roleRef")
 _META = ("name", "generateName", "namespace", "labels", "annotations", "finalizers", "ownerReferences")
 

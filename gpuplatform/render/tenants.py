@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpuplatform.model.platform import Platform
 from gpuplatform.model.tenants import ClaimTemplate, Tenant
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.meta import NEVER_DELETE_ANNOTATIONS, Obj, k8s_object
+from gpuplatform.render.meta import NEVER_DELETE_ANNOTATIONS, Obj, k8s_object, restricted_security_context
 from gpuplatform.render.nodes import pool_taint
 from gpuplatform.render.quota import tenant_quota
 
@@ -101,13 +101,7 @@ def validation_job(plan: Plan, wave: str) -> Obj:
         "image": v.image,
         "command": list(v.command),
         "resources": {"claims": [{"name": "gpu"}]},
-        "securityContext": {
-            "allowPrivilegeEscalation": False,
-            "capabilities": {"drop": ["ALL"]},
-            "readOnlyRootFilesystem": True,
-            "runAsNonRoot": True,
-            "runAsUser": 65534,
-        },
+        "securityContext": restricted_security_context(),
     }
     pod = {
         "metadata": {"labels": {"app.kubernetes.io/name": v.name}},
