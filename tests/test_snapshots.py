@@ -11,16 +11,15 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from gpuplatform.load.stacks import discover_stacks, load_stack
-from gpuplatform.output.synth import render_files
+from gpuplatform.output.synth import render_all
 from tests.conftest import REPO
 
 
 @cache
 def _rendered() -> dict[str, dict[str, bytes]]:
-    out = {}
+    out: dict[str, dict[str, bytes]] = {}
     for stack in discover_stacks(REPO / "stacks"):
-        for lp in load_stack(stack):
-            out[lp.platform.name] = render_files(lp)
+        out |= render_all(load_stack(stack))
     return out
 
 
@@ -39,4 +38,15 @@ def test_wave_snapshot(platform: str, wave: str, yaml_snapshot: SnapshotAssertio
     for prefix in (f"waves/{wave}/", f"handoff/{wave}/"):
         for path in sorted(p for p in files if p.startswith(prefix)):
             parts.append(f"# {path}\n{files[path].decode()}")
+    assert "".join(parts) == yaml_snapshot
+
+
+def _platforms() -> list[str]:
+    return sorted(_rendered())
+
+
+@pytest.mark.parametrize("platform", _platforms())
+def test_delivery_snapshot(platform: str, yaml_snapshot: SnapshotAssertion) -> None:
+    files = _rendered()[platform]
+    parts = [f"# {p}\n{files[p].decode()}" for p in sorted(files) if p.startswith("delivery/")]
     assert "".join(parts) == yaml_snapshot
