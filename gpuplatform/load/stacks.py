@@ -44,28 +44,24 @@ class LoadedPlatform:
     overlays: tuple[str, ...]
     document: dict[str, Any]
     manifests: dict[str, str] = field(default_factory=dict)
-    """Text of the original manifests the spec's workloads name (`workloads[].manifest`)."""
+    """Text of the original manifests the spec names (`workloads[].manifest`, `nimServices[].manifest`)."""
 
 
 def _read_manifests(platform: Platform, source: Path) -> dict[str, str]:
-    """Read each `workloads[].manifest`, relative to the stack file; a missing one is located."""
+    """Read each `workloads[].manifest` and `nimServices[].manifest`, relative to the stack file."""
     texts: dict[str, str] = {}
     problems: list[Problem] = []
-    for i, workload in enumerate(platform.workloads):
-        if workload.manifest is None:
+    named = [("workloads", i, w.manifest) for i, w in enumerate(platform.workloads)]
+    named += [("nimServices", i, n.manifest) for i, n in enumerate(platform.nim_services)]
+    for field_name, i, manifest in named:
+        if manifest is None:
             continue
-        path = (
-            Path(workload.manifest)
-            if Path(workload.manifest).is_absolute()
-            else source.parent / workload.manifest
-        )
+        path = Path(manifest) if Path(manifest).is_absolute() else source.parent / manifest
         try:
-            texts[workload.manifest] = read_text(path)
+            texts[manifest] = read_text(path)
         except InputError as exc:
-            problems += [
-                Problem(str(source), f"spec.workloads[{i}].manifest", "", f"{path}: {p.message}")
-                for p in exc.problems
-            ]
+            loc = f"spec.{field_name}[{i}].manifest"
+            problems += [Problem(str(source), loc, "", f"{path}: {p.message}") for p in exc.problems]
     if problems:
         raise InputError(problems)
     return texts

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuplatform.convert.manifests import convert_text
+from gpuplatform.convert.nimservice import convert_nimservice
 from gpuplatform.errors import GpuplatformError, InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
@@ -16,6 +17,7 @@ from gpuplatform.output.write import exclusive_output, recover, remove_tree, rep
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.policy.rules import RULES, run_rules
 from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationset
+from gpuplatform.render.nim import dra_resources
 from gpuplatform.render.tree import Tree, render_tree
 from gpuplatform.versions import parse_release
 
@@ -104,8 +106,8 @@ def policy_findings(
 
 
 def _add_converted_manifests(loaded: LoadedPlatform, plan: Plan, tree: Tree) -> None:
-    """The full converted manifest of each spec workload that names one, in the hand-off of every
-    wave from its `movesIn` on (the team applies it; earlier waves keep the legacy file)."""
+    """The full converted manifest of each spec workload and NIM service that names one, in the
+    hand-off of every wave from its `movesIn` on (the team applies it; earlier waves keep theirs)."""
     p = loaded.platform
     converted: dict[int, str] = {}
     for state in plan.waves:
@@ -119,6 +121,12 @@ def _add_converted_manifests(loaded: LoadedPlatform, plan: Plan, tree: Tree) -> 
                     text, workload.manifest, p.class_name(workload.tier), shared=workload.shared_claim
                 ).text
             tree.files[f"handoff/{state.dir_name}/{Path(workload.manifest).name}"] = converted[i]
+        for nim in p.nim_services:
+            if nim.manifest is not None and nim.name in state.nim_services:
+                text = convert_nimservice(
+                    loaded.manifests[nim.manifest], nim.manifest, nim.name, dra_resources(plan, nim)
+                )
+                tree.files[f"handoff/{state.dir_name}/nimservice_{nim.namespace}_{nim.name}.yaml"] = text
 
 
 def render_trees(loaded: Sequence[LoadedPlatform]) -> dict[str, Tree]:

@@ -117,3 +117,29 @@ def test_a_missing_manifest_is_located(tmp_path) -> None:  # type: ignore[no-unt
     (tmp_path / "lab.yaml").write_text(text)
     with pytest.raises(InputError, match=r"spec\.workloads\[0\]\.manifest: .*nope\.yaml: no such file"):
         load_stack(tmp_path / "lab.yaml")
+
+
+def test_named_nimservice_manifest_is_handed_off_as_its_blue_green_successor() -> None:
+    import jsonschema
+    import yaml
+
+    from gpuplatform.output.synth import render_all
+    from tests.conftest import SHARED
+
+    [loaded] = load_stack(REPO / "stacks" / "nim-lab.yaml")
+    files = render_all([loaded])["nim-lab"]
+    text = files["handoff/04-nim/nimservice_inference_llama3-8b-dra.yaml"].decode()
+    assert text.startswith("# The inference team's NIMService")
+    doc = yaml.safe_load(text)
+    assert doc["metadata"]["name"] == "llama3-8b-dra"
+    assert "resources" not in doc["spec"]
+    assert (
+        doc["spec"]["draResources"][0]["claimCreationSpec"]["devices"][0]["deviceClassName"]
+        == "hopper-80g.lab.example.com"
+    )
+    crd_file = SHARED / "reference" / "crds" / "apps.nvidia.com_nimservices.yaml"
+    if not crd_file.is_file():
+        pytest.skip(f"NIM Operator CRD not found at {crd_file}")
+    crd = yaml.safe_load(crd_file.read_text())
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    jsonschema.Draft202012Validator(schema).validate(doc)
