@@ -63,9 +63,20 @@ def _need(result: GateResult, snapshot: Snapshot, *kinds: str) -> bool:
     return not missing
 
 
+def _allocation(claim: dict[str, Any]) -> dict[str, Any]:
+    allocation: dict[str, Any] = (claim.get("status") or {}).get("allocation") or {}
+    return allocation
+
+
+def _results(claim: dict[str, Any]) -> list[dict[str, Any]]:
+    """The allocated devices of a claim (driver, pool, device); empty when unallocated."""
+    results: list[dict[str, Any]] = (_allocation(claim).get("devices") or {}).get("results") or []
+    return results
+
+
 def _claim_nodes(claim: dict[str, Any]) -> list[str]:
-    allocation = (claim.get("status") or {}).get("allocation") or {}
-    nodes = [r.get("pool") for r in (allocation.get("devices") or {}).get("results") or [] if r.get("pool")]
+    allocation = _allocation(claim)
+    nodes = [r.get("pool") for r in _results(claim) if r.get("pool")]
     for term in (allocation.get("nodeSelector") or {}).get("nodeSelectorTerms") or []:
         for match in term.get("matchFields") or []:
             if match.get("key") == "metadata.name":
@@ -218,7 +229,7 @@ def _claim_pilot(plan: Plan, state: WaveState, snapshot: Snapshot, result: GateR
     if claim is None:
         result.broken(f"pod {_name(pod)} has no allocated claim")
         return
-    results = ((claim.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or []
+    results = _results(claim)
     if not results:
         result.broken(f"claim {_name(claim)} is not allocated")
         return
@@ -273,10 +284,9 @@ def extra_checks(plan: Plan, state: WaveState, snapshot: Snapshot) -> list[GateR
         dra = set(node_names(plan, state, "dra"))
         for claim in snapshot.items("resourceclaims") or []:
             for node in _claim_nodes(claim):
-                results = ((claim.get("status") or {}).get("allocation") or {}).get("devices", {}).get(
-                    "results"
-                ) or []
-                where = ", ".join(f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in results)
+                where = ", ".join(
+                    f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in _results(claim)
+                )
                 if node in dra:
                     placement.proof.append(f"claim {_name(claim)}: {where}")
                 else:
