@@ -76,7 +76,7 @@ def _results(claim: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _claim_nodes(claim: dict[str, Any]) -> list[str]:
     allocation = _allocation(claim)
-    nodes = [r.get("pool") for r in _results(claim) if r.get("pool")]
+    nodes = [str(r["pool"]) for r in _results(claim) if r.get("pool")]
     for term in (allocation.get("nodeSelector") or {}).get("nodeSelectorTerms") or []:
         for match in term.get("matchFields") or []:
             if match.get("key") == "metadata.name":
