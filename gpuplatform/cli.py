@@ -165,6 +165,41 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
 
 
 @main.command()
+@click.argument("stack")
+@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@click.option("--from", "source", default=None, metavar="WAVE", help="Replay one transition: from WAVE...")
+@click.option("--to", "target", default=None, metavar="WAVE", help="...to WAVE (forward or back).")
+@click.option("--all", "every", is_flag=True, help="Replay every transition plan accepts (the default).")
+@click.option("--engine", type=click.Choice(["argocd", "flux", "both"]), default="both")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@guarded
+def simulate(
+    stack: str,
+    overlays: tuple[str, ...],
+    source: str | None,
+    target: str | None,
+    every: bool,
+    engine: str,
+    fmt: str,
+) -> None:
+    """Replay transitions on a model of the cluster's controllers; exit 1 at the first violation."""
+    from gpuplatform.simulate.run import ENGINES, report_text, simulate_platforms
+
+    if (source is None) != (target is None):
+        raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
+    if every and source is not None:
+        raise InputError.single("--all", "", "--all replays every transition: leave out --from/--to")
+    engines = ENGINES if engine == "both" else (engine,)
+    reports = simulate_platforms(load_selected(stack, overlays), source, target, engines)
+    if fmt == "json":
+        click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
+    else:
+        click.echo("\n\n".join(report_text(r) for r in reports))
+    if any(r.failed for r in reports):
+        sys.exit(EXIT_FINDINGS)
+
+
+@main.command()
 @click.argument("stack", required=False)
 @click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
 @click.option("--out", "out", default=None, help="Folder to compare with instead of dist/.")

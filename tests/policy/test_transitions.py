@@ -29,11 +29,29 @@ def _with_drain() -> dict[str, Any]:
     return doc
 
 
-def test_forward_transition_lists_changes_and_layers_in_apply_order(tmp_path: Path) -> None:
+def test_forward_transition_lists_changes_and_steps_in_order(tmp_path: Path) -> None:
     t = transition(_plan(tmp_path, minimal_spec()), "base", "pilot")
     assert t.direction == "forward"
     assert "pool new: legacy -> dra" in t.changes and "DRA driver installed" in t.changes
-    assert [s.layer for s in t.steps] == ["00-operators", "10-nodes", "50-gates"]
+    assert [s.action for s in t.steps] == [
+        "taint",
+        "cordon",
+        "drain-gpu-pods",
+        "merge",
+        "gates-pre",
+        "00-operators",
+        "10-nodes",
+        "enable",
+        "gates-post",
+        "uncordon",
+    ]
+    assert [s.layer for s in t.steps if s.kind == "sync"] == [
+        "50-gates/pre",
+        "00-operators",
+        "10-nodes",
+        "15-allocator-switch/enable",
+        "50-gates/post",
+    ]
     assert [g.split(" ")[0] for g in t.gates] == ["rollback-safety", "allocator-exclusivity", "inventory"]
     assert t.gates[0].startswith("rollback-safety (before 00-operators, 10-nodes): ")
     assert not t.refusals

@@ -1,0 +1,162 @@
+"""The rendered Jobs: gate checks, the allocator switch, the validation workload.
+
+A gate Job is recognised by its `gpuplatform.dev/gate` label and judged with the gate's
+invariant over the nodes the target wave declares in each mode (the same definitions as
+`gpuplatform.gates`); a gate this model does not know is reported, never assumed to fail. The
+allocator-switch Jobs (`gpuplatform.dev/switch`) change the one label they own and wait for the
+effect. A Job runs once: Kubernetes Jobs are immutable, so an engine re-runs one only by
+recreating it (Argo CD hook `BeforeHookCreation`, or a new name).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuplatform.render.meta import Obj
+from gpuplatform.simulate.model import Group, Workload
+from gpuplatform.simulate.world import World
+
+__all__ = ["GATE_LABEL", "SWITCH_LABEL", "run_job"]
+
+GATE_LABEL = "gpuplatform.dev/gate"
+SWITCH_LABEL = "gpuplatform.dev/switch"
+DRA_PLUGIN_LABEL = "nvidia.com/dra-kubelet-plugin"
+_VARIABLE = re.compile(r"^([A-Z_]+)='([^']*)'$", re.MULTILINE)
+
+
+def _script(obj: Obj) -> str:
+    containers = obj["spec"]["template"]["spec"].get("containers") or [{}]
+    command = containers[0].get("command") or []
+    return str(command[-1]) if command else ""
+
+
+def _variables(obj: Obj) -> dict[str, str]:
+    return dict(_VARIABLE.findall(_script(obj)))
+
+
+def _groups(world: World, mode: str) -> list[Group]:
+    return [g for g in world.cluster.groups if world.mode(g) == mode]
+
+
+def _claims_on(world: World, group: Group) -> list[Workload]:
+    return [
+        w
+        for w in world.cluster.workloads
+        if w.group == group.id
+        and w.allocator in ("dra", "bridge")
+        and w.phase in ("running", "terminating", "stuck-terminating")
+    ]
+
+
+def _gate(world: World, gate: str, obj: Obj) -> list[str]:
+    """What breaks gate `gate` now (empty: it holds)."""
+    found: list[str] = []
+    if gate == "rollback-safety":
+        for g in _groups(world, "legacy"):
+            found += [f"claim of {w.key} is allocated on legacy node {g.name}" for w in _claims_on(world, g)]
+    elif gate == "allocator-exclusivity":
+        for g in _groups(world, "dra"):
+            if "device-plugin" in g.operands or g.allocatable_gpu:
+                found.append(f"{g.name} still runs the device plugin / advertises nvidia.com/gpu")
+            if g.kubelet_plugin != "running":
+                found.append(f"{g.name} runs no DRA kubelet plugin")
+    elif gate == "inventory":
+        found += [
+            f"{g.name} publishes no ResourceSlice" for g in _groups(world, "dra") if g.slices != "published"
+        ]
+        classes = _variables(obj).get("DEVICE_CLASSES", "").split()
+        found += [f"DeviceClass {c} is missing" for c in classes if c not in world.cluster.classes]
+    elif gate == "claim-pilot":
+        pilots = [w for w in world.cluster.workloads if w.origin == "validation"]
+        dra = {g.id for g in _groups(world, "dra")}
+        if not any(w.phase == "running" and w.group in dra for w in pilots):
+            found.append(
+                "the validation claim is not allocated on a DRA node (its pod finished, the claim was deleted)"
+            )
+    else:
+        world.notes.add(f"gate {gate} is not modelled by the simulator: its verdict is not checked")
+    return found
+
+
+def _handover(world: World) -> list[str]:
+    found = []
+    for g in _groups(world, "dra"):
+        if "device-plugin" in g.operands or g.device_plugin_registered:
+            found.append(f"the device plugin still runs on {g.name}")
+        held = [
+            w.key
+            for w in world.cluster.workloads
+            if w.group == g.id and w.allocator == "device-plugin" and w.phase != "done"
+        ]
+        found += [f"{k} still holds device-plugin GPUs on {g.name}" for k in held]
+    return found
+
+
+def _switch(world: World, action: str) -> list[str]:
+    if action == "release":
+        for g in _groups(world, "legacy"):
+            if DRA_PLUGIN_LABEL in g.labels:
+                g.set_label(DRA_PLUGIN_LABEL, None, "gpuplatform-switch")
+        world.record("job", "allocator switch: the DRA kubelet plugin label leaves the nodes declared legacy")
+        world.settle()
+        return [
+            f"the DRA kubelet plugin or its ResourceSlices remain on {g.name}"
+            for g in _groups(world, "legacy")
+            if g.kubelet_plugin != "absent" or g.slices != "none"
+        ]
+    if action == "handover":
+        world.settle()
+        return _handover(world)
+    for g in _groups(world, "dra"):
+        if DRA_PLUGIN_LABEL not in g.labels:
+            g.set_label(DRA_PLUGIN_LABEL, "true", "gpuplatform-switch")
+    world.record("job", "allocator switch: nodes declared DRA get the DRA kubelet plugin label where absent")
+    world.settle()
+    return []
+
+
+def _validation(world: World, obj: Obj) -> list[str]:
+    meta, spec = obj["metadata"], obj["spec"]["template"]["spec"]
+    claims = spec.get("resourceClaims") or []
+    template = str(claims[0].get("resourceClaimTemplateName", "")) if claims else ""
+    holds = "sleep" in " ".join(str(c) for c in (spec.get("containers") or [{}])[0].get("command") or [])
+    workload = Workload(
+        meta["name"],
+        meta["namespace"],
+        "claim",
+        1,
+        "validation",
+        tolerations=list(spec.get("tolerations") or []),
+        template=template,
+        device_class=world.cluster.templates.get(f"{meta['namespace']}/{template}", ""),
+        moves=True,
+    )
+    world.cluster.workloads = [
+        w for w in world.cluster.workloads if w.key != workload.key or w.origin != "validation"
+    ]
+    world.cluster.workloads.append(workload)
+    world.settle()
+    if workload.phase != "running":
+        return [f"validation pod {workload.key} did not run: {workload.reason or 'unschedulable'}"]
+    if not holds:
+        workload.deleted = True
+        workload.phase = "terminating"
+        world.record(
+            "resourceclaim-controller",
+            f"{workload.key} finished: its generated claim is deallocated and deleted",
+        )
+        world.settle()
+    return []
+
+
+def run_job(world: World, obj: Obj) -> list[str]:
+    """Run a Job; what made it fail (empty: complete)."""
+    labels = obj["metadata"].get("labels") or {}
+    if GATE_LABEL in labels:
+        world.settle()
+        return _gate(world, labels[GATE_LABEL], obj)
+    if SWITCH_LABEL in labels:
+        return _switch(world, labels[SWITCH_LABEL])
+    if obj["spec"]["template"]["spec"].get("resourceClaims"):
+        return _validation(world, obj)
+    return []

@@ -1,0 +1,342 @@
+"""Replay transitions: the manual steps of the step sequence around the engine's sync of the rendered
+tree, the controllers' reactions after every step, then a node restart and a driver upgrade.
+
+The cluster starts in the first wave (the GPU Operator running, the first wave adopted by the
+engine) and walks every wave forward; each rollback starts from the state its forward transition
+reached. A transition whose runbook has steps before the merge is replayed a second time with
+the operator late (the merge first): the blocking gates must stop the sync and the rendered retry
+settings must finish it once the operator has done the steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+
+from gpuplatform.plan.steps import maintenance_steps, transition_steps
+from gpuplatform.plan.waves import Plan
+from gpuplatform.render.tree import Tree
+from gpuplatform.simulate.argocd import ArgoEngine
+from gpuplatform.simulate.devices import DeviceMatcher
+from gpuplatform.simulate.driver_manager import upgrade_driver
+from gpuplatform.simulate.flux import FluxEngine
+from gpuplatform.simulate.invariants import STEP_CHECKS, check_settled
+from gpuplatform.simulate.kubelet import kubelet_reactions
+from gpuplatform.simulate.manual import apply_manual
+from gpuplatform.simulate.model import Cluster, Group
+from gpuplatform.simulate.operator import NFD_LABEL, gpu_operator_reactions
+from gpuplatform.simulate.rendered import EngineWave, engine_wave
+from gpuplatform.simulate.scheduler import scheduler_reactions
+from gpuplatform.simulate.workloads import workload_mix
+from gpuplatform.simulate.world import StepRecord, Violation, ViolationFound, World
+
+__all__ = ["TransitionResult", "declared_modes", "replay_platform"]
+
+Engine = ArgoEngine | FluxEngine
+
+
+@dataclass
+class TransitionResult:
+    """One replayed transition under one engine (and its late-operator variant)."""
+
+    engine: str
+    source: str
+    target: str
+    steps: int = 0
+    late: bool = False
+    """Replayed with the operator late: the merge before the runbook's first steps."""
+    violation: Violation | None = None
+    notes: list[str] = field(default_factory=list)
+    tail: list[StepRecord] = field(default_factory=list)
+    """The last steps before the violation."""
+
+
+def declared_modes(plan: Plan, tree: Tree) -> dict[str, dict[str, str]]:
+    """wave -> pool -> mode, read from the rendered hand-offs (every pool kind has one)."""
+    out: dict[str, dict[str, str]] = {}
+    for state in plan.waves:
+        modes = {}
+        for pool in plan.platform.node_pools:
+            content = tree.files.get(f"handoff/{state.dir_name}/nodepoolhandoff_{pool.name}.yaml")
+            modes[pool.name] = str(content[0]["spec"]["mode"]) if isinstance(content, list) else "legacy"
+        out[state.name] = modes
+    return out
+
+
+def _mig_capable(product: str) -> bool:
+    """gpu-operator `hasMIGCapableGPU`: the product name mentions H100, A100 or A30."""
+    return any(p in product.lower() for p in ("h100", "a100", "a30"))
+
+
+def _cluster(plan: Plan) -> Cluster:
+    groups = []
+    for pool in plan.platform.node_pools:
+        nodes = list(pool.nodes) or [f"{pool.name}-node-0"]
+        groups.append(
+            Group(
+                pool.name,
+                pool.name,
+                pool.provisioner.kind if pool.provisioner else "static",
+                nodes,
+                pool.gpus_per_node,
+                _mig_capable(pool.product),
+                labels={NFD_LABEL: "true"},
+                owners={NFD_LABEL: "nfd"},
+            )
+        )
+    return Cluster(groups)
+
+
+class Replayer:
+    """Walks the waves of one platform under one engine."""
+
+    def __init__(
+        self, plan: Plan, tree: Tree, engine: str, matcher: DeviceMatcher, declared: dict[str, dict[str, str]]
+    ) -> None:
+        self.plan, self.tree, self.engine_name = plan, tree, engine
+        self.world = World(plan, tree, engine, _cluster(plan), matcher, declared)
+        self.world.checks = list(STEP_CHECKS)
+        self.world.reactors = [gpu_operator_reactions, kubelet_reactions, scheduler_reactions]
+        self.engine: Engine = ArgoEngine() if engine == "argocd" else FluxEngine()
+        self._waves: dict[str, EngineWave] = {}
+
+    def rendered(self, wave: str) -> EngineWave:
+        if wave not in self._waves:
+            self._waves[wave] = engine_wave(self.tree, self.plan, wave, self.engine_name)
+        return self._waves[wave]
+
+    def bootstrap(self) -> None:
+        """The running cluster adopts the first wave."""
+        first = self.plan.waves[0].name
+        self.world.target = first
+        self.world.settle()
+        self._add_workloads(first)
+        outcome = self.engine.sync(self.world, self.rendered(first))
+        if outcome:
+            self.world.fail("sync-completes", f"adopting {first}: {outcome}", [])
+        check_settled(self.world, f"once {first} is adopted")
+
+    def _add_workloads(self, wave: str) -> None:
+        have = {w.key for w in self.world.cluster.workloads if w.phase != "done"}
+        self.world.cluster.workloads = [w for w in self.world.cluster.workloads if w.phase != "done"]
+        fresh = [w for w in workload_mix(self.plan, self.plan.wave(wave)) if w.key not in have]
+        self.world.cluster.workloads += fresh
+        for w in self.world.cluster.workloads:
+            w.moves = False
+        if fresh:
+            self.world.record("workloads", f"{len(fresh)} workload(s) of {wave} created")
+            self.world.settle()
+
+    def _mark_moves(self, source: str, target: str) -> None:
+        moving = {p for p, m in self.world.declared[source].items() if self.world.declared[target][p] != m}
+        ids = {g.id for g in self.world.cluster.groups if g.pool in moving}
+        for w in self.world.cluster.workloads:
+            if w.group in ids or (w.pool in moving) or (w.kind == "claim" and w.phase == "pending"):
+                w.moves = True
+
+    def _sync(self, wave: EngineWave, late: list[Callable[[], None]]) -> None:
+        outcome = self.engine.sync(self.world, wave)
+        if not outcome:
+            for step in late:
+                step()
+            return
+        if not late:
+            self.world.fail("sync-completes", f"the sync of {wave.wave} does not complete: {outcome}", [])
+        if wave.retry_limit >= 0 and self.engine_name == "argocd":
+            for _ in range(wave.retry_limit):
+                if not self.engine.retry(self.world, wave):
+                    break
+            else:
+                for step in late:
+                    step()
+                self.world.fail(
+                    "sync-completes",
+                    f"the sync of {wave.wave} failed ({outcome}); its {wave.retry_limit} retries ran out before the "
+                    "operator's steps, and Argo CD never retries the same commit again",
+                    ["Application/" + self.plan.platform.name],
+                )
+            return
+        for step in late:
+            step()
+        outcome = self.engine.retry(self.world, wave)
+        if outcome:
+            self.world.fail(
+                "sync-completes",
+                f"after the operator's steps the sync of {wave.wave} still fails: {outcome}",
+                [],
+            )
+
+    def transition(self, source: str, target: str, *, late: bool = False) -> None:
+        """Replay `source` -> `target` from the current state (`late`: the operator merges first)."""
+        world = self.world
+        world.target = target
+        world.bridge_allowed = bool(self.plan.wave(target).bridges)
+        self._add_workloads(source)
+        self._mark_moves(source, target)
+        steps = transition_steps(self.plan, self.plan.wave(source), self.plan.wave(target))
+        merge = [s.kind for s in steps].index("merge")
+        before: list[Callable[[], None]] = [
+            partial(apply_manual, world, s, source, target) for s in steps[:merge]
+        ]
+        if not late:
+            for action in before:
+                action()
+        world.record("operator", f"merge: activeWave {source} -> {target}")
+        self._sync(self.rendered(target), before if late else [])
+        for step in steps[merge + 1 :]:
+            if step.kind == "manual":
+                apply_manual(world, step, source, target)
+        check_settled(world, f"after {source} -> {target}")
+
+    def disturb(self) -> None:
+        """A node restart and a driver upgrade on one node of each kind of group."""
+        world = self.world
+        world.disturbance = True
+        seen: set[tuple[str, str, bool]] = set()
+        for group in list(world.cluster.groups):
+            kind = (world.mode(group), group.provisioner, group.mig_capable)
+            if kind in seen or group not in world.cluster.groups:
+                continue
+            seen.add(kind)
+            node = self._one_node(group)
+            self._restart(node)
+            node = self._one_node(self._group_of(node))
+            self._upgrade(node)
+        world.disturbance = False
+        self._merge_groups()
+
+    def fork(self) -> tuple[World, Engine]:
+        """A copy of the current cluster and engine memory to start other transitions from."""
+        return self.world.fork(), self.engine.fork()
+
+    def run(self, start: tuple[World, Engine], a: str, b: str, *, late: bool) -> TransitionResult:
+        """Replay `a` -> `b` (and the disturbances) from `start`; leaves the replayer in the end state."""
+        self.world, self.engine = start[0].fork(), start[1].fork()
+        result = TransitionResult(self.engine_name, a, b, late=late)
+        try:
+            self.transition(a, b, late=late)
+            self.disturb()
+        except ViolationFound as exc:
+            result.violation = exc.violation
+            result.tail = self.world.trace[-8:-1]
+        result.steps = self.world.steps
+        result.notes = sorted(self.world.notes)
+        return result
+
+    def _group_of(self, group: Group) -> Group:
+        return next(g for g in self.world.cluster.groups if group.nodes[0] in g.nodes)
+
+    def _one_node(self, group: Group) -> Group:
+        if len(group.nodes) == 1:
+            return group
+        part = group.split(1, "~1")
+        self.world.cluster.groups.insert(self.world.cluster.groups.index(group), part)
+        for w in self.world.cluster.workloads:
+            if w.group == group.id:
+                w.group = part.id
+        return part
+
+    def _restart(self, group: Group) -> None:
+        world = self.world
+        group.markers.clear()
+        group.validator_started = False
+        group.device_plugin_registered = False
+        group.operands = {n: "waiting" if p != "unschedulable" else p for n, p in group.operands.items()}
+        group.driver_loaded = "driver" in group.operands
+        if "driver" in group.operands:
+            group.operands["driver"] = "running"
+        if group.kubelet_plugin == "running":
+            group.kubelet_plugin = "absent"
+        world.record(
+            "node", f"{group.name} restarts: /run is empty, every pod runs its init containers again"
+        )
+        world.settle()
+        if group.labels.get("nvidia.com/gpu.deploy.operator-validator") == "false":
+            for step in maintenance_steps(self.plan, self.plan.wave(world.target), group.pool, "restart"):
+                apply_manual(world, step, world.target, world.target)
+        check_settled(world, f"after a restart of {group.name}")
+
+    def _upgrade(self, group: Group) -> None:
+        world = self.world
+        for step in maintenance_steps(self.plan, self.plan.wave(world.target), group.pool, "driver-upgrade"):
+            apply_manual(world, step, world.target, world.target)
+        upgrade_driver(world, group, self.engine.correct_drift)
+        group.cordoned = False
+        world.record("operator", f"uncordon {group.name}")
+        world.settle()
+        check_settled(world, f"after a driver upgrade of {group.name}")
+
+    def _merge_groups(self) -> None:
+        """Groups of one pool whose state converged again become one."""
+        merged: list[Group] = []
+        for group in self.world.cluster.groups:
+            twin = next((m for m in merged if m.pool == group.pool and _same(m, group)), None)
+            if twin is None:
+                merged.append(group)
+                continue
+            twin.nodes += group.nodes
+            for w in self.world.cluster.workloads:
+                if w.group == group.id:
+                    w.group = twin.id
+        self.world.cluster.groups = merged
+
+
+def _same(a: Group, b: Group) -> bool:
+    keys = (
+        "labels",
+        "taints",
+        "cordoned",
+        "markers",
+        "operands",
+        "validator_started",
+        "device_plugin_registered",
+        "kubelet_plugin",
+        "slices",
+        "driver_loaded",
+        "nfd_labelled",
+        "applied",
+        "provisioner",
+    )
+    return all(getattr(a, k) == getattr(b, k) for k in keys)
+
+
+def replay_platform(
+    plan: Plan, tree: Tree, engine: str, pairs: list[tuple[str, str]], matcher: DeviceMatcher
+) -> list[TransitionResult]:
+    """Replay every (source, target) pair under `engine`, each from the state its source wave reached.
+
+    The waves are walked forward from the first; a pair whose runbook starts with manual steps is
+    replayed again with the operator late.
+    """
+    declared = declared_modes(plan, tree)
+    names = [w.name for w in plan.waves]
+    replayer = Replayer(plan, tree, engine, matcher, declared)
+    try:
+        replayer.bootstrap()
+    except ViolationFound as exc:
+        return [
+            TransitionResult(engine, names[0], names[0], steps=replayer.world.steps, violation=exc.violation)
+        ]
+    states = {names[0]: replayer.fork()}
+    results: list[TransitionResult] = []
+    furthest = max((max(names.index(a), names.index(b)) for a, b in pairs), default=0)
+    for i in range(furthest):
+        a, b = names[i], names[i + 1]
+        result = replayer.run(states[a], a, b, late=False)
+        if (a, b) in pairs:
+            results.append(result)
+        if result.violation is not None:
+            if (a, b) not in pairs:
+                results.append(result)
+            break
+        states[b] = replayer.fork()
+    for a, b in pairs:
+        if a not in states:
+            continue
+        if names.index(b) != names.index(a) + 1:
+            results.append(replayer.run(states[a], a, b, late=False))
+        steps = transition_steps(plan, plan.wave(a), plan.wave(b))
+        if steps and steps[0].kind == "manual":
+            results.append(replayer.run(states[a], a, b, late=True))
+    return results
