@@ -10,6 +10,7 @@ from gpuplatform.model import (
     ClaimTemplate,
     Delivery,
     DraDriver,
+    GpuOperator,
     NodePool,
     Platform,
     ServiceTier,
@@ -93,6 +94,7 @@ def build() -> Platform:
     return Platform(
         name="fleet",
         domain="fleet.example.com",
+        gpu_operator=GpuOperator(chart_repository="https://helm.ngc.nvidia.com/nvidia"),
         dra_driver=DraDriver(chart_repository="oci://registry.example.com/charts"),
         node_pools=pools,
         tiers=tiers,

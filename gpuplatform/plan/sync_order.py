@@ -54,7 +54,7 @@ SYNC_UNITS: tuple[SyncUnit, ...] = (
     SyncUnit("20-device-classes", "20-device-classes", "tiers and bridge classes", 4),
     SyncUnit("30-policy", "30-policy", "admission policies", 5),
     SyncUnit("40-tenants", "40-tenants", "tenant namespaces, quotas, claim templates, workloads", 6),
-    SyncUnit("gates-post", "50-gates/post", "post-transition gates: the wave's invariants", 0, "PostSync"),
+    SyncUnit("gates-post", "50-gates/post", "post-transition gates: the wave's invariants", 7, "PostSync"),
 )
 
 

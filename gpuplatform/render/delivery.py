@@ -6,6 +6,7 @@ include `delivery/gates/`, the gate Jobs' identity, so it exists before the firs
 
 from __future__ import annotations
 
+from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object
 from gpuplatform.render.operators import argocd_application
@@ -63,13 +64,15 @@ def render_argocd_entry(plan: Plan) -> list[Obj]:
 
 
 def layer_kustomizations(plan: Plan, state: WaveState, folders: list[str]) -> list[tuple[str, str]]:
-    """(Flux Kustomization name suffix, folder inside the wave) in apply order, gates around them."""
-    order: list[tuple[str, str]] = [("gates-pre", "50-gates/pre")]
-    for folder in folders:
-        if not folder.startswith("50-gates"):
-            order.append((folder.replace("/", "-"), folder))
-    order.append(("gates-post", "50-gates/post"))
-    return order
+    """(Flux Kustomization name suffix, folder inside the wave) in the order of `SYNC_UNITS`.
+
+    A unit's engine subfolder (`00-operators/flux`) follows the unit; the gates keep their names.
+    """
+    rank = {u.id: i for i, u in enumerate(SYNC_UNITS)}
+    found = [f for f in folders if not f.startswith("50-gates")] + ["50-gates/pre", "50-gates/post"]
+    ordered = sorted(found, key=lambda f: (rank[unit_of_folder(f).id], f))
+    names = {"50-gates/pre": "gates-pre", "50-gates/post": "gates-post"}
+    return [(names.get(f, f.replace("/", "-")), f) for f in ordered]
 
 
 def render_flux_entry(plan: Plan, folders: list[str]) -> list[Obj]:

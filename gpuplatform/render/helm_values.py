@@ -31,11 +31,30 @@ def merge_values(team: Any, ours: Any) -> Any:
     return ours
 
 
+#: The NFD worker's own default toleration (gpu-operator v26.3.1 values.yaml), kept when ours replace the list.
+_CONTROL_PLANE = {
+    "key": "node-role.kubernetes.io/control-plane",
+    "operator": "Equal",
+    "value": "",
+    "effect": "NoSchedule",
+}
+
+
 def gpu_operator_values(plan: Plan, state: WaveState) -> dict[str, Any]:
-    """Team values + driver-manager eviction env + `devicePlugin.enabled` (false once no pool is legacy)."""
+    """Team values + driver-manager eviction env + `devicePlugin.enabled` (false once no pool is legacy)
+    + operand and NFD worker tolerations for every DRA pool's taint.
+
+    Helm replaces a list value, and the operator replaces every operand DaemonSet's tolerations
+    with `daemonsets.tolerations` (controllers/object_controls.go `applyCommonDaemonsetConfig`), so
+    both lists carry the chart's defaults too; without them the driver, toolkit, GFD, DCGM and MIG
+    manager are never scheduled again on a tainted DRA node once the driver manager evicts them.
+    """
+    tolerations = _tolerations(plan)
     ours = {
         "devicePlugin": {"enabled": state.device_plugin_enabled},
         "driver": {"manager": {"env": [dict(EVICTION_ENV)]}},
+        "daemonsets": {"tolerations": tolerations},
+        "node-feature-discovery": {"worker": {"tolerations": [dict(_CONTROL_PLANE), *tolerations]}},
     }
     merged: dict[str, Any] = merge_values(plan.platform.gpu_operator.values, ours)
     return merged

@@ -18,6 +18,11 @@ __all__ = ["DRA_CHART", "GPU_OPERATOR_CHART", "HelmChart", "argocd_application",
 DRA_CHART = "dra-driver-nvidia-gpu"
 GPU_OPERATOR_CHART = "gpu-operator"
 IN_CLUSTER = "https://kubernetes.default.svc"
+#: Argo CD retries a failed automated sync only `retry.limit` times (5 when unset) and then never
+#: again for the same commit (argo-cd v3.5.1 controller/appcontroller.go `autoSync`,
+#: `alreadyAttemptedSync`). A blocking gate that fails because the operator has not yet released
+#: the claims must be retried until it holds: unlimited, backing off to 5 minutes.
+SYNC_RETRY = {"limit": -1, "backoff": {"duration": "30s", "factor": 2, "maxDuration": "5m"}}
 
 
 class HelmChart:
@@ -118,6 +123,7 @@ def argocd_application(plan: Plan, wave: str, name: str, source: Obj, namespace:
             "syncPolicy": {
                 "automated": {"prune": True, "selfHeal": True},
                 "syncOptions": ["CreateNamespace=false", "ServerSideApply=true"],
+                "retry": dict(SYNC_RETRY),
             },
         },
     )

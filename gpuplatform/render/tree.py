@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gpuplatform.plan.sync_order import SWITCH_LAYER, unit_of_folder
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.admission import render_policy
 from gpuplatform.render.alerts import render_alerts
+from gpuplatform.render.allocator_switch import render_switch_jobs, switch_folder, switch_identity
 from gpuplatform.render.delivery import render_argocd_entry, render_flux_entry
 from gpuplatform.render.device_classes import render_device_classes
 from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate_jobs
@@ -71,6 +73,7 @@ class Layer:
 LAYERS: tuple[Layer, ...] = (
     Layer("00-operators", render_operators),
     Layer("10-nodes", render_nodes),
+    Layer(SWITCH_LAYER, render_switch_jobs, split=switch_folder, subfolders=("enable", "release")),
     Layer("20-device-classes", render_device_classes),
     Layer("30-policy", render_policy),
     Layer("40-tenants", render_tenant_layer, split=_namespace_of),
@@ -201,14 +204,19 @@ class Tree:
         )
 
 
-def _sync_wave(objects: list[Obj], layer: str) -> None:
-    """Order the layers for Argo CD: the sync wave of a layer is its number's tens."""
+def _sync_wave(objects: list[Obj], layer: Layer) -> None:
+    """Order the layers for Argo CD: each object gets the sync-wave of its unit in `SYNC_UNITS`.
+
+    PreSync and PostSync hooks run in their phase and need none; Sync hooks (the allocator switch)
+    are ordered among the waves like resources.
+    """
     for obj in objects:
         if ENGINE_GROUPS.get(_group(obj)) == "flux":
             continue
         annotations = obj["metadata"].setdefault("annotations", {})
-        if "argocd.argoproj.io/hook" not in annotations:
-            annotations[ARGO_SYNC_WAVE] = str(int(layer[:2]) // 10)
+        if annotations.get("argocd.argoproj.io/hook", "Sync") == "Sync":
+            folder = f"{layer.name}/{layer.split(obj)}" if layer.split is not None else layer.name
+            annotations[ARGO_SYNC_WAVE] = str(unit_of_folder(folder).argo_wave)
             obj["metadata"]["annotations"] = dict(sorted(annotations.items()))
 
 
@@ -219,7 +227,7 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
     for layer in layers:
         objects = layer.render(plan, state)
         if argo:
-            _sync_wave(objects, layer.name)
+            _sync_wave(objects, layer)
         folder = f"{root}/{layer.name}"
         if layer.split is None:
             tree.add_folder(folder, objects)
@@ -247,13 +255,19 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
 def render_delivery(tree: Tree, plan: Plan) -> None:
     """`delivery/`: the gate identity and each engine's entry point for the active wave."""
     p = plan.platform
-    tree.add_folder("delivery/gates", gate_identity(plan, p.active_wave))
+    tree.add_folder(
+        "delivery/gates", gate_identity(plan, p.active_wave) + switch_identity(plan, p.active_wave)
+    )
     if "argocd" in p.delivery.engines:
         tree.add_folder("delivery/argocd", render_argocd_entry(plan), engines=False, extra=("../gates",))
     if "flux" in p.delivery.engines:
         root = f"waves/{plan.active.dir_name}/"
         folders = [f for f in tree.folders(root) if f and not f.endswith("/argocd") and f != "argocd"]
-        layer_folders = [f for f in folders if "/" not in f or f.endswith("/flux")]
+        layer_folders = [
+            f
+            for f in folders
+            if ("/" not in f and f != SWITCH_LAYER) or f.endswith("/flux") or f.startswith(f"{SWITCH_LAYER}/")
+        ]
         entry = render_flux_entry(plan, layer_folders)
         tree.add_folder("delivery/flux", entry, engines=False, extra=("../gates",))
 

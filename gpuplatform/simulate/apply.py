@@ -108,6 +108,7 @@ def _put_class(world: World, name: str, spec: dict[str, Any], owner: str) -> Non
 
 def _sync_classes(world: World, owner: str, classes: dict[str, dict[str, Any]]) -> None:
     cluster = world.cluster
+    cluster.version += 1
     for name in [n for n, c in cluster.classes.items() if c.owner == owner and n not in classes]:
         del cluster.classes[name]
     for name, spec in classes.items():
@@ -170,6 +171,7 @@ def _policy_classes(policy: Obj) -> list[str]:
 def apply_object(world: World, obj: Obj, manager: str) -> str:
     """Apply one non-Node, non-Job object; a short description of what changed ('' if nothing)."""
     cluster = world.cluster
+    cluster.version += 1
     kind, meta = obj["kind"], obj["metadata"]
     cluster.objects[object_key(obj)] = obj
     if kind == "Namespace" and meta["name"] not in cluster.namespaces:
@@ -199,6 +201,7 @@ def apply_object(world: World, obj: Obj, manager: str) -> str:
 def delete_object(world: World, obj: Obj) -> str:
     """Delete one object the engine prunes; what it took with it."""
     cluster = world.cluster
+    cluster.version += 1
     kind, meta = obj["kind"], obj["metadata"]
     cluster.objects.pop(object_key(obj), None)
     if kind == "Node":

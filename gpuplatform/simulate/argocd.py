@@ -30,7 +30,7 @@ from gpuplatform.simulate.apply import (
     set_node_labels,
     uninstall_release,
 )
-from gpuplatform.simulate.jobs import run_job
+from gpuplatform.simulate.jobs import job_status
 from gpuplatform.simulate.rendered import ARGO_HOOK, ARGO_OPTIONS, ARGO_WAVE, EngineWave, ReleaseSpec, Unit
 from gpuplatform.simulate.world import World
 
@@ -80,20 +80,17 @@ class ArgoEngine:
         done: list[str] = []
         nodes = [o for o in unit.objects if o["kind"] == "Node" and not unit.hook]
         done += apply_nodes(world, nodes, MANAGER) if nodes else []
-        for obj in unit.objects:
+        for obj in sorted(unit.objects, key=lambda o: o["kind"] == "Job"):
             kind, meta = obj["kind"], obj["metadata"]
             if kind == "Node":
                 continue
             if kind == "Job":
                 key = f"{meta.get('namespace', '')}/{meta['name']}"
                 hook = (meta.get("annotations") or {}).get(ARGO_HOOK)
-                if hook or key not in world.cluster.jobs:
-                    world.record(
-                        "argocd",
-                        f"{unit.name}: Job {meta['name']} {'(hook, recreated)' if hook else 'created'}",
-                    )
-                    found = run_job(world, obj)
-                    world.cluster.jobs[key] = "failed: " + "; ".join(found) if found else "complete"
+                if hook or key not in world.cluster.jobs or world.cluster.jobs[key].startswith("waiting"):
+                    what = "(hook, recreated)" if hook else "created"
+                    world.record("argocd", f"{unit.name}: Job {meta['name']} {what}")
+                    world.cluster.jobs[key] = job_status(world, obj)
                 if world.cluster.jobs[key] != "complete":
                     failures.append(f"Job {meta['name']} {world.cluster.jobs[key]}")
                 if not hook:

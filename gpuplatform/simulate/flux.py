@@ -5,10 +5,11 @@
   (`checkDependencies`); it applies with server-side apply as field manager `kustomize-controller`,
   deletes the objects of its previous inventory it no longer builds (`prune`, skipping
   `kustomize.toolkit.fluxcd.io/prune: disabled`), then waits for health (`wait: true`; a failed Job
-  fails it), and on failure reconciles again after `retryInterval`.
+  fails it, a Job still running keeps it not Ready until it completes), and on failure reconciles
+  again after `retryInterval`.
 - fluxcd/pkg ssa v0.76 `manager_apply.go` `Apply`: an object that has not drifted is not applied
   again, and a Job is immutable, so an unchanged failed Job stays failed on every retry; only a Job
-  that is gone (deleted, e.g. by `ttlSecondsAfterFinished`) or renamed runs again. Each reconcile
+  that retries by itself (`podFailurePolicy` Ignore) or is renamed runs again. Each reconcile
   re-applies the Kustomization's objects, so a label it owns that another manager changed is
   written back at the next interval (drift correction); when that happens is not modelled, so it is
   taken to happen at the worst moment.
@@ -30,7 +31,7 @@ from gpuplatform.simulate.apply import (
     set_node_labels,
     uninstall_release,
 )
-from gpuplatform.simulate.jobs import run_job
+from gpuplatform.simulate.jobs import job_status
 from gpuplatform.simulate.rendered import EngineWave, Unit
 from gpuplatform.simulate.world import World
 
@@ -52,7 +53,7 @@ class FluxEngine:
         nodes = [o for o in unit.objects if o["kind"] == "Node"]
         changes = apply_nodes(world, nodes, MANAGER) if nodes else []
         done = []
-        for obj in unit.objects:
+        for obj in sorted(unit.objects, key=lambda o: o["kind"] == "Job"):
             kind, meta = obj["kind"], obj["metadata"]
             if kind == "Node":
                 continue
@@ -66,10 +67,9 @@ class FluxEngine:
                     failures.append(f"HelmRelease {meta['name']}: {error}")
             elif kind == "Job":
                 key = f"{meta.get('namespace', '')}/{meta['name']}"
-                if key not in world.cluster.jobs:
-                    world.record("flux", f"Kustomization {unit.name} creates Job {meta['name']}")
-                    found = run_job(world, obj)
-                    world.cluster.jobs[key] = "failed: " + "; ".join(found) if found else "complete"
+                if key not in world.cluster.jobs or world.cluster.jobs[key].startswith("waiting"):
+                    world.record("flux", f"Kustomization {unit.name}: Job {meta['name']} runs")
+                    world.cluster.jobs[key] = job_status(world, obj)
                     world.cluster.objects[object_key(obj)] = obj
                 if world.cluster.jobs[key] != "complete":
                     failures.append(f"Job {meta['name']} {world.cluster.jobs[key]}")
@@ -107,17 +107,7 @@ class FluxEngine:
         return ""
 
     def retry(self, world: World, wave: EngineWave) -> str:
-        """The next reconcile after `retryInterval`: a Job deleted by its TTL runs again."""
-        for unit in wave.units:
-            for obj in unit.objects:
-                meta = obj["metadata"]
-                key = f"{meta.get('namespace', '')}/{meta['name']}"
-                if (
-                    obj["kind"] == "Job"
-                    and key in world.cluster.jobs
-                    and "ttlSecondsAfterFinished" in obj["spec"]
-                ):
-                    del world.cluster.jobs[key]
+        """The next reconciles: a Job still retrying runs a new attempt; a failed Job stays failed."""
         return self.sync(world, wave)
 
     def fork(self) -> FluxEngine:

@@ -16,7 +16,7 @@ from gpuplatform.render.meta import Obj
 from gpuplatform.simulate.model import Group, Workload
 from gpuplatform.simulate.world import World
 
-__all__ = ["GATE_LABEL", "SWITCH_LABEL", "run_job"]
+__all__ = ["GATE_LABEL", "SWITCH_LABEL", "job_status", "retries", "run_job"]
 
 GATE_LABEL = "gpuplatform.dev/gate"
 SWITCH_LABEL = "gpuplatform.dev/switch"
@@ -78,9 +78,9 @@ def _gate(world: World, gate: str, obj: Obj) -> list[str]:
     return found
 
 
-def _handover(world: World) -> list[str]:
+def _handover(world: World, groups: list[Group]) -> list[str]:
     found = []
-    for g in _groups(world, "dra"):
+    for g in groups:
         if "device-plugin" in g.operands or g.device_plugin_registered:
             found.append(f"the device plugin still runs on {g.name}")
         held = [
@@ -92,25 +92,37 @@ def _handover(world: World) -> list[str]:
     return found
 
 
-def _switch(world: World, action: str) -> list[str]:
+def _switch(world: World, action: str, obj: Obj) -> list[str]:
+    """The allocator-switch Job `action` as its script does it (render/allocator_switch.py)."""
+    variables = _variables(obj)
     if action == "release":
-        for g in _groups(world, "legacy"):
-            if DRA_PLUGIN_LABEL in g.labels:
-                g.set_label(DRA_PLUGIN_LABEL, None, "gpuplatform-switch")
-        world.record("job", "allocator switch: the DRA kubelet plugin label leaves the nodes declared legacy")
+        names = set(variables.get("NODES", "").split())
+        groups = [g for g in world.cluster.groups if names & set(g.nodes)]
+        for g in groups:
+            g.set_label(DRA_PLUGIN_LABEL, None, "gpuplatform-switch")
+        world.record(
+            "job",
+            f"switch release: {DRA_PLUGIN_LABEL} removed from {', '.join(g.name for g in groups) or 'no node'}",
+        )
         world.settle()
         return [
             f"the DRA kubelet plugin or its ResourceSlices remain on {g.name}"
-            for g in _groups(world, "legacy")
+            for g in groups
             if g.kubelet_plugin != "absent" or g.slices != "none"
         ]
-    if action == "handover":
-        world.settle()
-        return _handover(world)
-    for g in _groups(world, "dra"):
-        if DRA_PLUGIN_LABEL not in g.labels:
-            g.set_label(DRA_PLUGIN_LABEL, "true", "gpuplatform-switch")
-    world.record("job", "allocator switch: nodes declared DRA get the DRA kubelet plugin label where absent")
+    mode = variables.get("MODE_LABEL", world.plan.platform.mode_label_key)
+    groups = [
+        g for g in world.cluster.groups if g.labels.get(mode) == "dra" and DRA_PLUGIN_LABEL not in g.labels
+    ]
+    world.settle()
+    found = _handover(world, groups)
+    if found:
+        return found
+    for g in groups:
+        g.set_label(DRA_PLUGIN_LABEL, "true", "gpuplatform-switch")
+    world.record(
+        "job", f"switch enable: {DRA_PLUGIN_LABEL}=true on {', '.join(g.name for g in groups) or 'no node'}"
+    )
     world.settle()
     return []
 
@@ -149,14 +161,35 @@ def _validation(world: World, obj: Obj) -> list[str]:
     return []
 
 
+def retries(obj: Obj) -> bool:
+    """The Job starts a new attempt when its check exits 3 (`podFailurePolicy` Ignore) instead of failing.
+
+    Kubernetes Job controller: a pod failure matched by an `Ignore` rule does not count towards
+    `backoffLimit`, so the Job keeps running until an attempt succeeds.
+    """
+    for rule in (obj["spec"].get("podFailurePolicy") or {}).get("rules") or []:
+        codes = rule.get("onExitCodes") or {}
+        if rule.get("action") == "Ignore" and codes.get("operator") == "In" and 3 in codes.get("values", []):
+            return True
+    return False
+
+
+def job_status(world: World, obj: Obj) -> str:
+    """Run a Job: `complete`, `waiting: <why>` (it retries until its check holds) or `failed: <why>`."""
+    found = run_job(world, obj)
+    if not found:
+        return "complete"
+    return ("waiting: " if retries(obj) else "failed: ") + "; ".join(found)
+
+
 def run_job(world: World, obj: Obj) -> list[str]:
-    """Run a Job; what made it fail (empty: complete)."""
+    """Run a Job once; what made it fail (empty: complete)."""
     labels = obj["metadata"].get("labels") or {}
     if GATE_LABEL in labels:
         world.settle()
         return _gate(world, labels[GATE_LABEL], obj)
     if SWITCH_LABEL in labels:
-        return _switch(world, labels[SWITCH_LABEL])
+        return _switch(world, labels[SWITCH_LABEL], obj)
     if obj["spec"]["template"]["spec"].get("resourceClaims"):
         return _validation(world, obj)
     return []

@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from gpuplatform.simulate.model import Group, untolerated
 from gpuplatform.simulate.world import START, STOP, Reaction, World
 
@@ -126,10 +128,31 @@ def _terminations(world: World) -> list[Reaction]:
     return out
 
 
+def _restarts(world: World) -> list[Reaction]:
+    """Pods of a restarted node run again once their allocator is back (claims prepared, devices admitted)."""
+    out: list[Reaction] = []
+    for w in world.cluster.workloads:
+        if w.phase != "restarting":
+            continue
+        group = world.cluster.group(w.group)
+        ready = (
+            group.kubelet_plugin == "running"
+            if w.allocator in ("dra", "bridge")
+            else group.device_plugin_registered
+        )
+        if ready:
+            out.append(
+                Reaction(
+                    START, f"{w.key} runs again on {group.name}", partial(setattr, w, "phase", "running")
+                )
+            )
+    return out
+
+
 def kubelet_reactions(world: World) -> list[Reaction]:
     """Plugin registration, ResourceSlices and pod termination on every group."""
     out: list[Reaction] = []
     for group in world.cluster.groups:
         out += _device_plugin(group)
         out += _kubelet_plugin(world, group)
-    return out + _terminations(world)
+    return out + _terminations(world) + _restarts(world)

@@ -27,7 +27,7 @@ __all__ = [
 Taint = dict[str, str]
 Toleration = dict[str, Any]
 Operand = Literal["running", "waiting", "crashloop", "unschedulable", "terminating"]
-Phase = Literal["pending", "running", "terminating", "stuck-terminating", "refused", "done"]
+Phase = Literal["pending", "running", "restarting", "terminating", "stuck-terminating", "refused", "done"]
 Allocator = Literal["device-plugin", "dra", "bridge", ""]
 
 
@@ -91,17 +91,22 @@ class Group:
         return self.gpus if self.device_plugin_registered else 0
 
     def set_label(self, key: str, value: str | None, manager: str) -> bool:
-        """Set (or remove, `None`) a label as `manager`; True when it changed."""
+        """Set (or remove, `None`) a label as `manager`; True when it changed.
+
+        An update that leaves a value as it was does not take the field over (the managed fields
+        of a non-apply request record only what it changed).
+        """
         if value is None:
             if key not in self.labels:
                 return False
             del self.labels[key]
             self.owners.pop(key, None)
             return True
-        changed = self.labels.get(key) != value
+        if self.labels.get(key) == value:
+            return False
         self.labels[key] = value
         self.owners[key] = manager
-        return changed
+        return True
 
     def split(self, count: int, suffix: str) -> Group:
         """Move the first `count` nodes into a new group with the same state (returned)."""
@@ -208,6 +213,10 @@ class Cluster:
     jobs: dict[str, str] = field(default_factory=dict)
     """Job `namespace/name` -> `complete` | `failed` (Jobs are immutable and run once)."""
     clock: int = 0
+    version: int = 0
+    """Bumped whenever an applied object changes what admission or scheduling decides."""
+    idle: tuple[object, ...] = ()
+    """The scheduler's last state in which it found nothing to do."""
 
     def fork(self) -> Cluster:
         """A deep copy of the mutable state; applied objects are shared (they are never mutated)."""
@@ -223,6 +232,7 @@ class Cluster:
             dict(self.objects),
             dict(self.jobs),
             self.clock,
+            self.version,
         )
 
     def tick(self) -> int:

@@ -136,34 +136,47 @@ class Replayer:
                 w.moves = True
 
     def _sync(self, wave: EngineWave, late: list[Callable[[], None]]) -> None:
+        """The engine's sync; with a late operator, the steps come once it is stuck, then the retries.
+
+        A Job that retries by itself holds the sync (Argo CD's operation stays Running, Flux's
+        Kustomization stays not Ready) until it holds. A failed Job is re-run only by Argo CD's
+        sync retry, whose limited attempts are spent within minutes, before a late operator acts.
+        """
         outcome = self.engine.sync(self.world, wave)
         if not outcome:
-            for step in late:
-                step()
+            for action in late:
+                action()
             return
         if not late:
-            self.world.fail("sync-completes", f"the sync of {wave.wave} does not complete: {outcome}", [])
-        if wave.retry_limit >= 0 and self.engine_name == "argocd":
-            for _ in range(wave.retry_limit):
-                if not self.engine.retry(self.world, wave):
-                    break
-            else:
-                for step in late:
-                    step()
-                self.world.fail(
-                    "sync-completes",
-                    f"the sync of {wave.wave} failed ({outcome}); its {wave.retry_limit} retries ran out before the "
-                    "operator's steps, and Argo CD never retries the same commit again",
-                    ["Application/" + self.plan.platform.name],
-                )
-            return
-        for step in late:
-            step()
-        outcome = self.engine.retry(self.world, wave)
-        if outcome:
             self.world.fail(
                 "sync-completes",
-                f"after the operator's steps the sync of {wave.wave} still fails: {outcome}",
+                f"with the runbook's order the sync of {wave.wave} does not complete: {outcome}",
+                [],
+            )
+        waiting = "waiting:" in outcome and "failed:" not in outcome
+        if not waiting and self.engine_name == "argocd" and wave.retry_limit >= 0:
+            for _ in range(wave.retry_limit):
+                self.engine.retry(self.world, wave)
+            for action in late:
+                action()
+            self.world.fail(
+                "sync-completes",
+                f"the sync of {wave.wave} failed ({outcome}); its {wave.retry_limit} retries ran out before the "
+                "operator's steps, and Argo CD does not retry a failed sync of the same commit again",
+                [f"Application/{self.plan.platform.name}"],
+            )
+        for action in late:
+            action()
+        outcome = self.engine.retry(self.world, wave)
+        if outcome:
+            why = (
+                "Flux never re-runs an unchanged failed Job"
+                if self.engine_name == "flux"
+                else "the retry fails"
+            )
+            self.world.fail(
+                "sync-completes",
+                f"after the operator's steps the sync of {wave.wave} is still stuck ({why}): {outcome}",
                 [],
             )
 
@@ -248,6 +261,9 @@ class Replayer:
             group.operands["driver"] = "running"
         if group.kubelet_plugin == "running":
             group.kubelet_plugin = "absent"
+        for w in world.cluster.workloads:
+            if w.group == group.id and w.phase == "running":
+                w.phase = "restarting"
         world.record(
             "node", f"{group.name} restarts: /run is empty, every pod runs its init containers again"
         )

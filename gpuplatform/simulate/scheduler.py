@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from functools import partial
 
 from gpuplatform.simulate.model import Cluster, Group, Workload, untolerated
@@ -48,55 +49,66 @@ def _extended_resource_on(world: World) -> bool:
     )
 
 
-def _used(cluster: Cluster, group: Group, dra: bool) -> int:
-    return sum(
-        w.gpus
-        for w in cluster.workloads
-        if w.group == group.id
-        and w.phase in ("running", "terminating", "stuck-terminating")
-        and (w.allocator in ("dra", "bridge")) == dra
-    )
+@dataclass
+class _Usage:
+    """What is taken, computed once per scheduling pass and updated as pods are bound in it."""
+
+    legacy: dict[str, int] = field(default_factory=dict)
+    """group id -> device-plugin GPUs in use."""
+    dra: dict[str, int] = field(default_factory=dict)
+    """group id -> DRA devices allocated."""
+    quota: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(namespace, quota key) -> charged amount."""
+
+    @classmethod
+    def of(cls, cluster: Cluster) -> _Usage:
+        usage = cls()
+        for w in cluster.workloads:
+            if w.phase not in ("running", "restarting", "terminating", "stuck-terminating"):
+                continue
+            if w.group:
+                table = usage.dra if w.allocator in ("dra", "bridge") else usage.legacy
+                table[w.group] = table.get(w.group, 0) + w.gpus
+            usage.charge(w)
+        return usage
+
+    def charge(self, w: Workload) -> None:
+        for key, amount in _charges(w):
+            self.quota[(w.namespace, key)] = self.quota.get((w.namespace, key), 0) + amount
 
 
-def _free_devices(world: World, group: Group, device_class: str) -> int:
+def _charges(w: Workload) -> list[tuple[str, int]]:
+    if w.kind == "legacy":
+        return [(f"requests.{GPU}", w.gpus)]
+    return [
+        (f"{w.device_class}.deviceclass.resource.k8s.io/devices", w.gpus),
+        ("count/resourceclaims.resource.k8s.io", 1),
+    ]
+
+
+def _free_devices(world: World, group: Group, device_class: str, usage: _Usage) -> int:
     cls = world.cluster.classes.get(device_class)
     if cls is None or group.slices == "none":
         return 0
     per_node = world.matcher.count((cls.expression,), group.pool)
-    return per_node * len(group.nodes) - _used(world.cluster, group, dra=True)
+    return per_node * len(group.nodes) - usage.dra.get(group.id, 0)
 
 
-def _admit(world: World, w: Workload) -> str:
+def _admit(world: World, w: Workload, usage: _Usage) -> str:
     """Why admission refuses the workload's pod or claim ('' when admitted)."""
     cluster = world.cluster
-    allowed = cluster.allowed_classes.get(w.namespace)
     if w.kind == "claim":
         if f"{w.namespace}/{w.template}" not in cluster.templates:
             return f"ResourceClaimTemplate {w.namespace}/{w.template} does not exist"
+        allowed = cluster.allowed_classes.get(w.namespace)
         if allowed is not None and w.device_class not in allowed:
             return f"the tenant policy of {w.namespace} does not allow class {w.device_class}"
     quota = cluster.quotas.get(w.namespace)
     if quota is None:
         return ""
-    others = [
-        o
-        for o in cluster.workloads
-        if o.namespace == w.namespace
-        and o is not w
-        and o.phase in ("running", "terminating", "stuck-terminating")
-    ]
-    if w.kind == "legacy":
-        used = sum(o.gpus for o in others if o.kind == "legacy")
-        if used + w.gpus > quota.get(f"requests.{GPU}", 1 << 30):
-            return f"ResourceQuota of {w.namespace}: requests.{GPU} exceeded"
-        return ""
-    key = f"{w.device_class}.deviceclass.resource.k8s.io/devices"
-    used = sum(o.gpus for o in others if o.kind == "claim" and o.device_class == w.device_class)
-    if used + w.gpus > quota.get(key, 1 << 30):
-        return f"ResourceQuota of {w.namespace}: {key} exceeded"
-    claims = sum(1 for o in others if o.kind == "claim")
-    if claims + 1 > quota.get("count/resourceclaims.resource.k8s.io", 1 << 30):
-        return f"ResourceQuota of {w.namespace}: count/resourceclaims exceeded"
+    for key, amount in _charges(w):
+        if key in quota and usage.quota.get((w.namespace, key), 0) + amount > quota[key]:
+            return f"ResourceQuota of {w.namespace}: {key} exceeded"
     return ""
 
 
@@ -109,21 +121,19 @@ def _feasible(w: Workload, group: Group) -> bool:
     )
 
 
-def _place(world: World, w: Workload) -> tuple[Group, str] | None:
-    cluster = world.cluster
-    groups = [g for g in cluster.groups if _feasible(w, g)]
+def _place(world: World, w: Workload, usage: _Usage, bridged: str) -> tuple[Group, str] | None:
+    groups = [g for g in world.cluster.groups if _feasible(w, g)]
     if w.kind == "claim":
         for g in groups:
-            if _free_devices(world, g, w.device_class) >= w.gpus:
+            if _free_devices(world, g, w.device_class, usage) >= w.gpus:
                 return g, "dra"
         return None
-    bridged = bridge_class(cluster) if _extended_resource_on(world) else ""
     if bridged:
         for g in groups:
-            if g.allocatable_gpu == 0 and _free_devices(world, g, bridged) >= w.gpus:
+            if g.allocatable_gpu == 0 and _free_devices(world, g, bridged, usage) >= w.gpus:
                 return g, "bridge"
     for g in groups:
-        if g.allocatable_gpu and g.allocatable_gpu * len(g.nodes) - _used(cluster, g, dra=False) >= w.gpus:
+        if g.allocatable_gpu and g.allocatable_gpu * len(g.nodes) - usage.legacy.get(g.id, 0) >= w.gpus:
             return g, "device-plugin"
     return None
 
@@ -139,30 +149,49 @@ def _bind(world: World, w: Workload, group: Group, allocator: str) -> None:
         )
 
 
+def _shape(w: Workload) -> tuple[object, ...]:
+    """What placement depends on besides capacity: pods of one shape fit the same nodes."""
+    tolerations = tuple(sorted(tuple(sorted(t.items())) for t in w.tolerations))
+    return (w.kind, w.device_class, w.gpus, w.pool, tolerations)
+
+
 def scheduler_reactions(world: World) -> list[Reaction]:
-    """Admit and place every pending GPU pod that can run now."""
+    """Admit and place every pending GPU pod that can run now (capacity reserved within the pass)."""
     out: list[Reaction] = []
-    for w in world.cluster.workloads:
-        if w.phase != "pending":
-            continue
-        refusal = _admit(world, w)
+    cluster = world.cluster
+    pending = [w for w in cluster.workloads if w.phase == "pending"]
+    if not pending:
+        return out
+    state = (
+        cluster.version,
+        tuple(
+            (g.id, len(g.nodes), g.slices, g.device_plugin_registered, g.cordoned, len(g.taints))
+            for g in cluster.groups
+        ),
+        tuple((w.phase, w.group) for w in cluster.workloads),
+    )
+    if state == cluster.idle:
+        return out
+    usage = _Usage.of(world.cluster)
+    bridged = bridge_class(world.cluster) if _extended_resource_on(world) else ""
+    unplaceable: set[tuple[object, ...]] = set()
+    for w in pending:
+        refusal = _admit(world, w, usage)
         if refusal:
-            out.append(
-                Reaction(
-                    STOP,
-                    f"{w.key} refused: {refusal}",
-                    partial(w.refuse, refusal),
-                )
-            )
+            out.append(Reaction(STOP, f"{w.key} refused: {refusal}", partial(w.refuse, refusal)))
             continue
-        found = _place(world, w)
-        if found is not None:
-            group, allocator = found
-            out.append(
-                Reaction(
-                    START,
-                    f"scheduler binds {w.key} to {group.name} ({allocator})",
-                    partial(_bind, world, w, group, allocator),
-                )
-            )
+        shape = _shape(w)
+        if shape in unplaceable:
+            continue
+        found = _place(world, w, usage, bridged)
+        if found is None:
+            unplaceable.add(shape)
+            continue
+        group, allocator = found
+        table = usage.legacy if allocator == "device-plugin" else usage.dra
+        table[group.id] = table.get(group.id, 0) + w.gpus
+        usage.charge(w)
+        text = f"scheduler binds {w.key} to {group.name} ({allocator})"
+        out.append(Reaction(START, text, partial(_bind, world, w, group, allocator)))
+    cluster.idle = () if out else state
     return out

@@ -22,7 +22,7 @@ from gpuplatform.simulate.charts import (
     render_gpu_operator,
 )
 from gpuplatform.simulate.devices import DeviceMatcher
-from gpuplatform.simulate.model import Cluster, Group
+from gpuplatform.simulate.model import Cluster, Group, Release
 
 __all__ = ["Reaction", "StepRecord", "Violation", "ViolationFound", "World"]
 
@@ -93,8 +93,8 @@ class World:
     reactors: list[Callable[[World], list[Reaction]]] = field(default_factory=list)
     pending_failure: tuple[str, str, list[str]] | None = None
     """A violation a controller noticed while acting (raised once its step is recorded)."""
-    _operator: tuple[str, OperatorOutput] | None = None
-    _dra: tuple[str, DraDriverOutput | None] | None = None
+    _operator: tuple[Release | None, OperatorOutput] | None = None
+    _dra: tuple[Release, DraDriverOutput] | None = None
 
     @property
     def steps(self) -> int:
@@ -120,23 +120,33 @@ class World:
         return self.declared.get(wave or self.target, {}).get(group.pool, "legacy")
 
     def operator(self) -> OperatorOutput:
-        """The ClusterPolicy of the installed GPU Operator release (chart defaults when none is rendered)."""
+        """The ClusterPolicy of the installed GPU Operator release.
+
+        When the spec does not render the release (no `gpuOperator.chartRepository`), the operator is
+        modelled as installed outside gpuplatform with the spec's `gpuOperator.values` only: nothing
+        applies the migration's settings to it.
+        """
         release = self.cluster.releases.get("gpu-operator")
-        version = release.version if release else self.plan.platform.gpu_operator.version
-        values = release.values if release else {}
-        key = repr((version, values))
-        if self._operator is None or self._operator[0] != key:
-            self._operator = (key, render_gpu_operator(version.lstrip("v"), values))
+        if self._operator is None or self._operator[0] is not release:
+            spec = self.plan.platform.gpu_operator
+            if release is None:
+                self.notes.add(
+                    "the GPU Operator release is not rendered (gpuOperator.chartRepository is empty): "
+                    "modelled with gpuOperator.values only, without the migration's settings"
+                )
+                out = render_gpu_operator(spec.version, dict(spec.values))
+            else:
+                out = render_gpu_operator(release.version, release.values)
+            self._operator = (release, out)
         return self._operator[1]
 
     def dra(self) -> DraDriverOutput | None:
-        """The installed DRA driver release as rendered (None when it is not installed)."""
+        """The installed DRA driver release as rendered (None when it is not installed or its namespace is gone)."""
         release = self.cluster.releases.get("dra-driver")
         if release is None or not release.alive:
             return None
-        key = repr((release.version, release.values, release.patches))
-        if self._dra is None or self._dra[0] != key:
-            self._dra = (key, render_dra_driver(release.version, release.values, release.patches))
+        if self._dra is None or self._dra[0] is not release:
+            self._dra = (release, render_dra_driver(release.version, release.values, release.patches))
         return self._dra[1]
 
     def fork(self) -> World:

@@ -32,8 +32,8 @@ def test_gp102_reads_the_rendered_node_labels(tmp_path: Path, monkeypatch: pytes
     # GIVEN a renderer regression that forgets device-plugin=false on DRA nodes
     original = nodes.node_labels
 
-    def forgetful(platform: Any, pool: Any, mode: Any) -> dict[str, str]:
-        labels = original(platform, pool, mode)
+    def forgetful(platform: Any, pool: Any, mode: Any, *args: Any) -> dict[str, str]:
+        labels = original(platform, pool, mode, *args)
         labels.pop(nodes.DEVICE_PLUGIN_LABEL, None)
         return labels
 
@@ -58,8 +58,8 @@ def test_gp102_reads_the_karpenter_hand_off_of_provisioner_pools(
     # GIVEN a Karpenter-managed DRA pool and the same renderer regression
     original = nodes.node_labels
 
-    def forgetful(platform: Any, pool: Any, mode: Any) -> dict[str, str]:
-        labels = original(platform, pool, mode)
+    def forgetful(platform: Any, pool: Any, mode: Any, *args: Any) -> dict[str, str]:
+        labels = original(platform, pool, mode, *args)
         labels.pop(nodes.DEVICE_PLUGIN_LABEL, None)
         return labels
 

@@ -116,6 +116,7 @@ def test_argo_entry_lists_every_layer_and_the_argocd_engine_folders(reference: P
     assert entry["resources"] == [
         "../00-operators",
         "../10-nodes",
+        "../15-allocator-switch",
         "../20-device-classes",
         "../30-policy",
         "../40-tenants",

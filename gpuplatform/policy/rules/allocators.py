@@ -37,8 +37,9 @@ def node_in_two_pools(ctx: RuleContext) -> Iterator[Finding]:
                 seen[node] = pool.name
 
 
-def _enables_both(labels: dict[str, Any]) -> bool:
-    return labels.get(DRA_PLUGIN_LABEL) == "true" and labels.get(DEVICE_PLUGIN_LABEL) != "false"
+def _enables_both(labels: dict[str, Any], mode_label: str) -> bool:
+    dra = labels.get(DRA_PLUGIN_LABEL) == "true" or labels.get(mode_label) == "dra"
+    return dra and labels.get(DEVICE_PLUGIN_LABEL) != "false"
 
 
 def _labelled(obj: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
@@ -60,9 +61,9 @@ def _labelled(obj: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
     """
 The GPU Operator deploys the device plugin on every node whose `nvidia.com/gpu.deploy.device-plugin`
 label is absent or `true`; the DRA driver's kubelet plugin runs where `nvidia.com/dra-kubelet-plugin`
-is `true`. A rendered Node (or provisioner hand-off) with the DRA label and without
-`device-plugin=false` gives its GPUs two allocators. The rule reads the rendered objects of every
-wave, after overlays.
+is `true`. A rendered Node (or provisioner hand-off) declared DRA (the DRA label, or the mode label
+`dra` that the allocator switch turns into the DRA label) without `device-plugin=false` gives its
+GPUs two allocators. The rule reads the rendered objects of every wave, after overlays.
 """,
 )
 def both_allocators_in_rendered_labels(ctx: RuleContext) -> Iterator[Finding]:
@@ -77,7 +78,7 @@ def both_allocators_in_rendered_labels(ctx: RuleContext) -> Iterator[Finding]:
             continue
         for obj in content:
             found = _labelled(obj)
-            if found is not None and _enables_both(found[2]):
+            if found is not None and _enables_both(found[2], ctx.platform.mode_label_key):
                 yield Finding(
                     f"spec.nodePools[{index[found[:2]]}]",
                     f"{path}: {found[0]} {found[1]} would run the device plugin and the DRA kubelet plugin",
