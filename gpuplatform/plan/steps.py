@@ -18,7 +18,7 @@ from typing import Literal
 
 from gpuplatform.gates import gates_for_wave
 from gpuplatform.plan.sync_order import SYNC_UNITS
-from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.plan.waves import Plan, WaveState, validator_workaround
 
 __all__ = ["Step", "maintenance_steps", "transition_steps"]
 
@@ -57,6 +57,12 @@ def _before(plan: Plan, a: WaveState, b: WaveState) -> list[Step]:
     steps: list[Step] = []
     forward, back = _moves(a, b, "dra"), _moves(a, b, "legacy")
     gone = tuple(t for t in a.tenants if t not in b.tenants)
+    if _static(plan, back):
+        steps.append(
+            Step(
+                "manual", "cordon", "cordon the nodes that go back to the device plugin", _static(plan, back)
+            )
+        )
     if gone or back:
         steps.append(
             Step(
@@ -65,12 +71,6 @@ def _before(plan: Plan, a: WaveState, b: WaveState) -> list[Step]:
                 "remove the DRA workloads on the pools that go back and of the tenants that go, "
                 "and wait until their claims are released (the kubelet plugin still runs)",
                 back,
-            )
-        )
-    if _static(plan, back):
-        steps.append(
-            Step(
-                "manual", "cordon", "cordon the nodes that go back to the device plugin", _static(plan, back)
             )
         )
     if _static(plan, forward):
@@ -219,6 +219,9 @@ def maintenance_steps(
     """
     if state.pool_modes[pool] != "dra":
         return ()
+    p = plan.platform
+    if event == "restart" and not validator_workaround(p, plan.pools[pool], state.device_plugin_enabled):
+        return ()
     if event == "driver-upgrade":
         return (
             Step(
@@ -232,7 +235,7 @@ def maintenance_steps(
         Step(
             "manual",
             "revalidate",
-            "when the validator workaround is on: once the toolkit pod is Ready, recreate the marker "
+            "the validator workaround is on: once the toolkit pod is Ready, recreate the marker "
             "(kubectl debug node/<node> --image=busybox -- touch /host/run/nvidia/validations/toolkit-ready)",
             (pool,),
         ),

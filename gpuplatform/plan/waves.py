@@ -18,9 +18,15 @@ from typing import Literal
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.model.waves import STAGES, Wave
-from gpuplatform.versions import CHART_BRIDGE_SINCE, dra_driver_at_least, kube_gate_default, parse_release
+from gpuplatform.versions import (
+    CHART_BRIDGE_SINCE,
+    VALIDATOR_BUG_FIXED_IN,
+    dra_driver_at_least,
+    kube_gate_default,
+    parse_release,
+)
 
-__all__ = ["Mode", "Plan", "WaveState", "plan_platform", "wave_dir_name"]
+__all__ = ["Mode", "Plan", "WaveState", "plan_platform", "validator_workaround", "wave_dir_name"]
 
 Mode = Literal["legacy", "dra"]
 
@@ -94,6 +100,12 @@ class Plan:
     def active(self) -> WaveState:
         return self.wave(self.platform.active_wave)
 
+    def chart_bridges(self, state: WaveState) -> bool:
+        """The chart's `gpu.nvidia.com` class serves `nvidia.com/gpu` in `state`: only from the wave
+        that names it as a bridge (`source: chart`); before, the renderer patches the field away."""
+        chart = {b.name for b in self.platform.bridges if b.source == "chart"}
+        return state.driver_installed and self.chart_bridge_live and bool(chart & set(state.bridges))
+
     @cached_property
     def chart_bridge_live(self) -> bool:
         """The chart's `gpu.nvidia.com` class serves `nvidia.com/gpu` once the driver is installed.
@@ -108,6 +120,24 @@ class Plan:
         return bool(gate) and dra_driver_at_least(
             parse_release(p.dra_driver.chart_version), CHART_BRIDGE_SINCE
         )
+
+
+def validator_workaround(platform: Platform, pool: NodePool, device_plugin_enabled: bool) -> bool:
+    """Whether the pool's DRA nodes carry `nvidia.com/gpu.deploy.operator-validator=false`.
+
+    The validator crash-loops in `plugin-validation` on a node without `nvidia.com/gpu`
+    (NVIDIA/gpu-operator#2550); the operator removes that init container only while
+    `devicePlugin.enabled` is false (controllers/object_controls.go `TransformValidatorComponent`),
+    so the workaround is needed only while some pool is legacy. It costs the marker the validator
+    writes (`/run/nvidia/validations/toolkit-ready`, which GFD, DCGM and the MIG manager wait for):
+    a DRA node restarted in a mixed wave needs the runbook's revalidate step. `operatorValidator`
+    on the pool forces it either way.
+    """
+    if pool.operator_validator is not None:
+        return not pool.operator_validator
+    fixed = VALIDATOR_BUG_FIXED_IN
+    buggy = fixed is None or parse_release(platform.gpu_operator.version) < fixed
+    return buggy and device_plugin_enabled
 
 
 def plan_platform(platform: Platform) -> Plan:

@@ -60,6 +60,7 @@ def render_argocd_entry(plan: Plan) -> list[Obj]:
     app = argocd_application(plan, state.name, p.name, source, p.dra_driver.namespace, 0)
     app["spec"]["syncPolicy"]["syncOptions"] = ["ServerSideApply=true", "PruneLast=true"]
     app["metadata"].pop("annotations")
+    app["metadata"].pop("finalizers")
     return [project, app]
 
 

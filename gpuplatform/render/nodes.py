@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
-from gpuplatform.plan.waves import Mode, Plan, WaveState
+from gpuplatform.plan.waves import Mode, Plan, WaveState, validator_workaround
 from gpuplatform.render.meta import NEVER_DELETE_ANNOTATIONS, Obj, k8s_object
-from gpuplatform.versions import VALIDATOR_BUG_FIXED_IN, parse_release
 
 __all__ = [
     "DEVICE_PLUGIN_LABEL",
@@ -16,30 +15,11 @@ __all__ = [
     "pool_taint",
     "provisioner_labels",
     "render_nodes",
-    "validator_workaround",
 ]
 
 DRA_PLUGIN_LABEL = "nvidia.com/dra-kubelet-plugin"
 DEVICE_PLUGIN_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 VALIDATOR_LABEL = "nvidia.com/gpu.deploy.operator-validator"
-
-
-def validator_workaround(platform: Platform, pool: NodePool, device_plugin_enabled: bool) -> bool:
-    """Whether the pool's DRA nodes carry `nvidia.com/gpu.deploy.operator-validator=false`.
-
-    The validator crash-loops in `plugin-validation` on a node without `nvidia.com/gpu`
-    (NVIDIA/gpu-operator#2550); the operator removes that init container only while
-    `devicePlugin.enabled` is false (controllers/object_controls.go `TransformValidatorComponent`),
-    so the workaround is needed only while some pool is legacy. It costs the marker the validator
-    writes (`/run/nvidia/validations/toolkit-ready`, which GFD, DCGM and the MIG manager wait for):
-    a DRA node restarted in a mixed wave needs the runbook's revalidate step. `operatorValidator`
-    on the pool forces it either way.
-    """
-    if pool.operator_validator is not None:
-        return not pool.operator_validator
-    fixed = VALIDATOR_BUG_FIXED_IN
-    buggy = fixed is None or parse_release(platform.gpu_operator.version) < fixed
-    return buggy and device_plugin_enabled
 
 
 def node_labels(

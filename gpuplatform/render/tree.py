@@ -17,7 +17,7 @@ from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.nim import render_nim_handoffs, render_nim_owned
 from gpuplatform.render.nodes import render_nodes
-from gpuplatform.render.operators import render_operators
+from gpuplatform.render.operators import argocd_wrappers, render_operators
 from gpuplatform.render.runbooks import render_runbooks
 from gpuplatform.render.tenants import render_tenants
 from gpuplatform.render.workload_handoff import render_workload_handoffs, render_workload_templates
@@ -238,6 +238,8 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
         for sub in sorted(groups):
             tree.add_folder(f"{folder}/{sub}", groups[sub])
         tree.files[f"{folder}/kustomization.yaml"] = [kustomization(sorted(groups))]
+    for folder, wrapper in argocd_wrappers(plan, state).items():
+        tree.files[f"{folder}/kustomization.yaml"] = [wrapper]
     tree.files[f"{root}/kustomization.yaml"] = [kustomization([layer.name for layer in layers])]
     if argo:
         engine_dirs = [f"../{f}" for f in tree.folders(f"{root}/") if f.endswith("/argocd")]

@@ -179,6 +179,8 @@ def job_status(world: World, obj: Obj) -> str:
     found = run_job(world, obj)
     if not found:
         return "complete"
+    if len(found) > 3:
+        found = [*found[:3], f"and {len(found) - 3} more"]
     return ("waiting: " if retries(obj) else "failed: ") + "; ".join(found)
 
 

@@ -27,7 +27,7 @@ from functools import partial
 from gpuplatform.simulate.model import Group, untolerated
 from gpuplatform.simulate.world import START, STOP, Reaction, World
 
-__all__ = ["DEPLOY_PREFIX", "NEEDS_TOOLKIT", "NFD_LABEL", "gpu_operator_reactions"]
+__all__ = ["DEPLOY_PREFIX", "NEEDS_TOOLKIT", "NFD_LABEL", "PRESENT", "gpu_operator_reactions"]
 
 DEPLOY_PREFIX = "nvidia.com/gpu.deploy."
 NFD_LABEL = "feature.node.kubernetes.io/pci-10de.present"

@@ -9,6 +9,7 @@ wave, kind, name), child Applications resolved to the chart and values they inst
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +17,15 @@ from gpuplatform.plan.waves import Plan
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.tree import Tree, render_delivery
 
-__all__ = ["EngineWave", "ReleaseSpec", "Unit", "engine_wave", "folder_objects", "kustomization_folder"]
+__all__ = [
+    "EngineWave",
+    "ReleaseSpec",
+    "Unit",
+    "engine_wave",
+    "folder_objects",
+    "kustomization_folder",
+    "rendered_releases",
+]
 
 ARGO_HOOK = "argocd.argoproj.io/hook"
 ARGO_WAVE = "argocd.argoproj.io/sync-wave"
@@ -152,24 +161,12 @@ def _flux(tree: Tree, plan: Plan, wave: str) -> EngineWave:
                 wait=bool(spec.get("wait")),
             )
         )
-    releases = {}
-    for unit in units:
-        for obj in unit.objects:
-            if obj["kind"] == "HelmRelease":
-                spec = obj["spec"]
-                patches = [
-                    p
-                    for r in spec.get("postRenderers", [])
-                    for p in (r.get("kustomize") or {}).get("patches", [])
-                ]
-                chart = spec["chart"]["spec"]
-                releases[obj["metadata"]["name"]] = ReleaseSpec(
-                    obj["metadata"]["name"],
-                    chart["chart"],
-                    chart["version"],
-                    spec.get("values") or {},
-                    patches,
-                )
+    releases = {
+        o["metadata"]["name"]: _flux_release(o)
+        for u in units
+        for o in u.objects
+        if o["kind"] == "HelmRelease"
+    }
     return EngineWave("flux", wave, units, -1, True, False, releases, entry)
 
 
@@ -197,6 +194,34 @@ def _argo_release(tree: Tree, plan: Plan, app: Obj) -> ReleaseSpec:
         list(kustomization.get("patches") or []),
         finalizer,
     )
+
+
+def _flux_release(obj: Obj) -> ReleaseSpec:
+    spec = obj["spec"]
+    patches = [
+        p for r in spec.get("postRenderers", []) for p in (r.get("kustomize") or {}).get("patches", [])
+    ]
+    chart = spec["chart"]["spec"]
+    name = obj["metadata"]["name"]
+    return ReleaseSpec(name, chart["chart"], str(chart.get("version", "")), spec.get("values") or {}, patches)
+
+
+def rendered_releases(tree: Tree, plan: Plan) -> Iterator[tuple[str, str, ReleaseSpec]]:
+    """(wave folder name, file, release) of every Helm release the tree renders, for either engine."""
+    for path, content in sorted(tree.files.items()):
+        parts = path.split("/")
+        if (
+            len(parts) < 4
+            or parts[0] != "waves"
+            or parts[2] != "00-operators"
+            or not isinstance(content, list)
+        ):
+            continue
+        for obj in content:
+            if obj.get("kind") == "HelmRelease":
+                yield parts[1], path, _flux_release(obj)
+            elif obj.get("kind") == "Application":
+                yield parts[1], path, _argo_release(tree, plan, obj)
 
 
 def _argo_key(obj: Obj) -> tuple[int, int]:

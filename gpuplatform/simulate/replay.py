@@ -17,6 +17,7 @@ from functools import partial
 from gpuplatform.plan.steps import maintenance_steps, transition_steps
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.tree import Tree
+from gpuplatform.simulate.apply import RELEASE_KEYS
 from gpuplatform.simulate.argocd import ArgoEngine
 from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.driver_manager import upgrade_driver
@@ -201,6 +202,19 @@ class Replayer:
             if step.kind == "manual":
                 apply_manual(world, step, source, target)
         check_settled(world, f"after {source} -> {target}")
+        self._check_leftovers(target)
+
+    def _check_leftovers(self, target: str) -> None:
+        """A release the target wave does not render must be gone, not orphaned."""
+        wanted = {RELEASE_KEYS.get(r.chart, r.chart) for r in self.rendered(target).releases.values()}
+        for key, release in self.world.cluster.releases.items():
+            if key not in wanted:
+                self.world.fail(
+                    "leftovers",
+                    f"after the transition to {target} the {release.chart} release is still installed"
+                    + (" (orphaned: its Application was deleted without a resources finalizer)" if not release.owner else ""),
+                    [f"HelmRelease/{release.name}" if self.engine_name == "flux" else f"Application/{release.name}"],
+                )
 
     def disturb(self) -> None:
         """A node restart and a driver upgrade on one node of each kind of group."""
@@ -268,9 +282,8 @@ class Replayer:
             "node", f"{group.name} restarts: /run is empty, every pod runs its init containers again"
         )
         world.settle()
-        if group.labels.get("nvidia.com/gpu.deploy.operator-validator") == "false":
-            for step in maintenance_steps(self.plan, self.plan.wave(world.target), group.pool, "restart"):
-                apply_manual(world, step, world.target, world.target)
+        for step in maintenance_steps(self.plan, self.plan.wave(world.target), group.pool, "restart"):
+            apply_manual(world, step, world.target, world.target)
         check_settled(world, f"after a restart of {group.name}")
 
     def _upgrade(self, group: Group) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gpuplatform.render import handoff, helm_values, nodes, tenants
+from gpuplatform.render import handoff, helm_values, nodes, operators, tenants
 from gpuplatform.render.meta import Obj
 from tests.policy.helpers import codes, findings
 from tests.specs import minimal_spec
@@ -99,10 +99,18 @@ def test_gp120_bridges_for_different_names_pass(tmp_path: Path) -> None:
     assert "GP120" not in codes(tmp_path, doc)
 
 
-def test_gp121_platform_bridge_over_the_chart_class_is_a_warning(tmp_path: Path) -> None:
+def test_gp121_platform_bridge_next_to_an_unpatched_chart_class_is_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a renderer regression that drops the chart-class patch
+    monkeypatch.setattr(operators, "chart_class_patches", lambda plan, state: [])
     found = [p for p in findings(tmp_path, _bridge_spec({"name": "a"})) if p.code == "GP121"]
-    assert [(p.loc, p.severity) for p in found] == [("spec.bridges[0]", "warning")]
+    assert {(p.loc, p.severity) for p in found} == {("spec.bridges[0]", "warning")}
     assert "gpu.nvidia.com" in found[0].message
+
+
+def test_gp121_the_patched_chart_class_claims_nothing(tmp_path: Path) -> None:
+    assert "GP121" not in codes(tmp_path, _bridge_spec({"name": "a"}))
 
 
 @pytest.mark.parametrize(

@@ -32,5 +32,5 @@ def test_bridge_entitled_tenant_may_use_the_classes_that_serve_the_bridge(refere
     hard = _hard(reference, "compatibility-bridge", bridge=True)
     assert hard["requests.nvidia.com/gpu"] == "8"
     assert hard["nvidia-gpu-legacy-bridge.platform.example.com.deviceclass.resource.k8s.io/devices"] == "8"
-    assert hard["gpu.nvidia.com.deviceclass.resource.k8s.io/devices"] == "8"
+    assert hard["gpu.nvidia.com.deviceclass.resource.k8s.io/devices"] == "0"  # patched: it bridges nothing
     assert hard["mig.nvidia.com.deviceclass.resource.k8s.io/devices"] == "0"

@@ -8,7 +8,8 @@ from typing import Any
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
 from gpuplatform.render.operators import DRA_CHART
-from gpuplatform.versions import CHART_DEVICE_CLASSES
+from gpuplatform.simulate.charts import render_dra_driver
+from gpuplatform.simulate.rendered import rendered_releases
 
 __all__: list[str] = []
 
@@ -120,24 +121,35 @@ def duplicate_extended_resource(ctx: RuleContext) -> Iterator[Finding]:
     "a platform bridge overrides the DRA driver chart's class",
     """
 From chart 25.12.0 the DRA driver's own `gpu.nvidia.com` DeviceClass declares
-`extendedResourceName: nvidia.com/gpu`, and no chart value turns that off. A platform bridge for
-the same name is created later, so it wins while it exists; rolling back past the bridge wave
-deletes it and hands the name back to the chart's class, which keeps bridging every full GPU.
-Either accept that (the DRA pool's taint still keeps unmigrated workloads off DRA nodes) or set
-`source: chart` to name the chart's class as the bridge.
+`extendedResourceName: nvidia.com/gpu`, and no chart value turns that off; the renderer removes it
+with a post-render patch unless a wave names the chart's class as the bridge. Where a rendered
+release still serves the name next to a platform bridge, the newer class wins while it exists and
+rolling back past the bridge wave hands the name back to the chart's class, which keeps bridging
+every full GPU. The rule renders each wave's DRA release with its patches.
 """,
 )
 def bridge_overrides_chart_class(ctx: RuleContext) -> Iterator[Finding]:
     if not ctx.plan.chart_bridge_live:
         return
-    chart = {r: c for c, r in CHART_DEVICE_CLASSES.items() if r}
-    for i, resource, cls in _bridge_names(ctx):
-        if resource in chart:
-            yield Finding(
-                f"spec.bridges[{i}]",
-                f"{cls} and the chart's {chart[resource]} both claim {resource}; rollback hands it back to the chart",
-                "set source: chart to use the chart's class as the bridge",
-            )
+    states = {s.dir_name: s for s in ctx.plan.waves}
+    names = {b.name: i for i, b in enumerate(ctx.platform.bridges)}
+    for folder, path, release in rendered_releases(ctx.tree, ctx.plan):
+        if release.chart != DRA_CHART:
+            continue
+        chart = render_dra_driver(release.version, release.values, release.patches).classes
+        served = {
+            str(s["extendedResourceName"]): c for c, s in chart.items() if s.get("extendedResourceName")
+        }
+        for name in states[folder].bridges:
+            i = names[name]
+            bridge = ctx.platform.bridges[i]
+            if bridge.source == "platform" and bridge.extended_resource_name in served:
+                yield Finding(
+                    f"spec.bridges[{i}]",
+                    f"{path}: {ctx.platform.class_name(name)} and the chart's "
+                    f"{served[bridge.extended_resource_name]} both claim {bridge.extended_resource_name}",
+                    "set source: chart to use the chart's class as the bridge",
+                )
 
 
 @rule(
@@ -161,19 +173,11 @@ def node_missing_from_cluster(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def _dra_releases(ctx: RuleContext) -> Iterator[tuple[str, Any]]:
-    """(file, Helm values) of every rendered DRA driver release: Flux HelmReleases, Argo CD Applications."""
-    for path, content in sorted(ctx.tree.files.items()):
-        if not isinstance(content, list):
-            continue
-        for obj in content:
-            spec = obj.get("spec", {})
-            if (
-                obj.get("kind") == "HelmRelease"
-                and spec.get("chart", {}).get("spec", {}).get("chart") == DRA_CHART
-            ):
-                yield path, spec.get("values", {})
-            elif obj.get("kind") == "Application" and spec.get("source", {}).get("chart") == DRA_CHART:
-                yield path, spec["source"].get("helm", {}).get("valuesObject", {})
+    """(file, Helm values) of every rendered DRA driver release: Flux HelmReleases, Argo CD Applications
+    (their Helm source or their kustomize wrapper)."""
+    for _, path, release in rendered_releases(ctx.tree, ctx.plan):
+        if release.chart == DRA_CHART:
+            yield path, release.values
 
 
 @rule(
