@@ -27,12 +27,16 @@ class Workload(SpecModel):
     namespace: DnsLabel
     name: DnsSubdomain
     gpus: int = Field(default=1, ge=1, le=32)
+    """GPUs one pod requests (the device plugin's `nvidia.com/gpu`, summed over its containers)."""
+    replicas: int = Field(default=1, ge=1)
+    """Pods the workload runs (replicas, parallelism, nodes of a DaemonSet): sizes the legacy quota."""
     tier: DnsLabel
     moves_in: DnsLabel
     manifest: str | None = None
     """Path of the original manifest; when given, the converted file is handed off in full."""
-    shared_claim: bool = True
-    """One claim shared by all GPU containers (they see the same GPUs) or one claim per container."""
+    shared_claim: bool = False
+    """All GPU containers share one request (they see the same GPUs); default: each container keeps
+    its own distinct GPUs, as with the device plugin."""
 
 
 class AttributeSelector(SpecModel):
@@ -88,6 +92,9 @@ class NimService(SpecModel):
     moves_in: DnsLabel
     manifest: str | None = None
     """Path of the team's original NIMService manifest, converted in full when given."""
+    cache: DnsSubdomain | None = None
+    """NIMCache the new service mounts (default: a cache named like the service). Never the legacy
+    service's cache: engine profiles are GPU-specific and an RWO volume mounts on one node only."""
     accept_preview: bool = False
     """Accept NIM DRA (Technology Preview) in a production tenant or wave."""
 
