@@ -223,7 +223,7 @@ def _template(name: str, namespace: str | None, requests: list[Obj], labels: dic
     if labels:
         meta["labels"] = dict(labels)
     meta["annotations"] = dict(RECREATE_ANNOTATIONS)
-    inner: Obj = {"metadata": {"labels": dict(labels)}} if labels else {}
+    inner: Obj = {"metadata": {"labels": dict(sorted(labels.items()))}} if labels else {}
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaimTemplate",

@@ -114,7 +114,7 @@ def claim_template_object(
             exactly["selectors"] = [{"cel": {"expression": s}} for s in template.selectors]
         requests = [{"name": "gpu", "exactly": exactly}]
     labels = tenant_labels(tenant_of(platform, namespace))
-    inner: Obj = {"metadata": {"labels": labels}} if labels else {}
+    inner: Obj = {"metadata": {"labels": dict(sorted(labels.items()))}} if labels else {}
     return k8s_object(
         "resource.k8s.io/v1",
         "ResourceClaimTemplate",

@@ -130,3 +130,19 @@ def test_check_snapshot_reports_a_quota_that_refuses_running_workloads(tmp_path:
 def test_finished_pods_do_not_count(tmp_path: Path) -> None:
     done = [pod("batch-0", "team-a", "gpu-01", gpus=8, phase="Succeeded")]
     assert "GP264" not in _check(tmp_path, _db_spec("nim"), done)
+
+
+def test_a_manifest_with_more_replicas_than_the_spec(tmp_path: Path) -> None:
+    (tmp_path / "trainer.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: trainer, namespace: team-a}\nspec:\n  replicas: 4\n"
+        "  template:\n    spec:\n      containers:\n      - {name: a, image: x, resources: {limits: {nvidia.com/gpu: 1}}}\n"
+        "      - {name: b, image: x, resources: {limits: {nvidia.com/gpu: 1}}}\n"
+    )
+    doc = lab_spec()
+    doc["spec"]["workloads"][0]["manifest"] = "trainer.yaml"
+    assert "GP266" not in codes(tmp_path, doc)  # 4 replicas x 2 GPUs, as the spec says
+    doc["spec"]["workloads"][0].update(replicas=3, gpus=1)
+    assert {p.loc for p in findings(tmp_path, doc) if p.code == "GP266"} == {
+        "spec.workloads[0].gpus",
+        "spec.workloads[0].replicas",
+    }

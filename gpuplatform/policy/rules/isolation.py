@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from gpuplatform.evidence.register import workload_rows
+from gpuplatform.evidence.register import gpu_count, workload_rows
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.plan.waves import WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
@@ -226,3 +226,48 @@ def next_quota_refuses(ctx: RuleContext) -> Iterator[Finding]:
             f"there ({', '.join(f'{w}: {n}' for w, n in sorted(by_workload.items()))})",
             "move them before advancing, or declare them in spec.workloads with a later movesIn",
         )
+
+
+def _manifest_pods(text: str, kind: str, name: str) -> tuple[int, int] | None:
+    """(GPUs per pod, pods) of workload `kind/name` in a manifest; None when it is not there."""
+    for doc in yaml.safe_load_all(text):
+        if (
+            not isinstance(doc, dict)
+            or doc.get("kind") != kind
+            or (doc.get("metadata") or {}).get("name") != name
+        ):
+            continue
+        spec = doc.get("spec") or {}
+        if kind == "CronJob":
+            spec = ((spec.get("jobTemplate") or {}).get("spec")) or {}
+        pods = spec.get("parallelism" if kind in ("Job", "CronJob") else "replicas", 1)
+        template = spec if kind == "Pod" else (spec.get("template") or {}).get("spec") or {}
+        return gpu_count({"spec": template}), pods if isinstance(pods, int) else 1
+    return None
+
+
+@rule(
+    "GP266",
+    "warning",
+    "a workload's manifest asks for other GPUs or replicas than the spec says",
+    """
+The legacy quota of a namespace is sized from `workloads[].gpus` (per pod) and `replicas`. When the
+workload's manifest asks for more, the quota is too small for it while it still runs on the device
+plugin: restarts and rollouts are refused. Keep the spec in step with the manifest.
+""",
+)
+def manifest_disagrees(ctx: RuleContext) -> Iterator[Finding]:
+    for i, w in enumerate(ctx.platform.workloads):
+        if w.manifest is None or w.manifest not in ctx.loaded.manifests or w.kind == "DaemonSet":
+            continue
+        found = _manifest_pods(ctx.loaded.manifests[w.manifest], w.kind, w.name)
+        if found is None:
+            continue
+        gpus, pods = found
+        for field, spec_value, manifest_value in (("gpus", w.gpus, gpus), ("replicas", w.replicas, pods)):
+            if spec_value < manifest_value:
+                yield Finding(
+                    f"spec.workloads[{i}].{field}",
+                    f"workload {w.namespace}/{w.name}: {field} is {spec_value}, {w.manifest} has {manifest_value}",
+                    f"set {field}: {manifest_value}",
+                )
