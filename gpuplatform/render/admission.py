@@ -20,9 +20,9 @@ from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.cluster_admission import (
     ADMIN_ACCESS_LABEL,
     API,
-    CLAIM_RESOURCES,
+    claim_policy_match,
+    policy_binding,
     render_cluster_policy,
-    scheduler_bridge_claim,
 )
 from gpuplatform.render.meta import Obj, k8s_object
 from gpuplatform.render.nim_cel import operator_selectors
@@ -149,21 +149,7 @@ def tenant_policy(plan: Plan, state: WaveState, tenant: Tenant) -> list[Obj]:
         name,
         wave=state.name,
         spec={
-            "failurePolicy": "Fail",
-            "matchConstraints": {
-                "matchPolicy": "Equivalent",
-                "resourceRules": [
-                    {
-                        "apiGroups": ["resource.k8s.io"],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE", "UPDATE"],
-                        "resources": list(CLAIM_RESOURCES),
-                    }
-                ],
-            },
-            "matchConditions": [
-                {"name": "not-a-scheduler-bridge-claim", "expression": f"!({scheduler_bridge_claim()})"}
-            ],
+            **claim_policy_match(["CREATE", "UPDATE"]),
             "variables": [
                 {"name": "created", "expression": "request.operation == 'CREATE'"},
                 {
@@ -185,19 +171,7 @@ def tenant_policy(plan: Plan, state: WaveState, tenant: Tenant) -> list[Obj]:
             "validations": [*_content_checks(tenant, classes), _finalizer_guard()],
         },
     )
-    binding = k8s_object(
-        API,
-        "ValidatingAdmissionPolicyBinding",
-        name,
-        wave=state.name,
-        spec={
-            "policyName": name,
-            "validationActions": ["Deny"],
-            "matchResources": {
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": tenant.ns}}
-            },
-        },
-    )
+    binding = policy_binding(name, state.name, {"matchLabels": {"kubernetes.io/metadata.name": tenant.ns}})
     return [policy, binding]
 
 

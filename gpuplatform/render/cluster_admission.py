@@ -22,7 +22,9 @@ __all__ = [
     "CLAIM_RESOURCES",
     "OUTSIDE_TENANTS_POLICY",
     "SCHEDULER",
+    "claim_policy_match",
     "declared_namespaces",
+    "policy_binding",
     "render_cluster_policy",
     "scheduler_bridge_claim",
 ]
@@ -44,6 +46,36 @@ def scheduler_bridge_claim() -> str:
     )
 
 
+def claim_policy_match(operations: list[str]) -> Obj:
+    """failurePolicy, matchConstraints (claims and templates, every served version) and the
+    scheduler-bridge-claim exemption shared by the claim policies."""
+    return {
+        "failurePolicy": "Fail",
+        "matchConstraints": {
+            "matchPolicy": "Equivalent",
+            "resourceRules": [
+                {
+                    "apiGroups": ["resource.k8s.io"],
+                    "apiVersions": ["v1"],
+                    "operations": operations,
+                    "resources": list(CLAIM_RESOURCES),
+                }
+            ],
+        },
+        "matchConditions": [
+            {"name": "not-a-scheduler-bridge-claim", "expression": f"!({scheduler_bridge_claim()})"}
+        ],
+    }
+
+
+def policy_binding(name: str, wave: str, namespaces: Obj | None = None) -> Obj:
+    """The Deny binding of policy `name`, to the namespaces `namespaces` selects (default: all)."""
+    spec: Obj = {"policyName": name, "validationActions": ["Deny"]}
+    if namespaces is not None:
+        spec["matchResources"] = {"namespaceSelector": namespaces}
+    return k8s_object(API, "ValidatingAdmissionPolicyBinding", name, wave=wave, spec=spec)
+
+
 def declared_namespaces(plan: Plan, state: WaveState) -> list[str]:
     """Namespaces where claims may exist in this wave: enabled tenants', the platform's, the allowlist."""
     p = plan.platform
@@ -59,21 +91,7 @@ def _outside_tenants(plan: Plan, state: WaveState) -> list[Obj]:
         OUTSIDE_TENANTS_POLICY,
         wave=state.name,
         spec={
-            "failurePolicy": "Fail",
-            "matchConstraints": {
-                "matchPolicy": "Equivalent",
-                "resourceRules": [
-                    {
-                        "apiGroups": ["resource.k8s.io"],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE"],
-                        "resources": list(CLAIM_RESOURCES),
-                    }
-                ],
-            },
-            "matchConditions": [
-                {"name": "not-a-scheduler-bridge-claim", "expression": f"!({scheduler_bridge_claim()})"}
-            ],
+            **claim_policy_match(["CREATE"]),
             "validations": [
                 {
                     "expression": "false",
@@ -84,27 +102,16 @@ def _outside_tenants(plan: Plan, state: WaveState) -> list[Obj]:
             ],
         },
     )
-    binding = k8s_object(
-        API,
-        "ValidatingAdmissionPolicyBinding",
-        OUTSIDE_TENANTS_POLICY,
-        wave=state.name,
-        spec={
-            "policyName": OUTSIDE_TENANTS_POLICY,
-            "validationActions": ["Deny"],
-            "matchResources": {
-                "namespaceSelector": {
-                    "matchExpressions": [
-                        {
-                            "key": "kubernetes.io/metadata.name",
-                            "operator": "NotIn",
-                            "values": declared_namespaces(plan, state),
-                        }
-                    ]
-                }
-            },
-        },
-    )
+    selector = {
+        "matchExpressions": [
+            {
+                "key": "kubernetes.io/metadata.name",
+                "operator": "NotIn",
+                "values": declared_namespaces(plan, state),
+            }
+        ]
+    }
+    binding = policy_binding(OUTSIDE_TENANTS_POLICY, state.name, selector)
     return [policy, binding]
 
 
@@ -146,13 +153,7 @@ def _admin_access_guard(plan: Plan, wave: str) -> list[Obj]:
             ],
         },
     )
-    binding = k8s_object(
-        API,
-        "ValidatingAdmissionPolicyBinding",
-        name,
-        wave=wave,
-        spec={"policyName": name, "validationActions": ["Deny"]},
-    )
+    binding = policy_binding(name, wave)
     return [policy, binding]
 
 

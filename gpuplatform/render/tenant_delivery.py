@@ -23,7 +23,7 @@ from gpuplatform.model.platform import Platform
 from gpuplatform.model.tenants import Tenant
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object
-from gpuplatform.render.tenants import CLAIM_VERBS, RBAC, tenant_labels
+from gpuplatform.render.tenants import CLAIM_VERBS, claim_role, role_binding, tenant_labels
 from gpuplatform.versions import ARGOCD_IMPERSONATION_FLAG, ARGOCD_IMPERSONATION_SINCE
 
 __all__ = [
@@ -68,40 +68,11 @@ def _identity(tenant: Tenant, wave: str) -> list[Obj]:
     account = {"kind": "ServiceAccount", "name": g.service_account, "namespace": tenant.ns}
     objects = [
         k8s_object("v1", "ServiceAccount", g.service_account, wave=wave, namespace=tenant.ns),
-        k8s_object(
-            f"{RBAC}/v1",
-            "Role",
-            CLAIM_DEPLOYER_ROLE,
-            wave=wave,
-            namespace=tenant.ns,
-            rules=[
-                {
-                    "apiGroups": ["resource.k8s.io"],
-                    "resources": ["resourceclaims", "resourceclaimtemplates"],
-                    "verbs": list(DEPLOYER_VERBS),
-                }
-            ],
-        ),
-        k8s_object(
-            f"{RBAC}/v1",
-            "RoleBinding",
-            CLAIM_DEPLOYER_ROLE,
-            wave=wave,
-            namespace=tenant.ns,
-            subjects=[account],
-            roleRef={"apiGroup": RBAC, "kind": "Role", "name": CLAIM_DEPLOYER_ROLE},
-        ),
+        claim_role(CLAIM_DEPLOYER_ROLE, tenant.ns, wave, DEPLOYER_VERBS),
+        role_binding(CLAIM_DEPLOYER_ROLE, tenant.ns, wave, [account], "Role", CLAIM_DEPLOYER_ROLE),
     ]
     objects += [
-        k8s_object(
-            f"{RBAC}/v1",
-            "RoleBinding",
-            f"{g.service_account}-{role}",
-            wave=wave,
-            namespace=tenant.ns,
-            subjects=[account],
-            roleRef={"apiGroup": RBAC, "kind": "ClusterRole", "name": role},
-        )
+        role_binding(f"{g.service_account}-{role}", tenant.ns, wave, [account], "ClusterRole", role)
         for role in sorted(set(g.cluster_roles))
     ]
     return objects

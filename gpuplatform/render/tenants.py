@@ -20,9 +20,11 @@ __all__ = [
     "CLAIM_OPERATOR_ROLE",
     "CLAIM_VERBS",
     "RECREATE_ANNOTATIONS",
+    "claim_role",
     "claim_template_object",
     "dra_pool_tolerations",
     "render_tenants",
+    "role_binding",
     "tenant_labels",
     "tenant_namespace",
     "tenant_of",
@@ -70,33 +72,43 @@ def tenant_namespace(tenant: Tenant, wave: str) -> Obj:
     )
 
 
-def _rbac(tenant: Tenant, wave: str) -> list[Obj]:
-    role = k8s_object(
+def claim_role(name: str, namespace: str, wave: str, verbs: tuple[str, ...]) -> Obj:
+    """A Role granting `verbs` on ResourceClaims and ResourceClaimTemplates, nothing else."""
+    return k8s_object(
         f"{RBAC}/v1",
         "Role",
-        CLAIM_OPERATOR_ROLE,
+        name,
         wave=wave,
-        namespace=tenant.ns,
+        namespace=namespace,
         rules=[
             {
                 "apiGroups": ["resource.k8s.io"],
                 "resources": ["resourceclaims", "resourceclaimtemplates"],
-                "verbs": list(CLAIM_VERBS),
+                "verbs": list(verbs),
             }
         ],
     )
+
+
+def _rbac(tenant: Tenant, wave: str) -> list[Obj]:
+    role = claim_role(CLAIM_OPERATOR_ROLE, tenant.ns, wave, CLAIM_VERBS)
     if not tenant.groups:
         return [role]
-    binding = k8s_object(
+    groups = [{"apiGroup": RBAC, "kind": "Group", "name": g} for g in sorted(tenant.groups)]
+    return [role, role_binding(CLAIM_OPERATOR_ROLE, tenant.ns, wave, groups, "Role", CLAIM_OPERATOR_ROLE)]
+
+
+def role_binding(name: str, namespace: str, wave: str, subjects: list[Obj], kind: str, role: str) -> Obj:
+    """A RoleBinding in `namespace` of `subjects` to the Role or ClusterRole `role`."""
+    return k8s_object(
         f"{RBAC}/v1",
         "RoleBinding",
-        CLAIM_OPERATOR_ROLE,
+        name,
         wave=wave,
-        namespace=tenant.ns,
-        subjects=[{"apiGroup": RBAC, "kind": "Group", "name": g} for g in sorted(tenant.groups)],
-        roleRef={"apiGroup": RBAC, "kind": "Role", "name": CLAIM_OPERATOR_ROLE},
+        namespace=namespace,
+        subjects=subjects,
+        roleRef={"apiGroup": RBAC, "kind": kind, "name": role},
     )
-    return [role, binding]
 
 
 def claim_template_object(

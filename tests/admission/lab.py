@@ -20,6 +20,18 @@ FLUX = "system:serviceaccount:flux-system:kustomize-controller"
 TENANT_SA = "system:serviceaccount:team-a:gitops-deployer"
 
 
+#: A StatefulSet of 3 pods x 1 GPU in team-a that moves in `claims` (no rollout surge).
+DB_WORKLOAD = {
+    "kind": "StatefulSet",
+    "namespace": "team-a",
+    "name": "db",
+    "gpus": 1,
+    "replicas": 3,
+    "tier": "full",
+    "movesIn": "claims",
+}
+
+
 def lab_spec(**changes: Any) -> dict[str, Any]:
     """Two tenants (team-b enabled later), a NIM service and a workload in team-a, a bridge."""
     doc = minimal_spec()

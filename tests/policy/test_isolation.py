@@ -9,7 +9,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from gpuplatform.cli import main
-from tests.admission.lab import lab_spec
+from tests.admission.lab import DB_WORKLOAD, lab_spec
 from tests.evidence.builders import Cluster, node, pod
 from tests.policy.helpers import codes, findings
 from tests.specs import write_spec
@@ -97,16 +97,7 @@ def _check(tmp_path: Path, doc: dict[str, Any], pods: list[dict[str, Any]]) -> d
 
 
 def _db_spec(active: str) -> dict[str, Any]:
-    db = {
-        "kind": "StatefulSet",
-        "namespace": "team-a",
-        "name": "db",
-        "gpus": 1,
-        "replicas": 3,
-        "tier": "full",
-        "movesIn": "claims",
-    }
-    return lab_spec(workloads=[db], activeWave=active)
+    return lab_spec(workloads=[DB_WORKLOAD], activeWave=active)
 
 
 def test_check_snapshot_reports_a_quota_that_refuses_running_workloads(tmp_path: Path) -> None:

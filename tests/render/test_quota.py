@@ -45,25 +45,13 @@ def _legacy_quota(plan: object, wave: str) -> int:
 
 
 def test_the_gpu_quota_covers_legacy_workloads_until_the_wave_after_they_move() -> None:
-    from tests.admission.lab import lab_plan
+    from tests.admission.lab import DB_WORKLOAD, lab_plan
 
     # GIVEN trainer (Deployment, 4 replicas x 2 GPUs, moves in `app`) and the NIM service llm that
     # llm-dra replaces (1 GPU, 1 replica, moves in `nim`), both in team-a, which has no bridge
     plan = lab_plan()
     # THEN a rollout's surge pod is covered too (ceil(25%) of 4 = 1): 5 x 2 + 2 x 1
     assert [_legacy_quota(plan, w) for w in ("claims", "nim", "app", "cutover")] == [12, 12, 12, 10]
-    earlier = lab_plan(
-        workloads=[
-            {
-                "kind": "StatefulSet",
-                "namespace": "team-a",
-                "name": "db",
-                "gpus": 1,
-                "replicas": 3,
-                "tier": "full",
-                "movesIn": "claims",
-            }
-        ]
-    )
+    earlier = lab_plan(workloads=[DB_WORKLOAD])
     # a StatefulSet replaces pods one by one: no surge; llm's coverage ends after `app`
     assert [_legacy_quota(earlier, w) for w in ("claims", "nim", "app", "cutover")] == [5, 5, 2, 0]

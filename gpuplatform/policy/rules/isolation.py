@@ -10,6 +10,7 @@ import yaml
 
 from gpuplatform.evidence.register import gpu_count, workload_rows
 from gpuplatform.evidence.snapshot import Snapshot
+from gpuplatform.model.workloads import NimService, Workload
 from gpuplatform.plan.waves import WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.cluster_admission import OUTSIDE_TENANTS_POLICY, declared_namespaces
@@ -22,22 +23,18 @@ __all__ = ["running_gpus"]
 
 def _moves(ctx: RuleContext) -> Iterator[tuple[str, str, str, str | None, WaveState]]:
     """(spec path, what, namespace, tier, state of its movesIn wave) of every workload and NIM service."""
-    p, plan = ctx.platform, ctx.plan
-    for i, w in enumerate(p.workloads):
+    p = ctx.platform
+    moving: list[tuple[str, str, Workload | NimService]] = [
+        *((f"spec.workloads[{i}]", "workload", w) for i, w in enumerate(p.workloads)),
+        *((f"spec.nimServices[{i}]", "NIM service", n) for i, n in enumerate(p.nim_services)),
+    ]
+    for loc, label, item in moving:
         yield (
-            f"spec.workloads[{i}]",
-            f"workload {w.namespace}/{w.name}",
-            w.namespace,
-            w.tier,
-            plan.wave(w.moves_in),
-        )
-    for i, n in enumerate(p.nim_services):
-        yield (
-            f"spec.nimServices[{i}]",
-            f"NIM service {n.namespace}/{n.name}",
-            n.namespace,
-            n.tier,
-            plan.wave(n.moves_in),
+            loc,
+            f"{label} {item.namespace}/{item.name}",
+            item.namespace,
+            item.tier,
+            ctx.plan.wave(item.moves_in),
         )
 
 
