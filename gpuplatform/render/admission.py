@@ -10,7 +10,8 @@ bridged `nvidia.com/gpu` request (by identity, never by annotation, which any te
 
 Both specs are immutable, so content is checked on CREATE; on UPDATE the policy only refuses
 dropping the delete-protection finalizer of an allocated claim (the resourceclaim controller
-removes it after deallocation, kubernetes/kubernetes `pkg/controller/resourceclaim/controller.go`).
+removes it after deallocation, kubernetes/kubernetes `pkg/controller/resourceclaim/controller.go`;
+`tenantPolicy.adminGroups` may force it).
 """
 
 from __future__ import annotations
@@ -114,16 +115,19 @@ def _content_checks(tenant: Tenant, classes: list[str]) -> list[Obj]:
     return [{**c, "expression": _CREATED + c["expression"]} for c in checks]
 
 
-def _finalizer_guard() -> Obj:
+def _finalizer_guard(admin_groups: tuple[str, ...]) -> Obj:
     key = cel_string(DELETE_PROTECTION)
+    admins = ", ".join(cel_string(g) for g in admin_groups)
     kept = f"(has(object.metadata.finalizers) && {key} in object.metadata.finalizers)"
     held = (
         f"has(oldObject.status) && has(oldObject.status.allocation) && has(oldObject.metadata.finalizers)"
         f" && {key} in oldObject.metadata.finalizers"
     )
     return _rule(
-        f"variables.created || object.kind != 'ResourceClaim' || !({held}) || {kept}",
-        f"the {DELETE_PROTECTION} finalizer stays on an allocated claim (the resourceclaim controller removes it)",
+        f"variables.created || object.kind != 'ResourceClaim' || !({held}) || {kept}"
+        f" || request.userInfo.groups.exists(g, g in [{admins}])",
+        f"the {DELETE_PROTECTION} finalizer stays on an allocated claim (the resourceclaim controller "
+        "removes it; only spec.tenantPolicy.adminGroups may force it)",
     )
 
 
@@ -168,7 +172,10 @@ def tenant_policy(plan: Plan, state: WaveState, tenant: Tenant) -> list[Obj]:
                     + "]",
                 },
             ],
-            "validations": [*_content_checks(tenant, classes), _finalizer_guard()],
+            "validations": [
+                *_content_checks(tenant, classes),
+                _finalizer_guard(p.tenant_policy.admin_groups),
+            ],
         },
     )
     binding = policy_binding(name, state.name, {"matchLabels": {"kubernetes.io/metadata.name": tenant.ns}})

@@ -177,6 +177,8 @@ def test_the_delete_protection_finalizer_stays_while_allocated(policies: list[di
         "delete-protection" in m
         for m in admission(policies, stripped, namespace="team-a", user=TENANT_SA, old=held)
     )
+    # break glass: the admin groups may force it
+    assert admission(policies, stripped, namespace="team-a", groups=("platform-admins",), old=held) == []
     released = _allocated(["resource.kubernetes.io/delete-protection"], allocation=False)
     assert (
         admission(policies, _allocated([], False), namespace="team-a", user=CLAIM_CONTROLLER, old=released)

@@ -137,3 +137,13 @@ def test_a_manifest_with_more_replicas_than_the_spec(tmp_path: Path) -> None:
         "spec.workloads[0].gpus",
         "spec.workloads[0].replicas",
     }
+
+
+def test_templates_before_their_tier_is_published(tmp_path: Path) -> None:
+    doc = lab_spec()
+    claims = doc["spec"]["waves"][2]
+    claims["tiers"] = ["full"]
+    doc["spec"]["waves"][4]["tiers"] = ["hopper"]  # hopper is published only in `app`
+    found = {p.loc: p.message for p in findings(tmp_path, doc) if p.code == "GP261"}
+    assert set(found) == {"spec.nimServices[0].tier", "spec.tenants[0].claimTemplates[1].tier"}
+    assert "before tier 'hopper' is published" in found["spec.nimServices[0].tier"]

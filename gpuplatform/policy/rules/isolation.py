@@ -63,23 +63,43 @@ def move_into_undeclared_namespace(ctx: RuleContext) -> Iterator[Finding]:
 @rule(
     "GP261",
     "error",
-    "a workload or NIM service uses a tier its namespace's tenant may not use",
+    "a claim template the platform renders would be refused by its tenant's policy",
     """
-The tenant policy admits only the tenant's tiers. The claim template of a converted workload, or of
-a NIM service (a NIM service without a tier asks for the chart's `gpu.nvidia.com`), for any other
-class is refused in the tenant's namespace, and the pods never start.
+The tenant policy admits only the tenant's tiers, and of those only the ones published in the wave.
+The claim template of a converted workload, of a NIM service (a NIM service without a tier asks for
+the chart's `gpu.nvidia.com`) or of the tenant itself, for any other class, is refused in the
+tenant's namespace, and the pods never start.
 """,
 )
-def move_with_foreign_tier(ctx: RuleContext) -> Iterator[Finding]:
-    for loc, what, namespace, tier, _ in _moves(ctx):
+def template_refused_by_tenant_policy(ctx: RuleContext) -> Iterator[Finding]:
+    plan = ctx.plan
+    enabled = {t: next(s for s in plan.waves if t in s.tenants) for s in plan.waves for t in s.tenants}
+    for loc, what, namespace, tier, state in _moves(ctx):
         tenant = tenant_of(ctx.platform, namespace)
-        if tenant is not None and (tier is None or tier not in tenant.tiers):
+        if tenant is None:
+            continue
+        if tier is None or tier not in tenant.tiers:
             yield Finding(
                 f"{loc}.tier",
                 f"{what} asks for {f'tier {tier!r}' if tier else 'the chart class gpu.nvidia.com'}, "
                 f"which tenant {tenant.name!r} may not use",
                 f"use one of the tenant's tiers ({', '.join(tenant.tiers) or 'none'}) or add the tier to it",
             )
+        elif tier not in state.tiers:
+            yield Finding(
+                f"{loc}.tier",
+                f"{what} moves in wave {state.name!r}, before tier {tier!r} is published",
+                "name the tier in that wave's tiers or an earlier one, or move later",
+            )
+    for i, tenant in enumerate(ctx.platform.tenants):
+        first = enabled.get(tenant.name)
+        for j, template in enumerate(tenant.claim_templates):
+            if first is not None and template.tier in tenant.tiers and template.tier not in first.tiers:
+                yield Finding(
+                    f"spec.tenants[{i}].claimTemplates[{j}].tier",
+                    f"tenant {tenant.name!r} is enabled in wave {first.name!r}, before tier {template.tier!r} is published",
+                    "publish the tier in that wave or earlier, or enable the tenant later",
+                )
 
 
 @rule(
