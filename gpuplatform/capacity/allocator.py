@@ -426,9 +426,9 @@ class Allocator:
             if not wanted:
                 config.append({"source": "FromClaim", **body})
                 continue
-            for q, entry in enumerate(claim.requests):
+            for q, claim_request in enumerate(claim.requests):
                 data = chosen[q]
-                if entry.name in wanted or (data.parent is not None and data.full_name in wanted):
+                if claim_request.name in wanted or (data.parent is not None and data.full_name in wanted):
                     config.append({"source": "FromClaim", "requests": wanted, **body})
         return config
 
