@@ -82,6 +82,7 @@ class _Search:
     claims: Sequence[Claim]
     pools: list[Pool]
     devices: list[list[_Device]]
+    allocated: frozenset[DeviceID]
     data: dict[_Key, _Data] = field(default_factory=dict)
     constraints: list[list[MatchAttribute]] = field(default_factory=list)
     allocating: dict[DeviceID, set[int]] = field(default_factory=dict)
@@ -124,11 +125,14 @@ class Allocator:
             pools = [p for p in gather_pools(self.slices, node) if p.id in {q.id for q in pools}]
         return pools
 
-    def allocate(self, node: Node, claims: Sequence[Claim]) -> list[dict[str, Any]] | None:
+    def allocate(
+        self, node: Node, claims: Sequence[Claim], allocated: Iterable[DeviceID] = ()
+    ) -> list[dict[str, Any]] | None:
         """One AllocationResult per claim, or None when the claims do not fit on `node`.
 
-        AllocationError for input the scheduler would refuse everywhere; NodeAllocationError when
-        the node has an invalid pool and nothing could be allocated.
+        `allocated` adds devices in use to those the allocator was built with. AllocationError for
+        input the scheduler would refuse everywhere; NodeAllocationError when the node has an
+        invalid pool and nothing could be allocated.
         """
         pools = self.pools(node)
         devices = [
@@ -139,7 +143,7 @@ class Allocator:
             ]
             for p in pools
         ]
-        search = _Search(claims, pools, devices)
+        search = _Search(claims, pools, devices, self.allocated.union(allocated))
         for c, claim in enumerate(claims):
             self._prepare_claim(search, c, claim)
         if not self._one(search, (0, 0, 0), 0, False):
@@ -259,7 +263,7 @@ class Allocator:
     # --- the search (allocateOne, allocateDevice) --------------------------------------------
 
     def _in_use(self, search: _Search, device_id: DeviceID) -> bool:
-        return device_id in self.allocated or bool(search.allocating.get(device_id))
+        return device_id in search.allocated or bool(search.allocating.get(device_id))
 
     def _one(self, search: _Search, key: _Key, d: int, sub_mode: bool) -> bool:
         c, q, _ = key
