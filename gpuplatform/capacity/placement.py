@@ -105,7 +105,7 @@ class PlacementCache:
         return found
 
     def matching(self, pool: PoolModel, device_class: DeviceClass) -> frozenset[DeviceID]:
-        """Devices of a pool's node that a class selects (a runtime error selects nothing)."""
+        """Devices of a pool's node that a class selects (errors select nothing)."""
         out = set()
         for item in pool.slices:
             spec = item["spec"]
@@ -113,9 +113,7 @@ class PlacementCache:
             for expression in device_class.selectors:
                 try:
                     found = self.selectors.verdicts(str(expression), spec)
-                except AllocationError:
-                    return frozenset()
-                except Exception:
+                except CelCompileError:
                     return frozenset()
                 verdicts = [a and b is True for a, b in zip(verdicts, found, strict=True)]
             out |= {
