@@ -224,6 +224,32 @@ def check(
 
 
 @main.command()
+@click.argument("stack")
+@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@click.option(
+    "--snapshot", "snapshot", default=None, help="Snapshot folder: its register's GPU workloads are placed too."
+)
+@click.option("--wave", "wave", default=None, help="The wave to check (default: the active wave).")
+@click.option("--all", "all_waves", is_flag=True, help="Check every wave.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@guarded
+def capacity(
+    stack: str, overlays: tuple[str, ...], snapshot: str | None, wave: str | None, all_waves: bool, fmt: str
+) -> None:
+    """Will it fit? Place each wave's workloads (and each drain moment) on the modelled fleet."""
+    from gpuplatform.capacity.report import capacity_text
+    from gpuplatform.capacity.run import stack_capacity
+
+    results = stack_capacity(load_selected(stack, overlays), wave, all_waves, snapshot)
+    if fmt == "json":
+        click.echo(json.dumps([r.as_dict() for r in results], indent=2))
+    else:
+        click.echo(capacity_text(results))
+    if not all(r.fits for r in results):
+        sys.exit(EXIT_FINDINGS)
+
+
+@main.command()
 @click.argument("code")
 @guarded
 def explain(code: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuplatform.capacity.demand import Demand
 from gpuplatform.capacity.fleet import Fleet, build_fleet
 from gpuplatform.capacity.moments import Moment, moment_bridges, moment_classes, wave_moments
 from gpuplatform.capacity.placement import Outcome, PlacementCache, place
@@ -114,23 +115,30 @@ class WaveCapacity:
         }
 
 
-def wave_capacity(plan: Plan, state: WaveState, fleet: Fleet, cache: PlacementCache) -> WaveCapacity:
-    """Place the workloads of every moment of `state`."""
+def wave_capacity(
+    plan: Plan, state: WaveState, fleet: Fleet, cache: PlacementCache, extra: tuple[Demand, ...] = ()
+) -> WaveCapacity:
+    """Place the workloads of every moment of `state` (and `extra` demand that runs in every moment)."""
     out = WaveCapacity(plan.platform.name, state.name)
     for moment in wave_moments(plan, state):
         classes = moment_classes(plan, moment.runs)
         bridges = moment_bridges(plan, moment.runs, classes)
         tiers = {t: plan.platform.class_name(t) for t in moment.runs.tiers}
-        outcome = place(fleet, moment.modes, classes, bridges, moment.demands, cache, tiers)
+        demands = [*moment.demands, *extra]
+        outcome = place(fleet, moment.modes, classes, bridges, demands, cache, tiers)
         out.moments.append(MomentCapacity(moment, outcome))
     return out
 
 
-def plan_capacity(plan: Plan, waves: list[str] | None = None, file: str = "<spec>") -> list[WaveCapacity]:
+def plan_capacity(
+    plan: Plan, waves: list[str] | None = None, file: str = "<spec>", extra: tuple[Demand, ...] = ()
+) -> list[WaveCapacity]:
     """The capacity of the named waves (default: all) of one platform."""
     fleet = build_fleet(plan.platform, file)
     cache = PlacementCache(parse_release(plan.platform.kubernetes.version).minor)
-    return [wave_capacity(plan, s, fleet, cache) for s in plan.waves if waves is None or s.name in waves]
+    return [
+        wave_capacity(plan, s, fleet, cache, extra) for s in plan.waves if waves is None or s.name in waves
+    ]
 
 
 def _moment_lines(m: MomentCapacity) -> list[str]:
