@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from gpuplatform.capacity.claims import Claim, ClaimRequest, Request
@@ -18,7 +19,7 @@ from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.policy.nim_selectors import nim_expressions
 from gpuplatform.render.nodes import pool_taint
 
-__all__ = ["CHART_GPU_CLASS", "Demand", "claim_for", "wave_demands"]
+__all__ = ["CHART_GPU_CLASS", "Demand", "claim_for", "claims_signature", "wave_demands"]
 
 CHART_GPU_CLASS = "gpu.nvidia.com"
 
@@ -47,6 +48,16 @@ class Demand:
     @property
     def on_dra(self) -> bool:
         return bool(self.claims)
+
+    @cached_property
+    def signature(self) -> str:
+        """What the allocator reads of the claims (their names aside): the memo key of a placement."""
+        return claims_signature(self.claims)
+
+
+def claims_signature(claims: tuple[Claim, ...]) -> str:
+    """The claims' requests and constraints as one comparable string."""
+    return repr([(c.requests, c.constraints) for c in claims])
 
 
 def claim_for(

@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TypeVar
 
 from gpuplatform.capacity.allocator import AllocationError, Allocator, DeviceID
 from gpuplatform.capacity.claims import Claim, DeviceClass
-from gpuplatform.capacity.demand import Demand, claim_for
+from gpuplatform.capacity.demand import Demand, claim_for, claims_signature
 from gpuplatform.capacity.fleet import Fleet, PoolModel
 from gpuplatform.capacity.nodes import Node, taints_tolerated
 from gpuplatform.capacity.selectors import SelectorCache
@@ -72,21 +73,29 @@ class PlacementCache:
         self._allocators: dict[tuple[str, str], Allocator] = {}
         self._outcomes: dict[tuple[str, str, DraState, str], DraState | AllocationError | None] = {}
 
-    def allocator(self, pool: PoolModel, classes: Mapping[str, DeviceClass]) -> Allocator:
-        key = (pool.name, repr(sorted(classes.items())))
+    def allocator(self, pool: PoolModel, classes: Mapping[str, DeviceClass], classes_key: str) -> Allocator:
+        key = (pool.name, classes_key)
         found = self._allocators.get(key)
         if found is None:
             found = self._allocators[key] = Allocator(classes.values(), pool.slices, selectors=self.selectors)
         return found
 
     def allocate(
-        self, pool: PoolModel, classes: Mapping[str, DeviceClass], state: DraState, claims: Sequence[Claim]
+        self,
+        pool: PoolModel,
+        classes: Mapping[str, DeviceClass],
+        classes_key: str,
+        state: DraState,
+        claims: Sequence[Claim],
+        signature: str,
     ) -> DraState | None:
-        """The devices the claims take on a node of `pool` in `state`; None when they do not fit."""
-        signature = repr([(c.requests, c.constraints) for c in claims])
-        key = (pool.name, repr(sorted(classes)), state, signature)
+        """The devices the claims take on a node of `pool` in `state`; None when they do not fit.
+
+        `classes_key` and `signature` identify the classes and the claims' requests in the memo.
+        """
+        key = (pool.name, classes_key, state, signature)
         if key not in self._outcomes:
-            allocator = self.allocator(pool, classes)
+            allocator = self.allocator(pool, classes, classes_key)
             try:
                 results = allocator.allocate(Node(pool.representative), claims, state)
                 outcome: DraState | AllocationError | None = None
@@ -144,6 +153,7 @@ class _Placer:
         cache: PlacementCache,
     ) -> None:
         self.fleet, self.modes, self.classes, self.bridges, self.cache = fleet, modes, classes, bridges, cache
+        self.classes_key = repr(sorted(classes.items()))
         self.by_name = {p.name: p for p in fleet.pools}
         self.resources = {p.name: sorted(p.resources) for p in fleet.pools}
         self.state = _Pools(
@@ -191,13 +201,18 @@ class _Placer:
         self._move(self.state.legacy[name], state, after)
         return True
 
-    def place_claims(self, claims: Sequence[Claim], pools: Sequence[PoolModel]) -> bool:
+    def place_claims(self, claims: Sequence[Claim], signature: str, pools: Sequence[PoolModel]) -> bool:
         best: tuple[int, int, str, DraState, DraState] | None = None
         for order, pool in enumerate(pools):
+            allocate = partial(
+                self.cache.allocate, pool, self.classes, self.classes_key, claims=claims, signature=signature
+            )
+            if allocate(frozenset()) is None:
+                continue
             for state, count in self.state.dra[pool.name].items():
                 if not count:
                     continue
-                taken = self.cache.allocate(pool, self.classes, state, claims)
+                taken = allocate(state)
                 if taken is not None:
                     candidate = (-len(state), order, pool.name, state, taken)
                     best = candidate if best is None or candidate[:2] < best[:2] else best
@@ -251,17 +266,18 @@ def _place_demand(placer: _Placer, demand: Demand, outcome: Outcome) -> int:
     if demand.on_dra:
         pools = placer.dra_pools(demand)
         for n in range(pods):
-            if not placer.place_claims(demand.claims, pools):
+            if not placer.place_claims(demand.claims, demand.signature, pools):
                 return n
         return pods
     legacy = placer.legacy_pools(demand)
     bridge = placer.bridges.get(demand.resource)
     bridge_pools = placer.dra_pools(demand) if bridge else []
     claims = (claim_for("bridged", "", bridge, demand.per_pod),) if bridge else ()
+    signature = claims_signature(claims)
     for n in range(pods):
         if placer.place_legacy(demand, legacy):
             continue
-        if bridge_pools and placer.place_claims(claims, bridge_pools):
+        if bridge_pools and placer.place_claims(claims, signature, bridge_pools):
             outcome.bridged += 1
             continue
         return n

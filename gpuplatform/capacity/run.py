@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from gpuplatform.capacity.demand import Demand
 from gpuplatform.capacity.register import register_demand
 from gpuplatform.capacity.report import WaveCapacity, plan_capacity
 from gpuplatform.errors import InputError
@@ -28,7 +29,7 @@ def stack_capacity(
         rows = workload_rows(snapshot_or_pods(Path(snapshot)))
     out: list[WaveCapacity] = []
     for lp in loaded:
-        platform, extra = lp.platform, ()
+        platform, extra = lp.platform, tuple[Demand, ...]()
         if rows is not None:
             merged = register_demand(platform, rows)
             platform, extra = merged.platform, merged.extra

@@ -94,13 +94,18 @@ def test_a_bridge_serves_legacy_pods_that_tolerate_the_dra_taint_and_only_those(
 
 def test_node_selectors_keep_legacy_pods_on_matching_pools() -> None:
     a100 = pool("a100", 1, product="A100-80GB")
-    p = platform([a100, pool("h100", 1)], [workload("h", 2, 8, node_selector={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"})])
+    p = platform(
+        [a100, pool("h100", 1)],
+        [workload("h", 2, 8, node_selector={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"})],
+    )
     (failure,) = wave(p, "base").moments[-1].outcome.failures
     assert failure.placed == 1
 
 
 def test_migrated_workloads_claim_devices_of_their_tier_and_free_the_device_plugin() -> None:
-    p = platform([pool("old", 1), pool("new", 1, migrates_in="pilot")], [workload("train", 2, 4, moves_in="move")])
+    p = platform(
+        [pool("old", 1), pool("new", 1, migrates_in="pilot")], [workload("train", 2, 4, moves_in="move")]
+    )
     before, after = wave(p, "claims"), wave(p, "move")
     assert before.moments[-1].demand == {"devicePlugin": 8, "dra": 0}
     assert after.moments[-1].demand == {"devicePlugin": 0, "dra": 8}

@@ -14,7 +14,9 @@ _POOL = st.tuples(st.integers(1, 3), st.integers(1, 8), st.sampled_from([None, "
 _WORKLOAD = st.tuples(st.integers(1, 4), st.integers(1, 8), st.sampled_from(["move", "cutover"]))
 
 
-def _platform(pools: list[tuple[int, int, str | None]], loads: list[tuple[int, int, str]], claims: int) -> Platform:
+def _platform(
+    pools: list[tuple[int, int, str | None]], loads: list[tuple[int, int, str]], claims: int
+) -> Platform:
     return platform(
         [pool(f"p{i}", n, g, m) for i, (n, g, m) in enumerate(pools)],
         [workload(f"w{i}", r, g, moves_in=m) for i, (r, g, m) in enumerate(loads)],
@@ -34,7 +36,10 @@ def _fits(p: Platform) -> list[bool]:
     shrink=st.data(),
 )
 def test_removing_capacity_never_makes_a_wave_fit(
-    pools: list[tuple[int, int, str | None]], loads: list[tuple[int, int, str]], claims: int, shrink: st.DataObject
+    pools: list[tuple[int, int, str | None]],
+    loads: list[tuple[int, int, str]],
+    claims: int,
+    shrink: st.DataObject,
 ) -> None:
     # GIVEN a fleet and the same fleet with one node removed or one GPU fewer per node in one pool
     index = shrink.draw(st.integers(0, len(pools) - 1))
