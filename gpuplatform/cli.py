@@ -142,6 +142,7 @@ def schema() -> None:
 @guarded
 def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, target: str | None) -> None:
     """Print, per wave, which pools are legacy or DRA, what exists, and what changed."""
+    from gpuplatform.capacity.verdicts import transition_verdict
     from gpuplatform.plan.report import plan_report, plan_text
     from gpuplatform.plan.transitions import platform_transitions
     from gpuplatform.plan.waves import plan_platform
@@ -149,11 +150,21 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
     if source is not None or target is not None:
         if source is None or target is None:
             raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
-        found = platform_transitions(load_selected(stack, overlays), source, target)
+        loaded = load_selected(stack, overlays)
+        found = platform_transitions(loaded, source, target)
+        verdicts = [transition_verdict(lp, source, target) for lp in loaded]
         if fmt == "json":
-            click.echo(json.dumps([t.as_dict() for t in found], indent=2))
+            click.echo(
+                json.dumps(
+                    [t.as_dict() | {"capacity": v} for t, v in zip(found, verdicts, strict=True)], indent=2
+                )
+            )
         else:
-            click.echo("\n\n".join(t.text() for t in found))
+            click.echo(
+                "\n\n".join(
+                    f"{t.text()}\ncapacity: {v['verdict']}" for t, v in zip(found, verdicts, strict=True)
+                )
+            )
         if any(t.refusals for t in found):
             sys.exit(EXIT_FINDINGS)
         return
@@ -227,7 +238,10 @@ def check(
 @click.argument("stack")
 @click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
 @click.option(
-    "--snapshot", "snapshot", default=None, help="Snapshot folder: its register's GPU workloads are placed too."
+    "--snapshot",
+    "snapshot",
+    default=None,
+    help="Snapshot folder: its register's GPU workloads are placed too.",
 )
 @click.option("--wave", "wave", default=None, help="The wave to check (default: the active wave).")
 @click.option("--all", "all_waves", is_flag=True, help="Check every wave.")

@@ -18,7 +18,7 @@ from gpuplatform.plan.transitions import pool_moves
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.selectors import full_gpu_expression, tier_expression
 
-__all__ = ["Moment", "moment_bridges", "moment_classes", "wave_moments"]
+__all__ = ["Moment", "moment_bridges", "moment_classes", "transition_moments", "wave_moments"]
 
 
 @dataclass(frozen=True)
@@ -35,17 +35,21 @@ class Moment:
 
 def wave_moments(plan: Plan, state: WaveState) -> list[Moment]:
     """The drain moment of the transition into `state` (if it moves a pool), then `state` itself."""
+    before = plan.waves[state.index - 1] if state.index > 0 else None
+    return transition_moments(plan, before, state)
+
+
+def transition_moments(plan: Plan, source: WaveState | None, target: WaveState) -> list[Moment]:
+    """From `source` to `target` (either direction): the pools that change allocator drained while
+    the workloads of `source` still run, then `target`."""
     out = []
-    if state.index > 0:
-        before = plan.waves[state.index - 1]
-        moving = tuple(pool_moves(before, state))
-        if moving:
-            modes = {p: ("draining" if p in moving else m) for p, m in before.pool_modes.items()}
-            label = f"{before.name} -> {state.name}: {', '.join(moving)} drained"
-            demands = tuple(wave_demands(plan, before))
-            out.append(Moment(label, before, _active(before, modes), demands, moving))
-    modes = _active(state, dict(state.pool_modes))
-    out.append(Moment(state.name, state, modes, tuple(wave_demands(plan, state))))
+    moving = tuple(pool_moves(source, target)) if source is not None else ()
+    if source is not None and moving:
+        modes = {p: ("draining" if p in moving else m) for p, m in source.pool_modes.items()}
+        label = f"{source.name} -> {target.name}: {', '.join(moving)} drained"
+        out.append(Moment(label, source, _active(source, modes), tuple(wave_demands(plan, source)), moving))
+    modes = _active(target, dict(target.pool_modes))
+    out.append(Moment(target.name, target, modes, tuple(wave_demands(plan, target))))
     return out
 
 

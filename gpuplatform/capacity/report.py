@@ -7,12 +7,26 @@ from typing import Any
 
 from gpuplatform.capacity.demand import Demand
 from gpuplatform.capacity.fleet import Fleet, build_fleet
-from gpuplatform.capacity.moments import Moment, moment_bridges, moment_classes, wave_moments
+from gpuplatform.capacity.moments import (
+    Moment,
+    moment_bridges,
+    moment_classes,
+    transition_moments,
+    wave_moments,
+)
 from gpuplatform.capacity.placement import Outcome, PlacementCache, place
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.versions import parse_release
 
-__all__ = ["TIGHT_USE", "MomentCapacity", "WaveCapacity", "capacity_text", "plan_capacity", "wave_capacity"]
+__all__ = [
+    "TIGHT_USE",
+    "MomentCapacity",
+    "WaveCapacity",
+    "capacity_text",
+    "plan_capacity",
+    "transition_capacity",
+    "wave_capacity",
+]
 
 #: A moment is tight when an allocator that serves demand has this share of its capacity in use.
 TIGHT_USE = 0.9
@@ -116,11 +130,18 @@ class WaveCapacity:
 
 
 def wave_capacity(
-    plan: Plan, state: WaveState, fleet: Fleet, cache: PlacementCache, extra: tuple[Demand, ...] = ()
+    plan: Plan,
+    state: WaveState,
+    fleet: Fleet,
+    cache: PlacementCache,
+    extra: tuple[Demand, ...] = (),
+    source: WaveState | None = None,
 ) -> WaveCapacity:
-    """Place the workloads of every moment of `state` (and `extra` demand that runs in every moment)."""
+    """Place the workloads of every moment of `state` (and `extra` demand that runs in every moment);
+    with `source`, of the transition from it instead of from the previous wave."""
     out = WaveCapacity(plan.platform.name, state.name)
-    for moment in wave_moments(plan, state):
+    moments = wave_moments(plan, state) if source is None else transition_moments(plan, source, state)
+    for moment in moments:
         classes = moment_classes(plan, moment.runs)
         bridges = moment_bridges(plan, moment.runs, classes)
         tiers = {t: plan.platform.class_name(t) for t in moment.runs.tiers}
@@ -139,6 +160,13 @@ def plan_capacity(
     return [
         wave_capacity(plan, s, fleet, cache, extra) for s in plan.waves if waves is None or s.name in waves
     ]
+
+
+def transition_capacity(plan: Plan, source: str, target: str, file: str = "<spec>") -> WaveCapacity:
+    """The capacity of `plan --from source --to target`: the drain of the pools it moves, then `target`."""
+    fleet = build_fleet(plan.platform, file)
+    cache = PlacementCache(parse_release(plan.platform.kubernetes.version).minor)
+    return wave_capacity(plan, plan.wave(target), fleet, cache, (), plan.wave(source))
 
 
 def _moment_lines(m: MomentCapacity) -> list[str]:

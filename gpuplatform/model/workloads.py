@@ -10,10 +10,10 @@ from gpuplatform.model.base import SEMVER, DnsLabel, DnsSubdomain, Quantity, Spe
 
 __all__ = [
     "AttributeSelector",
-    "Toleration",
     "CapacitySelector",
     "NimService",
     "SelectorOp",
+    "Toleration",
     "ValidationWorkload",
     "Workload",
 ]
