@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from gpuplatform.capacity.claims import DeviceClass
 from gpuplatform.capacity.demand import CHART_GPU_CLASS, Demand, wave_demands
 from gpuplatform.inventory.gpu_facts import driver_device_classes
-from gpuplatform.plan.transitions import pool_moves
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.selectors import full_gpu_expression, tier_expression
 
@@ -43,7 +42,9 @@ def transition_moments(plan: Plan, source: WaveState | None, target: WaveState) 
     """From `source` to `target` (either direction): the pools that change allocator drained while
     the workloads of `source` still run, then `target`."""
     out = []
-    moving = tuple(pool_moves(source, target)) if source is not None else ()
+    moving = tuple(
+        p for p, m in target.pool_modes.items() if source is not None and source.pool_modes[p] != m
+    )
     if source is not None and moving:
         modes = {p: ("draining" if p in moving else m) for p, m in source.pool_modes.items()}
         label = f"{source.name} -> {target.name}: {', '.join(moving)} drained"

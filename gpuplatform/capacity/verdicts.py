@@ -18,6 +18,7 @@ __all__ = [
     "capacity_problems",
     "capacity_verdicts",
     "runbook_capacity_note",
+    "runbook_capacity_notes",
     "transition_verdict",
 ]
 
@@ -96,6 +97,17 @@ def transition_verdict(loaded: LoadedPlatform, source: str, target: str) -> dict
     except InputError as exc:
         return {"fits": None, "tight": None, "verdict": f"unknown ({exc.problems[0].message})"}
     return {"fits": result.fits, "tight": result.tight, "verdict": result.verdict}
+
+
+def runbook_capacity_notes(plan: Plan) -> dict[str, str]:
+    """Wave name -> the capacity paragraph of its runbook (only tight or misfit waves; none when the
+    fleet cannot be modelled)."""
+    try:
+        verdicts = capacity_verdicts(plan)
+    except InputError:
+        return {}
+    notes = {name: runbook_capacity_note(result) for name, result in verdicts.items()}
+    return {name: note for name, note in notes.items() if note}
 
 
 def runbook_capacity_note(result: WaveCapacity) -> str:
