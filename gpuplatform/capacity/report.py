@@ -38,6 +38,8 @@ class MomentCapacity:
 
     moment: Moment
     outcome: Outcome
+    demands: tuple[Demand, ...] = ()
+    """What was placed: the moment's demands and any extra (snapshot) demand."""
 
     @property
     def fits(self) -> bool:
@@ -52,8 +54,8 @@ class MomentCapacity:
     @property
     def demand(self) -> dict[str, int]:
         """Units asked for: device-plugin GPUs (or MIG resources) and DRA devices."""
-        legacy = sum(d.total for d in self.moment.demands if not d.on_dra)
-        return {"devicePlugin": legacy, "dra": sum(d.total for d in self.moment.demands if d.on_dra)}
+        legacy = sum(d.total for d in self.demands if not d.on_dra)
+        return {"devicePlugin": legacy, "dra": sum(d.total for d in self.demands if d.on_dra)}
 
     @property
     def tight(self) -> bool:
@@ -147,7 +149,7 @@ def wave_capacity(
         tiers = {t: plan.platform.class_name(t) for t in moment.runs.tiers}
         demands = [*moment.demands, *extra]
         outcome = place(fleet, moment.modes, classes, bridges, demands, cache, tiers)
-        out.moments.append(MomentCapacity(moment, outcome))
+        out.moments.append(MomentCapacity(moment, outcome, tuple(demands)))
     return out
 
 
