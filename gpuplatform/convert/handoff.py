@@ -25,7 +25,8 @@ __all__ = ["add_converted_manifests"]
 def _convert(loaded: LoadedPlatform, index: int, workload: Workload) -> tuple[Conversion, list[object]]:
     p = loaded.platform
     assert workload.manifest is not None
-    targets = Targets(Placement(p.class_name(workload.tier)), platform=p)
+    tier = Placement(p.class_name(workload.tier))
+    targets = Targets(tier, {workload.resource: tier}, platform=p)
     conversion = convert_text(
         loaded.manifests[workload.manifest], workload.manifest, targets, share=workload.shared_claim
     )

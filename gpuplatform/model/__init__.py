@@ -25,6 +25,7 @@ from gpuplatform.model.workloads import (
     CapacitySelector,
     NimService,
     SelectorOp,
+    Toleration,
     ValidationWorkload,
     Workload,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "TenantGitOps",
     "TenantPolicy",
     "TenantQuota",
+    "Toleration",
     "ValidationWorkload",
     "Wave",
     "Workload",

@@ -13,11 +13,21 @@ __all__ = [
     "CapacitySelector",
     "NimService",
     "SelectorOp",
+    "Toleration",
     "ValidationWorkload",
     "Workload",
 ]
 
 SelectorOp = Literal["Equal", "NotEqual", "GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual"]
+
+
+class Toleration(SpecModel):
+    """A pod toleration (core/v1 `Toleration`), read by `gpuplatform capacity`."""
+
+    key: str = ""
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: str = ""
+    effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = ""
 
 
 class Workload(SpecModel):
@@ -28,8 +38,6 @@ class Workload(SpecModel):
     name: DnsSubdomain
     gpus: int = Field(default=1, ge=1, le=32)
     """GPUs one pod requests (the device plugin's `nvidia.com/gpu`, summed over its containers)."""
-    replicas: int = Field(default=1, ge=1)
-    """Pods the workload runs (replicas, parallelism, nodes of a DaemonSet): sizes the legacy quota."""
     tier: DnsLabel
     moves_in: DnsLabel
     manifest: str | None = None
@@ -37,6 +45,15 @@ class Workload(SpecModel):
     shared_claim: bool = False
     """All GPU containers share one request (they see the same GPUs); default: each container keeps
     its own distinct GPUs, as with the device plugin."""
+    replicas: int = Field(default=1, ge=0)
+    """Pods the workload runs at peak (replicas, parallelism, nodes of a DaemonSet); each needs
+    `gpus` (read by `gpuplatform capacity`, and sizes the legacy quota)."""
+    resource: str = Field(default="nvidia.com/gpu", pattern=r"^nvidia\.com/[a-z0-9.-]+$")
+    """Extended resource the legacy pods request (`nvidia.com/mig-3g.40gb` on a MIG pool)."""
+    node_selector: dict[str, str] = {}
+    """The legacy pods' `nodeSelector` (capacity places them only on nodes with these labels)."""
+    tolerations: tuple[Toleration, ...] = ()
+    """The legacy pods' tolerations (a DRA pool's taint keeps pods that lack one off it)."""
 
 
 class AttributeSelector(SpecModel):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from gpuplatform.gates.matchers import GPU_RESOURCE as GPU
 from gpuplatform.model.tenants import Tenant
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object
@@ -45,14 +46,15 @@ def _pods_during_rollout(kind: str, replicas: int) -> int:
 def legacy_gpus(plan: Plan, state: WaveState, namespace: str) -> dict[str, int]:
     """`nvidia.com/gpu` the device-plugin workloads of `namespace` need in this wave, by workload.
 
-    A workload counts in every wave up to the one after its `movesIn`; a NIM service's legacy
-    predecessor (`replaces`) likewise, with the new service's count and replicas.
+    A workload requesting `nvidia.com/gpu` counts in every wave up to the one after its `movesIn`
+    (other resources, such as MIG profiles, have no quota); a NIM service's legacy predecessor
+    (`replaces`) likewise, with the new service's count and replicas.
     """
     p = plan.platform
     index = {w.name: i for i, w in enumerate(p.waves)}
     needs: dict[str, int] = {}
     for w in p.workloads:
-        if w.namespace == namespace and state.index <= index[w.moves_in] + 1:
+        if w.resource == GPU and w.namespace == namespace and state.index <= index[w.moves_in] + 1:
             needs[f"{w.kind}/{w.name}"] = w.gpus * _pods_during_rollout(w.kind, w.replicas)
     for nim in p.nim_services:
         if nim.namespace == namespace and nim.replaces and state.index <= index[nim.moves_in] + 1:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuplatform.gates.matchers import GPU_RESOURCE as GPU
 from gpuplatform.model.tenants import ClaimTemplate
 from gpuplatform.model.workloads import Workload
 from gpuplatform.plan.waves import Plan, WaveState
@@ -19,9 +18,11 @@ from gpuplatform.render.tenants import claim_template_object, dra_pool_toleratio
 
 __all__ = ["render_workload_handoffs", "render_workload_templates", "template_name", "workload_template_name"]
 
-#: What ExtendedResourceToleration added while the pods requested `nvidia.com/gpu` (kubernetes/kubernetes
-#: `plugin/pkg/admission/extendedresourcetoleration/admission.go`); converted pods must carry it themselves.
-EXTENDED_RESOURCE_TOLERATION = {"key": GPU, "operator": "Exists", "effect": "NoSchedule"}
+
+def extended_resource_toleration(resource: str) -> Obj:
+    """What ExtendedResourceToleration added while the pods requested `resource` (kubernetes/kubernetes
+    `plugin/pkg/admission/extendedresourcetoleration/admission.go`); converted pods must carry it."""
+    return {"key": resource, "operator": "Exists", "effect": "NoSchedule"}
 
 
 def template_name(workload: str) -> str:
@@ -64,8 +65,8 @@ def _note(w: Workload) -> str:
 def render_workload_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
     """One `WorkloadHandoff` per converted workload."""
     out = []
-    tolerations = [EXTENDED_RESOURCE_TOLERATION, *dra_pool_tolerations(plan.platform)]
     for w in _moved(plan, state):
+        tolerations = [extended_resource_toleration(w.resource), *dra_pool_tolerations(plan.platform)]
         out.append(
             order_keys(
                 {
@@ -75,7 +76,7 @@ def render_workload_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
                     "spec": {
                         "wave": state.name,
                         "target": {"kind": w.kind, "namespace": w.namespace, "name": w.name},
-                        "removeResource": GPU,
+                        "removeResource": w.resource,
                         "podResourceClaims": [
                             {"name": "gpu", "resourceClaimTemplateName": workload_template_name(w)}
                         ],
