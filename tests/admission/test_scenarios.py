@@ -18,6 +18,7 @@ from tests.admission.lab import (
     NIM_OPERATOR,
     TENANT_SA,
     lab_plan,
+    lab_platform,
     layer_objects,
     nim_operator_template,
 )
@@ -244,3 +245,13 @@ def test_only_admin_groups_set_the_admin_access_label(
         admission(policies, labelled, old=plain, subresource=subresource, groups=("platform-admins",)) == []
     )
     assert admission(policies, labelled, old=labelled, subresource=subresource, user=ARGOCD) == []
+
+
+def test_a_tenant_without_gitops_gets_no_identity_and_is_checked_all_the_same() -> None:
+    tenants = lab_platform().model_dump(by_alias=True, exclude_none=True)["tenants"]
+    tenants[0]["gitops"] = {"enabled": False}
+    plan = lab_plan(tenants=tenants)
+    kinds = {o["kind"] for o in layer_objects(plan, "claims", "40-tenants")}
+    assert not kinds & {"ServiceAccount", "AppProject"}
+    policies = layer_objects(plan, "claims", "30-policy")
+    assert admission(policies, _claim("gpu.nvidia.com"), namespace="team-a", user=ARGOCD) != []
