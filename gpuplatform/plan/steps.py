@@ -213,30 +213,31 @@ def maintenance_steps(
     Before a driver upgrade of a DRA node its claim holders are drained while the kubelet plugin
     runs: the driver manager takes the plugin away (NODE_LABEL_FOR_GPU_POD_EVICTION) in the same
     batch as the operands, before it drains GPU pods (NVIDIA/k8s-driver-manager
-    `evictAllGPUOperatorComponents`, v0.10.0-v0.12.0). After a restart of a DRA node that carries
-    the operator-validator workaround, nothing recreates `/run/nvidia/validations/toolkit-ready`
-    (only the validator writes it), so the operator revalidates the node.
+    `evictAllGPUOperatorComponents`, v0.10.0-v0.12.0). On a pool that turns the operator-validator
+    off, nothing recreates `/run/nvidia/validations/toolkit-ready` after either event (only the
+    validator writes it), so the operator revalidates the node afterwards (`revalidate` comes last).
     """
     if state.pool_modes[pool] != "dra":
         return ()
-    p = plan.platform
-    if event == "restart" and not validator_workaround(p, plan.pools[pool], state.device_plugin_enabled):
-        return ()
+    steps = []
     if event == "driver-upgrade":
-        return (
+        steps.append(
             Step(
                 "manual",
                 "drain-claims",
                 "cordon the node and drain its GPU pods while its DRA kubelet plugin runs",
                 (pool,),
-            ),
+            )
         )
-    return (
-        Step(
-            "manual",
-            "revalidate",
-            "the validator workaround is on: once the toolkit pod is Ready, recreate the marker "
-            "(kubectl debug node/<node> --image=busybox -- touch /host/run/nvidia/validations/toolkit-ready)",
-            (pool,),
-        ),
-    )
+    if validator_workaround(plan.platform, plan.pools[pool], state.device_plugin_enabled):
+        steps.append(
+            Step(
+                "manual",
+                "revalidate",
+                "the pool turns the validator off (operatorValidator: false): once the toolkit pod is Ready, "
+                "recreate the marker (kubectl debug node/<node> --image=busybox -- touch "
+                "/host/run/nvidia/validations/toolkit-ready)",
+                (pool,),
+            )
+        )
+    return tuple(steps)

@@ -20,7 +20,6 @@ from gpuplatform.model.platform import Platform
 from gpuplatform.model.waves import STAGES, Wave
 from gpuplatform.versions import (
     CHART_BRIDGE_SINCE,
-    VALIDATOR_BUG_FIXED_IN,
     dra_driver_at_least,
     kube_gate_default,
     parse_release,
@@ -123,21 +122,19 @@ class Plan:
 
 
 def validator_workaround(platform: Platform, pool: NodePool, device_plugin_enabled: bool) -> bool:
-    """Whether the pool's DRA nodes carry `nvidia.com/gpu.deploy.operator-validator=false`.
+    """Whether the pool's DRA nodes carry `nvidia.com/gpu.deploy.operator-validator=false`: only when the
+    pool asks for it (`operatorValidator: false`), and then only while the device plugin is enabled.
 
-    The validator crash-loops in `plugin-validation` on a node without `nvidia.com/gpu`
-    (NVIDIA/gpu-operator#2550); the operator removes that init container only while
-    `devicePlugin.enabled` is false (controllers/object_controls.go `TransformValidatorComponent`),
-    so the workaround is needed only while some pool is legacy. It costs the marker the validator
-    writes (`/run/nvidia/validations/toolkit-ready`, which GFD, DCGM and the MIG manager wait for):
-    a DRA node restarted in a mixed wave needs the runbook's revalidate step. `operatorValidator`
-    on the pool forces it either way.
+    The workaround silences the validator's crash loop in `plugin-validation` on nodes without
+    `nvidia.com/gpu` (NVIDIA/gpu-operator#2550; that init container exists only while
+    `devicePlugin.enabled`, object_controls.go `TransformValidatorComponent`). It costs more than the
+    crash loop: stopping the validator runs its preStop (`rm -f /run/nvidia/validations/*-ready`) and
+    nothing else writes `toolkit-ready` again, so after any restart, driver upgrade (the operator's
+    upgrade controller runs them unattended) or on a new node, GFD, DCGM and the MIG manager wait
+    for it for ever. By default the validator keeps running: its `toolkit-validation` writes the
+    marker before `plugin-validation` fails.
     """
-    if pool.operator_validator is not None:
-        return not pool.operator_validator
-    fixed = VALIDATOR_BUG_FIXED_IN
-    buggy = fixed is None or parse_release(platform.gpu_operator.version) < fixed
-    return buggy and device_plugin_enabled
+    return pool.operator_validator is False and device_plugin_enabled
 
 
 def plan_platform(platform: Platform) -> Plan:

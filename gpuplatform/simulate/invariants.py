@@ -90,15 +90,15 @@ def check_settled(world: World, why: str) -> None:
     op = world.operator()
     for g in world.cluster.groups:
         wanted = [n for n in _OPERANDS if n in op.operands and (n != "mig-manager" or g.mig_capable)]
-        down = [f"{n} ({g.operands.get(n, 'absent')})" for n in wanted if g.operands.get(n) != "running"]
+        down = {n: g.operands.get(n, "absent") for n in wanted if g.operands.get(n) != "running"}
         mode = world.mode(g)
         if mode == "legacy" and op.device_plugin and g.operands.get("device-plugin") != "running":
-            down.append(f"device-plugin ({g.operands.get('device-plugin', 'absent')})")
+            down["device-plugin"] = g.operands.get("device-plugin", "absent")
         if mode == "dra" and g.kubelet_plugin != "running":
-            down.append(f"DRA kubelet plugin ({g.kubelet_plugin})")
+            down["dra-kubelet-plugin"] = g.kubelet_plugin
         if down:
             world.fail(
                 "operands",
-                f"{why}: {g.name} ({mode}) does not run {', '.join(down)}",
-                [f"Node/{g.nodes[0]}"] + [f"Pod/{n.split(' ')[0]}@{g.nodes[0]}" for n in down],
+                f"{why}: {g.name} ({mode}) does not run {', '.join(f'{n} ({p})' for n, p in down.items())}",
+                [f"Node/{g.nodes[0]}"] + [f"Pod/{n}@{g.nodes[0]}" for n in down],
             )

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Literal
 
 from gpuplatform.plan.steps import maintenance_steps, transition_steps
 from gpuplatform.plan.waves import Plan
@@ -111,6 +112,11 @@ class Replayer:
         """The running cluster adopts the first wave."""
         first = self.plan.waves[0].name
         self.world.target = first
+        if not any(r.chart == "gpu-operator" for r in self.rendered(first).releases.values()):
+            self.world.notes.add(
+                "the GPU Operator release is not rendered (gpuOperator.chartRepository is empty): "
+                "modelled with gpuOperator.values only, without the migration's settings"
+            )
         self.world.settle()
         self._add_workloads(first)
         outcome = self.engine.sync(self.world, self.rendered(first))
@@ -212,26 +218,40 @@ class Replayer:
                 self.world.fail(
                     "leftovers",
                     f"after the transition to {target} the {release.chart} release is still installed"
-                    + (" (orphaned: its Application was deleted without a resources finalizer)" if not release.owner else ""),
-                    [f"HelmRelease/{release.name}" if self.engine_name == "flux" else f"Application/{release.name}"],
+                    + (
+                        " (orphaned: its Application was deleted without a resources finalizer)"
+                        if not release.owner
+                        else ""
+                    ),
+                    [
+                        f"HelmRelease/{release.name}"
+                        if self.engine_name == "flux"
+                        else f"Application/{release.name}"
+                    ],
                 )
 
     def disturb(self) -> None:
-        """A node restart and a driver upgrade on one node of each kind of group."""
-        world = self.world
-        world.disturbance = True
+        """A node restart and, from the same state, a driver upgrade on one node of each kind of group.
+
+        Each runs on its own copy of the cluster, so neither hides what the other breaks; the walk
+        continues from the state before them.
+        """
         seen: set[tuple[str, str, bool]] = set()
-        for group in list(world.cluster.groups):
-            kind = (world.mode(group), group.provisioner, group.mig_capable)
-            if kind in seen or group not in world.cluster.groups:
+        for group in list(self.world.cluster.groups):
+            kind = (self.world.mode(group), group.provisioner, group.mig_capable)
+            if kind in seen:
                 continue
             seen.add(kind)
-            node = self._one_node(group)
-            self._restart(node)
-            node = self._one_node(self._group_of(node))
-            self._upgrade(node)
-        world.disturbance = False
-        self._merge_groups()
+            for event in (self._restart, self._upgrade):
+                start, engine = self.world, self.engine
+                self.world, self.engine = start.fork(), engine.fork()
+                self.world.trace = start.trace
+                self.world.disturbance = True
+                try:
+                    node = self._one_node(next(g for g in self.world.cluster.groups if g.id == group.id))
+                    event(node)
+                finally:
+                    self.world, self.engine = start, engine
 
     def fork(self) -> tuple[World, Engine]:
         """A copy of the current cluster and engine memory to start other transitions from."""
@@ -251,8 +271,11 @@ class Replayer:
         result.notes = sorted(self.world.notes)
         return result
 
-    def _group_of(self, group: Group) -> Group:
-        return next(g for g in self.world.cluster.groups if group.nodes[0] in g.nodes)
+    def _maintenance(self, group: Group, event: Literal["restart", "driver-upgrade"], *, after: bool) -> None:
+        world = self.world
+        for step in maintenance_steps(self.plan, self.plan.wave(world.target), group.pool, event):
+            if (step.action == "revalidate") == after:
+                apply_manual(world, step, world.target, world.target)
 
     def _one_node(self, group: Group) -> Group:
         if len(group.nodes) == 1:
@@ -282,52 +305,18 @@ class Replayer:
             "node", f"{group.name} restarts: /run is empty, every pod runs its init containers again"
         )
         world.settle()
-        for step in maintenance_steps(self.plan, self.plan.wave(world.target), group.pool, "restart"):
-            apply_manual(world, step, world.target, world.target)
+        self._maintenance(group, "restart", after=True)
         check_settled(world, f"after a restart of {group.name}")
 
     def _upgrade(self, group: Group) -> None:
         world = self.world
-        for step in maintenance_steps(self.plan, self.plan.wave(world.target), group.pool, "driver-upgrade"):
-            apply_manual(world, step, world.target, world.target)
+        self._maintenance(group, "driver-upgrade", after=False)
         upgrade_driver(world, group, self.engine.correct_drift)
         group.cordoned = False
         world.record("operator", f"uncordon {group.name}")
         world.settle()
+        self._maintenance(group, "driver-upgrade", after=True)
         check_settled(world, f"after a driver upgrade of {group.name}")
-
-    def _merge_groups(self) -> None:
-        """Groups of one pool whose state converged again become one."""
-        merged: list[Group] = []
-        for group in self.world.cluster.groups:
-            twin = next((m for m in merged if m.pool == group.pool and _same(m, group)), None)
-            if twin is None:
-                merged.append(group)
-                continue
-            twin.nodes += group.nodes
-            for w in self.world.cluster.workloads:
-                if w.group == group.id:
-                    w.group = twin.id
-        self.world.cluster.groups = merged
-
-
-def _same(a: Group, b: Group) -> bool:
-    keys = (
-        "labels",
-        "taints",
-        "cordoned",
-        "markers",
-        "operands",
-        "validator_started",
-        "device_plugin_registered",
-        "kubelet_plugin",
-        "slices",
-        "driver_loaded",
-        "nfd_labelled",
-        "applied",
-        "provisioner",
-    )
-    return all(getattr(a, k) == getattr(b, k) for k in keys)
 
 
 def replay_platform(

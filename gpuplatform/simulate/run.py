@@ -138,7 +138,10 @@ def report_text(report: PlatformReport) -> str:
         lines += [f"    {s.index}. [{s.actor}] {s.text}" for s in first.tail]
     notes = sorted({n for r in report.results for n in r.notes})
     lines += [f"  note: {n}" for n in notes]
-    lines += [f"  skipped: {s}" for s in report.skipped]
+    refused = [s for s in report.skipped if s.endswith("(refused by plan)")]
+    lines += [f"  skipped: {s}" for s in report.skipped if s not in refused]
+    if refused:
+        lines.append(f"  not replayed: {len(refused)} transition(s) plan refuses (see `plan --from/--to`)")
     proven = len(report.results) - len(report.failed)
     lines.append(f"{proven} of {len(report.results)} transition replays proven, {report.steps} steps")
     return "\n".join(lines)

@@ -130,10 +130,6 @@ class World:
         if self._operator is None or self._operator[0] is not release:
             spec = self.plan.platform.gpu_operator
             if release is None:
-                self.notes.add(
-                    "the GPU Operator release is not rendered (gpuOperator.chartRepository is empty): "
-                    "modelled with gpuOperator.values only, without the migration's settings"
-                )
                 out = render_gpu_operator(spec.version, dict(spec.values))
             else:
                 out = render_gpu_operator(release.version, release.values)

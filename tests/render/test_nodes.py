@@ -12,14 +12,16 @@ def test_dra_node_labels_leave_the_kubelet_plugin_label_to_the_switch(reference:
     assert node_labels(reference, pool, "dra") == {
         "gpu-scheduling.platform.example.com/mode": "dra",
         "nvidia.com/gpu.deploy.device-plugin": "false",
-        "nvidia.com/gpu.deploy.operator-validator": "false",
     }
 
 
-def test_the_validator_workaround_ends_with_the_device_plugin(reference: Platform) -> None:
+def test_a_pool_may_turn_the_validator_off_only_while_the_device_plugin_is_enabled(
+    reference: Platform,
+) -> None:
     # plugin-validation only exists while devicePlugin.enabled (gpu-operator object_controls.go)
-    pool = reference.node_pools[1]
-    assert "nvidia.com/gpu.deploy.operator-validator" not in node_labels(reference, pool, "dra", False)
+    off = reference.node_pools[1].model_copy(update={"operator_validator": False})
+    assert node_labels(reference, off, "dra")["nvidia.com/gpu.deploy.operator-validator"] == "false"
+    assert "nvidia.com/gpu.deploy.operator-validator" not in node_labels(reference, off, "dra", False)
 
 
 def test_provisioner_labels_let_new_nodes_start_on_dra(reference: Platform) -> None:

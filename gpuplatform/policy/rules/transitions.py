@@ -19,6 +19,7 @@ from gpuplatform.simulate.charts import render_dra_driver, render_gpu_operator
 from gpuplatform.simulate.model import untolerated
 from gpuplatform.simulate.operator import NFD_LABEL, PRESENT
 from gpuplatform.simulate.rendered import ReleaseSpec, rendered_releases
+from gpuplatform.versions import VALIDATOR_BUG_FIXED_IN, parse_release
 
 __all__: list[str] = []
 
@@ -187,3 +188,33 @@ def engine_owns_switch_label(ctx: RuleContext) -> Iterator[Finding]:
                     f"{path}: Node {obj['metadata']['name']} carries {DRA_PLUGIN_LABEL}",
                     "leave that label to the allocator switch",
                 )
+
+
+@rule(
+    "GP245",
+    "warning",
+    "a DRA pool turns the GPU Operator's validator off",
+    """
+`operatorValidator: false` labels the pool's DRA nodes `nvidia.com/gpu.deploy.operator-validator=false`
+while the device plugin is enabled, which silences the validator's crash loop in
+`plugin-validation` (NVIDIA/gpu-operator#2550). Stopping the validator runs its preStop, which
+removes `/run/nvidia/validations/toolkit-ready`, and only the validator writes it: after a restart,
+a driver upgrade (also the operator's unattended ones) or on a new node, GFD, DCGM, the DCGM
+exporter and the MIG manager wait for it for ever, until someone runs the runbook's revalidate
+step on that node. Without the flag the validator keeps crash-looping in its last init container,
+after `toolkit-validation` has written the marker.
+""",
+)
+def validator_turned_off(ctx: RuleContext) -> Iterator[Finding]:
+    fixed = VALIDATOR_BUG_FIXED_IN
+    release = parse_release(ctx.platform.gpu_operator.version)
+    for i, pool in enumerate(ctx.platform.node_pools):
+        if pool.operator_validator is False:
+            needed = fixed is None or release < fixed
+            yield Finding(
+                f"spec.nodePools[{i}].operatorValidator",
+                f"pool {pool.name!r} turns the validator off: every restart, driver upgrade or new node of it "
+                "needs the runbook's revalidate step"
+                + ("" if needed else f" (GPU Operator {release} has the #2550 fix: nothing needs it)"),
+                "leave operatorValidator unset",
+            )
