@@ -127,11 +127,21 @@ def _switch(world: World, action: str, obj: Obj) -> list[str]:
     return []
 
 
+def holds_claim(pod: Obj) -> bool:
+    """The validation pod keeps running (and its claim allocated) until something removes it.
+
+    A pod that ends frees its claim: the resourceclaim controller deallocates and deletes the
+    generated claim of a finished pod (kubernetes pkg/controller/resourceclaim). A container that
+    sleeps is taken to hold it.
+    """
+    return "sleep" in " ".join(str(c) for c in (pod.get("containers") or [{}])[0].get("command") or [])
+
+
 def _validation(world: World, obj: Obj) -> list[str]:
     meta, spec = obj["metadata"], obj["spec"]["template"]["spec"]
     claims = spec.get("resourceClaims") or []
     template = str(claims[0].get("resourceClaimTemplateName", "")) if claims else ""
-    holds = "sleep" in " ".join(str(c) for c in (spec.get("containers") or [{}])[0].get("command") or [])
+    holds = holds_claim(spec)
     workload = Workload(
         meta["name"],
         meta["namespace"],
