@@ -182,6 +182,9 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
 @click.option("--to", "target", default=None, metavar="WAVE", help="...to WAVE (forward or back).")
 @click.option("--all", "every", is_flag=True, help="Replay every transition plan accepts (the default).")
 @click.option("--engine", type=click.Choice(["argocd", "flux", "both"]), default="both")
+@click.option(
+    "--snapshot", default=None, help="Snapshot folder (or pods JSON): its GPU pods are the workload mix."
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @guarded
 def simulate(
@@ -191,6 +194,7 @@ def simulate(
     target: str | None,
     every: bool,
     engine: str,
+    snapshot: str | None,
     fmt: str,
 ) -> None:
     """Replay transitions on a model of the cluster's controllers; exit 1 at the first violation."""
@@ -201,7 +205,8 @@ def simulate(
     if every and source is not None:
         raise InputError.single("--all", "", "--all replays every transition: leave out --from/--to")
     engines = ENGINES if engine == "both" else (engine,)
-    reports = simulate_platforms(load_selected(stack, overlays), source, target, engines)
+    path = Path(snapshot) if snapshot is not None else None
+    reports = simulate_platforms(load_selected(stack, overlays), source, target, engines, path)
     if fmt == "json":
         click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
     else:

@@ -26,7 +26,7 @@ from gpuplatform.simulate.flux import FluxEngine
 from gpuplatform.simulate.invariants import STEP_CHECKS, check_settled
 from gpuplatform.simulate.kubelet import kubelet_reactions
 from gpuplatform.simulate.manual import apply_manual
-from gpuplatform.simulate.model import Cluster, Group
+from gpuplatform.simulate.model import Cluster, Group, Workload
 from gpuplatform.simulate.operator import NFD_LABEL, gpu_operator_reactions
 from gpuplatform.simulate.rendered import EngineWave, engine_wave
 from gpuplatform.simulate.scheduler import scheduler_reactions
@@ -102,6 +102,8 @@ class Replayer:
         self.world.reactors = [gpu_operator_reactions, kubelet_reactions, scheduler_reactions]
         self.engine: Engine = ArgoEngine() if engine == "argocd" else FluxEngine()
         self._waves: dict[str, EngineWave] = {}
+        self.observed: list[Workload] | None = None
+        """A snapshot's unmigrated pods, replacing the default one per legacy pool."""
 
     def rendered(self, wave: str) -> EngineWave:
         if wave not in self._waves:
@@ -127,7 +129,7 @@ class Replayer:
     def _add_workloads(self, wave: str) -> None:
         have = {w.key for w in self.world.cluster.workloads if w.phase != "done"}
         self.world.cluster.workloads = [w for w in self.world.cluster.workloads if w.phase != "done"]
-        fresh = [w for w in workload_mix(self.plan, self.plan.wave(wave)) if w.key not in have]
+        fresh = [w for w in workload_mix(self.plan, self.plan.wave(wave), self.observed) if w.key not in have]
         self.world.cluster.workloads += fresh
         for w in self.world.cluster.workloads:
             w.moves = False
@@ -320,7 +322,12 @@ class Replayer:
 
 
 def replay_platform(
-    plan: Plan, tree: Tree, engine: str, pairs: list[tuple[str, str]], matcher: DeviceMatcher
+    plan: Plan,
+    tree: Tree,
+    engine: str,
+    pairs: list[tuple[str, str]],
+    matcher: DeviceMatcher,
+    observed: list[Workload] | None = None,
 ) -> list[TransitionResult]:
     """Replay every (source, target) pair under `engine`, each from the state its source wave reached.
 
@@ -330,6 +337,7 @@ def replay_platform(
     declared = declared_modes(plan, tree)
     names = [w.name for w in plan.waves]
     replayer = Replayer(plan, tree, engine, matcher, declared)
+    replayer.observed = observed
     try:
         replayer.bootstrap()
     except ViolationFound as exc:

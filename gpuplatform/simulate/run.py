@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gpuplatform.errors import InputError, Problem
+from gpuplatform.evidence.snapshot import Snapshot, snapshot_or_pods
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.plan.transitions import transition
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.tree import Tree, render_tree
 from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.replay import TransitionResult, replay_platform
+from gpuplatform.simulate.workloads import snapshot_workloads
 
 __all__ = ["PlatformReport", "accepted_pairs", "report_text", "simulate_platform", "simulate_platforms"]
 
@@ -79,8 +82,12 @@ def simulate_platform(
     target: str | None,
     engines: Sequence[str],
     tree: Tree | None = None,
+    snapshot: Snapshot | None = None,
 ) -> PlatformReport:
-    """Replay one transition (or, with no source/target, every accepted one) under each engine."""
+    """Replay one transition (or, with no source/target, every accepted one) under each engine.
+
+    With a `snapshot`, its unmigrated GPU pods replace the default one per legacy pool.
+    """
     platform = loaded.platform
     plan = plan_platform(platform)
     rendered: list[str] = [e for e in engines if e in platform.delivery.engines]
@@ -93,13 +100,21 @@ def simulate_platform(
         pairs = [(source, target)]
     tree = tree if tree is not None else render_tree(plan)
     matcher = DeviceMatcher(platform)
+    observed = None
+    if snapshot is not None:
+        observed, left = snapshot_workloads(plan, snapshot)
+        report.skipped += left
     for engine in rendered:
-        report.results += replay_platform(plan, tree, engine, pairs, matcher)
+        report.results += replay_platform(plan, tree, engine, pairs, matcher, observed)
     return report
 
 
 def simulate_platforms(
-    loaded: Sequence[LoadedPlatform], source: str | None, target: str | None, engines: Sequence[str]
+    loaded: Sequence[LoadedPlatform],
+    source: str | None,
+    target: str | None,
+    engines: Sequence[str],
+    snapshot: Path | None = None,
 ) -> list[PlatformReport]:
     """`simulate_platform` for every loaded platform; InputError for an unknown wave."""
     problems = []
@@ -111,7 +126,8 @@ def simulate_platforms(
                 problems.append(Problem(option, "", "", message))
     if problems:
         raise InputError(problems)
-    return [simulate_platform(lp, source, target, engines) for lp in loaded]
+    observed = snapshot_or_pods(snapshot) if snapshot is not None else None
+    return [simulate_platform(lp, source, target, engines, snapshot=observed) for lp in loaded]
 
 
 def report_text(report: PlatformReport) -> str:

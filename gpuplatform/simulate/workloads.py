@@ -8,12 +8,17 @@ template of every enabled tenant (tolerating the DRA pools' taints, as the valid
 
 from __future__ import annotations
 
+import copy
+
+from gpuplatform.evidence.register import gpu_count
+from gpuplatform.evidence.snapshot import Snapshot
+from gpuplatform.gates.matchers import is_device_plugin_pod
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.nodes import pool_taint
 from gpuplatform.render.workload_handoff import workload_template_name
 from gpuplatform.simulate.model import Toleration, Workload
 
-__all__ = ["LEGACY_NAMESPACE", "converted", "workload_mix"]
+__all__ = ["LEGACY_NAMESPACE", "converted", "snapshot_workloads", "workload_mix"]
 
 LEGACY_NAMESPACE = "gpu-legacy"
 
@@ -48,14 +53,49 @@ def converted(plan: Plan, index: int) -> Workload:
     )
 
 
-def workload_mix(plan: Plan, state: WaveState) -> list[Workload]:
-    """The workloads that exist in `state` (their placement is the scheduler's)."""
+def snapshot_workloads(plan: Plan, snapshot: Snapshot) -> tuple[list[Workload], list[str]]:
+    """The unmigrated GPU pods of a cluster snapshot, pinned to their node's pool; and what was left out.
+
+    Pods with resource claims are left out (their claims' classes are not in the snapshot's register).
+    """
+    pools = {n: pool.name for pool in plan.platform.node_pools for n in pool.nodes}
+    out, left = [], []
+    for pod in snapshot.items("pods") or []:
+        meta, spec = pod.get("metadata", {}), pod.get("spec", {})
+        if is_device_plugin_pod(pod) or not gpu_count(pod):
+            continue
+        key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        if spec.get("resourceClaims"):
+            left.append(f"pod {key} (resource claims are not taken from snapshots)")
+            continue
+        out.append(
+            Workload(
+                str(meta.get("name", "")),
+                str(meta.get("namespace", "")),
+                "legacy",
+                gpu_count(pod),
+                "snapshot",
+                tolerations=[dict(t) for t in spec.get("tolerations") or [] if isinstance(t, dict)],
+                pool=pools.get(str(spec.get("nodeName", "")), ""),
+            )
+        )
+    return out, left
+
+
+def workload_mix(plan: Plan, state: WaveState, observed: list[Workload] | None = None) -> list[Workload]:
+    """The workloads that exist in `state` (their placement is the scheduler's).
+
+    `observed`: the unmigrated pods of a snapshot, instead of the default legacy pods.
+    """
     p = plan.platform
-    out = [
-        Workload(f"legacy-{pool}", LEGACY_NAMESPACE, "legacy", 1, "default", pool=pool)
-        for pool in state.legacy_pools
-    ]
-    if state.legacy_pools:
+    if observed is not None:
+        out = [copy.deepcopy(w) for w in observed]
+    else:
+        out = [
+            Workload(f"legacy-{pool}", LEGACY_NAMESPACE, "legacy", 1, "default", pool=pool)
+            for pool in state.legacy_pools
+        ]
+    if state.legacy_pools and observed is None:
         out.append(
             Workload(
                 "legacy-tolerates-all",

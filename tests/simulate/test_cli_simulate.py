@@ -72,3 +72,37 @@ def test_an_engine_the_platform_does_not_render_is_skipped(tmp_path: Path) -> No
     doc["spec"]["delivery"]["engines"] = ["flux"]
     result = run("simulate", str(write_spec(tmp_path / "lab.yaml", doc)), "--from", "base", "--to", "pilot")
     assert result.exit_code == 0 and "skipped: engine argocd: not rendered for this platform" in result.stdout
+
+
+def _pod(name: str, node: str, **spec: object) -> dict[str, object]:
+    container = {"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+    return {
+        "metadata": {"name": name, "namespace": "ml"},
+        "spec": {"nodeName": node, "containers": [container], **spec},
+        "status": {"phase": "Running"},
+    }
+
+
+def test_a_snapshots_gpu_pods_are_the_workload_mix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a cluster whose pod on the legacy node tolerates every taint, and one pod with a claim
+    pods = {
+        "items": [
+            _pod("trainer", "gpu-01", tolerations=[{"operator": "Exists"}]),
+            _pod("claimed", "gpu-02", resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "t"}]),
+        ]
+    }
+    (tmp_path / "pods.json").write_text(json.dumps(pods))
+    monkeypatch.setattr(operators, "chart_class_patches", lambda plan, state: [])
+    spec = write_spec(tmp_path / "lab.yaml", sim_spec())
+    # WHEN the cutover drains it and the chart's class still bridges
+    result = run("simulate", str(spec), "--from", "claims", "--to", "cutover", "--snapshot", str(tmp_path / "pods.json"))
+    # THEN the snapshot's pod is the one that lands on a DRA node; the claim pod is said to be left out
+    assert result.exit_code == 1
+    assert "invariant early-bridge: unmigrated ml/trainer" in result.stdout
+    assert "skipped: pod ml/claimed (resource claims are not taken from snapshots)" in result.stdout
+
+
+def test_a_missing_snapshot_is_bad_input(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "lab.yaml", sim_spec())
+    result = run("simulate", str(spec), "--snapshot", str(tmp_path / "nope"))
+    assert result.exit_code == 2 and "nope" in result.stderr
