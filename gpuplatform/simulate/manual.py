@@ -10,7 +10,6 @@ pkg/controllers/nodeclaim/lifecycle/registration.go `syncNode`) and replaces dri
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from gpuplatform.plan.steps import Step
@@ -43,7 +42,7 @@ def _evict(world: World, groups: list[Group], *, claims_only: bool, delete: bool
 
 def _replace(world: World, group: Group, spec: dict[str, Any]) -> None:
     """The provisioner launches a node born with the hand-off's labels and taints, then drains and deletes the old one."""
-    new = copy.deepcopy(group)
+    new = group.clone()
     new.id = f"{group.id}~new"
     new.nodes = [f"{n}-r" for n in group.nodes]
     new.labels, new.owners, new.applied = {}, {}, {}

@@ -50,6 +50,8 @@ def tolerates(tolerations: list[Toleration], taint: Taint) -> bool:
 
 def untolerated(tolerations: list[Toleration], taints: list[Taint], effects: tuple[str, ...]) -> list[Taint]:
     """The taints of `effects` that none of `tolerations` tolerates (scheduling: NoSchedule + NoExecute)."""
+    if not taints:
+        return []
     return [t for t in taints if t.get("effect") in effects and not tolerates(tolerations, t)]
 
 
@@ -108,9 +110,18 @@ class Group:
         self.owners[key] = manager
         return True
 
+    def clone(self) -> Group:
+        """A copy with its own containers (taints and labels are replaced, never edited in place)."""
+        other = copy.copy(self)
+        other.nodes = list(self.nodes)
+        other.labels, other.owners, other.applied = dict(self.labels), dict(self.owners), dict(self.applied)
+        other.taints = list(self.taints)
+        other.markers, other.operands = set(self.markers), dict(self.operands)
+        return other
+
     def split(self, count: int, suffix: str) -> Group:
         """Move the first `count` nodes into a new group with the same state (returned)."""
-        other = copy.deepcopy(self)
+        other = self.clone()
         other.id = f"{self.id}{suffix}"
         other.nodes = self.nodes[:count]
         self.nodes = self.nodes[count:]
@@ -219,15 +230,16 @@ class Cluster:
     """The scheduler's last state in which it found nothing to do."""
 
     def fork(self) -> Cluster:
-        """A deep copy of the mutable state; applied objects are shared (they are never mutated)."""
+        """A copy of the mutable state. Applied objects, device classes, quotas and tolerations are
+        shared: they are replaced when they change, never edited in place."""
         return Cluster(
-            copy.deepcopy(self.groups),
-            copy.deepcopy(self.workloads),
-            copy.deepcopy(self.classes),
-            copy.deepcopy(self.releases),
+            [g.clone() for g in self.groups],
+            [copy.copy(w) for w in self.workloads],
+            dict(self.classes),
+            {k: copy.copy(r) for k, r in self.releases.items()},
             set(self.namespaces),
-            copy.deepcopy(self.quotas),
-            copy.deepcopy(self.allowed_classes),
+            dict(self.quotas),
+            dict(self.allowed_classes),
             dict(self.templates),
             dict(self.objects),
             dict(self.jobs),

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from gpuplatform.simulate.charts import OperatorOutput
 from gpuplatform.simulate.model import Group, untolerated
 from gpuplatform.simulate.world import START, STOP, Reaction, World
 
@@ -114,15 +115,17 @@ def _stop(group: Group, name: str) -> None:
         group.validator_started = False
 
 
-def _operand_reactions(world: World, group: Group) -> list[Reaction]:
-    op = world.operator()
+def _operand_reactions(
+    world: World, group: Group, op: OperatorOutput, enabled: frozenset[str]
+) -> list[Reaction]:
     out: list[Reaction] = []
-    enabled = set(op.operands) - (set() if op.device_plugin else {"device-plugin"})
-    names = sorted(enabled | set(group.operands))
     blocked = untolerated(op.operand_tolerations, group.taints, _SCHEDULING)
-    for name in names:
-        want = name in enabled and group.labels.get(DEPLOY_PREFIX + name) == "true"
-        have = group.operands.get(name)
+    labels, operands = group.labels, group.operands
+    for name in sorted(enabled | operands.keys()):
+        want = name in enabled and labels.get(DEPLOY_PREFIX + name) == "true"
+        have = operands.get(name)
+        if want and have == "running":
+            continue
         if want and (have is None or have == "unschedulable"):
             if blocked:
                 if have is None:
@@ -151,7 +154,9 @@ def _operand_reactions(world: World, group: Group) -> list[Reaction]:
 def gpu_operator_reactions(world: World) -> list[Reaction]:
     """NFD labels, the operator's label fill and the operand DaemonSets on every group."""
     out: list[Reaction] = []
+    op = world.operator()
+    enabled = frozenset(op.operands) - (frozenset() if op.device_plugin else {"device-plugin"})
     for group in world.cluster.groups:
         out += _label_reactions(world, group)
-        out += _operand_reactions(world, group)
+        out += _operand_reactions(world, group, op, enabled)
     return out

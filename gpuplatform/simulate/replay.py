@@ -259,13 +259,16 @@ class Replayer:
         """A copy of the current cluster and engine memory to start other transitions from."""
         return self.world.fork(), self.engine.fork()
 
-    def run(self, start: tuple[World, Engine], a: str, b: str, *, late: bool) -> TransitionResult:
+    def run(
+        self, start: tuple[World, Engine], a: str, b: str, *, late: bool, disturb: bool
+    ) -> TransitionResult:
         """Replay `a` -> `b` (and the disturbances) from `start`; leaves the replayer in the end state."""
         self.world, self.engine = start[0].fork(), start[1].fork()
         result = TransitionResult(self.engine_name, a, b, late=late)
         try:
             self.transition(a, b, late=late)
-            self.disturb()
+            if disturb:
+                self.disturb()
         except ViolationFound as exc:
             result.violation = exc.violation
             result.tail = self.world.trace[-8:-1]
@@ -332,7 +335,9 @@ def replay_platform(
     """Replay every (source, target) pair under `engine`, each from the state its source wave reached.
 
     The waves are walked forward from the first; a pair whose runbook starts with manual steps is
-    replayed again with the operator late.
+    replayed again with the operator late. The disturbances (a restart, a driver upgrade) run after
+    the transitions between adjacent waves, forward and back: every wave's state is disturbed
+    whichever way it is reached, and a jump over waves ends in one of those states.
     """
     declared = declared_modes(plan, tree)
     names = [w.name for w in plan.waves]
@@ -349,7 +354,7 @@ def replay_platform(
     furthest = max((max(names.index(a), names.index(b)) for a, b in pairs), default=0)
     for i in range(furthest):
         a, b = names[i], names[i + 1]
-        result = replayer.run(states[a], a, b, late=False)
+        result = replayer.run(states[a], a, b, late=False, disturb=True)
         if (a, b) in pairs:
             results.append(result)
         if result.violation is not None:
@@ -361,8 +366,9 @@ def replay_platform(
         if a not in states:
             continue
         if names.index(b) != names.index(a) + 1:
-            results.append(replayer.run(states[a], a, b, late=False))
+            adjacent = abs(names.index(b) - names.index(a)) == 1
+            results.append(replayer.run(states[a], a, b, late=False, disturb=adjacent))
         steps = transition_steps(plan, plan.wave(a), plan.wave(b))
         if steps and steps[0].kind == "manual":
-            results.append(replayer.run(states[a], a, b, late=True))
+            results.append(replayer.run(states[a], a, b, late=True, disturb=False))
     return results

@@ -87,8 +87,10 @@ def _charges(w: Workload) -> list[tuple[str, int]]:
 
 
 def _free_devices(world: World, group: Group, device_class: str, usage: _Usage) -> int:
+    if group.slices == "none":
+        return 0
     cls = world.cluster.classes.get(device_class)
-    if cls is None or group.slices == "none":
+    if cls is None:
         return 0
     per_node = world.matcher.count((cls.expression,), group.pool)
     return per_node * len(group.nodes) - usage.dra.get(group.id, 0)
@@ -121,8 +123,9 @@ def _feasible(w: Workload, group: Group) -> bool:
     )
 
 
-def _place(world: World, w: Workload, usage: _Usage, bridged: str) -> tuple[Group, str] | None:
-    groups = [g for g in world.cluster.groups if _feasible(w, g)]
+def _place(
+    world: World, w: Workload, usage: _Usage, bridged: str, groups: list[Group]
+) -> tuple[Group, str] | None:
     if w.kind == "claim":
         for g in groups:
             if _free_devices(world, g, w.device_class, usage) >= w.gpus:
@@ -175,6 +178,7 @@ def scheduler_reactions(world: World) -> list[Reaction]:
     usage = _Usage.of(world.cluster)
     bridged = bridge_class(world.cluster) if _extended_resource_on(world) else ""
     unplaceable: set[tuple[object, ...]] = set()
+    feasible: dict[tuple[object, ...], list[Group]] = {}
     for w in pending:
         refusal = _admit(world, w, usage)
         if refusal:
@@ -183,7 +187,9 @@ def scheduler_reactions(world: World) -> list[Reaction]:
         shape = _shape(w)
         if shape in unplaceable:
             continue
-        found = _place(world, w, usage, bridged)
+        if shape not in feasible:
+            feasible[shape] = [g for g in cluster.groups if _feasible(w, g)]
+        found = _place(world, w, usage, bridged, feasible[shape])
         if found is None:
             unplaceable.add(shape)
             continue

@@ -89,7 +89,7 @@ def workload_mix(plan: Plan, state: WaveState, observed: list[Workload] | None =
     """
     p = plan.platform
     if observed is not None:
-        out = [copy.deepcopy(w) for w in observed]
+        out = [copy.copy(w) for w in observed]
     else:
         out = [
             Workload(f"legacy-{pool}", LEGACY_NAMESPACE, "legacy", 1, "default", pool=pool)

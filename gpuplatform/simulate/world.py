@@ -10,6 +10,7 @@ every batch.
 from __future__ import annotations
 
 from collections.abc import Callable
+import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -27,6 +28,30 @@ from gpuplatform.simulate.model import Cluster, Group, Release
 __all__ = ["Reaction", "StepRecord", "Violation", "ViolationFound", "World"]
 
 START, STOP = 0, 1
+
+
+_CHARTS: dict[str, Any] = {}
+
+
+def _key(release: Release) -> str:
+    return json.dumps([release.chart, release.version, release.values, release.patches], sort_keys=True)
+
+
+def _dra_output(release: Release) -> DraDriverOutput:
+    """The chart rendered once per distinct release (forks copy releases; the output is never mutated)."""
+    key = _key(release)
+    if key not in _CHARTS:
+        _CHARTS[key] = render_dra_driver(release.version, release.values, release.patches)
+    out: DraDriverOutput = _CHARTS[key]
+    return out
+
+
+def _operator_output(release: Release) -> OperatorOutput:
+    key = _key(release)
+    if key not in _CHARTS:
+        _CHARTS[key] = render_gpu_operator(release.version, release.values)
+    out: OperatorOutput = _CHARTS[key]
+    return out
 
 
 @dataclass(frozen=True)
@@ -132,7 +157,7 @@ class World:
             if release is None:
                 out = render_gpu_operator(spec.version, dict(spec.values))
             else:
-                out = render_gpu_operator(release.version, release.values)
+                out = _operator_output(release)
             self._operator = (release, out)
         return self._operator[1]
 
@@ -142,7 +167,7 @@ class World:
         if release is None or not release.alive:
             return None
         if self._dra is None or self._dra[0] is not release:
-            self._dra = (release, render_dra_driver(release.version, release.values, release.patches))
+            self._dra = (release, _dra_output(release))
         return self._dra[1]
 
     def fork(self) -> World:

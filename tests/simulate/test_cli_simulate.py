@@ -95,7 +95,16 @@ def test_a_snapshots_gpu_pods_are_the_workload_mix(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(operators, "chart_class_patches", lambda plan, state: [])
     spec = write_spec(tmp_path / "lab.yaml", sim_spec())
     # WHEN the cutover drains it and the chart's class still bridges
-    result = run("simulate", str(spec), "--from", "claims", "--to", "cutover", "--snapshot", str(tmp_path / "pods.json"))
+    result = run(
+        "simulate",
+        str(spec),
+        "--from",
+        "claims",
+        "--to",
+        "cutover",
+        "--snapshot",
+        str(tmp_path / "pods.json"),
+    )
     # THEN the snapshot's pod is the one that lands on a DRA node; the claim pod is said to be left out
     assert result.exit_code == 1
     assert "invariant early-bridge: unmigrated ml/trainer" in result.stdout
