@@ -9,8 +9,8 @@ every batch.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
