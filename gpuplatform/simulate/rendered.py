@@ -72,6 +72,8 @@ class Unit:
     wave: int = 0
     prune: bool = True
     wait: bool = True
+    folder: str = ""
+    """Flux: the wave folder the Kustomization builds."""
 
 
 @dataclass
@@ -159,6 +161,7 @@ def _flux(tree: Tree, plan: Plan, wave: str) -> EngineWave:
                 folder_objects(scratch, folder),
                 prune=bool(spec.get("prune")),
                 wait=bool(spec.get("wait")),
+                folder=folder.split("/", 2)[-1],
             )
         )
     releases = {

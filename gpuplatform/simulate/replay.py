@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import pairwise
 from typing import Literal
 
 from gpuplatform.plan.steps import maintenance_steps, transition_steps
+from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.tree import Tree
 from gpuplatform.simulate.apply import RELEASE_KEYS
@@ -108,7 +110,20 @@ class Replayer:
     def rendered(self, wave: str) -> EngineWave:
         if wave not in self._waves:
             self._waves[wave] = engine_wave(self.tree, self.plan, wave, self.engine_name)
+            self._check_order(self._waves[wave])
         return self._waves[wave]
+
+    def _check_order(self, wave: EngineWave) -> None:
+        """Flux's rendered chain follows the step sequence's sync order (`SYNC_UNITS`)."""
+        rank = {u.id: i for i, u in enumerate(SYNC_UNITS)}
+        units = [(rank[unit_of_folder(u.folder).id], u.name) for u in wave.units if u.folder]
+        for (before, first), (after, second) in pairwise(units):
+            if after < before:
+                self.world.fail(
+                    "sync-order",
+                    f"wave {wave.wave}: Kustomization {second} runs after {first}, against the step sequence",
+                    [f"Kustomization/{first}", f"Kustomization/{second}"],
+                )
 
     def bootstrap(self) -> None:
         """The running cluster adopts the first wave."""

@@ -232,3 +232,20 @@ def test_7_unlimited_retry_finishes_the_sync_once_the_late_operator_released_the
     )
     assert [r.late for r in report.results] == [False, True]
     assert not violations(report)
+
+
+def test_a_rendered_flux_chain_against_the_step_sequence_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a renderer that chains the enable Job before the node labels
+    original = delivery.layer_kustomizations
+
+    def swapped(plan: Any, state: Any, folders: list[str]) -> list[tuple[str, str]]:
+        order = original(plan, state, folders)
+        i = [f for _, f in order].index("10-nodes")
+        order[i], order[i + 1] = order[i + 1], order[i]
+        return order
+
+    monkeypatch.setattr(delivery, "layer_kustomizations", swapped)
+    report = simulate(tmp_path, sim_spec(), "base", "pilot", engines=("flux",))
+    assert {v for *_, v in _invariants(report, late=None)} == {"sync-order"}
