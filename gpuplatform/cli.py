@@ -240,16 +240,29 @@ def explain(code: str) -> None:
 @click.option(
     "--nvidia-smi", "smi", multiple=True, metavar="NS/POD", help="Run nvidia-smi in this pod (repeatable)."
 )
+@click.option(
+    "--logs",
+    "logs",
+    multiple=True,
+    metavar="NS/POD",
+    help="Keep this pod's log too (the gate and validation pods' are always kept; repeatable).",
+)
 @guarded
-def snapshot(out: str, context: str | None, namespaces: tuple[str, ...], smi: tuple[str, ...]) -> None:
-    """Read the cluster with kubectl into a snapshot folder (one JSON file per kind + manifest)."""
+def snapshot(
+    out: str, context: str | None, namespaces: tuple[str, ...], smi: tuple[str, ...], logs: tuple[str, ...]
+) -> None:
+    """Read the cluster with kubectl into a snapshot folder (JSON per kind, pod logs, manifest)."""
     from gpuplatform.evidence.snapshot import take_snapshot
 
-    manifest = take_snapshot(Path(out), context=context, namespaces=namespaces, nvidia_smi_pods=smi)
+    manifest = take_snapshot(
+        Path(out), context=context, namespaces=namespaces, nvidia_smi_pods=smi, log_pods=logs
+    )
     for kind, state in manifest["kinds"].items():
         click.echo(f"{kind}: {state}")
     for target, state in manifest["nvidiaSmi"].items():
         click.echo(f"nvidia-smi {target}: {state}")
+    for target, state in manifest["logs"].items():
+        click.echo(f"logs {target}: {state}")
     if manifest["missing"]:
         _fail(f"error: {out}: incomplete snapshot, missing {', '.join(manifest['missing'])}", EXIT_FINDINGS)
 

@@ -1,7 +1,10 @@
 """Cluster snapshots: `kubectl get -o json` per kind into a folder, plus a manifest of what is missing.
 
 A snapshot is read-only evidence: whatever kubectl could read is kept; a forbidden or failing kind
-is recorded in `manifest.json` and later counts as unknown, never as held.
+is recorded in `manifest.json` and later counts as unknown, never as held. The logs of the gates'
+own pods (labelled `gpuplatform.dev/gate` or `gpuplatform.dev/validation`) are kept beside the
+JSON, as `logs/<namespace>_<pod>.log`: they carry what the validation containers saw. The layout
+is documented in docs/evidence.md.
 """
 
 from __future__ import annotations
@@ -18,7 +21,15 @@ from typing import Any
 from gpuplatform.errors import InputError
 from gpuplatform.load.yaml_input import read_yaml
 
-__all__ = ["KINDS", "NVIDIA_SMI_QUERY", "Snapshot", "load_snapshot", "snapshot_or_pods", "take_snapshot"]
+__all__ = [
+    "KINDS",
+    "LOGGED_LABELS",
+    "NVIDIA_SMI_QUERY",
+    "Snapshot",
+    "load_snapshot",
+    "snapshot_or_pods",
+    "take_snapshot",
+]
 
 #: kind -> (kubectl resource, namespaced). ReplicaSets and Jobs resolve pod owners to workloads.
 KINDS: dict[str, tuple[str, bool]] = {
@@ -33,7 +44,11 @@ KINDS: dict[str, tuple[str, bool]] = {
     "resourceclaimtemplates": ("resourceclaimtemplates.resource.k8s.io", True),
 }
 NVIDIA_SMI_QUERY = ("nvidia-smi", "--query-gpu=name,memory.total,uuid", "--format=csv")
+#: Pods whose logs a snapshot keeps: the gate Jobs' and the validation workloads'.
+LOGGED_LABELS = ("gpuplatform.dev/gate", "gpuplatform.dev/validation")
 _TIMEOUT = 120
+_LOG_LIMIT = 1 << 20
+"""Characters of a pod log read back (the validation pods print a few lines)."""
 
 
 def _kubectl(args: Sequence[str], context: str | None) -> subprocess.CompletedProcess[str]:
@@ -46,22 +61,52 @@ def _reason(stderr: str) -> str:
     return "forbidden: " + text if "forbidden" in stderr.lower() else text
 
 
+def _logged_pods(pods: list[dict[str, Any]]) -> list[str]:
+    """`namespace/pod` of the gate and validation pods whose containers have started."""
+    out = []
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        if (
+            any(key in labels for key in LOGGED_LABELS)
+            and (pod.get("status") or {}).get("phase") != "Pending"
+        ):
+            out.append(f"{meta.get('namespace')}/{meta.get('name')}")
+    return sorted(out)
+
+
+def _write_logs(out: Path, targets: Sequence[str], context: str | None, manifest: dict[str, Any]) -> None:
+    for target in targets:
+        namespace, _, pod = target.partition("/")
+        result = _kubectl(["logs", "-n", namespace, pod, "--all-containers"], context)
+        if result.returncode == 0:
+            folder = out / "logs"
+            folder.mkdir(exist_ok=True)
+            (folder / f"{namespace}_{pod}.log").write_text(result.stdout)
+            manifest["logs"][target] = "ok"
+        else:
+            manifest["logs"][target] = "missing: " + _reason(result.stderr)
+            manifest["missing"].append(f"logs {target}")
+
+
 def take_snapshot(
     out: Path,
     *,
     context: str | None = None,
     namespaces: Sequence[str] = (),
     nvidia_smi_pods: Sequence[str] = (),
+    log_pods: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Write one `<kind>.json` per kind and `manifest.json` into `out`; return the manifest.
+    """Write one `<kind>.json` per kind, the logs and `manifest.json` into `out`; return the manifest.
 
     `namespaces` limits namespaced kinds (default: all); `nvidia_smi_pods` are `namespace/pod`
-    names in which `nvidia-smi` is run through `kubectl exec`.
+    names in which `nvidia-smi` is run through `kubectl exec`; `log_pods` are pods whose logs are
+    kept besides the gate and validation pods'.
     """
     if shutil.which("kubectl") is None:
         raise InputError.single("kubectl", "", "kubectl is not on PATH; install it or run where it is")
     out.mkdir(parents=True, exist_ok=True)
-    manifest: dict[str, Any] = {"context": context, "kinds": {}, "nvidiaSmi": {}, "missing": []}
+    manifest: dict[str, Any] = {"context": context, "kinds": {}, "nvidiaSmi": {}, "logs": {}, "missing": []}
     current = _kubectl(["config", "current-context"], context)
     manifest["context"] = context or (current.stdout.strip() if current.returncode == 0 else None)
     version = _kubectl(["version", "-o", "json"], context)
@@ -69,6 +114,7 @@ def take_snapshot(
         manifest["serverVersion"] = json.loads(version.stdout).get("serverVersion", {}).get("gitVersion")
     except json.JSONDecodeError:
         manifest["serverVersion"] = None
+    logged: list[str] = []
     for kind, (resource, namespaced) in KINDS.items():
         items: list[Any] = []
         errors = []
@@ -92,6 +138,9 @@ def take_snapshot(
             json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n"
         )
         manifest["kinds"][kind] = f"{len(items)} object(s)"
+        if kind == "pods":
+            logged = _logged_pods(items)
+    _write_logs(out, sorted({*logged, *log_pods}), context, manifest)
     for target in nvidia_smi_pods:
         namespace, _, pod = target.partition("/")
         result = _kubectl(["exec", "-n", namespace, pod, "--", *NVIDIA_SMI_QUERY], context)
@@ -110,14 +159,26 @@ def take_snapshot(
 
 @dataclass
 class Snapshot:
-    """A snapshot folder, read: items per kind (`None` when the kind is missing) and nvidia-smi rows."""
+    """A snapshot folder, read: items per kind (`None` when missing), nvidia-smi rows, pod logs."""
 
     folder: Path
     kinds: dict[str, list[dict[str, Any]] | None] = field(default_factory=dict)
     nvidia_smi: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    logs: dict[str, str] = field(default_factory=dict)
+    """`namespace/pod` -> the `kubectl logs` text."""
 
     def items(self, kind: str) -> list[dict[str, Any]] | None:
         return self.kinds.get(kind)
+
+    def runtime_logs(self) -> dict[str, str]:
+        """Pod logs, with each `--nvidia-smi` CSV row added as the `nvidia-smi -L` line it stands for."""
+        out = dict(self.logs)
+        for target, rows in self.nvidia_smi.items():
+            lines = [
+                f"GPU {i}: {row.get('name', '')} (UUID: {row.get('uuid', '')})" for i, row in enumerate(rows)
+            ]
+            out[target] = out.get(target, "") + "".join(f"{line}\n" for line in lines)
+        return out
 
 
 def _csv_rows(text: str) -> list[dict[str, str]]:
@@ -150,6 +211,12 @@ def load_snapshot(folder: Path) -> Snapshot:
         for path in sorted(smi.glob("*.csv")):
             namespace, _, pod = path.stem.partition("_")
             snapshot.nvidia_smi[f"{namespace}/{pod}"] = _csv_rows(path.read_text())
+    logs = folder / "logs"
+    if logs.is_dir():
+        for path in sorted(logs.glob("*.log")):
+            namespace, _, pod = path.stem.partition("_")
+            with path.open(encoding="utf-8", errors="replace") as f:
+                snapshot.logs[f"{namespace}/{pod}"] = f.read(_LOG_LIMIT)
     return snapshot
 
 

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from gpuplatform.model.base import DnsLabel, DnsSubdomain, LabelKey, ReleaseNumber, SpecModel
 from gpuplatform.model.classes import BridgeClass, ServiceTier
+from gpuplatform.model.containers import ContainerResources, Digest, ImageReference, ResourceAmounts
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.tenants import Tenant
 from gpuplatform.model.waves import Wave
@@ -67,12 +68,21 @@ class Delivery(SpecModel):
     argocd_namespace: DnsLabel = "argocd"
     flux_namespace: DnsLabel = "flux-system"
     gates_namespace: DnsLabel = "gpuplatform-gates"
-    kubectl_image: str = "docker.io/alpine/k8s:1.36.1"
-    """Image of the gate Jobs; it must provide `sh`, `kubectl` and `jq` (alpine/k8s does)."""
+    kubectl_image: ImageReference = "docker.io/alpine/k8s:1.36.1"
+    """Image of the gate Jobs; it must provide `sh`, `kubectl` and `jq` (alpine/k8s does). Pin it:
+    `image@sha256:…` here or `kubectlImageDigest` (GP230 warns while it is a tag only)."""
+    kubectl_image_digest: Digest | None = None
+    """Digest of `kubectlImage` (`sha256:…`): the gate Jobs run `kubectlImage@kubectlImageDigest`."""
+    gate_resources: ContainerResources = ContainerResources(
+        requests=ResourceAmounts(cpu="50m", memory="64Mi"),
+        limits=ResourceAmounts(cpu="500m", memory="512Mi"),
+    )
+    """Requests and limits of every gate container (they hold the cluster's pods and nodes as JSON)."""
     cluster_server: str = "https://kubernetes.default.svc"
     """API server Argo CD deploys to (the in-cluster address when Argo CD runs in this cluster)."""
     timeout_minutes: int = Field(default=15, ge=1)
-    """How long Flux waits for a layer, and a post-transition gate for its invariant."""
+    """How long Flux waits for a layer, and one attempt of a gate for its invariant (a gate whose
+    invariant does not hold yet starts a new attempt; it never gives up on its own)."""
 
 
 class Monitoring(SpecModel):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from gpuplatform.errors import Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.policy.registry import RULES, RuleContext
-from gpuplatform.policy.rules import allocators, releases, tenants, waves
+from gpuplatform.policy.rules import allocators, gates, releases, tenants, waves
 from gpuplatform.render.tree import Tree
 
 __all__ = ["RULES", "run_rules"]
 
-_MODULES = (allocators, releases, tenants, waves)
+_MODULES = (allocators, gates, releases, tenants, waves)
 
 
 def run_rules(
