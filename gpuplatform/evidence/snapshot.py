@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,18 +75,26 @@ def _logged_pods(pods: list[dict[str, Any]]) -> list[str]:
     return sorted(out)
 
 
-def _write_logs(out: Path, targets: Sequence[str], context: str | None, manifest: dict[str, Any]) -> None:
+def _capture(
+    out: Path,
+    kind: tuple[str, str, str],
+    targets: Sequence[str],
+    command: Callable[[str, str], list[str]],
+    context: str | None,
+    manifest: dict[str, Any],
+) -> None:
+    """Run `command` per `namespace/pod` into `<folder>/<namespace>_<pod>.<suffix>`; record each in the manifest."""
+    folder, suffix, key = kind
     for target in targets:
         namespace, _, pod = target.partition("/")
-        result = _kubectl(["logs", "-n", namespace, pod, "--all-containers"], context)
+        result = _kubectl(command(namespace, pod), context)
         if result.returncode == 0:
-            folder = out / "logs"
-            folder.mkdir(exist_ok=True)
-            (folder / f"{namespace}_{pod}.log").write_text(result.stdout)
-            manifest["logs"][target] = "ok"
+            (out / folder).mkdir(exist_ok=True)
+            (out / folder / f"{namespace}_{pod}.{suffix}").write_text(result.stdout)
+            manifest[key][target] = "ok"
         else:
-            manifest["logs"][target] = "missing: " + _reason(result.stderr)
-            manifest["missing"].append(f"logs {target}")
+            manifest[key][target] = "missing: " + _reason(result.stderr)
+            manifest["missing"].append(f"{folder} {target}")
 
 
 def take_snapshot(
@@ -140,18 +148,22 @@ def take_snapshot(
         manifest["kinds"][kind] = f"{len(items)} object(s)"
         if kind == "pods":
             logged = _logged_pods(items)
-    _write_logs(out, sorted({*logged, *log_pods}), context, manifest)
-    for target in nvidia_smi_pods:
-        namespace, _, pod = target.partition("/")
-        result = _kubectl(["exec", "-n", namespace, pod, "--", *NVIDIA_SMI_QUERY], context)
-        if result.returncode == 0:
-            smi = out / "nvidia-smi"
-            smi.mkdir(exist_ok=True)
-            (smi / f"{namespace}_{pod}.csv").write_text(result.stdout)
-            manifest["nvidiaSmi"][target] = "ok"
-        else:
-            manifest["nvidiaSmi"][target] = "missing: " + _reason(result.stderr)
-            manifest["missing"].append(f"nvidia-smi {target}")
+    _capture(
+        out,
+        ("logs", "log", "logs"),
+        sorted({*logged, *log_pods}),
+        lambda ns, pod: ["logs", "-n", ns, pod, "--all-containers"],
+        context,
+        manifest,
+    )
+    _capture(
+        out,
+        ("nvidia-smi", "csv", "nvidiaSmi"),
+        nvidia_smi_pods,
+        lambda ns, pod: ["exec", "-n", ns, pod, "--", *NVIDIA_SMI_QUERY],
+        context,
+        manifest,
+    )
     manifest["time"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest

@@ -16,13 +16,15 @@ evaluator both provide.
 
 from __future__ import annotations
 
+import re
+
 from gpuplatform.gates.matchers import (
     DEVICE_PLUGIN_RESOURCE_PREFIX,
     DRA_CONTROLLER_COMPONENT,
     DRA_KUBELET_PLUGIN_SUFFIX,
 )
 
-__all__ = ["PRELUDE", "PROGRAMS", "program"]
+__all__ = ["PRELUDE", "PROGRAMS", "prelude_for", "program"]
 
 _PRELUDE = r"""
 def labels: .metadata.labels // {};
@@ -383,6 +385,29 @@ PROGRAMS: dict[str, str] = {
 }
 
 
+def _definitions(prelude: str) -> dict[str, str]:
+    """The prelude's `def name…;` blocks by name, in order."""
+    blocks = re.split(r"\n(?=def )", prelude.strip())
+    return {block.split()[1].split("(")[0].rstrip(":"): block for block in blocks}
+
+
+_DEFINITIONS = _definitions(PRELUDE)
+
+
+def prelude_for(text: str) -> str:
+    """The prelude definitions `text` uses, directly or through each other, in prelude order."""
+    needed: set[str] = set()
+    pending = [text]
+    while pending:
+        body = pending.pop()
+        for name, block in _DEFINITIONS.items():
+            if name not in needed and re.search(rf"(?<![\w$.]){name}\b", body):
+                needed.add(name)
+                pending.append(block)
+    return "".join(f"{block}\n" for name, block in _DEFINITIONS.items() if name in needed)
+
+
 def program(gate_id: str, source: str = ".") -> str:
-    """The whole jq program of a gate: prelude, the gate's definition, applied to `source`."""
-    return PRELUDE + PROGRAMS[gate_id] + f"{source} | gate_{gate_id.replace('-', '_')}\n"
+    """The jq program of a gate: the prelude it uses, its definition, applied to `source`."""
+    body = PROGRAMS[gate_id] + f"{source} | gate_{gate_id.replace('-', '_')}\n"
+    return prelude_for(body) + body

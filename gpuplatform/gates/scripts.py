@@ -12,7 +12,7 @@ Exit codes, which the gate Job's `podFailurePolicy` keys on:
 
 from __future__ import annotations
 
-from gpuplatform.gates.programs import PRELUDE, program
+from gpuplatform.gates.programs import prelude_for, program
 
 __all__ = ["KUBECTL_TIMEOUT", "RELEASE_SECONDS", "gate_script", "quote"]
 
@@ -131,7 +131,8 @@ def gate_script(gate_id: str, kinds: tuple[str, ...], data: str, timeout: int, l
         f"PROGRAM={quote(program(gate_id, source))}",
     ]
     if logs:
-        lines.append(f"LOG_PODS={quote(PRELUDE + _LOG_PODS.format(logs=logs))}")
+        selection = _LOG_PODS.format(logs=logs)
+        lines.append(f"LOG_PODS={quote(prelude_for(selection) + selection)}")
     lines += [
         "T=$(mktemp -d)",
         f'k() {{ kubectl --request-timeout={KUBECTL_TIMEOUT} "$@"; }}',
