@@ -225,6 +225,22 @@ def _nothing(cluster: Cluster) -> None:
     return None
 
 
+def mig_fleet() -> dict[str, Any]:
+    """The fleet with its H100 node group partitioned into two 3g.40gb MIG devices per GPU."""
+    doc = fleet_doc()
+    doc["spec"]["nodePools"][2]["migLayout"] = ["3g.40gb", "3g.40gb"]
+    doc["spec"]["tiers"][1] = {"name": "hopper", "deviceType": "mig", "migProfile": "3g.40gb"}
+    return doc
+
+
+def _mig_profile(profile: str) -> Mutation:
+    def mutate(cluster: Cluster) -> None:
+        device = _slice_of(cluster, _first(EKS, cluster))["spec"]["devices"][0]
+        device["attributes"]["profile"] = {"string": profile}
+
+    return mutate
+
+
 CASES: dict[str, Case] = {
     # allocator-exclusivity, both ways and for every device-plugin resource
     "why-1 karpenter nodes run both allocators": Case(
@@ -318,6 +334,15 @@ CASES: dict[str, Case] = {
         "app", "inventory", "unknown", "pool h100 must have at least 1 node(s)", _drop_nodes(EKS)
     ),
     "healthy fleet inventory": Case("app", "inventory", "held", "", _nothing),
+    "healthy MIG node group": Case("app", "inventory", "held", "", _nothing, mig_fleet),
+    "MIG device of a profile outside the layout": Case(
+        "app",
+        "inventory",
+        "broken",
+        "is MIG profile 1g.10gb, not in pool h100's layout",
+        _mig_profile("1g.10gb"),
+        mig_fleet,
+    ),
     # operands
     "toolkit waiting for the validator's marker": Case(
         "app", "operands", "broken", "container-toolkit pod gpu-operator/container-toolkit-", _toolkit_waiting
