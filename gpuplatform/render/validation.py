@@ -31,7 +31,7 @@ from gpuplatform.model.containers import pinned_image
 from gpuplatform.model.workloads import GpuProbe
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import WAVE_LABEL, Obj, k8s_object, restricted_security_context
-from gpuplatform.render.nodes import pool_taint
+from gpuplatform.render.tenants import dra_pool_tolerations
 
 __all__ = [
     "PHASE_LABEL",
@@ -79,20 +79,6 @@ def _hold(command: tuple[str, ...], seconds: int) -> str:
         "wait $!\n"
         f"exit {RETRY_EXIT_CODE}\n"
     )
-
-
-def _tolerations(plan: Plan) -> list[Obj]:
-    """Tolerate every pool's DRA taint (a pool carries it only while it is DRA)."""
-    taints = {tuple(pool_taint(plan.platform, pool).items()) for pool in plan.platform.node_pools}
-    return [
-        {
-            "key": t["key"],
-            "operator": "Equal",
-            **({"value": t["value"]} if "value" in t else {}),
-            "effect": t["effect"],
-        }
-        for t in sorted((dict(t) for t in taints), key=lambda t: (t["key"], t.get("value", "")))
-    ]
 
 
 def _resources(probe: GpuProbe, gpu: Obj) -> Obj:
@@ -154,7 +140,7 @@ def _claim_pilot(plan: Plan, state: WaveState, out: ValidationJobs) -> None:
         {"claims": [{"name": _CLAIM}]},
         {
             "resourceClaims": [{"name": _CLAIM, "resourceClaimTemplateName": v.claim_template}],
-            "tolerations": _tolerations(plan),
+            "tolerations": dra_pool_tolerations(plan.platform),
         },
     )
     out.objects.append(job)
@@ -184,7 +170,7 @@ def _bridge(plan: Plan, state: WaveState, out: ValidationJobs) -> None:
             }
         }
         if side == "dra":
-            pod["tolerations"] = _tolerations(plan)
+            pod["tolerations"] = dra_pool_tolerations(plan.platform)
         job = _job(
             plan,
             state,

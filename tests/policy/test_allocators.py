@@ -173,7 +173,7 @@ def _validated_spec() -> dict[str, Any]:
 
 def test_gp211_validation_job_without_tolerations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a renderer regression that drops the validation Job's tolerations
-    monkeypatch.setattr(validation, "_tolerations", lambda plan: [])
+    monkeypatch.setattr(validation, "dra_pool_tolerations", lambda platform: [])
     # WHEN / THEN the rendered Job is reported for the DRA pool's taint
     found = [p for p in findings(tmp_path, _validated_spec()) if p.code == "GP211"]
     assert found and {p.loc for p in found} == {"spec.validation"}
