@@ -13,8 +13,8 @@ import re
 import shutil
 import subprocess
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -206,11 +206,13 @@ def extract_facts(helm: str, chart: Path) -> dict[str, Any]:
     """The facts document of the chart in folder `chart` (HelmError if it does not render)."""
     meta = _read_yaml(chart / "Chart.yaml") or {}
     config = EXTRACT_CONFIG[meta["name"]]
-    base = helm_template(helm, chart, config.base)
-    renders = {
-        name: helm_template(helm, chart, coalesce(config.base, patch))
-        for name, patch in config.toggles.items()
-    }
+    patches = {"": config.base} | {name: coalesce(config.base, p) for name, p in config.toggles.items()}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        done = dict(
+            zip(patches, pool.map(lambda v: helm_template(helm, chart, v), patches.values()), strict=True)
+        )
+    base = done.pop("")
+    renders = done
     scopes = _crd_scopes(base)
     for docs in renders.values():
         scopes.update(_crd_scopes(docs))

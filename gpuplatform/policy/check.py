@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuplatform.adopt.running import RunningRelease, load_running_releases
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.inventory.resource_slices import Pool, read_resource_slices
 from gpuplatform.load.stacks import LoadedPlatform
@@ -55,6 +56,7 @@ def check_platform(
     loaded: LoadedPlatform,
     inventory: Sequence[Pool] | None = None,
     cluster_nodes: frozenset[str] | None = None,
+    running: Mapping[tuple[str, str], RunningRelease] | None = None,
 ) -> CheckReport:
     """Selector checks against modelled pools (and `inventory`), then the policy rules."""
     platform = loaded.platform
@@ -65,7 +67,7 @@ def check_platform(
         row, found = check_target(platform, target, modelled, inventory, loaded.source)
         report.rows.append(row)
         report.problems += found
-    report.problems += run_rules(loaded, cluster_nodes)
+    report.problems += run_rules(loaded, cluster_nodes, running=running)
     return report
 
 
@@ -92,13 +94,15 @@ def check_platforms(
     """`check` for every loaded platform against the same inventory and snapshot."""
     paths = list(inventory)
     nodes = None
+    running = None
     if snapshot is not None:
         folder = Path(snapshot)
         nodes = cluster_node_names(folder)
+        running = load_running_releases(folder)
         if (folder / "resourceslices.json").is_file():
             paths.append(str(folder / "resourceslices.json"))
     pools = read_resource_slices(*paths) if paths else None
-    return [check_platform(lp, pools, nodes) for lp in loaded]
+    return [check_platform(lp, pools, nodes, running) for lp in loaded]
 
 
 def check_table(report: CheckReport) -> str:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
+from gpuplatform.adopt.running import RunningRelease
 from gpuplatform.errors import Severity
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.platform import Platform
@@ -32,6 +33,8 @@ class RuleContext:
     cluster_nodes: frozenset[str] | None = None
     rendered: Tree | None = None
     """The tree synth already rendered, so that the rules do not render it again."""
+    running: Mapping[tuple[str, str], RunningRelease] | None = None
+    """Helm releases a cluster snapshot captured, by (namespace, name); None without a snapshot."""
 
     @property
     def platform(self) -> Platform:
