@@ -10,6 +10,7 @@ DeviceClasses must not collide with the platform's; the chart facts must predict
 from __future__ import annotations
 
 import copy
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,16 +111,21 @@ def _reads(helm: Helm, rendered: Rendered, r: Release, path: tuple[str, ...], ba
 def test_every_values_key_is_read_by_the_chart(
     charted: list[tuple[Release, list[dict[str, Any]]]], helm: Helm, rendered: Rendered
 ) -> None:
-    seen: set[tuple[str, tuple[str, ...]]] = set()
+    probes: dict[tuple[str, tuple[str, ...]], tuple[Release, list[dict[str, Any]]]] = {}
     for r, docs in charted:
         for path, _ in leaf_paths(r.values):
-            if (r.chart, path) in seen:
-                continue
-            seen.add((r.chart, path))
-            assert _reads(helm, rendered, r, path, docs), (
-                f"{r.chart}: values key {'.'.join(path)} is not read"
+            probes.setdefault((r.chart, path), (r, docs))
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        read = dict(
+            zip(
+                probes,
+                pool.map(lambda key: _reads(helm, rendered, probes[key][0], key[1], probes[key][1]), probes),
+                strict=True,
             )
-            assert r.facts.reads_path(path), f"{r.chart} facts miss {'.'.join(path)}, which helm reads"
+        )
+    for (chart, path), (r, _) in sorted(probes.items()):
+        assert read[(chart, path)], f"{chart}: values key {'.'.join(path)} is not read"
+        assert r.facts.reads_path(path), f"{chart} facts miss {'.'.join(path)}, which helm reads"
 
 
 def test_an_unread_key_is_caught_by_helm_and_by_the_chart_facts(
