@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,6 @@ from gpuplatform.adopt.running import decode_release_secret, load_running_releas
 from gpuplatform.cli import main
 from gpuplatform.errors import InputError
 from tests.adopt.helm_storage import release_secret, write_captured
-from tests.evidence.test_snapshot import FAKE, Cluster
 
 VALUES = {"driver": {"version": "580.95.05"}, "mig": {"strategy": "mixed"}}
 
@@ -34,17 +32,12 @@ def test_a_secret_that_is_not_a_release_is_bad_input() -> None:
         decode_release_secret({"data": {"release": "bm90IGhlbG0="}}, "s")
 
 
-def test_snapshot_captures_the_operator_release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_snapshot_captures_the_operator_release(
+    fake_kubectl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # GIVEN a cluster whose gpu-operator release is in Helm storage (a fake kubectl answers)
-    data = Cluster.healthy().write(tmp_path / "cluster")
     secrets = {"items": [release_secret("gpu-operator", "gpu-operator", VALUES, revision=r) for r in (2, 3)]}
-    (data / "secrets.json").write_text(json.dumps(secrets))
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "kubectl").write_text(FAKE)
-    (bin_dir / "kubectl").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_DIR", str(data))
+    (fake_kubectl / "secrets.json").write_text(json.dumps(secrets))
     # WHEN a snapshot is taken
     out = tmp_path / "snap"
     result = CliRunner().invoke(main, ["snapshot", "--out", str(out)])
