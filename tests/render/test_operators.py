@@ -241,3 +241,34 @@ def test_the_dra_chart_before_0_4_is_nvidia_dra_driver_gpu_from_ngc(reference: P
     assert release["spec"]["chart"]["spec"]["chart"] == "nvidia-dra-driver-gpu"
     [repo] = [r for r in objects["HelmRepository"] if r["metadata"]["name"] == "nvidia-dra-driver-gpu"]
     assert repo["spec"]["url"] == "https://helm.ngc.nvidia.com/nvidia"
+
+
+#: Series kube-state-metrics exports by default (kubernetes/kube-state-metrics docs/metrics).
+KSM_DEFAULT = {
+    "kube_pod_info",
+    "kube_node_spec_taint",
+    "kube_daemonset_status_number_unavailable",
+    "kube_pod_status_phase",
+}
+
+
+def test_alerts_read_only_default_kube_state_metrics_series(reference: Platform) -> None:
+    import re
+
+    from gpuplatform.render.alerts import render_alerts
+
+    monitored = reference.model_copy(
+        update={"monitoring": reference.monitoring.model_copy(update={"enabled": True})}
+    )
+    plan = plan_platform(monitored)
+    [rule] = render_alerts(plan, plan.wave("pilot-pool"))
+    rules = {r["alert"]: r["expr"] for r in rule["spec"]["groups"][0]["rules"]}
+    for alert, expr in rules.items():
+        series = set(re.findall(r"\b(kube_[a-z_]+)\b", expr))
+        assert series and series <= KSM_DEFAULT, alert
+    # a DRA node is recognised by its pool's taint, not by a label KSM does not export by default
+    assert (
+        'kube_node_spec_taint{key="gpu-scheduling.platform.example.com/mode", value="dra", effect="NoSchedule"}'
+        in rules["GpuDevicePluginOnDraNode"]
+    )
+    assert "kube_node_labels" not in rules["GpuDevicePluginOnDraNode"]
