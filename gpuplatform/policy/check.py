@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuplatform.adopt.running import RunningRelease, load_running_releases
+from gpuplatform.capacity.verdicts import capacity_problems
 from gpuplatform.errors import InputError, Problem
+from gpuplatform.evidence.snapshot import Snapshot, load_snapshot
 from gpuplatform.inventory.resource_slices import Pool, read_resource_slices
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.load.yaml_input import read_yaml
@@ -56,9 +57,10 @@ def check_platform(
     loaded: LoadedPlatform,
     inventory: Sequence[Pool] | None = None,
     cluster_nodes: frozenset[str] | None = None,
-    running: Mapping[tuple[str, str], RunningRelease] | None = None,
+    snapshot: Snapshot | None = None,
 ) -> CheckReport:
-    """Selector checks against modelled pools (and `inventory`), then the policy rules."""
+    """Selector checks against modelled pools (and `inventory`), then the policy rules (with the
+    cluster `snapshot`, those that compare the plan with what runs)."""
     platform = loaded.platform
     report = CheckReport(platform.name)
     modelled, problems = modelled_pools(platform, loaded.source)
@@ -67,7 +69,8 @@ def check_platform(
         row, found = check_target(platform, target, modelled, inventory, loaded.source)
         report.rows.append(row)
         report.problems += found
-    report.problems += run_rules(loaded, cluster_nodes, running=running)
+    report.problems += run_rules(loaded, cluster_nodes, snapshot=snapshot)
+    report.problems += capacity_problems(loaded)
     return report
 
 
@@ -94,15 +97,15 @@ def check_platforms(
     """`check` for every loaded platform against the same inventory and snapshot."""
     paths = list(inventory)
     nodes = None
-    running = None
+    snap = None
     if snapshot is not None:
         folder = Path(snapshot)
         nodes = cluster_node_names(folder)
-        running = load_running_releases(folder)
+        snap = load_snapshot(folder)
         if (folder / "resourceslices.json").is_file():
             paths.append(str(folder / "resourceslices.json"))
     pools = read_resource_slices(*paths) if paths else None
-    return [check_platform(lp, pools, nodes, running) for lp in loaded]
+    return [check_platform(lp, pools, nodes, snap) for lp in loaded]
 
 
 def check_table(report: CheckReport) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object
 from gpuplatform.render.operators import IN_CLUSTER, argocd_application, helm_charts
+from gpuplatform.render.tenant_delivery import platform_sync_account
 
 __all__ = [
     "APPS_FOLDER",
@@ -139,6 +140,10 @@ def render_app_project(plan: Plan, files: TreeFiles) -> Obj:
             "description": f"GPU platform {p.name}: DRA migration waves rendered by gpuplatform",
             "sourceRepos": sorted(installs.repositories),
             "destinations": [{"server": s, "namespace": n} for s, n in sorted(installs.destinations)],
+            "destinationServiceAccounts": [
+                {**platform_sync_account(p), "server": server}
+                for server in sorted({s for s, _ in installs.destinations})
+            ],
             "clusterResourceWhitelist": whitelist,
             "namespaceResourceWhitelist": [{"group": g, "kind": k} for g, k in sorted(installs.namespaced)],
         },

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 from gpuplatform.adopt.running import RunningRelease
 from gpuplatform.errors import Problem
+from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.policy.rules import run_rules
+from tests.adopt.helm_storage import write_captured
 from tests.specs import minimal_spec, write_spec
 
 
@@ -19,9 +22,15 @@ def _managed(**operator: Any) -> dict[str, Any]:
 
 
 def _run(tmp_path: Path, doc: dict[str, Any], *running: RunningRelease) -> list[Problem]:
+    """The rules over `doc`; with `running`, against a snapshot that captured those releases."""
     (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", doc))
-    snapshot = {(r.namespace, r.name): r for r in running} if running else None
-    return run_rules(loaded, running=snapshot)
+    if not running:
+        return run_rules(loaded)
+    folder = tmp_path / "snapshot"
+    shutil.rmtree(folder, ignore_errors=True)
+    for r in running:
+        write_captured(folder, r.name, r.namespace, r.values, r.chart_version)
+    return run_rules(loaded, snapshot=load_snapshot(folder))
 
 
 def _found(problems: list[Problem], code: str) -> list[tuple[str, str]]:

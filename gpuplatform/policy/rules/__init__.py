@@ -2,32 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from gpuplatform.adopt.running import RunningRelease
 from gpuplatform.errors import Problem
+from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.policy.registry import RULES, RuleContext
-from gpuplatform.policy.rules import adoption, allocators, releases, tenants, waves
+from gpuplatform.policy.rules import adoption, allocators, isolation, releases, tenants, waves
 from gpuplatform.render.tree import Tree
 
 __all__ = ["RULES", "run_rules"]
 
-_MODULES = (adoption, allocators, releases, tenants, waves)
+_MODULES = (adoption, allocators, isolation, releases, tenants, waves)
 
 
 def run_rules(
     loaded: LoadedPlatform,
     cluster_nodes: frozenset[str] | None = None,
     tree: Tree | None = None,
-    running: Mapping[tuple[str, str], RunningRelease] | None = None,
+    snapshot: Snapshot | None = None,
 ) -> list[Problem]:
     """Every finding of every rule, as Problems located in the stack file, sorted.
 
-    `tree` is the platform's rendered tree when the caller has it already (synth does); `running`
-    the Helm releases a snapshot captured (`check --snapshot`).
+    `tree` is the platform's rendered tree when the caller has it already (synth does); rules that
+    compare the plan with a running cluster read `snapshot`.
     """
-    context = RuleContext(loaded, cluster_nodes, tree, running)
+    context = RuleContext(loaded, cluster_nodes, tree, snapshot)
     problems = []
     for code in sorted(RULES):
         r = RULES[code]
