@@ -194,6 +194,11 @@ def test_the_kubelet_plugin_lands_on_exactly_the_waves_dra_nodes(
         if r.facts.component != "dra-driver":
             continue
         pod = _pod(docs, "DaemonSet", "-kubelet-plugin")
+        # ComputeDomains off: no compute-domains container whose crash would take the pod's readiness
+        assert [c["name"] for c in pod["containers"]] == ["gpus"]
+        assert not [
+            d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"].endswith("-controller")
+        ]
         plan, files = rendered.plans[r.platform], rendered.trees[r.platform].files
         nodes = _nodes(plan, files, r.wave)
         landed = {n for n, _, labels, taints in nodes if schedulable(pod, labels, taints)}
@@ -304,3 +309,45 @@ def test_the_charts_device_classes_do_not_collide_with_the_platforms(
             and c[0]["kind"] == "DeviceClass"
         }
         assert not platform & set(chart_classes), f"{r.platform}/{r.wave.name}"
+
+
+def test_the_older_dra_chart_and_compute_domains_on_read_every_key(helm: Helm, rendered: Rendered) -> None:
+    """The 25.12 chart (`nvidia-dra-driver-gpu`) with ComputeDomains on and a wider rollout: the
+    values the stacks do not render are proven against helm too."""
+    from gpuplatform.plan.waves import plan_platform
+    from gpuplatform.render.operators import helm_charts
+
+    reference = rendered.plans["reference"].platform
+    variant = reference.model_copy(
+        update={
+            "dra_driver": reference.dra_driver.model_copy(
+                update={
+                    "chart_version": "25.12.0",
+                    "compute_domains": True,
+                    "kubelet_plugin_max_unavailable": "25%",
+                    "feature_gates": {"NVMLDeviceHealthCheck": True},
+                }
+            )
+        }
+    )
+    plan = plan_platform(variant)
+    state = plan.wave("pilot-pool")
+    [chart] = [c for c in helm_charts(plan, state) if c.facts.component == "dra-driver"]
+    folder = chart_folder(chart.chart, chart.version)
+    assert folder is not None and chart.chart == "nvidia-dra-driver-gpu"
+    r = Release(
+        "reference", state, chart.chart, chart.release, chart.namespace, chart.values, folder, chart.facts
+    )
+    docs = helm.template(
+        folder, chart.values, release=r.release, namespace=r.namespace, kube_version="1.36.1"
+    )
+    assert not isinstance(docs, str), docs
+    for path, _ in leaf_paths(chart.values):
+        assert _reads(helm, rendered, r, path, docs), f"{'.'.join(path)} is not read"
+        assert chart.facts.reads_path(path)
+    pod = _pod(docs, "DaemonSet", "-kubelet-plugin")
+    assert [c["name"] for c in pod["containers"]] == ["compute-domains", "gpus"]
+    [plugin] = [
+        d for d in docs if d["kind"] == "DaemonSet" and d["metadata"]["name"].endswith("-kubelet-plugin")
+    ]
+    assert plugin["spec"]["updateStrategy"]["rollingUpdate"] == {"maxUnavailable": "25%"}
