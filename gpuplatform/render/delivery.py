@@ -10,7 +10,7 @@ that cluster's own folder, gate identity included.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpuplatform.plan.waves import Plan, WaveState
@@ -72,20 +72,13 @@ class ArgoInstalls:
             self.namespaced.add((group, kind))
             self.destinations.add((server, namespace))
             return
-        known = self.cluster.get((group, kind), set())
-        if known is None or name is None:
-            self.cluster[(group, kind)] = None
-        else:
-            self.cluster[(group, kind)] = known | {name}
-
-
-def _wave_objects(files: TreeFiles, state: WaveState) -> Iterator[tuple[str, Obj]]:
-    prefix = f"waves/{state.dir_name}/"
-    for path, content in sorted(files.items()):
-        if path.startswith(prefix) and "/flux/" not in path and isinstance(content, list):
-            for obj in content:
-                if obj.get("kind") != "Kustomization":
-                    yield path, obj
+        key = (group, kind)
+        if name is None:
+            self.cluster[key] = None
+        elif key not in self.cluster:
+            self.cluster[key] = {name}
+        elif (known := self.cluster[key]) is not None:
+            known.add(name)
 
 
 def argocd_installs(plan: Plan, files: TreeFiles) -> ArgoInstalls:
@@ -95,23 +88,22 @@ def argocd_installs(plan: Plan, files: TreeFiles) -> ArgoInstalls:
     p = plan.platform
     target = p.delivery.cluster_server
     installs = ArgoInstalls(repositories={p.delivery.repo_url})
+    for path, content in files.items():
+        wave_object = path.startswith("waves/") and "/flux/" not in path
+        if not isinstance(content, list) or not (wave_object or path.startswith("delivery/gates/")):
+            continue
+        for obj in content:
+            if obj.get("kind") != "Kustomization":
+                server = IN_CLUSTER if _group(obj) == "argoproj.io" else target
+                meta = obj["metadata"]
+                installs.add(server, _group(obj), obj["kind"], meta.get("namespace"), meta["name"])
     for state in plan.waves:
-        for _, obj in _wave_objects(files, state):
-            server = IN_CLUSTER if _group(obj) == "argoproj.io" else target
-            meta = obj["metadata"]
-            installs.add(server, _group(obj), obj["kind"], meta.get("namespace"), meta["name"])
         for chart in helm_charts(plan, state):
             installs.repositories.add(chart.repository.removeprefix("oci://"))
             for kind in chart.facts.installs(chart.values):
                 namespace = chart.namespace if kind.namespaced else None
                 name = kind.name if kind.kind == "CustomResourceDefinition" else None
                 installs.add(target, kind.group, kind.kind, namespace, name)
-    for path, content in sorted(files.items()):
-        if path.startswith("delivery/gates/") and isinstance(content, list):
-            for obj in content:
-                if obj.get("kind") != "Kustomization":
-                    meta = obj["metadata"]
-                    installs.add(target, _group(obj), obj["kind"], meta.get("namespace"), meta["name"])
     return installs
 
 
