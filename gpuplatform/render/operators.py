@@ -105,7 +105,7 @@ def helm_charts(plan: Plan, state: WaveState) -> list[HelmChart]:
     return charts
 
 
-def release_namespace(plan: Plan, name: str, wave: str, *, keep: bool) -> Obj:
+def release_namespace(name: str, wave: str, *, keep: bool) -> Obj:
     """A release's Namespace, labelled for privileged pods; `keep`: never pruned or deleted."""
     annotations = None
     if keep:
@@ -222,9 +222,9 @@ def render_operators(plan: Plan, state: WaveState) -> list[Obj]:
     p = plan.platform
     objects: list[Obj] = []
     if p.gpu_operator.managed:
-        objects.append(release_namespace(plan, p.gpu_operator.namespace, state.name, keep=True))
+        objects.append(release_namespace(p.gpu_operator.namespace, state.name, keep=True))
     if state.driver_installed and p.dra_driver.namespace != p.gpu_operator.namespace:
-        objects.append(release_namespace(plan, p.dra_driver.namespace, state.name, keep=False))
+        objects.append(release_namespace(p.dra_driver.namespace, state.name, keep=False))
     for chart in helm_charts(plan, state):
         if "flux" in p.delivery.engines:
             objects += _flux(plan, state, chart)
