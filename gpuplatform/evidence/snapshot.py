@@ -18,10 +18,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gpuplatform.adopt.running import capture_releases
 from gpuplatform.errors import InputError
 from gpuplatform.load.yaml_input import read_yaml
 
 __all__ = [
+    "DEFAULT_HELM_RELEASE",
     "KINDS",
     "LOGGED_LABELS",
     "NVIDIA_SMI_QUERY",
@@ -43,6 +45,8 @@ KINDS: dict[str, tuple[str, bool]] = {
     "resourceclaims": ("resourceclaims.resource.k8s.io", True),
     "resourceclaimtemplates": ("resourceclaimtemplates.resource.k8s.io", True),
 }
+#: The GPU Operator's release as its install guide names it (`helm install -n gpu-operator gpu-operator`).
+DEFAULT_HELM_RELEASE = "gpu-operator/gpu-operator"
 NVIDIA_SMI_QUERY = ("nvidia-smi", "--query-gpu=name,memory.total,uuid", "--format=csv")
 #: Pods whose logs a snapshot keeps: the gate Jobs' and the validation workloads'.
 LOGGED_LABELS = ("gpuplatform.dev/gate", "gpuplatform.dev/validation")
@@ -104,12 +108,15 @@ def take_snapshot(
     namespaces: Sequence[str] = (),
     nvidia_smi_pods: Sequence[str] = (),
     log_pods: Sequence[str] = (),
+    helm_releases: Sequence[str] = (DEFAULT_HELM_RELEASE,),
 ) -> dict[str, Any]:
     """Write one `<kind>.json` per kind, the logs and `manifest.json` into `out`; return the manifest.
 
     `namespaces` limits namespaced kinds (default: all); `nvidia_smi_pods` are `namespace/pod`
     names in which `nvidia-smi` is run through `kubectl exec`; `log_pods` are pods whose logs are
-    kept besides the gate and validation pods'.
+    kept besides the gate and validation pods'; `helm_releases` are `namespace/name` Helm releases
+    whose chart and user-supplied values are read from Helm's storage (`helm/`); a release that is
+    not installed is noted, a release that cannot be read is missing.
     """
     if shutil.which("kubectl") is None:
         raise InputError.single("kubectl", "", "kubectl is not on PATH; install it or run where it is")
@@ -164,6 +171,17 @@ def take_snapshot(
         context,
         manifest,
     )
+
+    def run(args: list[str]) -> tuple[int, str, str]:
+        done = _kubectl(args, context)
+        return done.returncode, done.stdout, done.stderr
+
+    manifest["helmReleases"] = capture_releases(run, out, helm_releases)
+    manifest["missing"] += [
+        f"helm release {t}"
+        for t, state in manifest["helmReleases"].items()
+        if state != "ok" and "no deployed Helm release" not in state
+    ]
     manifest["time"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
