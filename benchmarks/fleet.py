@@ -94,7 +94,7 @@ def build() -> Platform:
     return Platform(
         name="fleet",
         domain="fleet.example.com",
-        gpu_operator=GpuOperator(chart_repository="https://helm.ngc.nvidia.com/nvidia"),
+        gpu_operator=GpuOperator(managed=True),
         dra_driver=DraDriver(chart_repository="oci://registry.example.com/charts"),
         node_pools=pools,
         tiers=tiers,

@@ -20,9 +20,12 @@ from gpuplatform.gates import gates_for_wave
 from gpuplatform.plan.sync_order import SYNC_UNITS
 from gpuplatform.plan.waves import Plan, WaveState, validator_workaround
 
-__all__ = ["Step", "maintenance_steps", "transition_steps"]
+__all__ = ["ARGOCD_APPS", "Step", "maintenance_steps", "transition_steps"]
 
 StepKind = Literal["manual", "merge", "sync"]
+#: The manual step that syncs a remote cluster's child Applications (Argo CD orders no two Applications).
+ARGOCD_APPS = "sync-argocd-apps"
+IN_CLUSTER = "https://kubernetes.default.svc"
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,8 @@ class Step:
     what: str
     pools: tuple[str, ...] = ()
     layer: str = ""
+    after: str = ""
+    """A manual step after the merge that waits for this sync unit, not for the whole sync."""
 
 
 def _moves(a: WaveState, b: WaveState, to: str) -> tuple[str, ...]:
@@ -162,20 +167,40 @@ def _sync(plan: Plan, a: WaveState, b: WaveState) -> list[Step]:
 def _after(plan: Plan, a: WaveState, b: WaveState) -> list[Step]:
     forward, back = _moves(a, b, "dra"), _moves(a, b, "legacy")
     steps: list[Step] = []
+    d = plan.platform.delivery
+    if "argocd" in d.engines and d.cluster_server != IN_CLUSTER:
+        steps.append(
+            Step(
+                "manual",
+                ARGOCD_APPS,
+                f"Argo CD, remote cluster: once the wave's 00-operators are applied (after the pre-transition gates "
+                f"and the release Job), sync `{plan.platform.name}-apps` by hand: it installs or removes the releases",
+                after="00-operators",
+            )
+        )
     if _static(plan, forward):
         steps.append(
             Step(
                 "manual",
                 "uncordon",
-                "uncordon the nodes now on DRA (their taint stays)",
+                "once the enable Job has completed (the DRA kubelet plugin runs there), uncordon the nodes now "
+                "on DRA (their taint stays): the post-transition gates place their probes on them",
                 _static(plan, forward),
+                after="enable",
             )
         )
     if _static(plan, back):
         pools = _static(plan, back)
         steps += [
-            Step("manual", "untaint", "remove the DRA taint (hand-off to the provisioner's owner)", pools),
-            Step("manual", "uncordon", "uncordon them", pools),
+            Step(
+                "manual",
+                "untaint",
+                "once the node labels are applied (the device plugin runs there again), remove the DRA taint "
+                "(hand-off to the provisioner's owner): the post-transition gates place their probes there",
+                pools,
+                after="10-nodes",
+            ),
+            Step("manual", "uncordon", "uncordon them", pools, after="10-nodes"),
         ]
     if set(b.workloads) - set(a.workloads):
         steps.append(

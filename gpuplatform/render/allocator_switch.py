@@ -26,6 +26,7 @@ from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object, restricted_security_context
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.render.selectors import cel_string
+from gpuplatform.render.validation import RETRY_EXIT_CODE, pod_failure_policy
 
 __all__ = ["SWITCH_IDENTITY", "SWITCH_LABEL", "render_switch_jobs", "switch_identity"]
 
@@ -34,16 +35,7 @@ SWITCH_LABEL = "gpuplatform.dev/switch"
 #: An attempt that is still not safe after its deadline exits 3; the Job ignores that failure and
 #: starts a new attempt (Kubernetes `podFailurePolicy` action Ignore), so the switch waits, holding
 #: the sync, until the operator has made the nodes safe; no engine has to re-run a failed Job.
-NOT_YET = 3
-_POD_FAILURE_POLICY = {
-    "rules": [
-        {
-            "action": "Ignore",
-            "onExitCodes": {"containerName": "switch", "operator": "In", "values": [NOT_YET]},
-        },
-        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
-    ]
-}
+NOT_YET = RETRY_EXIT_CODE
 
 _WAIT = """
 deadline=$(( $(date +%s) + {timeout} ))
@@ -145,7 +137,7 @@ def _job(plan: Plan, state: WaveState, action: str, script: str) -> Obj:
         },
         spec={
             "backoffLimit": 0,
-            "podFailurePolicy": _POD_FAILURE_POLICY,
+            "podFailurePolicy": pod_failure_policy("switch"),
             "template": {
                 "metadata": {"labels": {SWITCH_LABEL: action}},
                 "spec": {

@@ -2,56 +2,56 @@
 
 The values are the same data for both engines (`helm_values.py`); Flux gets a HelmRepository and
 a HelmRelease, Argo CD an Application with a Helm source. Both live in engine folders that only
-that engine's entry point includes; the driver's Namespace is engine-neutral.
+that engine's entry point includes; the releases' Namespaces are engine-neutral.
+
+A managed GPU Operator release upgrades the running one in place. Flux finds a release by name in
+its storage namespace and, when its own history is empty, upgrades it ("found existing release
+in storage", ReleaseStatusUnmanaged -> Upgrade: fluxcd/helm-controller v1.6.3
+internal/reconcile/state.go, atomic_release.go); without `storageNamespace` it would look in
+flux-system, find nothing and install a second operator. Flux upgrades with `ResetValues`
+(internal/action/upgrade.go), so only the rendered values survive: hence the imported values.
+Argo CD keeps no Helm storage; `releaseName` keeps `.Release.Name`, and so every object name.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from gpuplatform.charts.facts import ChartFacts
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.helm_values import dra_driver_values, gpu_operator_values
+from gpuplatform.render.helm_values import (
+    dra_driver_chart,
+    dra_driver_values,
+    gpu_operator_chart,
+    gpu_operator_values,
+)
 from gpuplatform.render.meta import Obj, k8s_object, order_keys
 from gpuplatform.versions import CHART_BRIDGE_SINCE, dra_driver_at_least, parse_release
 
 __all__ = [
+    "ARGOCD_FINALIZER",
     "CHART_BRIDGE_PATCH",
-    "DRA_CHART",
-    "GPU_OPERATOR_CHART",
+    "IN_CLUSTER",
+    "SYNC_RETRY",
     "HelmChart",
     "argocd_application",
     "argocd_wrappers",
     "chart_class_patches",
+    "helm_charts",
+    "release_namespace",
     "render_operators",
 ]
 
-DRA_CHART = "dra-driver-nvidia-gpu"
-GPU_OPERATOR_CHART = "gpu-operator"
 IN_CLUSTER = "https://kubernetes.default.svc"
+#: Deleting an Application with this finalizer deletes what it installed (argoproj/argo-cd v3.3.0
+#: pkg/apis/application/v1alpha1/application_defaults.go `ResourcesFinalizerName`).
+ARGOCD_FINALIZER = "resources-finalizer.argocd.argoproj.io"
 #: Argo CD retries a failed automated sync only `retry.limit` times (5 when unset) and then never
 #: again for the same commit (argo-cd v3.5.1 controller/appcontroller.go `autoSync`,
 #: `alreadyAttemptedSync`). A blocking gate that fails because the operator has not yet released
 #: the claims must be retried until it holds: unlimited, backing off to 5 minutes.
-#: Deleting a child Application deletes what it installed only with this finalizer; without it the
-#: release is orphaned (argo-cd v3.5.1 docs/user-guide/app_deletion.md, controller `finalizeApplicationDeletion`).
-RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
 SYNC_RETRY = {"limit": -1, "backoff": {"duration": "30s", "factor": 2, "maxDuration": "5m"}}
-
-
-class HelmChart:
-    """One chart release: where the chart comes from, where it goes, with which values."""
-
-    def __init__(
-        self, release: str, chart: str, version: str, repository: str, namespace: str, values: Obj
-    ) -> None:
-        self.release, self.chart, self.version = release, chart, version
-        self.repository, self.namespace, self.values = repository, namespace, values
-
-    @property
-    def oci(self) -> bool:
-        return self.repository.startswith("oci://")
-
-
 #: The chart's own `gpu.nvidia.com` class serves `nvidia.com/gpu` from chart 25.12.0 (templates/
 #: deviceclass-gpu.yaml, whenever the resource API is v1, which the values pin); no value turns it off.
 #: Until the wave that names it as the bridge (`source: chart`), this post-render patch removes it,
@@ -60,6 +60,71 @@ CHART_BRIDGE_PATCH: Obj = {
     "target": {"kind": "DeviceClass", "name": "gpu.nvidia.com"},
     "patch": "- op: remove\n  path: /spec/extendedResourceName\n",
 }
+#: The operator and DRA driver run privileged pods (NVIDIA/gpu-operator v26.3.1
+#: config/manager/manager.yaml labels its Namespace so).
+PRIVILEGED = {"pod-security.kubernetes.io/enforce": "privileged"}
+
+
+@dataclass(frozen=True)
+class HelmChart:
+    """One chart release: where the chart comes from, where it goes, with which values."""
+
+    release: str
+    chart: str
+    version: str
+    repository: str
+    namespace: str
+    values: Obj
+    facts: ChartFacts
+    keep: bool = False
+    """Never removed by GitOps (a release it adopted rather than installed): Argo CD neither prunes
+    nor deletes the Application (gitops-engine `Prune=false`, `Delete=false`), Flux never prunes
+    the HelmRelease (`kustomize.toolkit.fluxcd.io/prune: disabled`)."""
+
+    @property
+    def oci(self) -> bool:
+        return self.repository.startswith("oci://")
+
+
+def helm_charts(plan: Plan, state: WaveState) -> list[HelmChart]:
+    """The wave's releases: the GPU Operator when managed, the DRA driver once installed."""
+    p = plan.platform
+    charts = []
+    if p.gpu_operator.managed:
+        op = p.gpu_operator
+        facts = gpu_operator_chart(p)
+        version = f"v{op.version}" if facts.version.startswith("v") else op.version
+        charts.append(
+            HelmChart(
+                op.release_name,
+                facts.chart,
+                version,
+                op.chart_repository or facts.repository,
+                op.namespace,
+                gpu_operator_values(plan, state),
+                facts,
+                keep=True,
+            )
+        )
+    if state.driver_installed:
+        d = p.dra_driver
+        facts = dra_driver_chart(p)
+        charts.append(
+            HelmChart(
+                d.release_name or facts.chart,
+                facts.chart,
+                d.chart_version,
+                d.chart_repository or facts.repository,
+                d.namespace,
+                dra_driver_values(plan),
+                facts,
+            )
+        )
+    return charts
+
+
+def _dra_chart_name(plan: Plan) -> str:
+    return dra_driver_chart(plan.platform).chart
 
 
 def chart_class_patches(plan: Plan, state: WaveState) -> list[Obj]:
@@ -77,33 +142,53 @@ def argocd_wrapped(plan: Plan) -> bool:
     return dra_driver_at_least(parse_release(plan.platform.dra_driver.chart_version), CHART_BRIDGE_SINCE)
 
 
-def _charts(plan: Plan, state: WaveState) -> list[HelmChart]:
+def wrapper_folder(plan: Plan, state: WaveState) -> str:
+    """The folder (in the tree) of the DRA driver's kustomize wrapper for Argo CD."""
+    return f"waves/{state.dir_name}/00-operators/argocd/{_dra_chart_name(plan)}"
+
+
+def argocd_wrappers(plan: Plan, state: WaveState) -> dict[str, Obj]:
+    """Folder -> kustomization that renders the DRA driver chart with its post-render patches.
+
+    Argo CD has no post-renderer for a Helm source; a kustomize source with `helmCharts` and
+    `patches` is its equivalent (argo-cd v3.5.1 docs/user-guide/kustomize.md: needs
+    `kustomize.buildOptions: --enable-helm` in argocd-cm).
+    """
     p = plan.platform
-    charts = []
-    if p.gpu_operator.chart_repository:
-        charts.append(
-            HelmChart(
-                "gpu-operator",
-                GPU_OPERATOR_CHART,
-                f"v{p.gpu_operator.version}",
-                p.gpu_operator.chart_repository,
-                p.gpu_operator.namespace,
-                gpu_operator_values(plan, state),
-            )
-        )
-    if state.driver_installed:
-        d = p.dra_driver
-        charts.append(
-            HelmChart(
-                DRA_CHART,
-                DRA_CHART,
-                d.chart_version,
-                d.chart_repository,
-                d.namespace,
-                dra_driver_values(plan),
-            )
-        )
-    return charts
+    if not state.driver_installed or "argocd" not in p.delivery.engines or not argocd_wrapped(plan):
+        return {}
+    chart = next(c for c in helm_charts(plan, state) if c.chart == _dra_chart_name(plan))
+    body: Obj = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "helmCharts": [
+            {
+                "name": chart.chart,
+                "repo": chart.repository,
+                "version": chart.version,
+                "releaseName": chart.release,
+                "namespace": chart.namespace,
+                "includeCRDs": True,
+                "valuesInline": chart.values,
+            }
+        ],
+    }
+    patches = chart_class_patches(plan, state)
+    if patches:
+        body["patches"] = patches
+    return {wrapper_folder(plan, state): body}
+
+
+def release_namespace(name: str, wave: str, *, keep: bool) -> Obj:
+    """A release's Namespace, labelled for privileged pods; `keep`: never pruned or deleted."""
+    annotations = None
+    if keep:
+        annotations = {
+            "argocd.argoproj.io/sync-options": "ServerSideApply=true,Prune=false,Delete=false",
+            "kustomize.toolkit.fluxcd.io/prune": "disabled",
+            "kustomize.toolkit.fluxcd.io/ssa": "Merge",
+        }
+    return k8s_object("v1", "Namespace", name, wave=wave, labels=PRIVILEGED, annotations=annotations)
 
 
 def _flux(plan: Plan, state: WaveState, chart: HelmChart) -> list[Obj]:
@@ -125,10 +210,12 @@ def _flux(plan: Plan, state: WaveState, chart: HelmChart) -> list[Obj]:
         chart.release,
         wave=state.name,
         namespace=ns,
+        annotations={"kustomize.toolkit.fluxcd.io/prune": "disabled"} if chart.keep else None,
         spec={
             "interval": "10m",
             "releaseName": chart.release,
             "targetNamespace": chart.namespace,
+            "storageNamespace": chart.namespace,
             "chart": {
                 "spec": {
                     "chart": chart.chart,
@@ -141,100 +228,88 @@ def _flux(plan: Plan, state: WaveState, chart: HelmChart) -> list[Obj]:
             "values": chart.values,
         },
     )
-    patches = chart_class_patches(plan, state) if chart.chart == DRA_CHART else []
+    patches = chart_class_patches(plan, state) if chart.chart == _dra_chart_name(plan) else []
     if patches:
         release["spec"]["postRenderers"] = [{"kustomize": {"patches": patches}}]
     return [source, release]
 
 
-def argocd_application(plan: Plan, wave: str, name: str, source: Obj, namespace: str, sync_wave: int) -> Obj:
-    """An Argo CD Application of the platform's project, automated with prune and self-heal."""
+def argocd_application(
+    plan: Plan,
+    wave: str,
+    name: str,
+    source: Obj,
+    destination: Obj,
+    *,
+    automated: bool = True,
+    annotations: dict[str, str] | None = None,
+    finalizer: bool = False,
+) -> Obj:
+    """An Argo CD Application of the platform's project, on the cluster where Argo CD runs."""
     p = plan.platform
+    sync: Obj = {"syncOptions": ["CreateNamespace=false", "ServerSideApply=true"]}
+    if automated:
+        sync = {"automated": {"prune": True, "selfHeal": True}, **sync, "retry": dict(SYNC_RETRY)}
     app = k8s_object(
         "argoproj.io/v1alpha1",
         "Application",
         name,
         wave=wave,
         namespace=p.delivery.argocd_namespace,
-        annotations={"argocd.argoproj.io/sync-wave": str(sync_wave)},
-        spec={
-            "project": p.name,
-            "source": source,
-            "destination": {"server": p.delivery.cluster_server, "namespace": namespace},
-            "syncPolicy": {
-                "automated": {"prune": True, "selfHeal": True},
-                "syncOptions": ["CreateNamespace=false", "ServerSideApply=true"],
-                "retry": dict(SYNC_RETRY),
-            },
-        },
+        annotations=annotations,
+        spec={"project": p.name, "source": source, "destination": destination, "syncPolicy": sync},
     )
-    app["metadata"]["finalizers"] = [RESOURCES_FINALIZER]
+    if finalizer:
+        app["metadata"]["finalizers"] = [ARGOCD_FINALIZER]
     return order_keys(app)
 
 
-def wrapper_folder(plan: Plan, state: WaveState) -> str:
-    """The folder (in the tree) of the DRA driver's kustomize wrapper for Argo CD."""
-    return f"waves/{state.dir_name}/00-operators/argocd/{DRA_CHART}"
-
-
-def argocd_wrappers(plan: Plan, state: WaveState) -> dict[str, Obj]:
-    """Folder -> kustomization that renders the DRA driver chart with its post-render patches.
-
-    Argo CD has no post-renderer for a Helm source; a kustomize source with `helmCharts` and
-    `patches` is its equivalent (argo-cd v3.5.1 docs/user-guide/kustomize.md: needs
-    `kustomize.buildOptions: --enable-helm` in argocd-cm).
-    """
-    p = plan.platform
-    if not state.driver_installed or "argocd" not in p.delivery.engines or not argocd_wrapped(plan):
-        return {}
-    d = p.dra_driver
-    chart = {
-        "name": DRA_CHART,
-        "repo": d.chart_repository,
-        "version": d.chart_version,
-        "releaseName": DRA_CHART,
-        "namespace": d.namespace,
-        "includeCRDs": True,
-        "valuesInline": dra_driver_values(plan),
-    }
-    body: Obj = {
-        "apiVersion": "kustomize.config.k8s.io/v1beta1",
-        "kind": "Kustomization",
-        "helmCharts": [chart],
-    }
-    patches = chart_class_patches(plan, state)
-    if patches:
-        body["patches"] = patches
-    return {wrapper_folder(plan, state): body}
-
-
 def _argocd(plan: Plan, state: WaveState, chart: HelmChart) -> Obj:
+    """A child Application: created where Argo CD runs, deploying to the platform's cluster.
+
+    It carries the resources finalizer, so deleting it (a rollback pruning the DRA driver's)
+    uninstalls its release instead of orphaning it; an adopted release is never pruned or deleted.
+    """
     repo = chart.repository.removeprefix("oci://") if chart.oci else chart.repository
-    source: Obj = {
+    source = {
         "repoURL": repo,
         "chart": chart.chart,
         "targetRevision": chart.version,
         "helm": {"releaseName": chart.release, "valuesObject": chart.values},
     }
-    if chart.chart == DRA_CHART and argocd_wrapped(plan):
+    if chart.chart == _dra_chart_name(plan) and argocd_wrapped(plan):
         d = plan.platform.delivery
         source = {
             "repoURL": d.repo_url,
             "targetRevision": d.revision,
             "path": f"{d.path}/{plan.platform.name}/{wrapper_folder(plan, state)}",
         }
+    destination = {"server": plan.platform.delivery.cluster_server, "namespace": chart.namespace}
     return argocd_application(
-        plan, state.name, f"{plan.platform.name}-{chart.release}", source, chart.namespace, 0
+        plan,
+        state.name,
+        f"{plan.platform.name}-{chart.release}",
+        source,
+        destination,
+        annotations={"argocd.argoproj.io/sync-options": "Prune=false,Delete=false"} if chart.keep else None,
+        finalizer=True,
     )
 
 
 def render_operators(plan: Plan, state: WaveState) -> list[Obj]:
-    """The driver Namespace (from the wave that installs it) and each engine's releases."""
+    """The releases' Namespaces and each engine's releases.
+
+    The operator's Namespace (managed release) exists in every wave and is never removed: it
+    holds the running operator and its Helm storage. The driver's exists from the wave that
+    installs it.
+    """
     p = plan.platform
     objects: list[Obj] = []
-    if state.driver_installed:
-        objects.append(k8s_object("v1", "Namespace", p.dra_driver.namespace, wave=state.name))
-    for chart in _charts(plan, state):
+    if p.gpu_operator.managed:
+        objects.append(release_namespace(p.gpu_operator.namespace, state.name, keep=True))
+    if state.driver_installed and p.dra_driver.namespace != p.gpu_operator.namespace:
+        objects.append(release_namespace(p.dra_driver.namespace, state.name, keep=False))
+    for chart in helm_charts(plan, state):
         if "flux" in p.delivery.engines:
             objects += _flux(plan, state, chart)
         if "argocd" in p.delivery.engines:

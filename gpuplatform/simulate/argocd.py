@@ -17,8 +17,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gpuplatform.plan.sync_order import SYNC_UNITS
 from gpuplatform.render.meta import Obj
 from gpuplatform.simulate.apply import (
     RELEASE_KEYS,
@@ -30,6 +32,7 @@ from gpuplatform.simulate.apply import (
     set_node_labels,
     uninstall_release,
 )
+from gpuplatform.simulate.jobs import job_order as _job_order
 from gpuplatform.simulate.jobs import job_status
 from gpuplatform.simulate.rendered import ARGO_HOOK, ARGO_OPTIONS, ARGO_WAVE, EngineWave, ReleaseSpec, Unit
 from gpuplatform.simulate.world import World
@@ -37,6 +40,8 @@ from gpuplatform.simulate.world import World
 __all__ = ["ArgoEngine"]
 
 MANAGER = "argocd-controller"
+_HOOK_UNITS = {"PreSync": "gates-pre", "PostSync": "gates-post"}
+_SYNC_WAVE_UNITS = {u.argo_wave: u.id for u in SYNC_UNITS if u.argo_hook in ("", "Sync")}
 
 
 def _no_prune(obj: Obj) -> bool:
@@ -49,6 +54,8 @@ class ArgoEngine:
 
     tracked: dict[str, Obj] = field(default_factory=dict)
     children: dict[str, ReleaseSpec] = field(default_factory=dict)
+    by_hand: dict[str, Obj] = field(default_factory=dict)
+    """Child Applications of a remote cluster's `<platform>-apps`, by name."""
     name: str = "argocd"
 
     def _child(self, world: World, obj: Obj, wave: EngineWave) -> tuple[str, str]:
@@ -80,7 +87,7 @@ class ArgoEngine:
         done: list[str] = []
         nodes = [o for o in unit.objects if o["kind"] == "Node" and not unit.hook]
         done += apply_nodes(world, nodes, MANAGER) if nodes else []
-        for obj in sorted(unit.objects, key=lambda o: o["kind"] == "Job"):
+        for obj in sorted(unit.objects, key=_job_order):
             kind, meta = obj["kind"], obj["metadata"]
             if kind == "Node":
                 continue
@@ -112,8 +119,11 @@ class ArgoEngine:
         world.record("argocd", f"{unit.name}: {'; '.join(done) or 'no change'}")
         return failures
 
-    def sync(self, world: World, wave: EngineWave) -> str:
-        """One sync attempt of the parent Application; '' when it succeeded."""
+    def sync(self, world: World, wave: EngineWave, done: Callable[[str], None] = lambda unit: None) -> str:
+        """One sync attempt of the parent Application; '' when it succeeded.
+
+        `done` is told the sync unit (`SYNC_UNITS` id) of each hook phase or sync-wave completed.
+        """
         target = {object_key(o) for u in wave.units if not u.hook for o in u.objects}
         stale = [o for k, o in sorted(self.tracked.items()) if k not in target and not _no_prune(o)]
         waves = sorted({u.wave for u in wave.units if not u.hook}) or [0]
@@ -129,6 +139,8 @@ class ArgoEngine:
             if failures:
                 world.record("argocd", f"sync failed at {unit.name}: {'; '.join(failures)}")
                 return f"sync failed at {unit.name} ({'; '.join(failures)})"
+            if unit.hook or unit.wave in _SYNC_WAVE_UNITS:
+                done(_HOOK_UNITS.get(unit.hook) or _SYNC_WAVE_UNITS[unit.wave])
             if not unit.hook and unit.wave == waves[-1] and by_wave:
                 rest = [o for objs in by_wave.values() for o in objs]
                 by_wave.clear()
@@ -136,13 +148,27 @@ class ArgoEngine:
                 world.settle()
         return ""
 
-    def retry(self, world: World, wave: EngineWave) -> str:
+    def sync_by_hand(self, world: World, wave: EngineWave) -> None:
+        """`argocd app sync <platform>-apps`: the remote cluster's child Applications (pruning included)."""
+        wanted = {o["metadata"]["name"]: o for o in wave.by_hand if o["kind"] == "Application"}
+        done = []
+        for name in [n for n in self.children if n not in wanted and self.by_hand.get(n)]:
+            done.append(self._prune(world, self.by_hand.pop(name)))
+        for name, obj in sorted(wanted.items()):
+            done.append(self._child(world, obj, wave)[0])
+            self.by_hand[name] = obj
+        world.record(
+            "operator", f"argocd app sync {world.plan.platform.name}-apps: {'; '.join(done) or 'no change'}"
+        )
+        world.settle()
+
+    def retry(self, world: World, wave: EngineWave, done: Callable[[str], None] = lambda unit: None) -> str:
         """A retry attempt: the whole sync again, hooks recreated."""
-        return self.sync(world, wave)
+        return self.sync(world, wave, done)
 
     def fork(self) -> ArgoEngine:
         """A copy of what the Application tracks (the objects themselves are shared)."""
-        return ArgoEngine(dict(self.tracked), dict(self.children))
+        return ArgoEngine(dict(self.tracked), dict(self.children), dict(self.by_hand))
 
     def correct_drift(self, world: World) -> list[str]:
         """selfHeal: Node labels this Application owns are written back when another manager changed them."""

@@ -19,8 +19,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gpuplatform.plan.sync_order import unit_of_folder
 from gpuplatform.render.meta import Obj
 from gpuplatform.simulate.apply import (
     apply_nodes,
@@ -31,6 +33,7 @@ from gpuplatform.simulate.apply import (
     set_node_labels,
     uninstall_release,
 )
+from gpuplatform.simulate.jobs import job_order as _job_order
 from gpuplatform.simulate.jobs import job_status
 from gpuplatform.simulate.rendered import EngineWave, Unit
 from gpuplatform.simulate.world import World
@@ -53,7 +56,7 @@ class FluxEngine:
         nodes = [o for o in unit.objects if o["kind"] == "Node"]
         changes = apply_nodes(world, nodes, MANAGER) if nodes else []
         done = []
-        for obj in sorted(unit.objects, key=lambda o: o["kind"] == "Job"):
+        for obj in sorted(unit.objects, key=_job_order):
             kind, meta = obj["kind"], obj["metadata"]
             if kind == "Node":
                 continue
@@ -94,8 +97,11 @@ class FluxEngine:
         world.record("flux", f"Kustomization {unit.name} applies {len(unit.objects)} object(s): {summary}")
         return failures
 
-    def sync(self, world: World, wave: EngineWave) -> str:
-        """Reconcile the chain once, in `dependsOn` order; '' when every Kustomization is Ready."""
+    def sync(self, world: World, wave: EngineWave, done: Callable[[str], None] = lambda unit: None) -> str:
+        """Reconcile the chain once, in `dependsOn` order; '' when every Kustomization is Ready.
+
+        `done` is told the sync unit (`SYNC_UNITS` id) of each Kustomization that became Ready.
+        """
         for unit in wave.units:
             failures = self._apply(world, unit, wave)
             world.settle()
@@ -104,11 +110,13 @@ class FluxEngine:
                 return (
                     f"Kustomization {unit.name} is not Ready ({'; '.join(failures)}); the ones after it wait"
                 )
+            if unit.folder:
+                done(unit_of_folder(unit.folder).id)
         return ""
 
-    def retry(self, world: World, wave: EngineWave) -> str:
+    def retry(self, world: World, wave: EngineWave, done: Callable[[str], None] = lambda unit: None) -> str:
         """The next reconciles: a Job still retrying runs a new attempt; a failed Job stays failed."""
-        return self.sync(world, wave)
+        return self.sync(world, wave, done)
 
     def fork(self) -> FluxEngine:
         """A copy of the inventories (the objects themselves are shared)."""

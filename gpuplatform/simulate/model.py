@@ -151,6 +151,8 @@ class Workload:
     """The transition being replayed moves this workload (its pool changes allocator, or it converts)."""
     deleted: bool = False
     """Deleted by its owner (not evicted): it does not come back once terminated."""
+    probe: str = ""
+    """The validation role of a gate's probe pod (`claim-pilot`, `bridge-legacy`, `bridge-dra`)."""
 
     def evict(self, reason: str, *, delete: bool = False) -> None:
         """Start terminating; an evicted pod is recreated by its controller, a deleted one is not."""

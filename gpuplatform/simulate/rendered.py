@@ -13,11 +13,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuplatform.charts.facts import all_chart_facts
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.tree import Tree, render_delivery
 
 __all__ = [
+    "DRA_CHARTS",
+    "OPERATOR_CHARTS",
     "EngineWave",
     "ReleaseSpec",
     "Unit",
@@ -27,6 +30,9 @@ __all__ = [
     "rendered_releases",
 ]
 
+#: Chart names of the two components, every version (the DRA driver's was renamed in 0.4.0).
+DRA_CHARTS = frozenset(f.chart for f in all_chart_facts() if f.component == "dra-driver")
+OPERATOR_CHARTS = frozenset(f.chart for f in all_chart_facts() if f.component == "gpu-operator")
 ARGO_HOOK = "argocd.argoproj.io/hook"
 ARGO_WAVE = "argocd.argoproj.io/sync-wave"
 ARGO_OPTIONS = "argocd.argoproj.io/sync-options"
@@ -89,6 +95,8 @@ class EngineWave:
     prune_last: bool
     releases: dict[str, ReleaseSpec] = field(default_factory=dict)
     entry: list[Obj] = field(default_factory=list)
+    by_hand: list[Obj] = field(default_factory=list)
+    """Argo CD, remote cluster: the child Applications of `<platform>-apps`, synced by hand."""
 
 
 def kustomization_folder(tree: Tree, folder: str) -> list[str]:
@@ -242,9 +250,10 @@ def _kind_rank(obj: Obj) -> int:
 def _argocd(tree: Tree, plan: Plan, wave: str) -> EngineWave:
     scratch = _entry_tree(tree, plan, wave)
     entry = folder_objects(scratch, "delivery/argocd")
-    parent = next(o for o in entry if o["kind"] == "Application")
-    source = _in_tree(plan, str(parent["spec"]["source"]["path"]))
+    apps = {_in_tree(plan, str(o["spec"]["source"]["path"])): o for o in entry if o["kind"] == "Application"}
+    source, parent = next((p, o) for p, o in apps.items() if p.endswith("/argocd"))
     objects = folder_objects(scratch, source)
+    by_hand = [o for p, a in apps.items() if p.endswith("/argocd-apps") for o in folder_objects(scratch, p)]
     buckets: dict[tuple[int, int], list[Obj]] = {}
     for obj in objects:
         buckets.setdefault(_argo_key(obj), []).append(obj)
@@ -258,7 +267,9 @@ def _argocd(tree: Tree, plan: Plan, wave: str) -> EngineWave:
     retry = policy.get("retry")
     limit = int(retry.get("limit", 0)) if isinstance(retry, dict) else 5
     releases = {
-        o["metadata"]["name"]: _argo_release(scratch, plan, o) for o in objects if o["kind"] == "Application"
+        o["metadata"]["name"]: _argo_release(scratch, plan, o)
+        for o in objects + by_hand
+        if o["kind"] == "Application"
     }
     options = policy.get("syncOptions") or []
     return EngineWave(
@@ -270,6 +281,7 @@ def _argocd(tree: Tree, plan: Plan, wave: str) -> EngineWave:
         "PruneLast=true" in options,
         releases,
         entry,
+        by_hand,
     )
 
 

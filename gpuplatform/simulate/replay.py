@@ -16,7 +16,7 @@ from functools import partial
 from itertools import pairwise
 from typing import Literal
 
-from gpuplatform.plan.steps import maintenance_steps, transition_steps
+from gpuplatform.plan.steps import ARGOCD_APPS, Step, maintenance_steps, transition_steps
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.tree import Tree
@@ -131,7 +131,7 @@ class Replayer:
         self.world.target = first
         if not any(r.chart == "gpu-operator" for r in self.rendered(first).releases.values()):
             self.world.notes.add(
-                "the GPU Operator release is not rendered (gpuOperator.chartRepository is empty): "
+                "the GPU Operator release is not rendered (gpuOperator.managed is false): "
                 "modelled with gpuOperator.values only, without the migration's settings"
             )
         self.world.settle()
@@ -159,14 +159,14 @@ class Replayer:
             if w.group in ids or (w.pool in moving) or (w.kind == "claim" and w.phase == "pending"):
                 w.moves = True
 
-    def _sync(self, wave: EngineWave, late: list[Callable[[], None]]) -> None:
+    def _sync(self, wave: EngineWave, late: list[Callable[[], None]], done: Callable[[str], None]) -> None:
         """The engine's sync; with a late operator, the steps come once it is stuck, then the retries.
 
         A Job that retries by itself holds the sync (Argo CD's operation stays Running, Flux's
         Kustomization stays not Ready) until it holds. A failed Job is re-run only by Argo CD's
         sync retry, whose limited attempts are spent within minutes, before a late operator acts.
         """
-        outcome = self.engine.sync(self.world, wave)
+        outcome = self.engine.sync(self.world, wave, done)
         if not outcome:
             for action in late:
                 action()
@@ -180,7 +180,7 @@ class Replayer:
         waiting = "waiting:" in outcome and "failed:" not in outcome
         if not waiting and self.engine_name == "argocd" and wave.retry_limit >= 0:
             for _ in range(wave.retry_limit):
-                self.engine.retry(self.world, wave)
+                self.engine.retry(self.world, wave, done)
             for action in late:
                 action()
             self.world.fail(
@@ -191,7 +191,7 @@ class Replayer:
             )
         for action in late:
             action()
-        outcome = self.engine.retry(self.world, wave)
+        outcome = self.engine.retry(self.world, wave, done)
         if outcome:
             why = (
                 "Flux never re-runs an unchanged failed Job"
@@ -220,12 +220,26 @@ class Replayer:
             for action in before:
                 action()
         world.record("operator", f"merge: activeWave {source} -> {target}")
-        self._sync(self.rendered(target), before if late else [])
+        waiting = [s for s in steps[merge + 1 :] if s.kind == "manual" and s.after]
+
+        def done(unit: str) -> None:
+            for step in [s for s in waiting if s.after == unit]:
+                waiting.remove(step)
+                self._manual(step, source, target)
+
+        self._sync(self.rendered(target), before if late else [], done)
         for step in steps[merge + 1 :]:
-            if step.kind == "manual":
-                apply_manual(world, step, source, target)
+            if step.kind == "manual" and (not step.after or step in waiting):
+                self._manual(step, source, target)
         check_settled(world, f"after {source} -> {target}")
         self._check_leftovers(target)
+
+    def _manual(self, step: Step, source: str, target: str) -> None:
+        """A manual step; syncing Argo CD's `-apps` Application by hand is the engine's to replay."""
+        if step.action != ARGOCD_APPS:
+            apply_manual(self.world, step, source, target)
+        elif isinstance(self.engine, ArgoEngine):
+            self.engine.sync_by_hand(self.world, self.rendered(target))
 
     def _check_leftovers(self, target: str) -> None:
         """A release the target wave does not render must be gone, not orphaned."""

@@ -147,7 +147,7 @@ class World:
     def operator(self) -> OperatorOutput:
         """The ClusterPolicy of the installed GPU Operator release.
 
-        When the spec does not render the release (no `gpuOperator.chartRepository`), the operator is
+        When the spec does not render the release (`gpuOperator.managed` is false), the operator is
         modelled as installed outside gpuplatform with the spec's `gpuOperator.values` only: nothing
         applies the migration's settings to it.
         """

@@ -52,7 +52,12 @@ def test_forward_transition_lists_changes_and_steps_in_order(tmp_path: Path) -> 
         "15-allocator-switch/enable",
         "50-gates/post",
     ]
-    assert [g.split(" ")[0] for g in t.gates] == ["rollback-safety", "allocator-exclusivity", "inventory"]
+    assert [g.split(" ")[0] for g in t.gates] == [
+        "rollback-safety",
+        "allocator-exclusivity",
+        "inventory",
+        "operands",
+    ]
     assert t.gates[0].startswith("rollback-safety (before 00-operators, 10-nodes): ")
     assert not t.refusals
 

@@ -14,7 +14,7 @@ from tests.specs import minimal_spec, write_spec
 def sim_spec() -> dict[str, Any]:
     """The minimal spec with its GPU Operator release rendered and both engines."""
     doc = minimal_spec()
-    doc["spec"]["gpuOperator"] = {"chartRepository": "https://helm.ngc.nvidia.com/nvidia"}
+    doc["spec"]["gpuOperator"] = {"managed": True}
     doc["spec"]["delivery"]["engines"] = ["argocd", "flux"]
     return doc
 

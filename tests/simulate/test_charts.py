@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -11,12 +10,14 @@ from typing import Any
 import pytest
 import yaml
 
+from gpuplatform.charts.extract import find_helm
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.helm_values import dra_driver_values, gpu_operator_values
 from gpuplatform.render.operators import CHART_BRIDGE_PATCH
 from gpuplatform.simulate.charts import helm_merge, render_dra_driver, render_gpu_operator
+from tests.conftest import REPO, SHARED
 
-CHARTS = Path(__file__).resolve().parents[3] / "shared" / "reference" / "charts"
+CHARTS = SHARED / "reference" / "charts"
 GPU = {"nvidia.com/gpu.present": "true", "feature.node.kubernetes.io/pci-10de.present": "true"}
 
 
@@ -86,10 +87,10 @@ def test_the_operator_chart_defaults_and_the_rendered_values(reference: Any) -> 
 
 
 def _helm() -> str:
-    for candidate in (Path(__file__).resolve().parents[2] / ".tools" / "bin" / "helm", shutil.which("helm")):
-        if candidate and Path(candidate).is_file():
-            return str(candidate)
-    pytest.skip("helm is not installed (.ci/setup-tools installs it into .tools/bin)")
+    binary = find_helm(REPO)
+    if binary is None:
+        pytest.skip("helm is not installed (.ci/setup-tools installs it into .tools/bin)")
+    return binary
 
 
 def _template(chart: str, values: dict[str, Any], tmp_path: Path) -> list[dict[str, Any]]:

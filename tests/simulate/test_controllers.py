@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from gpuplatform.simulate import jobs
 from gpuplatform.simulate.driver_manager import PAUSED, _paused, _restored
 from gpuplatform.simulate.jobs import retries
 from gpuplatform.simulate.model import Cluster, DeviceClassState, Workload, tolerates
@@ -127,10 +128,21 @@ def test_an_unchanged_failed_job_is_not_run_again_by_flux_but_a_hook_is_by_argo(
     assert bool(outcome) is (engine == "flux")
 
 
-def test_claim_pilot_cannot_hold_once_the_validation_job_finished(tmp_path: Path) -> None:
-    # kubernetes pkg/controller/resourceclaim: the generated claim of a finished pod is deleted
+def test_claim_pilot_fails_when_the_validation_pod_ends_before_the_gate_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # kubernetes pkg/controller/resourceclaim: the generated claim of a finished pod is deleted, so
+    # a probe that does not keep running (it sleeps in #10's render) leaves the gate nothing to read
+    monkeypatch.setattr(jobs, "holds_claim", lambda pod: False)
     doc = sim_spec()
     doc["spec"]["validation"] = {"tenant": "team-a", "claimTemplate": "one-gpu"}
     report = simulate(tmp_path, doc, "pilot", "claims", engines=("flux",))
     [(_, _, _, violation)] = violations(report)
     assert violation.invariant == "sync-completes" and "gate-claim-pilot" in violation.message
+
+
+def test_claim_pilot_holds_with_the_rendered_sleeping_probe(tmp_path: Path) -> None:
+    doc = sim_spec()
+    doc["spec"]["validation"] = {"tenant": "team-a", "claimTemplate": "one-gpu"}
+    report = simulate(tmp_path, doc, "pilot", "claims", engines=("flux",))
+    assert violations(report) == []

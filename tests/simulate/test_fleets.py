@@ -56,7 +56,7 @@ MIXED: dict[str, Any] = {
     "metadata": {"name": "mixed"},
     "spec": {
         "domain": "mixed.example.com",
-        "gpuOperator": {"chartRepository": "https://helm.ngc.nvidia.com/nvidia"},
+        "gpuOperator": {"managed": True},
         "draDriver": {"chartRepository": "oci://registry.example.com/charts"},
         "delivery": {"engines": ["argocd", "flux"], "repoUrl": "https://git.example.com/mixed.git"},
         "nodePools": [
@@ -117,8 +117,9 @@ def test_a_mixed_fleet_without_the_operator_release_loses_new_dra_nodes(tmp_path
     # GIVEN the GPU Operator managed outside gpuplatform with no migration settings
     doc = {**MIXED, "spec": {k: v for k, v in MIXED["spec"].items() if k != "gpuOperator"}}
     report = simulate(tmp_path, doc, "base", "pilot")
-    # THEN NFD never labels the new tainted Karpenter node, so nothing of the GPU stack runs there
+    # THEN NFD never labels the new tainted Karpenter node, so nothing of the GPU stack runs there,
+    # and #10's operands gate holds the sync on it (before the gate existed: the operands invariant)
     found = violations(report, late=False)
-    assert {v.invariant for *_, v in found} == {"operands"}
-    assert "karp-h100" in found[0][3].message
+    assert {v.invariant for *_, v in found} == {"sync-completes"}
+    assert "gate-operands" in found[0][3].message and "karp-h100" in found[0][3].message
     assert any("not rendered" in n for r in report.results for n in r.notes)

@@ -15,7 +15,7 @@ import pytest
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.policy.rules import run_rules
-from gpuplatform.render import allocator_switch, delivery, helm_values, nodes, operators, tree
+from gpuplatform.render import allocator_switch, delivery, gate_jobs, helm_values, nodes, operators, tree
 from gpuplatform.render.tree import render_tree
 from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.driver_manager import upgrade_driver
@@ -206,6 +206,8 @@ def _claims_on_the_pool_that_goes_back() -> dict[str, Any]:
 def test_7_a_late_operator_deadlocks_argo_cd_without_sync_retry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # GIVEN the old gates, which fail at once instead of retrying (no podFailurePolicy), and no retry
+    monkeypatch.setattr(gate_jobs, "pod_failure_policy", lambda container: {"rules": []})
     original = operators.argocd_application
 
     def default_retry(*args: Any, **kwargs: Any) -> dict[str, Any]:

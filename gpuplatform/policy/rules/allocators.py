@@ -7,9 +7,10 @@ from typing import Any
 
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
-from gpuplatform.render.operators import DRA_CHART
+from gpuplatform.render.tolerations import tolerates
+from gpuplatform.render.validation import VALIDATION_LABEL
 from gpuplatform.simulate.charts import render_dra_driver
-from gpuplatform.simulate.rendered import rendered_releases
+from gpuplatform.simulate.rendered import DRA_CHARTS, rendered_releases
 
 __all__: list[str] = []
 
@@ -134,7 +135,7 @@ def bridge_overrides_chart_class(ctx: RuleContext) -> Iterator[Finding]:
     states = {s.dir_name: s for s in ctx.plan.waves}
     names = {b.name: i for i, b in enumerate(ctx.platform.bridges)}
     for folder, path, release in rendered_releases(ctx.tree, ctx.plan):
-        if release.chart != DRA_CHART:
+        if release.chart not in DRA_CHARTS:
             continue
         chart = render_dra_driver(release.version, release.values, release.patches).classes
         served = {
@@ -176,7 +177,7 @@ def _dra_releases(ctx: RuleContext) -> Iterator[tuple[str, Any]]:
     """(file, Helm values) of every rendered DRA driver release: Flux HelmReleases, Argo CD Applications
     (their Helm source or their kustomize wrapper)."""
     for _, path, release in rendered_releases(ctx.tree, ctx.plan):
-        if release.chart == DRA_CHART:
+        if release.chart in DRA_CHARTS:
             yield path, release.values
 
 
@@ -198,21 +199,13 @@ def taint_not_tolerated(ctx: RuleContext) -> Iterator[Finding]:
         tolerations = plugin.get("tolerations") if isinstance(plugin, dict) else None
         listed = [t for t in tolerations if isinstance(t, dict)] if isinstance(tolerations, list) else []
         for pool, taint in sorted(taints.items()):
-            if not any(_tolerates(t, taint) for t in listed):
+            if not any(tolerates(t, taint) for t in listed):
                 yield Finding(
                     "spec.draDriver.values.kubeletPlugin.tolerations",
                     f"{path}: the kubelet plugin does not tolerate {taint['key']}={taint.get('value', '')}:"
                     f"{taint['effect']} of pool {pool!r}",
                     f"tolerate {taint['key']}:{taint['effect']} in kubeletPlugin.tolerations",
                 )
-
-
-def _tolerates(toleration: dict[str, Any], taint: dict[str, str]) -> bool:
-    if toleration.get("effect") not in (None, "", taint["effect"]):
-        return False
-    if toleration.get("operator") == "Exists":
-        return toleration.get("key") in (None, "", taint["key"])
-    return toleration.get("key") == taint["key"] and toleration.get("value", "") == taint.get("value", "")
 
 
 @rule(
@@ -233,11 +226,11 @@ def validation_not_tolerating(ctx: RuleContext) -> Iterator[Finding]:
         if not isinstance(content, list):
             continue
         for obj in content:
-            if obj.get("kind") != "Job" or obj["metadata"]["name"] != ctx.platform.validation.name:
+            if obj.get("kind") != "Job" or obj["metadata"]["labels"].get(VALIDATION_LABEL) != "claim-pilot":
                 continue
             tolerations = obj["spec"]["template"]["spec"].get("tolerations", [])
             for pool, taint in sorted(taints.items()):
-                if not any(_tolerates(t, taint) for t in tolerations):
+                if not any(tolerates(t, taint) for t in tolerations):
                     yield Finding(
                         "spec.validation",
                         f"{path}: the validation Job does not tolerate the taint of pool {pool!r}",

@@ -14,11 +14,10 @@ from collections.abc import Iterator
 from gpuplatform.plan.waves import WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL, node_labels, pool_taint, provisioner_labels
-from gpuplatform.render.operators import DRA_CHART, GPU_OPERATOR_CHART
 from gpuplatform.simulate.charts import render_dra_driver, render_gpu_operator
 from gpuplatform.simulate.model import untolerated
 from gpuplatform.simulate.operator import NFD_LABEL, PRESENT
-from gpuplatform.simulate.rendered import ReleaseSpec, rendered_releases
+from gpuplatform.simulate.rendered import DRA_CHARTS, OPERATOR_CHARTS, ReleaseSpec, rendered_releases
 from gpuplatform.versions import VALIDATOR_BUG_FIXED_IN, parse_release
 
 __all__: list[str] = []
@@ -26,10 +25,10 @@ __all__: list[str] = []
 _SCHEDULING = ("NoSchedule", "NoExecute")
 
 
-def _releases(ctx: RuleContext, chart: str) -> Iterator[tuple[WaveState, str, ReleaseSpec]]:
+def _releases(ctx: RuleContext, charts: frozenset[str]) -> Iterator[tuple[WaveState, str, ReleaseSpec]]:
     states = {s.dir_name: s for s in ctx.plan.waves}
     for folder, path, release in rendered_releases(ctx.tree, ctx.plan):
-        if release.chart == chart:
+        if release.chart in charts:
             yield states[folder], path, release
 
 
@@ -62,7 +61,7 @@ reported too. The rule renders every wave's DRA release through the chart's mode
 """,
 )
 def kubelet_plugin_placement(ctx: RuleContext) -> Iterator[Finding]:
-    for state, path, release in _releases(ctx, DRA_CHART):
+    for state, path, release in _releases(ctx, DRA_CHARTS):
         out = render_dra_driver(release.version, release.values, release.patches)
         if out.error:
             yield Finding("spec.draDriver.values", f"{path}: the chart does not render: {out.error}")
@@ -95,7 +94,7 @@ renders every wave's DRA release with its patches.
 def chart_bridge_too_early(ctx: RuleContext) -> Iterator[Finding]:
     if not ctx.plan.chart_bridge_live:
         return
-    for state, path, release in _releases(ctx, DRA_CHART):
+    for state, path, release in _releases(ctx, DRA_CHARTS):
         out = render_dra_driver(release.version, release.values, release.patches)
         bridged = [n for n, spec in out.classes.items() if spec.get("extendedResourceName")]
         if bridged and not ctx.plan.chart_bridges(state):
@@ -122,7 +121,7 @@ every wave's GPU Operator release through the chart's model.
 )
 def operands_not_tolerating(ctx: RuleContext) -> Iterator[Finding]:
     taints = [(pool.name, pool_taint(ctx.platform, pool)) for pool in ctx.platform.node_pools]
-    for state, path, release in _releases(ctx, GPU_OPERATOR_CHART):
+    for state, path, release in _releases(ctx, OPERATOR_CHARTS):
         out = render_gpu_operator(release.version.lstrip("v"), release.values)
         for pool, taint in taints:
             if state.pool_modes[pool] != "dra":
@@ -154,7 +153,7 @@ modules cannot be unloaded.
 def eviction_label(ctx: RuleContext) -> Iterator[Finding]:
     if not any(s.driver_installed for s in ctx.plan.waves):
         return
-    for state, path, release in _releases(ctx, GPU_OPERATOR_CHART):
+    for state, path, release in _releases(ctx, OPERATOR_CHARTS):
         out = render_gpu_operator(release.version.lstrip("v"), release.values)
         if state.dra_pools and out.eviction_label != DRA_PLUGIN_LABEL:
             yield Finding(
