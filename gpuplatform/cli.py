@@ -259,7 +259,7 @@ def capacity(
         click.echo(json.dumps([r.as_dict() for r in results], indent=2))
     else:
         click.echo(capacity_text(results))
-    if not all(r.fits for r in results):
+    if not all(r.fits and not r.depends for r in results):
         sys.exit(EXIT_FINDINGS)
 
 

@@ -1,36 +1,40 @@
 """Place a moment's pods on the fleet: first fit decreasing, packing nodes (most allocated first).
 
-Nodes of a pool are interchangeable, so a pool is a count of nodes per state (free device-plugin
+Nodes of a group are interchangeable, so a group is a count of nodes per state (free device-plugin
 resources, or the set of DRA devices in use) and each pod is tried once per distinct state with
-the real allocator (memoised across pods, states and waves). Claim pods go first, then
+the real allocator (memoised across pods, states, moments and waves). Claim pods go first, then
 device-plugin pods; a device-plugin pod that finds no legacy node may be served by the bridge
 class of its resource on a DRA node whose taint it tolerates (DRAExtendedResource: the scheduler
-creates a claim of that class for the container's count). This is a packing heuristic: "fits"
-means a placement was found; the default scheduler, which spreads (LeastAllocated), may fragment
-where this packs.
+creates a claim of that class for the container's count). A pod no existing node can take makes a
+provisioner add a node to a pool it would provision for (`growth`), up to the pool's limit.
+
+Node states only fill up within a moment, so a pod that found no room stays without room until a
+provisioner adds a node: later pods alike fail without another search. This is a packing
+heuristic: "fits" means a placement was found; the default scheduler, which spreads
+(LeastAllocated), may fragment where this packs.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TypeVar
+from typing import Any
 
 from gpuplatform.capacity.allocator import AllocationError, Allocator, DeviceID
 from gpuplatform.capacity.claims import Claim, DeviceClass
-from gpuplatform.capacity.demand import Demand, claim_for, claims_signature
-from gpuplatform.capacity.fleet import Fleet, PoolModel
-from gpuplatform.capacity.nodes import Node, taints_tolerated
+from gpuplatform.capacity.demand import Demand, claim_for, claims_signature, wave_demands
+from gpuplatform.capacity.fleet import MODES, Fleet, PoolModel, Shape, State
+from gpuplatform.capacity.nodes import taints_tolerated
 from gpuplatform.capacity.selectors import SelectorCache
 from gpuplatform.cel import CelCompileError
+from gpuplatform.plan.waves import Plan, WaveState
 
 __all__ = ["Failure", "Outcome", "PlacementCache", "PoolUse", "place"]
 
-S = TypeVar("S")
-LegacyState = tuple[int, ...]
 DraState = frozenset[DeviceID]
+LegacyState = tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -44,13 +48,22 @@ class Failure:
 
 @dataclass
 class PoolUse:
-    """A pool after placement: its mode, nodes, and capacity and free units (GPUs or devices)."""
+    """A pool after placement: its mode, nodes, capacity and free units (GPUs or devices)."""
 
     name: str
     mode: str
     nodes: int
     capacity: int
     free: int
+    source: str = "model"
+    added: int = 0
+    """Nodes its provisioner added for this moment's pods."""
+    limit: int | None = None
+    """Most nodes its provisioner may have (static pools: its nodes; None: no declared limit)."""
+    ceiling: int | None = None
+    """Capacity at that limit (None: unbounded)."""
+    caveat: str = ""
+    """Why a verdict that needs `added` nodes depends on the provisioner ("" = it does not)."""
 
 
 @dataclass
@@ -65,46 +78,71 @@ class Outcome:
     """Device-plugin pods served by a bridge class."""
 
 
+def _selects(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
 class PlacementCache:
-    """Allocators and allocation outcomes shared by every moment of a run."""
+    """Allocators, allocation outcomes and verdicts shared by every moment of a run (of one plan
+    on one fleet)."""
 
     def __init__(self, kubernetes: str = "1.36") -> None:
         self.selectors = SelectorCache(kubernetes)
+        self.moments: dict[str, Outcome] = {}
+        """Outcome per moment key: a moment identical to one already placed is not placed again."""
+        self._demands: dict[str, tuple[Demand, ...]] = {}
         self._allocators: dict[tuple[str, str], Allocator] = {}
         self._outcomes: dict[tuple[str, str, DraState, str], DraState | AllocationError | None] = {}
+        self._matching: dict[tuple[str, str, tuple[str | None, ...]], tuple[frozenset[DeviceID], bool]] = {}
+        self._admits: dict[tuple[str, str], bool] = {}
+        self._empty: dict[tuple[str, str, str], bool] = {}
 
-    def allocator(self, pool: PoolModel, classes: Mapping[str, DeviceClass], classes_key: str) -> Allocator:
-        key = (pool.name, classes_key)
+    def demands(self, plan: Plan) -> Callable[[WaveState], tuple[Demand, ...]]:
+        """A wave's demand, computed once per run (a drain moment runs the previous wave's)."""
+
+        def of(state: WaveState) -> tuple[Demand, ...]:
+            if state.name not in self._demands:
+                self._demands[state.name] = tuple(wave_demands(plan, state))
+            return self._demands[state.name]
+
+        return of
+
+    def allocator(self, shape: Shape, classes: Mapping[str, DeviceClass], classes_key: str) -> Allocator:
+        key = (shape.key, classes_key)
         found = self._allocators.get(key)
         if found is None:
-            found = self._allocators[key] = Allocator(classes.values(), pool.slices, selectors=self.selectors)
+            found = self._allocators[key] = Allocator(
+                classes.values(), shape.slices, selectors=self.selectors
+            )
         return found
 
     def allocate(
         self,
-        pool: PoolModel,
+        shape: Shape,
         classes: Mapping[str, DeviceClass],
         classes_key: str,
         state: DraState,
         claims: Sequence[Claim],
         signature: str,
+        counted: Sequence[tuple[str, int]] = (),
     ) -> DraState | None:
-        """The devices the claims take on a node of `pool` in `state`; None when they do not fit.
+        """The devices the claims take on a node of `shape` in `state`; None when they do not fit.
 
         `classes_key` and `signature` identify the classes and the claims' requests in the memo.
+        `counted` (class, count) of plain requests skips the allocator when a class leaves too few
+        free devices (a necessary condition, used only where no selector fails).
         """
-        key = (pool.name, classes_key, state, signature)
+        key = (shape.key, classes_key, state, signature)
         if key not in self._outcomes:
-            allocator = self.allocator(pool, classes, classes_key)
+            outcome: DraState | AllocationError | None = None
+            for name, count in counted:
+                matching = self.matching_exactly(shape, classes[name])
+                if matching is not None and len(matching - state) < count:
+                    self._outcomes[key] = None
+                    return None
+            allocator = self.allocator(shape, classes, classes_key)
             try:
-                results = allocator.allocate(Node(pool.representative), claims, state)
-                outcome: DraState | AllocationError | None = None
-                if results is not None:
-                    outcome = frozenset(
-                        (r["driver"], r["pool"], r["device"])
-                        for res in results
-                        for r in res["devices"]["results"]
-                    )
+                outcome = allocator.devices(shape.node, claims, state)
             except AllocationError as exc:
                 outcome = exc
             self._outcomes[key] = outcome
@@ -113,34 +151,89 @@ class PlacementCache:
             raise found
         return found
 
-    def matching(self, pool: PoolModel, device_class: DeviceClass) -> frozenset[DeviceID]:
-        """Devices of a pool's node that a class selects (errors select nothing)."""
-        out = set()
-        for item in pool.slices:
+    def fits_empty(
+        self,
+        shape: Shape,
+        classes: Mapping[str, DeviceClass],
+        classes_key: str,
+        claims: Sequence[Claim],
+        signature: str,
+        counted: Sequence[tuple[str, int]] = (),
+    ) -> bool:
+        """Whether an empty node of `shape` can take the claims (the question every moment asks
+        of every group, answered once)."""
+        key = (shape.key, classes_key, signature)
+        found = self._empty.get(key)
+        if found is None:
+            taken = self.allocate(shape, classes, classes_key, frozenset(), claims, signature, counted)
+            found = self._empty[key] = taken is not None
+        return found
+
+    def admits(self, shape: Shape, demand: Demand) -> bool:
+        """Whether the pod may run on such a node: it tolerates the node's taints and selects its labels."""
+        key = (shape.key, demand.placement_key)
+        found = self._admits.get(key)
+        if found is None:
+            node = shape.node
+            found = taints_tolerated(node.taints, demand.tolerations) and _selects(
+                demand.node_selector, node.labels
+            )
+            self._admits[key] = found
+        return found
+
+    def matching(self, shape: Shape, device_class: DeviceClass) -> frozenset[DeviceID]:
+        """Devices of such a node that a class selects (errors select nothing)."""
+        return self._match(shape, device_class)[0]
+
+    def matching_exactly(self, shape: Shape, device_class: DeviceClass) -> frozenset[DeviceID] | None:
+        """The devices a class selects, or None when a selector fails on this node (only the
+        allocator can say what then happens)."""
+        found, clean = self._match(shape, device_class)
+        return found if clean else None
+
+    def _match(self, shape: Shape, device_class: DeviceClass) -> tuple[frozenset[DeviceID], bool]:
+        key = (shape.key, device_class.name, device_class.selectors)
+        found = self._matching.get(key)
+        if found is not None:
+            return found
+        out: set[DeviceID] = set()
+        clean = True
+        for item in shape.slices:
             spec = item["spec"]
             verdicts = [True] * len(spec.get("devices") or ())
             for expression in device_class.selectors:
                 try:
-                    found = self.selectors.verdicts(str(expression), spec)
+                    results = self.selectors.verdicts(str(expression), spec)
                 except CelCompileError:
-                    return frozenset()
-                verdicts = [a and b is True for a, b in zip(verdicts, found, strict=True)]
+                    self._matching[key] = (frozenset(), False)
+                    return self._matching[key]
+                clean = clean and all(isinstance(b, bool) for b in results)
+                verdicts = [a and b is True for a, b in zip(verdicts, results, strict=True)]
             out |= {
                 (spec["driver"], spec["pool"]["name"], str(d["name"]))
                 for d, ok in zip(spec.get("devices") or (), verdicts, strict=True)
                 if ok
             }
-        return frozenset(out)
+        found = self._matching[key] = (frozenset(out), clean)
+        return found
 
 
 @dataclass
-class _Pools:
-    legacy: dict[str, Counter[LegacyState]]
-    dra: dict[str, Counter[DraState]]
+class _Slot:
+    """A group of nodes during one moment's placement."""
 
+    index: int
+    pool: PoolModel
+    shape: Shape
+    nodes: Counter[Any]
+    version: int = 0
 
-def _selects(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
-    return all(labels.get(k) == v for k, v in selector.items())
+    def move(self, before: State, after: State) -> None:
+        self.nodes[before] -= 1
+        if not self.nodes[before]:
+            del self.nodes[before]
+        self.nodes[after] += 1
+        self.version += 1
 
 
 class _Placer:
@@ -153,81 +246,170 @@ class _Placer:
         cache: PlacementCache,
     ) -> None:
         self.fleet, self.modes, self.classes, self.bridges, self.cache = fleet, modes, classes, bridges, cache
-        self.classes_key = repr(sorted(classes.items()))
-        self.by_name = {p.name: p for p in fleet.pools}
-        self.resources = {p.name: sorted(p.resources) for p in fleet.pools}
-        self.state = _Pools(
-            legacy={
-                p.name: Counter({tuple(p.resources[r] for r in self.resources[p.name]): p.nodes})
-                for p in fleet.pools
-                if modes[p.name] == "legacy" and p.nodes
-            },
-            dra={
-                p.name: Counter({frozenset(): p.nodes})
-                for p in fleet.pools
-                if modes[p.name] == "dra" and p.nodes
-            },
+        self._used: dict[str, tuple[dict[str, DeviceClass], str, tuple[tuple[str, int], ...]]] = {}
+        self.slots: dict[str, list[_Slot]] = {mode: [] for mode in MODES}
+        self.added: Counter[str] = Counter()
+        self.grown = 0
+        """Nodes added so far: part of every memo of "no room"."""
+        for pool in fleet.pools:
+            mode = modes.get(pool.name, pool.fixed)
+            for group in pool.groups.get(mode, ()) if mode in MODES else ():
+                self._slot(mode, pool, group.shape, Counter(dict(group.nodes)))
+        self._eligible: dict[tuple[str, ...], list[_Slot]] = {}
+        self._best: dict[tuple[int, str], tuple[int, tuple[int, DraState, DraState] | None]] = {}
+        self._full: set[tuple[str, int]] = set()
+
+    def _slot(self, mode: str, pool: PoolModel, shape: Shape, nodes: Counter[Any]) -> _Slot:
+        slot = _Slot(len(self.slots[mode]), pool, shape, nodes)
+        self.slots[mode].append(slot)
+        return slot
+
+    def eligible(self, mode: str, demand: Demand) -> list[_Slot]:
+        """The groups in `mode` the demand's pods may use, in fleet order."""
+        key = (mode, demand.placement_key, str(self.grown))
+        found = self._eligible.get(key)
+        if found is None:
+            found = [
+                s
+                for s in self.slots[mode]
+                if (mode == "dra" or demand.resource in s.shape.resources)
+                and self.cache.admits(s.shape, demand)
+            ]
+            self._eligible[key] = found
+        return found
+
+    def place_legacy(self, demand: Demand, slots: Sequence[_Slot]) -> bool:
+        best: tuple[int, int, LegacyState, _Slot] | None = None
+        for slot in slots:
+            column = slot.shape.resource_names.index(demand.resource)
+            for state, count in slot.nodes.items():
+                if count and state[column] >= demand.per_pod:
+                    candidate = (state[column], slot.index, state, slot)
+                    best = candidate if best is None or candidate[:3] < best[:3] else best
+        if best is None:
+            return False
+        _, _, state, slot = best
+        column = slot.shape.resource_names.index(demand.resource)
+        slot.move(state, tuple(v - demand.per_pod if i == column else v for i, v in enumerate(state)))
+        return True
+
+    def allocate(
+        self, shape: Shape, state: DraState, claims: Sequence[Claim], signature: str
+    ) -> DraState | None:
+        """`PlacementCache.allocate` with only the classes the claims name (so the memo holds across
+        moments whose other classes differ)."""
+        classes, key, counted = self._used_classes(claims, signature)
+        return self.cache.allocate(shape, classes, key, state, claims, signature, counted)
+
+    def _used_classes(
+        self, claims: Sequence[Claim], signature: str
+    ) -> tuple[dict[str, DeviceClass], str, tuple[tuple[str, int], ...]]:
+        used = self._used.get(signature)
+        if used is None:
+            used = self._used[signature] = self._classes_of(claims)
+        return used
+
+    def _classes_of(
+        self, claims: Sequence[Claim]
+    ) -> tuple[dict[str, DeviceClass], str, tuple[tuple[str, int], ...]]:
+        """The classes the claims name, their memo key, and (class, count) of each plain request."""
+        names: set[str] = set()
+        counted = []
+        for claim in claims:
+            for q in claim.requests:
+                names |= {r.class_name for r in ((q.exactly,) if q.exactly else q.first_available)}
+                r = q.exactly
+                if (
+                    r is not None
+                    and r.mode == "ExactCount"
+                    and not r.wants_admin
+                    and r.class_name in self.classes
+                ):
+                    counted.append((r.class_name, r.count))
+        classes = {n: self.classes[n] for n in sorted(names) if n in self.classes}
+        return classes, repr(sorted(classes.items())), tuple(counted)
+
+    def _slot_best(
+        self, slot: _Slot, claims: Sequence[Claim], signature: str
+    ) -> tuple[int, DraState, DraState] | None:
+        """The most allocated state of the group the claims fit in (first such state): (size, state, taken)."""
+        key = (slot.index, signature)
+        memo = self._best.get(key)
+        if memo is not None and memo[0] == slot.version:
+            return memo[1]
+        allocate = partial(self.allocate, slot.shape, claims=claims, signature=signature)
+        best = None
+        for state, count in slot.nodes.items():
+            if not count or (best is not None and len(state) <= best[0]):
+                continue
+            taken = allocate(state)
+            if taken is not None:
+                best = (len(state), state, taken)
+        self._best[key] = (slot.version, best)
+        return best
+
+    def viable(self, demand: Demand, claims: Sequence[Claim], signature: str) -> list[_Slot]:
+        """The DRA groups the demand's pods may use whose empty node can take the claims."""
+        key = ("viable", demand.placement_key, signature, str(self.grown))
+        found = self._eligible.get(key)
+        if found is None:
+            classes, classes_key, counted = self._used_classes(claims, signature)
+            fits = partial(self.cache.fits_empty, classes=classes, classes_key=classes_key, claims=claims)
+            found = [
+                s for s in self.eligible("dra", demand) if fits(s.shape, signature=signature, counted=counted)
+            ]
+            self._eligible[key] = found
+        return found
+
+    def place_claims(self, claims: Sequence[Claim], signature: str, slots: Sequence[_Slot]) -> bool:
+        best: tuple[int, int, DraState, DraState, _Slot] | None = None
+        for slot in slots:
+            found = self._slot_best(slot, claims, signature)
+            if found is not None and (best is None or (-found[0], slot.index) < best[:2]):
+                best = (-found[0], slot.index, found[1], found[2], slot)
+        if best is None:
+            return False
+        _, _, state, taken, slot = best
+        slot.move(state, state | taken)
+        return True
+
+    def existing(self, pool: PoolModel, mode: str) -> int:
+        return sum(sum(s.nodes.values()) for s in self.slots[mode] if s.pool is pool)
+
+    def grow(self, mode: str, demand: Demand, fits: Callable[[Shape], bool]) -> bool:
+        """Add a node for the demand's next pod to the first pool whose provisioner would add one."""
+        for pool in self.fleet.pools:
+            growth = pool.growth
+            if growth is None or self.modes.get(pool.name) != mode:
+                continue
+            shape = pool.added[mode]
+            if growth.headroom(self.existing(pool, mode)) == 0 or self.growth_refusal(pool, mode, demand):
+                continue
+            if not fits(shape):
+                continue
+            slot = next((s for s in self.slots[mode] if s.shape.key == shape.key), None)
+            if slot is None:
+                slot = self._slot(mode, pool, shape, Counter())
+            slot.nodes[shape.empty()] += 1
+            slot.version += 1
+            self.added[pool.name] += 1
+            self.grown += 1
+            return True
+        return False
+
+    def growth_refusal(self, pool: PoolModel, mode: str, demand: Demand) -> str:
+        assert pool.growth is not None
+        node = pool.added[mode].node
+        return pool.growth.refusal(
+            mode, node.labels, node.taints, demand.node_selector, demand.tolerations, demand.on_dra
         )
 
-    def legacy_pools(self, demand: Demand) -> list[PoolModel]:
-        return [
-            self.by_name[n]
-            for n in self.state.legacy
-            if demand.resource in self.by_name[n].resources
-            and _selects(demand.node_selector, self.by_name[n].legacy_labels)
-        ]
+    def full(self, demand: Demand) -> bool:
+        """A pod alike found no room since the last node was added."""
+        return (demand.pod_key, self.grown) in self._full
 
-    def dra_pools(self, demand: Demand) -> list[PoolModel]:
-        return [
-            self.by_name[n]
-            for n in self.state.dra
-            if taints_tolerated([self.by_name[n].taint], demand.tolerations)
-            and _selects(demand.node_selector, self.by_name[n].dra_labels)
-        ]
-
-    def place_legacy(self, demand: Demand, pools: Sequence[PoolModel]) -> bool:
-        best: tuple[int, int, str, LegacyState] | None = None
-        for order, pool in enumerate(pools):
-            column = self.resources[pool.name].index(demand.resource)
-            for state, count in self.state.legacy[pool.name].items():
-                if count and state[column] >= demand.per_pod:
-                    candidate = (state[column], order, pool.name, state)
-                    best = candidate if best is None or candidate < best else best
-        if best is None:
-            return False
-        _, _, name, state = best
-        column = self.resources[name].index(demand.resource)
-        after = tuple(v - demand.per_pod if i == column else v for i, v in enumerate(state))
-        self._move(self.state.legacy[name], state, after)
-        return True
-
-    def place_claims(self, claims: Sequence[Claim], signature: str, pools: Sequence[PoolModel]) -> bool:
-        best: tuple[int, int, str, DraState, DraState] | None = None
-        for order, pool in enumerate(pools):
-            allocate = partial(
-                self.cache.allocate, pool, self.classes, self.classes_key, claims=claims, signature=signature
-            )
-            if allocate(frozenset()) is None:
-                continue
-            for state, count in self.state.dra[pool.name].items():
-                if not count:
-                    continue
-                taken = allocate(state)
-                if taken is not None:
-                    candidate = (-len(state), order, pool.name, state, taken)
-                    best = candidate if best is None or candidate[:2] < best[:2] else best
-        if best is None:
-            return False
-        _, _, name, state, taken = best
-        self._move(self.state.dra[name], state, state | taken)
-        return True
-
-    @staticmethod
-    def _move(counter: Counter[S], before: S, after: S) -> None:
-        counter[before] -= 1
-        if not counter[before]:
-            del counter[before]
-        counter[after] += 1
+    def mark_full(self, demand: Demand) -> None:
+        self._full.add((demand.pod_key, self.grown))
 
 
 def place(
@@ -239,8 +421,8 @@ def place(
     cache: PlacementCache,
     tiers: Mapping[str, str] | None = None,
 ) -> Outcome:
-    """Place every demand; `modes` per pool is legacy, dra or draining; `bridges` maps a resource to
-    its class; `tiers` (tier -> class) get their free matching devices counted."""
+    """Place every demand; `modes` per pool is legacy, dra, dra-no-driver or draining; `bridges` maps
+    a resource to its class; `tiers` (tier -> class) get their free matching devices counted."""
     placer = _Placer(fleet, modes, classes, bridges, cache)
     outcome = Outcome()
     order = sorted(range(len(demands)), key=lambda i: (not demands[i].on_dra, -demands[i].per_pod, i))
@@ -256,75 +438,119 @@ def place(
         if placed < wanted:
             outcome.failures.append(Failure(demand, placed, reason or _why(placer, demand)))
     outcome.pools = _pool_use(placer)
-    dra = [placer.by_name[n] for n in placer.state.dra]
-    outcome.tiers = {t: _free_matching(placer, dra, {c})[0] for t, c in (tiers or {}).items()}
+    outcome.tiers = {t: _free_matching(placer, placer.slots["dra"], {c})[0] for t, c in (tiers or {}).items()}
     return outcome
 
 
 def _place_demand(placer: _Placer, demand: Demand, outcome: Outcome) -> int:
     pods = 1 if demand.shared else demand.pods
     if demand.on_dra:
-        pools = placer.dra_pools(demand)
-        for n in range(pods):
-            if not placer.place_claims(demand.claims, demand.signature, pools):
-                return n
-        return pods
-    legacy = placer.legacy_pools(demand)
+        return _place_claim_pods(placer, demand, pods)
     bridge = placer.bridges.get(demand.resource)
-    bridge_pools = placer.dra_pools(demand) if bridge else []
     claims = (claim_for("bridged", "", bridge, demand.per_pod),) if bridge else ()
     signature = claims_signature(claims)
+
+    def fits(shape: Shape) -> bool:
+        return shape.resources.get(demand.resource, 0) >= demand.per_pod
+
     for n in range(pods):
-        if placer.place_legacy(demand, legacy):
+        if placer.full(demand):
+            return n
+        if placer.place_legacy(demand, placer.eligible("legacy", demand)):
             continue
-        if bridge_pools and placer.place_claims(claims, signature, bridge_pools):
+        bridge_slots = placer.viable(demand, claims, signature) if bridge else []
+        if bridge_slots and placer.place_claims(claims, signature, bridge_slots):
             outcome.bridged += 1
             continue
+        if placer.grow("legacy", demand, fits) and placer.place_legacy(
+            demand, placer.eligible("legacy", demand)
+        ):
+            continue
+        placer.mark_full(demand)
         return n
     return pods
+
+
+def _place_claim_pods(placer: _Placer, demand: Demand, pods: int) -> int:
+    def fits(shape: Shape) -> bool:
+        return placer.allocate(shape, frozenset(), demand.claims, demand.signature) is not None
+
+    for n in range(pods):
+        if placer.full(demand):
+            return n
+        if placer.place_claims(
+            demand.claims, demand.signature, placer.viable(demand, demand.claims, demand.signature)
+        ):
+            continue
+        if placer.grow("dra", demand, fits) and placer.place_claims(
+            demand.claims, demand.signature, placer.viable(demand, demand.claims, demand.signature)
+        ):
+            continue
+        placer.mark_full(demand)
+        return n
+    return pods
+
+
+def _growth_tail(placer: _Placer, mode: str, demand: Demand) -> str:
+    """Why no provisioner pool in `mode` added a node for the demand."""
+    parts = []
+    for pool in placer.fleet.pools:
+        growth = pool.growth
+        if growth is None or placer.modes.get(pool.name) != mode:
+            continue
+        refusal = placer.growth_refusal(pool, mode, demand)
+        if refusal:
+            parts.append(f"pool {pool.name}: {refusal}")
+        elif growth.headroom(placer.existing(pool, mode)) == 0:
+            parts.append(f"pool {pool.name}: {growth.owner} is at its limit of {growth.limit} node(s)")
+        else:
+            parts.append(f"pool {pool.name}: a new node of {growth.owner} cannot take it either")
+    return f"; provisioners: {'; '.join(parts)}" if parts else ""
 
 
 def _why(placer: _Placer, demand: Demand) -> str:
     pods = 1 if demand.shared else demand.pods
     need = f"{pods} pod(s) x {demand.per_pod}"
     if demand.on_dra:
-        pools = placer.dra_pools(demand)
-        if not pools:
-            return f"{need} device(s) through claims, but no DRA node it may use (none in DRA mode, or their taint or labels keep it off)"
+        slots = placer.eligible("dra", demand)
+        tail = _growth_tail(placer, "dra", demand)
+        if not slots:
+            return f"{need} device(s) through claims, but no DRA node it may use (none in DRA mode, or their taint or labels keep it off){tail}"
         classes = {r.exactly.class_name for c in demand.claims for r in c.requests if r.exactly}
-        free, best = _free_matching(placer, pools, classes)
+        free, best = _free_matching(placer, slots, classes)
         what = ", ".join(sorted(classes))
         if free < demand.total:
-            return (
-                f"{need} device(s) of class {what}, but only {free} matching device(s) are free on DRA nodes"
-            )
-        return f"{need} device(s) of class {what}: {free} matching device(s) are free, but at most {best} on one node (fragmented)"
-    pools = placer.legacy_pools(demand)
+            return f"{need} device(s) of class {what}, but only {free} matching device(s) are free on DRA nodes{tail}"
+        return f"{need} device(s) of class {what}: {free} matching device(s) are free, but at most {best} on one node (fragmented){tail}"
+    slots = placer.eligible("legacy", demand)
     bridge = placer.bridges.get(demand.resource)
     tail = ""
-    if bridge and not placer.dra_pools(demand):
+    if bridge and not placer.eligible("dra", demand):
         tail = f"; the bridge class {bridge} cannot serve it: it tolerates no DRA pool's taint"
     elif bridge:
         tail = f"; the bridge class {bridge} found no room either"
-    if not pools:
+    tail += _growth_tail(placer, "legacy", demand)
+    if not slots:
         return f"{need} {demand.resource}, but no device-plugin node offers it to this pod (no legacy pool, or labels differ){tail}"
     free = sum(
-        state[placer.resources[p.name].index(demand.resource)] * n
-        for p in pools
-        for state, n in placer.state.legacy[p.name].items()
+        state[s.shape.resource_names.index(demand.resource)] * n
+        for s in slots
+        for state, n in s.nodes.items()
     )
     if free < demand.per_pod:
         return f"{need} {demand.resource}, but only {free} free on device-plugin nodes{tail}"
     return f"{need} {demand.resource}: {free} free on device-plugin nodes, but no node has {demand.per_pod} free (fragmented){tail}"
 
 
-def _free_matching(placer: _Placer, pools: Sequence[PoolModel], classes: set[str]) -> tuple[int, int]:
+def _free_matching(placer: _Placer, slots: Sequence[_Slot], classes: set[str]) -> tuple[int, int]:
     free = best = 0
-    for pool in pools:
+    for slot in slots:
         matching = frozenset().union(
-            *(placer.cache.matching(pool, placer.classes[c]) for c in classes if c in placer.classes)
+            *(placer.cache.matching(slot.shape, placer.classes[c]) for c in classes if c in placer.classes)
         )
-        for state, n in placer.state.dra[pool.name].items():
+        if not matching:
+            continue
+        for state, n in slot.nodes.items():
             left = len(matching - state)
             free += left * n
             best = max(best, left)
@@ -334,16 +560,23 @@ def _free_matching(placer: _Placer, pools: Sequence[PoolModel], classes: set[str
 def _pool_use(placer: _Placer) -> list[PoolUse]:
     out = []
     for pool in placer.fleet.pools:
-        mode = placer.modes[pool.name]
-        if pool.name in placer.state.legacy:
-            capacity = sum(pool.resources.values()) * pool.nodes
-            free = sum(sum(state) * n for state, n in placer.state.legacy[pool.name].items())
-        elif pool.name in placer.state.dra:
-            capacity = len(pool.devices) * pool.nodes
-            free = sum(
-                (len(pool.devices) - len(state)) * n for state, n in placer.state.dra[pool.name].items()
-            )
-        else:
-            capacity = free = 0
-        out.append(PoolUse(pool.name, mode, pool.nodes, capacity, free))
+        mode = placer.modes.get(pool.name, pool.fixed)
+        slots = [s for s in placer.slots.get(mode, ()) if s.pool is pool]
+        nodes = capacity = free = 0
+        if mode not in MODES:
+            nodes = max(pool.nodes(m) for m in MODES)
+        for slot in slots:
+            for state, n in slot.nodes.items():
+                nodes += n
+                capacity += slot.shape.capacity * n
+                free += slot.shape.free(state) * n
+        use = PoolUse(pool.name, mode, nodes, capacity, free, pool.sources.get(mode, "model"))
+        use.added, use.limit, use.ceiling = placer.added[pool.name], nodes, capacity
+        if pool.growth is not None and mode in MODES:
+            use.limit = pool.growth.limit
+            use.ceiling = None
+            if use.limit is not None:
+                use.ceiling = capacity + max(0, use.limit - nodes) * pool.added[mode].capacity
+            use.caveat = pool.growth.caveat
+        out.append(use)
     return out
