@@ -91,7 +91,7 @@ class MomentCapacity:
 
     @property
     def tight(self) -> bool:
-        return self.fits and bool(self.tight_uses)
+        return self.fits and not self.depends and bool(self.tight_uses)
 
     def as_dict(self) -> dict[str, Any]:
         first = self.outcome.failures[0] if self.outcome.failures else None
