@@ -257,6 +257,7 @@ class _Placer:
                 self._slot(mode, pool, group.shape, Counter(dict(group.nodes)))
         self._eligible: dict[tuple[str, ...], list[_Slot]] = {}
         self._best: dict[tuple[int, str], tuple[int, tuple[int, DraState, DraState] | None]] = {}
+        self._best_legacy: dict[tuple[int, str], tuple[int, tuple[int, LegacyState] | None]] = {}
         self._full: set[tuple[str, int]] = set()
 
     def _slot(self, mode: str, pool: PoolModel, shape: Shape, nodes: Counter[Any]) -> _Slot:
@@ -278,20 +279,40 @@ class _Placer:
             self._eligible[key] = found
         return found
 
-    def place_legacy(self, demand: Demand, slots: Sequence[_Slot]) -> bool:
+    def place_legacy(self, demand: Demand, slots: Sequence[_Slot], pods: int = 1) -> int:
+        """Place up to `pods` pods, each on the most allocated node with room; how many were placed.
+
+        The node chosen for a pod takes the next ones until it is full, then the other nodes in
+        the same state do, as placing them one by one would."""
         best: tuple[int, int, LegacyState, _Slot] | None = None
+        what = f"{demand.resource} {demand.per_pod}"
         for slot in slots:
-            column = slot.shape.resource_names.index(demand.resource)
-            for state, count in slot.nodes.items():
-                if count and state[column] >= demand.per_pod:
-                    candidate = (state[column], slot.index, state, slot)
-                    best = candidate if best is None or candidate[:3] < best[:3] else best
+            memo = self._best_legacy.get((slot.index, what))
+            found = memo[1] if memo is not None and memo[0] == slot.version else self._legacy_best(slot, what)
+            if found is not None and (best is None or (found[0], slot.index, found[1]) < best[:3]):
+                best = (found[0], slot.index, found[1], slot)
         if best is None:
-            return False
-        _, _, state, slot = best
+            return 0
+        free, _, state, slot = best
         column = slot.shape.resource_names.index(demand.resource)
-        slot.move(state, tuple(v - demand.per_pod if i == column else v for i, v in enumerate(state)))
-        return True
+        per_node = free // demand.per_pod
+        taken = min(pods, per_node * slot.nodes[state])
+        full, rest = divmod(taken, per_node)
+        for count, n in ((per_node, full), (rest, 1 if rest else 0)):
+            after = tuple(v - count * demand.per_pod if i == column else v for i, v in enumerate(state))
+            for _ in range(n):
+                slot.move(state, after)
+        return taken
+
+    def _legacy_best(self, slot: _Slot, what: str) -> tuple[int, LegacyState] | None:
+        """The group's most allocated state with room for one pod of `what` (resource, count):
+        (free, state)."""
+        resource, _, count = what.rpartition(" ")
+        column = slot.shape.resource_names.index(resource)
+        candidates = [(state[column], state) for state in slot.nodes if state[column] >= int(count)]
+        best = min(candidates) if candidates else None
+        self._best_legacy[(slot.index, what)] = (slot.version, best)
+        return best
 
     def allocate(
         self, shape: Shape, state: DraState, claims: Sequence[Claim], signature: str
@@ -453,18 +474,24 @@ def _place_demand(placer: _Placer, demand: Demand, outcome: Outcome) -> int:
     def fits(shape: Shape) -> bool:
         return shape.resources.get(demand.resource, 0) >= demand.per_pod
 
-    for n in range(pods):
+    n = 0
+    while n < pods:
         if placer.full(demand):
             return n
-        if placer.place_legacy(demand, placer.eligible("legacy", demand)):
+        placed = placer.place_legacy(demand, placer.eligible("legacy", demand), pods - n)
+        if placed:
+            n += placed
             continue
         bridge_slots = placer.viable(demand, claims, signature) if bridge else []
         if bridge_slots and placer.place_claims(claims, signature, bridge_slots):
             outcome.bridged += 1
+            n += 1
             continue
-        if placer.grow("legacy", demand, fits) and placer.place_legacy(
-            demand, placer.eligible("legacy", demand)
-        ):
+        placed = placer.grow("legacy", demand, fits) and placer.place_legacy(
+            demand, placer.eligible("legacy", demand), pods - n
+        )
+        if placed:
+            n += placed
             continue
         placer.mark_full(demand)
         return n
