@@ -91,6 +91,9 @@ class PlacementCache:
         self.moments: dict[str, Outcome] = {}
         """Outcome per moment key: a moment identical to one already placed is not placed again."""
         self._demands: dict[str, tuple[Demand, ...]] = {}
+        self.claim_phases: dict[str, _DraPhase] = {}
+        """Claim pods placed on the same DRA groups are placed once (a drain moment's are its
+        source wave's)."""
         self._allocators: dict[tuple[str, str], Allocator] = {}
         self._outcomes: dict[tuple[str, str, DraState, str], DraState | AllocationError | None] = {}
         self._matching: dict[tuple[str, str, tuple[str | None, ...]], tuple[frozenset[DeviceID], bool]] = {}
@@ -216,6 +219,16 @@ class PlacementCache:
             }
         found = self._matching[key] = (frozenset(out), clean)
         return found
+
+
+@dataclass(frozen=True)
+class _DraPhase:
+    """DRA groups after a moment's claim pods were placed, and the claims that failed."""
+
+    slots: tuple[tuple[PoolModel, Shape, Counter[Any]], ...]
+    added: Counter[str]
+    grown: int
+    failures: tuple[Failure, ...]
 
 
 @dataclass
@@ -425,6 +438,28 @@ class _Placer:
             mode, node.labels, node.taints, demand.node_selector, demand.tolerations, demand.on_dra
         )
 
+    def claims_phase_key(self, claims: Sequence[Demand], reasons: bool) -> str:
+        """What placing the claim pods reads: DRA groups and their states, provisioners that grow
+        DRA pools, the claim demands and the classes they name."""
+        names = sorted({n for d in claims for n in self._used_classes(d.claims, d.signature)[0]})
+        growing = [p.name for p in self.fleet.pools if p.growth and self.modes.get(p.name) == "dra"]
+        slots = [(s.shape.key, list(s.nodes.items())) for s in self.slots["dra"]]
+        used = [(n, self.classes[n]) for n in names]
+        return repr((reasons, slots, growing, used)) + "".join(d.key for d in claims)
+
+    def dra_phase(self, failures: list[Failure]) -> _DraPhase:
+        """The DRA groups after the claim pods, to start an identical moment from."""
+        slots = tuple((s.pool, s.shape, Counter(s.nodes)) for s in self.slots["dra"])
+        return _DraPhase(slots, Counter(self.added), self.grown, tuple(failures))
+
+    def restore(self, phase: _DraPhase) -> list[Failure]:
+        """Start from a phase placed before; its failures."""
+        self.slots["dra"] = []
+        for pool, shape, nodes in phase.slots:
+            self._slot("dra", pool, shape, Counter(nodes))
+        self.added, self.grown = Counter(phase.added), phase.grown
+        return list(phase.failures)
+
     def full(self, demand: Demand) -> bool:
         """A pod alike found no room since the last node was added."""
         return (demand.pod_key, self.grown) in self._full
@@ -441,14 +476,30 @@ def place(
     demands: Sequence[Demand],
     cache: PlacementCache,
     tiers: Mapping[str, str] | None = None,
+    reasons: bool = True,
 ) -> Outcome:
     """Place every demand; `modes` per pool is legacy, dra, dra-no-driver or draining; `bridges` maps
-    a resource to its class; `tiers` (tier -> class) get their free matching devices counted."""
+    a resource to its class; `tiers` (tier -> class) get their free matching devices counted.
+    Without `reasons` only the first failure says why (a verdict needs no more)."""
     placer = _Placer(fleet, modes, classes, bridges, cache)
     outcome = Outcome()
     order = sorted(range(len(demands)), key=lambda i: (not demands[i].on_dra, -demands[i].per_pod, i))
-    for i in order:
-        demand = demands[i]
+    claims = [demands[i] for i in order if demands[i].on_dra]
+    key = placer.claims_phase_key(claims, reasons)
+    phase = cache.claim_phases.get(key)
+    if phase is None:
+        _place_all(placer, claims, outcome, reasons)
+        cache.claim_phases[key] = placer.dra_phase(outcome.failures)
+    else:
+        outcome.failures = placer.restore(phase)
+    _place_all(placer, [demands[i] for i in order if not demands[i].on_dra], outcome, reasons)
+    outcome.pools = _pool_use(placer)
+    outcome.tiers = {t: _free_matching(placer, placer.slots["dra"], {c})[0] for t, c in (tiers or {}).items()}
+    return outcome
+
+
+def _place_all(placer: _Placer, demands: Sequence[Demand], outcome: Outcome, reasons: bool) -> None:
+    for demand in demands:
         placed = 0
         reason = ""
         try:
@@ -457,10 +508,9 @@ def place(
             reason = str(exc)
         wanted = 1 if demand.shared else demand.pods
         if placed < wanted:
-            outcome.failures.append(Failure(demand, placed, reason or _why(placer, demand)))
-    outcome.pools = _pool_use(placer)
-    outcome.tiers = {t: _free_matching(placer, placer.slots["dra"], {c})[0] for t, c in (tiers or {}).items()}
-    return outcome
+            if not reason and (reasons or not outcome.failures):
+                reason = _why(placer, demand)
+            outcome.failures.append(Failure(demand, placed, reason))
 
 
 def _place_demand(placer: _Placer, demand: Demand, outcome: Outcome) -> int:

@@ -68,7 +68,7 @@ class MomentCapacity:
         capacity = sum(p.capacity for p in pools)
         return capacity - sum(p.free for p in pools), capacity
 
-    def _headroom_use(self, mode: str) -> tuple[int, int]:
+    def _limit_use(self, mode: str) -> tuple[int, int]:
         """(in use, capacity at the limits) of the pools in `mode` whose provisioner has one."""
         pools = [p for p in self.outcome.pools if p.mode == mode and p.ceiling is not None]
         return sum(p.capacity - p.free for p in pools), sum(p.ceiling or 0 for p in pools)
@@ -78,7 +78,7 @@ class MomentCapacity:
         """(mode, in use, capacity) of the allocators at least `TIGHT_USE` in use."""
         out = []
         for mode in ("legacy", "dra"):
-            used, capacity = self._headroom_use(mode)
+            used, capacity = self._limit_use(mode)
             if capacity and used >= TIGHT_USE * capacity:
                 out.append((mode, used, capacity))
         return out
@@ -190,11 +190,12 @@ def wave_capacity(
     cache: PlacementCache,
     extra: tuple[Demand, ...] = (),
     source: WaveState | None = None,
-    headroom: bool = True,
+    detail: bool = True,
 ) -> WaveCapacity:
     """Place the workloads of every moment of `state` (and `extra` demand that runs in every moment);
-    with `source`, of the transition from it instead of from the previous wave. `headroom` counts
-    the free devices of each tier (the report's; verdicts do not need them)."""
+    with `source`, of the transition from it instead of from the previous wave. `detail` counts
+    the free devices of each tier and says why every misfit does not fit (the report's; a verdict
+    needs only the first reason)."""
     out = WaveCapacity(plan.platform.name, state.name, notes=fleet.notes)
     demands_of = cache.demands(plan)
     if source is None:
@@ -204,13 +205,14 @@ def wave_capacity(
     for moment in moments:
         classes = moment_classes(plan, moment.runs)
         bridges = moment_bridges(plan, moment.runs, classes)
-        tiers = {t: plan.platform.class_name(t) for t in moment.runs.tiers} if headroom else {}
+        tiers = {t: plan.platform.class_name(t) for t in moment.runs.tiers} if detail else {}
         demands = (*moment.demands, *extra)
-        key = repr([sorted(x.items()) for x in (moment.modes, classes, bridges, tiers)])
+        key = repr([detail, *(sorted(x.items()) for x in (moment.modes, classes, bridges, tiers))])
         key += "".join(d.key for d in demands)
         outcome = cache.moments.get(key)
         if outcome is None:
-            outcome = cache.moments[key] = place(fleet, moment.modes, classes, bridges, demands, cache, tiers)
+            outcome = place(fleet, moment.modes, classes, bridges, demands, cache, tiers, detail)
+            cache.moments[key] = outcome
         out.moments.append(MomentCapacity(moment, outcome, demands))
     return out
 
@@ -225,13 +227,13 @@ def plan_capacity(
     file: str = "<spec>",
     extra: tuple[Demand, ...] = (),
     fleet: Fleet | None = None,
-    headroom: bool = True,
+    detail: bool = True,
 ) -> list[WaveCapacity]:
     """The capacity of the named waves (default: all) of one platform, on `fleet` (default: modelled)."""
     fleet = fleet or build_fleet(plan.platform, file)
     cache = _cache(plan)
     return [
-        wave_capacity(plan, s, fleet, cache, extra, headroom=headroom)
+        wave_capacity(plan, s, fleet, cache, extra, detail=detail)
         for s in plan.waves
         if waves is None or s.name in waves
     ]

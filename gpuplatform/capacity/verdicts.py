@@ -54,7 +54,7 @@ def capacity_verdicts(
     plan: Plan, waves: list[str] | None = None, file: str = "<spec>"
 ) -> dict[str, WaveCapacity]:
     """Wave name -> its capacity (all waves unless named)."""
-    return {r.wave: r for r in plan_capacity(plan, waves, file, headroom=False)}
+    return {r.wave: r for r in plan_capacity(plan, waves, file, detail=False)}
 
 
 def capacity_problems(loaded: LoadedPlatform) -> list[Problem]:
