@@ -7,10 +7,13 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from gpuplatform.model.base import SEMVER, DnsLabel, DnsSubdomain, Quantity, SpecModel
+from gpuplatform.model.containers import ContainerResources, Digest, ImageReference, ResourceAmounts
 
 __all__ = [
+    "VALIDATION_IMAGE",
     "AttributeSelector",
     "CapacitySelector",
+    "GpuProbe",
     "NimService",
     "SelectorOp",
     "Toleration",
@@ -37,14 +40,17 @@ class Workload(SpecModel):
     namespace: DnsLabel
     name: DnsSubdomain
     gpus: int = Field(default=1, ge=1, le=32)
+    """GPUs one pod requests (the device plugin's `nvidia.com/gpu`, summed over its containers)."""
     tier: DnsLabel
     moves_in: DnsLabel
     manifest: str | None = None
     """Path of the original manifest; when given, the converted file is handed off in full."""
-    shared_claim: bool = True
-    """One claim shared by all GPU containers (they see the same GPUs) or one claim per container."""
+    shared_claim: bool = False
+    """All GPU containers share one request (they see the same GPUs); default: each container keeps
+    its own distinct GPUs, as with the device plugin."""
     replicas: int = Field(default=1, ge=0)
-    """Pods the workload runs at peak; each needs `gpus` (read by `gpuplatform capacity`)."""
+    """Pods the workload runs at peak (replicas, parallelism, nodes of a DaemonSet); each needs
+    `gpus` (read by `gpuplatform capacity`, and sizes the legacy quota)."""
     resource: str = Field(default="nvidia.com/gpu", pattern=r"^nvidia\.com/[a-z0-9.-]+$")
     """Extended resource the legacy pods request (`nvidia.com/mig-3g.40gb` on a MIG pool)."""
     node_selector: dict[str, str] = {}
@@ -106,6 +112,9 @@ class NimService(SpecModel):
     moves_in: DnsLabel
     manifest: str | None = None
     """Path of the team's original NIMService manifest, converted in full when given."""
+    cache: DnsSubdomain | None = None
+    """NIMCache the new service mounts (default: a cache named like the service). Never the legacy
+    service's cache: engine profiles are GPU-specific and an RWO volume mounts on one node only."""
     accept_preview: bool = False
     """Accept NIM DRA (Technology Preview) in a production tenant or wave."""
 
@@ -127,11 +136,32 @@ class NimService(SpecModel):
         return self
 
 
-class ValidationWorkload(SpecModel):
-    """The pilot workload that proves a claim reaches a container (`nvidia-smi -L`)."""
+VALIDATION_IMAGE = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
+
+
+class GpuProbe(SpecModel):
+    """A container that prints its view of the GPUs it was given (`nvidia-smi -L`) and holds them."""
+
+    image: ImageReference = VALIDATION_IMAGE
+    """Image with `sh` and `nvidia-smi` (the CUDA base images have both); pin it by digest."""
+    image_digest: Digest | None = None
+    command: tuple[str, ...] = ("nvidia-smi", "-L")
+    """What prints the container's view of its GPUs; its output must carry `(UUID: GPU-…)` lines."""
+    resources: ContainerResources = ContainerResources(
+        requests=ResourceAmounts(cpu="10m", memory="16Mi"),
+        limits=ResourceAmounts(cpu="100m", memory="64Mi"),
+    )
+
+
+class ValidationWorkload(GpuProbe):
+    """The pilot workload that proves a claim reaches a container.
+
+    Its pod prints `nvidia-smi -L` and holds the claim while the `claim-pilot` gate reads the
+    allocation, the device's UUID in its ResourceSlice and the container's log; the gate then
+    removes it and proves the claim was released. The bridge gate's pods run the same probe.
+    """
 
     tenant: DnsLabel
     claim_template: DnsSubdomain
-    name: DnsLabel = "gpu-dra-validation"
-    image: str = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
-    command: tuple[str, ...] = ("nvidia-smi", "-L")
+    name: str = Field(default="gpu-dra-validation", pattern=r"^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$")
+    """Prefix of the validation Job's name (a digest of the wave is appended; at most 52)."""
