@@ -18,9 +18,10 @@ from functools import cached_property
 from typing import Any
 
 from gpuplatform.capacity.allocator import DeviceID
-from gpuplatform.capacity.growth import Growth, pool_growth, provisioner_labels
+from gpuplatform.capacity.growth import Growth, pool_growth
 from gpuplatform.capacity.nodes import Node
 from gpuplatform.errors import InputError, Problem
+from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import lookup_product, slices_for_node
 from gpuplatform.inventory.resource_slices import normalise_slice
 from gpuplatform.model.nodes import NodePool
@@ -146,7 +147,8 @@ class Fleet:
 def mode_labels(platform: Platform, pool: NodePool, mode: str, product: str, gpus: int) -> dict[str, str]:
     """Labels of a pool's node in `mode`: the platform's, the provisioner's, and GPU Feature
     Discovery's product and count."""
-    labels = {**node_labels(platform, pool, "dra" if mode == "dra" else "legacy"), **provisioner_labels(pool)}
+    labels = node_labels(platform, pool, "dra" if mode == "dra" else "legacy")
+    labels.update(pool_selector(pool).labels)
     labels[PRODUCT_LABEL] = product.replace(" ", "-")
     labels[COUNT_LABEL] = str(gpus)
     return labels

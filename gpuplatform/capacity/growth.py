@@ -36,30 +36,12 @@ from typing import Any
 
 from gpuplatform.capacity.nodes import taints_tolerated
 from gpuplatform.cel.quantity import QuantityError, parse_quantity
+from gpuplatform.gates.nodes import PROVISIONER_LABELS, pool_selector
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.render.nodes import node_labels
 
-__all__ = ["Growth", "pool_growth", "provisioner_labels"]
-
-#: (kind, cloud) -> the label the provisioner sets to its name on every node it makes.
-_OWN_LABELS: dict[tuple[str, str | None], str] = {
-    ("karpenter", None): "karpenter.sh/nodepool",
-    ("node-group", "eks"): "eks.amazonaws.com/nodegroup",
-    ("node-group", "gke"): "cloud.google.com/gke-nodepool",
-    ("node-group", "aks"): "kubernetes.azure.com/agentpool",
-}
-
-
-def provisioner_labels(pool: NodePool) -> dict[str, str]:
-    """Labels every node of a provisioner pool carries: `nodeLabels`, else the provisioner's own."""
-    p = pool.provisioner
-    if p is None:
-        return {}
-    if p.node_labels:
-        return dict(p.node_labels)
-    own = _OWN_LABELS.get((p.kind, p.cloud))
-    return {own: p.name} if own else {}
+__all__ = ["Growth", "pool_growth"]
 
 
 @dataclass(frozen=True)
@@ -141,7 +123,7 @@ def pool_growth(platform: Platform, pool: NodePool) -> Growth | None:
     claims = p.kind != "karpenter" if p.scales_for_claims is None else p.scales_for_claims
     template = None
     if p.kind == "karpenter":
-        own = provisioner_labels(pool)
+        own = {PROVISIONER_LABELS[("karpenter", None)]: p.name, **dict(pool_selector(pool).labels)}
         template = {m: {**node_labels(platform, pool, m), **own} for m in ("legacy", "dra")}
     floor = p.min_nodes if limit is None else min(p.min_nodes, limit)
     return Growth(p.kind, p.name, floor, limit, caveat, claims, template)

@@ -30,7 +30,7 @@ from typing import Any
 from gpuplatform.capacity.allocator import DeviceID
 from gpuplatform.capacity.demand import Demand, wave_demands
 from gpuplatform.capacity.fleet import MODES, Fleet, Group, PoolModel, Shape, State, build_fleet, model_shape
-from gpuplatform.capacity.growth import pool_growth, provisioner_labels
+from gpuplatform.capacity.growth import pool_growth
 from gpuplatform.capacity.held import Held
 from gpuplatform.capacity.moments import moment_classes
 from gpuplatform.capacity.nodes import Node
@@ -40,6 +40,7 @@ from gpuplatform.cel.checker import ALL
 from gpuplatform.cel.quantity import QuantityError, parse_quantity
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.evidence.snapshot import Snapshot
+from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import DRIVER
 from gpuplatform.inventory.resource_slices import normalise_slice
 from gpuplatform.model.nodes import NodePool
@@ -116,6 +117,7 @@ def snapshot_slices(snapshot: Snapshot) -> list[dict[str, Any]]:
 class _Real:
     """A snapshot node: what it advertises to each allocator, and what holds its devices."""
 
+    raw: dict[str, Any]
     name: str
     labels: Mapping[str, str]
     taints: tuple[Mapping[str, Any], ...]
@@ -164,6 +166,7 @@ def _real_nodes(snapshot: Snapshot, slices: Sequence[Mapping[str, Any]], held: H
             taints += (UNSCHEDULABLE,)
         out.append(
             _Real(
+                item,
                 name,
                 dict(meta.get("labels") or {}),
                 taints,
@@ -173,13 +176,6 @@ def _real_nodes(snapshot: Snapshot, slices: Sequence[Mapping[str, Any]], held: H
             )
         )
     return out
-
-
-def _selects(pool: NodePool, node: _Real) -> bool:
-    if pool.provisioner is None:
-        return node.name in pool.nodes
-    labels = provisioner_labels(pool)
-    return bool(labels) and all(node.labels.get(k) == v for k, v in labels.items())
 
 
 def _device_key(device: Mapping[str, Any], names: frozenset[str] | None) -> dict[str, Any]:
@@ -310,7 +306,8 @@ def snapshot_fleet(
     taken: set[str] = set()
     pools, problems = [], []
     for i, pool in enumerate(platform.node_pools):
-        members = [n for n in nodes if n.name not in taken and _selects(pool, n)]
+        selector = pool_selector(pool)
+        members = [n for n in nodes if n.name not in taken and selector.matches(n.raw)]
         taken |= {n.name for n in members}
         try:
             pools.append(_snapshot_pool(platform, pool, members, builder))
