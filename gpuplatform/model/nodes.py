@@ -59,6 +59,9 @@ class Provisioner(SpecModel):
             raise ValueError("nodeLabels values must not be empty")
         if self.limits and self.kind != "karpenter":
             raise ValueError(f"limits are a Karpenter NodePool's; a {self.kind} pool declares maxNodes")
+        negative = sorted(k for k, v in self.limits.items() if str(v).lstrip().startswith("-"))
+        if negative:
+            raise ValueError(f"limits must not be negative: {', '.join(negative)}")
         if self.max_nodes is not None and self.max_nodes < self.min_nodes:
             raise ValueError(f"maxNodes {self.max_nodes} is below minNodes {self.min_nodes}")
         return self

@@ -144,7 +144,45 @@ def test_limits_belong_to_karpenter_and_max_nodes_is_at_least_min_nodes() -> Non
         Provisioner(kind="node-group", name="g", cloud="eks", limits={"nodes": 3})
     with pytest.raises(ValidationError, match="maxNodes 1 is below minNodes 2"):
         Provisioner(kind="karpenter", name="k", min_nodes=2, max_nodes=1)
+    with pytest.raises(ValidationError, match=r"limits must not be negative: nvidia\.com/gpu"):
+        Provisioner(kind="karpenter", name="k", limits={"nvidia.com/gpu": -8})
+    with pytest.raises(ValidationError, match="Kubernetes quantity"):
+        Provisioner(kind="karpenter", name="k", limits={"cpu": "lots"})
     NodePool(name="p", provisioner=Provisioner(kind="karpenter", name="k", limits={"nodes": 2}), product="x")
+
+
+@pytest.mark.parametrize(
+    ("kind", "labels", "extra"),
+    [
+        ("karpenter", {"karpenter.sh/nodepool": "kp-np"}, {}),
+        ("node-group", {"eks.amazonaws.com/nodegroup": "kp-np"}, {}),
+        (
+            "cluster-api",
+            {"node.cluster.x-k8s.io/pool": "gpu"},
+            {"node_labels": {"node.cluster.x-k8s.io/pool": "gpu"}},
+        ),
+    ],
+)
+def test_every_provisioner_kind_finds_its_nodes_in_a_snapshot(
+    tmp_path: Path, kind: str, labels: dict[str, str], extra: dict[str, object]
+) -> None:
+    from gpuplatform.capacity.run import stack_capacity
+    from gpuplatform.load.documents import platform_document
+    from gpuplatform.load.stacks import LoadedPlatform
+    from tests.evidence.builders import Cluster, node
+
+    # GIVEN a pool of each kind with two nodes carrying its labels, at most three, and 4 x 8 GPUs
+    p = platform([provisioned("kp", kind, max_nodes=3, **extra)], [workload("train", 4, 8)])
+    nodes = [node(f"kp-{i}", gpus="8", labels=labels) for i in range(2)] + [node("stray", gpus="8")]
+    folder = Cluster(kinds={"nodes": nodes}).write(tmp_path / "snap")
+    (result,) = stack_capacity(
+        [LoadedPlatform(p, "lab.py", (), platform_document(p))], "base", False, str(folder)
+    )
+    # THEN its two nodes are found, one is added up to the limit, and the node no pool selects stays apart
+    use = {u.name: (u.nodes, u.added, u.source) for u in result.moments[-1].outcome.pools}
+    assert use["kp"] == (3, 1, "snapshot")
+    assert use["(no pool), device plugin"] == (1, 0, "snapshot")
+    assert result.fits
 
 
 def test_capacity_exits_1_check_warns_gp282_and_the_runbook_says_it_depends(tmp_path: Path) -> None:
@@ -177,6 +215,10 @@ def test_capacity_exits_1_check_warns_gp282_and_the_runbook_says_it_depends(tmp_
     )
     bounded = CliRunner().invoke(main, ["capacity", stack, "--wave", "base", "--format", "json"])
     assert json.loads(bounded.stdout)[0]["dependsOnProvisioner"] is True
+    planned = CliRunner().invoke(main, ["plan", stack, "--from", "base", "--to", "pilot"])
+    assert (
+        "capacity: depends on the provisioner at base -> pilot: new drained: pool old needs" in planned.stdout
+    )
 
 
 def test_the_runbook_of_a_wave_that_depends_on_a_provisioner_says_so() -> None:
