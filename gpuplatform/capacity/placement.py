@@ -23,7 +23,7 @@ from functools import partial
 from typing import Any
 
 from gpuplatform.capacity.allocator import AllocationError, Allocator, DeviceID
-from gpuplatform.capacity.claims import Claim, DeviceClass
+from gpuplatform.capacity.claims import Claim, DeviceClass, Request
 from gpuplatform.capacity.demand import Demand, claim_for, claims_signature, wave_demands
 from gpuplatform.capacity.fleet import MODES, Fleet, PoolModel, Shape, State
 from gpuplatform.capacity.nodes import taints_tolerated
@@ -95,10 +95,10 @@ class PlacementCache:
         """Claim pods placed on the same DRA groups are placed once (a drain moment's are its
         source wave's)."""
         self._allocators: dict[tuple[str, str], Allocator] = {}
-        self._outcomes: dict[tuple[str, str, DraState, str], DraState | AllocationError | None] = {}
-        self._matching: dict[tuple[str, str, tuple[str | None, ...]], tuple[frozenset[DeviceID], bool]] = {}
+        self._outcomes: dict[tuple[str, str, DraState], DraState | AllocationError | None] = {}
+        self._matching: dict[tuple[str, tuple[str | None, ...]], tuple[frozenset[DeviceID], bool]] = {}
         self._admits: dict[tuple[str, str], bool] = {}
-        self._empty: dict[tuple[str, str, str], bool] = {}
+        self._empty: dict[tuple[str, str], bool] = {}
 
     def demands(self, plan: Plan) -> Callable[[WaveState], tuple[Demand, ...]]:
         """A wave's demand, computed once per run (a drain moment runs the previous wave's)."""
@@ -119,57 +119,46 @@ class PlacementCache:
             )
         return found
 
-    def allocate(
-        self,
-        shape: Shape,
-        classes: Mapping[str, DeviceClass],
-        classes_key: str,
-        state: DraState,
-        claims: Sequence[Claim],
-        signature: str,
-        counted: Sequence[tuple[str, int]] = (),
-    ) -> DraState | None:
+    def allocate(self, shape: Shape, state: DraState, claims: Sequence[Claim], ask: Ask) -> DraState | None:
         """The devices the claims take on a node of `shape` in `state`; None when they do not fit.
 
-        `classes_key` and `signature` identify the classes and the claims' requests in the memo.
-        `counted` (class, count) of plain requests skips the allocator when a class leaves too few
-        free devices (a necessary condition, used only where no selector fails).
+        The memo is keyed by what the allocator reads (`ask.meaning`: class selectors, not class
+        names), so tiers that select alike share answers; an error is recomputed under the
+        claims' own class names, whose messages name them. A class that leaves too few free
+        devices for a plain request skips the allocator (a necessary condition, used only where
+        no selector fails).
         """
-        key = (shape.key, classes_key, state, signature)
-        if key not in self._outcomes:
-            outcome: DraState | AllocationError | None = None
-            for name, count in counted:
-                matching = self.matching_exactly(shape, classes[name])
-                if matching is not None and len(matching - state) < count:
-                    self._outcomes[key] = None
-                    return None
-            allocator = self.allocator(shape, classes, classes_key)
-            try:
-                outcome = allocator.devices(shape.node, claims, state)
-            except AllocationError as exc:
-                outcome = exc
-            self._outcomes[key] = outcome
-        found = self._outcomes[key]
+        shared = (shape.key, ask.meaning, state)
+        found = self._outcomes.get(shared)
+        if shared not in self._outcomes or isinstance(found, AllocationError):
+            exact = (shape.key, ask.exact, state)
+            if exact not in self._outcomes:
+                self._outcomes[exact] = self._allocate(shape, state, claims, ask)
+            found = self._outcomes[shared] = self._outcomes[exact]
         if isinstance(found, AllocationError):
             raise found
         return found
 
-    def fits_empty(
-        self,
-        shape: Shape,
-        classes: Mapping[str, DeviceClass],
-        classes_key: str,
-        claims: Sequence[Claim],
-        signature: str,
-        counted: Sequence[tuple[str, int]] = (),
-    ) -> bool:
+    def _allocate(
+        self, shape: Shape, state: DraState, claims: Sequence[Claim], ask: Ask
+    ) -> DraState | AllocationError | None:
+        for name, count in ask.counted:
+            matching = self.matching_exactly(shape, ask.classes[name])
+            if matching is not None and len(matching - state) < count:
+                return None
+        allocator = self.allocator(shape, ask.classes, ask.classes_key)
+        try:
+            return allocator.devices(shape.node, claims, state)
+        except AllocationError as exc:
+            return exc
+
+    def fits_empty(self, shape: Shape, claims: Sequence[Claim], ask: Ask) -> bool:
         """Whether an empty node of `shape` can take the claims (the question every moment asks
         of every group, answered once)."""
-        key = (shape.key, classes_key, signature)
+        key = (shape.key, ask.meaning)
         found = self._empty.get(key)
         if found is None:
-            taken = self.allocate(shape, classes, classes_key, frozenset(), claims, signature, counted)
-            found = self._empty[key] = taken is not None
+            found = self._empty[key] = self.allocate(shape, frozenset(), claims, ask) is not None
         return found
 
     def admits(self, shape: Shape, demand: Demand) -> bool:
@@ -195,7 +184,7 @@ class PlacementCache:
         return found if clean else None
 
     def _match(self, shape: Shape, device_class: DeviceClass) -> tuple[frozenset[DeviceID], bool]:
-        key = (shape.key, device_class.name, device_class.selectors)
+        key = (shape.key, device_class.selectors)
         found = self._matching.get(key)
         if found is not None:
             return found
@@ -219,6 +208,59 @@ class PlacementCache:
             }
         found = self._matching[key] = (frozenset(out), clean)
         return found
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What claims ask of the allocator: the classes they name, and the memo keys of an answer."""
+
+    classes: Mapping[str, DeviceClass]
+    classes_key: str
+    exact: str
+    """The claims with their class names: the key of an answer that names them (errors)."""
+    meaning: str
+    """The claims with each class replaced by its selectors: what decides which devices they get."""
+    counted: tuple[tuple[str, int], ...]
+    """(class, count) of each plain request (ExactCount, no admin access)."""
+
+    @classmethod
+    def of(cls, claims: Sequence[Claim], signature: str, known: Mapping[str, DeviceClass]) -> Ask:
+        names = {
+            r.class_name
+            for c in claims
+            for q in c.requests
+            for r in ((q.exactly,) if q.exactly else q.first_available)
+        }
+        classes = {n: known[n] for n in sorted(names) if n in known}
+
+        def request(r: Request) -> tuple[Any, ...]:
+            found = classes.get(r.class_name)
+            target = found.selectors if found is not None else ("missing", r.class_name)
+            return (r.name, target, r.mode, r.count, r.admin_access, r.selectors, r.tolerations)
+
+        meaning = repr(
+            [
+                (
+                    [
+                        (q.name, request(q.exactly) if q.exactly else [request(r) for r in q.first_available])
+                        for q in c.requests
+                    ],
+                    c.constraints,
+                )
+                for c in claims
+            ]
+        )
+        counted = tuple(
+            (r.class_name, r.count)
+            for c in claims
+            for q in c.requests
+            if (r := q.exactly) is not None
+            and r.mode == "ExactCount"
+            and not r.wants_admin
+            and r.class_name in classes
+        )
+        classes_key = repr(sorted(classes.items()))
+        return cls(classes, classes_key, classes_key + signature, meaning, counted)
 
 
 @dataclass(frozen=True)
@@ -259,7 +301,7 @@ class _Placer:
         cache: PlacementCache,
     ) -> None:
         self.fleet, self.modes, self.classes, self.bridges, self.cache = fleet, modes, classes, bridges, cache
-        self._used: dict[str, tuple[dict[str, DeviceClass], str, tuple[tuple[str, int], ...]]] = {}
+        self._asks: dict[str, Ask] = {}
         self.slots: dict[str, list[_Slot]] = {mode: [] for mode in MODES}
         self.added: Counter[str] = Counter()
         self.grown = 0
@@ -332,36 +374,14 @@ class _Placer:
     ) -> DraState | None:
         """`PlacementCache.allocate` with only the classes the claims name (so the memo holds across
         moments whose other classes differ)."""
-        classes, key, counted = self._used_classes(claims, signature)
-        return self.cache.allocate(shape, classes, key, state, claims, signature, counted)
+        return self.cache.allocate(shape, state, claims, self.ask(claims, signature))
 
-    def _used_classes(
-        self, claims: Sequence[Claim], signature: str
-    ) -> tuple[dict[str, DeviceClass], str, tuple[tuple[str, int], ...]]:
-        used = self._used.get(signature)
-        if used is None:
-            used = self._used[signature] = self._classes_of(claims)
-        return used
-
-    def _classes_of(
-        self, claims: Sequence[Claim]
-    ) -> tuple[dict[str, DeviceClass], str, tuple[tuple[str, int], ...]]:
-        """The classes the claims name, their memo key, and (class, count) of each plain request."""
-        names: set[str] = set()
-        counted = []
-        for claim in claims:
-            for q in claim.requests:
-                names |= {r.class_name for r in ((q.exactly,) if q.exactly else q.first_available)}
-                r = q.exactly
-                if (
-                    r is not None
-                    and r.mode == "ExactCount"
-                    and not r.wants_admin
-                    and r.class_name in self.classes
-                ):
-                    counted.append((r.class_name, r.count))
-        classes = {n: self.classes[n] for n in sorted(names) if n in self.classes}
-        return classes, repr(sorted(classes.items())), tuple(counted)
+    def ask(self, claims: Sequence[Claim], signature: str) -> Ask:
+        """What the claims ask of the allocator in this moment's classes (once per signature)."""
+        found = self._asks.get(signature)
+        if found is None:
+            found = self._asks[signature] = Ask.of(claims, signature, self.classes)
+        return found
 
     def _slot_best(
         self, slot: _Slot, claims: Sequence[Claim], signature: str
@@ -387,11 +407,8 @@ class _Placer:
         key = ("viable", demand.placement_key, signature, str(self.grown))
         found = self._eligible.get(key)
         if found is None:
-            classes, classes_key, counted = self._used_classes(claims, signature)
-            fits = partial(self.cache.fits_empty, classes=classes, classes_key=classes_key, claims=claims)
-            found = [
-                s for s in self.eligible("dra", demand) if fits(s.shape, signature=signature, counted=counted)
-            ]
+            ask = self.ask(claims, signature)
+            found = [s for s in self.eligible("dra", demand) if self.cache.fits_empty(s.shape, claims, ask)]
             self._eligible[key] = found
         return found
 
@@ -441,7 +458,7 @@ class _Placer:
     def claims_phase_key(self, claims: Sequence[Demand], reasons: bool) -> str:
         """What placing the claim pods reads: DRA groups and their states, provisioners that grow
         DRA pools, the claim demands and the classes they name."""
-        names = sorted({n for d in claims for n in self._used_classes(d.claims, d.signature)[0]})
+        names = sorted({n for d in claims for n in self.ask(d.claims, d.signature).classes})
         growing = [p.name for p in self.fleet.pools if p.growth and self.modes.get(p.name) == "dra"]
         slots = [(s.shape.key, list(s.nodes.items())) for s in self.slots["dra"]]
         used = [(n, self.classes[n]) for n in names]
