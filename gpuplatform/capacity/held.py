@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuplatform.capacity.allocator import DeviceID
+from gpuplatform.capacity.fields import mapping_at, mappings_at
 from gpuplatform.evidence.register import workload_of
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.model.platform import Platform
 
-__all__ = ["Held", "held_devices"]
+__all__ = ["Held", "PodClaims", "held_devices", "read_pods"]
 
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 
@@ -40,79 +41,108 @@ class Held:
     notes: tuple[str, ...] = ()
 
 
-def _results(claim: Mapping[str, Any]) -> list[DeviceID]:
-    allocation = (claim.get("status") or {}).get("allocation") or {}
-    return [
-        (str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
-        for r in (allocation.get("devices") or {}).get("results") or ()
-    ]
+@dataclass(frozen=True)
+class _Claim:
+    """An allocated claim as attribution reads it."""
+
+    namespace: str
+    name: str
+    annotations: Mapping[str, Any]
+    devices: list[DeviceID]
+    users: list[str]
+    """Pods it is reserved for, or that own it (a claim made from a template)."""
 
 
-def _pods_of(
-    claim: Mapping[str, Any], pods: Mapping[tuple[str, str], dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """Pods the claim is reserved for, or the pod that owns it (a claim made from a template)."""
-    namespace = str((claim.get("metadata") or {}).get("namespace", ""))
-    names = [
+@dataclass(frozen=True)
+class PodClaims:
+    """A pod and the claim entries of its spec and status."""
+
+    raw: dict[str, Any]
+    claims: list[Mapping[str, Any]]
+    statuses: list[Mapping[str, Any]]
+
+
+def _claim(item: Mapping[str, Any], file: str, loc: str) -> _Claim:
+    meta = mapping_at(item, "metadata", file, loc)
+    results = mappings_at(item, "status.allocation.devices.results", file, loc)
+    users = [
         str(r.get("name"))
-        for r in (claim.get("status") or {}).get("reservedFor") or ()
+        for r in mappings_at(item, "status.reservedFor", file, loc)
         if r.get("resource") == "pods"
     ]
-    names += [
+    users += [
         str(o.get("name"))
-        for o in (claim.get("metadata") or {}).get("ownerReferences") or ()
+        for o in mappings_at(item, "metadata.ownerReferences", file, loc)
         if o.get("kind") == "Pod"
     ]
-    return [pods[(namespace, n)] for n in dict.fromkeys(names) if (namespace, n) in pods]
+    return _Claim(
+        str(meta.get("namespace", "")),
+        str(meta.get("name", "")),
+        mapping_at(item, "metadata.annotations", file, loc),
+        [(str(r.get("driver")), str(r.get("pool")), str(r.get("device"))) for r in results],
+        list(dict.fromkeys(users)),
+    )
 
 
-def _template_of(claim: Mapping[str, Any], pod: Mapping[str, Any]) -> str:
+def _template_of(claim: _Claim, pod: PodClaims) -> str:
     """The claim template the pod made this claim from ("" when none)."""
-    meta = claim.get("metadata") or {}
-    name = str(meta.get("name", ""))
-    entry_of = {
-        str(s.get("resourceClaimName")): str(s.get("name"))
-        for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()
-    }
-    entry = entry_of.get(name) or (meta.get("annotations") or {}).get(POD_CLAIM_ANNOTATION)
-    for item in (pod.get("spec") or {}).get("resourceClaims") or ():
+    entry_of = {str(s.get("resourceClaimName")): str(s.get("name")) for s in pod.statuses}
+    entry = entry_of.get(claim.name) or claim.annotations.get(POD_CLAIM_ANNOTATION)
+    for item in pod.claims:
         if item.get("name") == entry and item.get("resourceClaimTemplateName"):
             return str(item["resourceClaimTemplateName"])
     return ""
 
 
-def held_devices(platform: Platform, snapshot: Snapshot, slices: list[dict[str, Any]]) -> Held:
+def read_pods(snapshot: Snapshot) -> dict[tuple[str, str], PodClaims]:
+    """(namespace, name) -> the pod (InputError naming `pods.json` and the field of a malformed one)."""
+    file = str(snapshot.folder / "pods.json")
+    out = {}
+    for i, item in enumerate(snapshot.items("pods") or ()):
+        loc = f"items[{i}]"
+        meta = mapping_at(item, "metadata", file, loc)
+        pod = PodClaims(
+            item,
+            mappings_at(item, "spec.resourceClaims", file, loc),
+            mappings_at(item, "status.resourceClaimStatuses", file, loc),
+        )
+        out[(str(meta.get("namespace", "")), str(meta.get("name", "")))] = pod
+    return out
+
+
+def held_devices(
+    platform: Platform,
+    snapshot: Snapshot,
+    slices: list[dict[str, Any]],
+    pods: Mapping[tuple[str, str], PodClaims],
+) -> Held:
     """The devices claims hold outside the spec's demand; `slices` (normalised) place them on nodes."""
     claims = snapshot.items("resourceclaims")
     if claims is None:
         return Held({}, {}, ("the snapshot has no ResourceClaims: devices already allocated are unknown",))
-    pods = {
-        (str(p["metadata"].get("namespace", "")), str(p["metadata"].get("name", ""))): p
-        for p in snapshot.items("pods") or ()
-    }
     owners = {(w.namespace, str(w.kind), w.name) for w in platform.workloads}
     owners |= {(n.namespace, "Deployment", n.name) for n in platform.nim_services}
     templates = {(t.ns, c.name) for t in platform.tenants for c in t.claim_templates}
     node_of = {
         (str(s["spec"]["driver"]), str(s["spec"]["pool"]["name"])): s["spec"].get("nodeName") for s in slices
     }
+    file = str(snapshot.folder / "resourceclaims.json")
     pinned: dict[str, set[DeviceID]] = {}
     found: Counter[tuple[str, str]] = Counter()
     held = 0
-    for claim in claims:
-        devices = _results(claim)
-        if not devices:
+    for i, item in enumerate(claims):
+        claim = _claim(item, file, f"items[{i}]")
+        if not claim.devices:
             continue
-        namespace = str((claim.get("metadata") or {}).get("namespace", ""))
-        users = _pods_of(claim, pods)
-        if any((namespace, *workload_of(pod, snapshot)) in owners for pod in users):
+        users = [pods[(claim.namespace, n)] for n in claim.users if (claim.namespace, n) in pods]
+        if any((claim.namespace, *workload_of(pod.raw, snapshot)) in owners for pod in users):
             continue
         template = next((t for t in (_template_of(claim, pod) for pod in users) if t), "")
-        if (namespace, template) in templates:
-            found[(namespace, template)] += 1
+        if (claim.namespace, template) in templates:
+            found[(claim.namespace, template)] += 1
             continue
         held += 1
-        for device in devices:
+        for device in claim.devices:
             node = node_of.get(device[:2])
             if node:
                 pinned.setdefault(str(node), set()).add(device)

@@ -9,11 +9,11 @@ from typing import Any
 
 from gpuplatform.capacity.demand import Demand
 from gpuplatform.capacity.fleet import Fleet
-from gpuplatform.capacity.held import held_devices
+from gpuplatform.capacity.held import PodClaims, held_devices, read_pods
 from gpuplatform.capacity.register import register_demand
 from gpuplatform.capacity.report import WaveCapacity, plan_capacity
 from gpuplatform.capacity.selectors import SelectorCache
-from gpuplatform.capacity.snapshot import plan_reads, snapshot_fleet, snapshot_slices
+from gpuplatform.capacity.snapshot import RealNode, plan_reads, read_nodes, snapshot_fleet, snapshot_slices
 from gpuplatform.errors import InputError
 from gpuplatform.evidence.register import WorkloadRow, workload_rows
 from gpuplatform.evidence.snapshot import Snapshot, snapshot_or_pods
@@ -27,11 +27,21 @@ __all__ = ["stack_capacity"]
 
 @dataclass(frozen=True)
 class _Read:
-    """A snapshot, read once for every platform of the stack."""
+    """A snapshot, read once for every platform of the stack (what capacity reads of it is checked
+    before the register reads it)."""
 
     snapshot: Snapshot
-    rows: list[WorkloadRow]
     slices: list[dict[str, Any]]
+    nodes: list[RealNode]
+    pods: dict[tuple[str, str], PodClaims]
+    rows: list[WorkloadRow]
+
+    @classmethod
+    def of(cls, folder: str) -> _Read:
+        found = snapshot_or_pods(Path(folder))
+        slices = snapshot_slices(found)
+        nodes, pods = read_nodes(found, slices), read_pods(found)
+        return cls(found, slices, nodes, pods, workload_rows(found))
 
 
 def stack_capacity(
@@ -41,10 +51,7 @@ def stack_capacity(
     snapshot, on the cluster's nodes, with its workloads and the devices its claims hold."""
     if wave is not None and all_waves:
         raise InputError.single("--wave/--all", "", "give --wave W or --all, not both")
-    read = None
-    if snapshot is not None:
-        found = snapshot_or_pods(Path(snapshot))
-        read = _Read(found, workload_rows(found), snapshot_slices(found))
+    read = _Read.of(snapshot) if snapshot is not None else None
     out: list[WaveCapacity] = []
     for lp in loaded:
         platform, extra, fleet = lp.platform, tuple[Demand, ...](), None
@@ -62,12 +69,12 @@ def stack_capacity(
 
 def _from_snapshot(lp: LoadedPlatform, read: _Read) -> tuple[Platform, tuple[Demand, ...], Fleet]:
     """The spec with the snapshot's demand merged in, the extra demand, and the snapshot's fleet."""
-    held = held_devices(lp.platform, read.snapshot, read.slices)
+    held = held_devices(lp.platform, read.snapshot, read.slices, read.pods)
     merged = register_demand(lp.platform, read.rows, held.templates)
     plan = plan_platform(merged.platform)
     selectors = SelectorCache(parse_release(merged.platform.kubernetes.version).minor)
     reads = plan_reads(plan, merged.extra, selectors)
-    fleet = snapshot_fleet(merged.platform, read.snapshot, read.slices, held, reads, str(lp.source))
+    fleet = snapshot_fleet(merged.platform, read.snapshot, read.nodes, held, reads, str(lp.source))
     if merged.skipped:
         note = f"not counted (they request only other nvidia.com resources): {', '.join(merged.skipped)}"
         fleet = replace(fleet, notes=(*fleet.notes, note))

@@ -29,6 +29,7 @@ from typing import Any
 
 from gpuplatform.capacity.allocator import DeviceID
 from gpuplatform.capacity.demand import Demand, wave_demands
+from gpuplatform.capacity.fields import mapping_at, mappings_at
 from gpuplatform.capacity.fleet import MODES, Fleet, Group, PoolModel, Shape, State, build_fleet, model_shape
 from gpuplatform.capacity.growth import pool_growth
 from gpuplatform.capacity.held import Held
@@ -54,7 +55,7 @@ from gpuplatform.render.nodes import (
     pool_taint,
 )
 
-__all__ = ["UNLISTED", "Reads", "plan_reads", "snapshot_fleet", "snapshot_slices"]
+__all__ = ["UNLISTED", "Reads", "RealNode", "plan_reads", "read_nodes", "snapshot_fleet", "snapshot_slices"]
 
 UNLISTED = "(no pool)"
 """Names the pools of a snapshot's GPU nodes that no pool of the spec selects."""
@@ -114,8 +115,8 @@ def snapshot_slices(snapshot: Snapshot) -> list[dict[str, Any]]:
 
 
 @dataclass(frozen=True)
-class _Real:
-    """A snapshot node: what it advertises to each allocator, and what holds its devices."""
+class RealNode:
+    """A snapshot node: what it advertises to each allocator, and the devices claims hold on it."""
 
     raw: dict[str, Any]
     name: str
@@ -123,7 +124,7 @@ class _Real:
     taints: tuple[Mapping[str, Any], ...]
     resources: Mapping[str, int]
     slices: tuple[Mapping[str, Any], ...]
-    pinned: frozenset[DeviceID]
+    pinned: frozenset[DeviceID] = frozenset()
 
     @property
     def gpus(self) -> int | None:
@@ -145,34 +146,36 @@ def _count(value: Any) -> int:
         return 0
 
 
-def _real_nodes(snapshot: Snapshot, slices: Sequence[Mapping[str, Any]], held: Held) -> list[_Real]:
+def read_nodes(snapshot: Snapshot, slices: Sequence[Mapping[str, Any]]) -> list[RealNode]:
+    """The snapshot's nodes (InputError naming `nodes.json` and the field of a malformed one)."""
     by_node: dict[str, list[Mapping[str, Any]]] = {}
     for s in slices:
         node = s["spec"].get("nodeName")
         if node:
             by_node.setdefault(str(node), []).append(s)
     out = []
-    for item in snapshot.items("nodes") or ():
-        meta, spec = item.get("metadata") or {}, item.get("spec") or {}
+    file = str(snapshot.folder / "nodes.json")
+    for i, item in enumerate(snapshot.items("nodes") or ()):
+        loc = f"items[{i}]"
+        meta, spec = mapping_at(item, "metadata", file, loc), mapping_at(item, "spec", file, loc)
         name = str(meta.get("name", ""))
-        allocatable = (item.get("status") or {}).get("allocatable") or {}
+        allocatable = mapping_at(item, "status.allocatable", file, loc)
         resources = {
             str(k): _count(v)
             for k, v in allocatable.items()
             if k == "nvidia.com/gpu" or str(k).startswith("nvidia.com/mig-")
         }
-        taints = tuple(spec.get("taints") or ())
+        taints = tuple(mappings_at(item, "spec.taints", file, loc))
         if spec.get("unschedulable") and not any(t.get("key") == UNSCHEDULABLE["key"] for t in taints):
             taints += (UNSCHEDULABLE,)
         out.append(
-            _Real(
+            RealNode(
                 item,
                 name,
-                dict(meta.get("labels") or {}),
+                {str(k): str(v) for k, v in mapping_at(item, "metadata.labels", file, loc).items()},
                 taints,
                 {k: v for k, v in resources.items() if v > 0},
                 tuple(by_node.get(name, ())),
-                held.pinned.get(name, frozenset()),
             )
         )
     return out
@@ -186,7 +189,7 @@ def _device_key(device: Mapping[str, Any], names: frozenset[str] | None) -> dict
     return out
 
 
-def _slices_key(node: _Real, names: frozenset[str] | None) -> list[Any]:
+def _slices_key(node: RealNode, names: frozenset[str] | None) -> list[Any]:
     """The node's slices with its own name taken out and unread attributes dropped."""
     out = []
     for s in node.slices:
@@ -227,7 +230,7 @@ class _Groups:
         return f"snapshot ({self.modelled} of {self.real + self.modelled} node(s) modelled)"
 
 
-def _pinned_on(node: _Real, representative: Shape) -> frozenset[DeviceID]:
+def _pinned_on(node: RealNode, representative: Shape) -> frozenset[DeviceID]:
     """The node's held devices, named as on the group's representative node."""
     rep = representative.node.name
     return frozenset(
@@ -242,14 +245,14 @@ class _Builder:
         self.platform, self.reads = platform, reads
         self.managed = {platform.mode_label_key, DRA_PLUGIN_LABEL, DEVICE_PLUGIN_LABEL, VALIDATOR_LABEL}
 
-    def labels(self, node: _Real, pool: NodePool | None, mode: str) -> dict[str, str]:
+    def labels(self, node: RealNode, pool: NodePool | None, mode: str) -> dict[str, str]:
         labels = dict(node.labels)
         if pool is not None:
             labels = {k: v for k, v in labels.items() if k not in self.managed}
             labels |= node_labels(self.platform, pool, "dra" if mode == "dra" else "legacy")
         return {k: v for k, v in sorted(labels.items()) if k in self.reads.labels}
 
-    def taints(self, node: _Real, pool: NodePool | None, mode: str) -> tuple[Mapping[str, Any], ...]:
+    def taints(self, node: RealNode, pool: NodePool | None, mode: str) -> tuple[Mapping[str, Any], ...]:
         if pool is None:
             return node.taints
         taint = pool_taint(self.platform, pool)
@@ -257,7 +260,7 @@ class _Builder:
         kept = tuple(t for t in node.taints if {k: t.get(k, "") for k in mine} != mine)
         return (*kept, taint) if mode == "dra" else kept
 
-    def add(self, groups: _Groups, node: _Real, pool: NodePool | None, mode: str) -> None:
+    def add(self, groups: _Groups, node: RealNode, pool: NodePool | None, mode: str) -> None:
         labels, taints = self.labels(node, pool, mode), self.taints(node, pool, mode)
         who = json.dumps([labels, list(taints)], sort_keys=True)
         if mode == "legacy" and node.resources:
@@ -288,12 +291,7 @@ class _Builder:
 
 
 def snapshot_fleet(
-    platform: Platform,
-    snapshot: Snapshot,
-    slices: Sequence[Mapping[str, Any]],
-    held: Held,
-    reads: Reads,
-    file: str,
+    platform: Platform, snapshot: Snapshot, found: Sequence[RealNode], held: Held, reads: Reads, file: str
 ) -> Fleet:
     """The fleet as the snapshot shows it; the modelled fleet with a note when it has no nodes."""
     if snapshot.items("nodes") is None:
@@ -301,7 +299,7 @@ def snapshot_fleet(
         return replace(
             fleet, notes=("the snapshot has no nodes: capacity is modelled from the spec", *held.notes)
         )
-    nodes = _real_nodes(snapshot, slices, held)
+    nodes = [replace(n, pinned=held.pinned.get(n.name, frozenset())) for n in found]
     builder = _Builder(platform, reads)
     taken: set[str] = set()
     pools, problems = [], []
@@ -324,7 +322,9 @@ def snapshot_fleet(
     return Fleet(platform, tuple(pools), (*notes, *held.notes))
 
 
-def _snapshot_pool(platform: Platform, pool: NodePool, members: list[_Real], builder: _Builder) -> PoolModel:
+def _snapshot_pool(
+    platform: Platform, pool: NodePool, members: list[RealNode], builder: _Builder
+) -> PoolModel:
     groups, sources = {}, {}
     for mode in MODES:
         found = _Groups(pool.name, mode)
@@ -342,7 +342,7 @@ def _snapshot_pool(platform: Platform, pool: NodePool, members: list[_Real], bui
     return PoolModel(pool.name, pool, groups, growth, added, sources, tuple(notes))
 
 
-def _unlisted(nodes: list[_Real], builder: _Builder) -> list[PoolModel]:
+def _unlisted(nodes: list[RealNode], builder: _Builder) -> list[PoolModel]:
     """GPU nodes no pool selects, in the mode the snapshot shows (legacy when they advertise GPUs)."""
     out = []
     for mode, label in (("legacy", "device plugin"), ("dra", "DRA")):

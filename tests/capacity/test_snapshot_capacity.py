@@ -177,7 +177,7 @@ def test_a_cordoned_node_takes_no_pod(tmp_path: Path) -> None:
 
 def test_alike_nodes_form_one_group_however_many_there_are(tmp_path: Path) -> None:
     from gpuplatform.capacity.held import Held
-    from gpuplatform.capacity.snapshot import Reads, snapshot_fleet, snapshot_slices
+    from gpuplatform.capacity.snapshot import Reads, read_nodes, snapshot_fleet, snapshot_slices
     from gpuplatform.evidence.snapshot import load_snapshot
 
     p = lab(pools=[pool("old", 40), pool("new", 30, migrates_in="pilot")])
@@ -190,7 +190,7 @@ def test_alike_nodes_form_one_group_however_many_there_are(tmp_path: Path) -> No
     folder = Cluster(kinds={"nodes": nodes, "resourceslices": slices}).write(tmp_path / "snap")
     snap = load_snapshot(folder)
     reads = Reads(frozenset({MODE}), frozenset({"architecture", "productName", "type", "memory"}))
-    fleet = snapshot_fleet(p, snap, snapshot_slices(snap), Held({}, {}), reads, "lab.py")
+    fleet = snapshot_fleet(p, snap, read_nodes(snap, snapshot_slices(snap)), Held({}, {}), reads, "lab.py")
     old, new = fleet.pools
     assert [g.count for g in old.groups["legacy"]] == [40]
     assert [g.count for g in new.groups["dra"]] == [30]  # their uuids and PCI addresses differ
@@ -214,3 +214,35 @@ def test_a_pods_only_snapshot_keeps_the_modelled_fleet_and_says_so(tmp_path: Pat
     result = capacity(p, "base", str(pods))
     assert "the snapshot has no nodes: capacity is modelled from the spec" in result.notes
     assert pools(result)["old"][3] == "model"
+
+
+@pytest.mark.parametrize(
+    ("kind", "broken", "loc"),
+    [
+        (
+            "nodes",
+            {"metadata": {"name": "old-00"}, "spec": {"taints": "gpu:NoSchedule"}},
+            "items[0].spec.taints",
+        ),
+        ("nodes", {"metadata": {"name": "old-00", "labels": ["a"]}}, "items[0].metadata.labels"),
+        (
+            "resourceclaims",
+            {"metadata": {"name": "c"}, "status": {"reservedFor": "pod-a"}},
+            "items[0].status.reservedFor",
+        ),
+        (
+            "pods",
+            {"metadata": {"name": "p"}, "spec": {"resourceClaims": {"gpu": 1}}},
+            "items[0].spec.resourceClaims",
+        ),
+    ],
+)
+def test_a_malformed_snapshot_field_is_an_input_error_naming_file_and_field(
+    tmp_path: Path, kind: str, broken: dict[str, Any], loc: str
+) -> None:
+    p = lab()
+    folder = snapshot(tmp_path, p, {"old-00": "8"}, **{kind: [broken]})
+    with pytest.raises(InputError) as raised:
+        capacity(p, "base", folder)
+    (problem,) = raised.value.problems
+    assert problem.file.endswith(f"{kind}.json") and problem.loc == loc
