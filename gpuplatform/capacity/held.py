@@ -94,9 +94,10 @@ def _template_of(claim: _Claim, pod: PodClaims) -> str:
     return ""
 
 
-def read_pods(snapshot: Snapshot) -> dict[tuple[str, str], PodClaims]:
-    """(namespace, name) -> the pod (InputError naming `pods.json` and the field of a malformed one)."""
-    file = str(snapshot.folder / "pods.json")
+def read_pods(snapshot: Snapshot, file: str = "") -> dict[tuple[str, str], PodClaims]:
+    """(namespace, name) -> the pod (InputError naming the pods file, default the snapshot's
+    `pods.json`, and the field of a malformed one)."""
+    file = file or str(snapshot.folder / "pods.json")
     out = {}
     for i, item in enumerate(snapshot.items("pods") or ()):
         loc = f"items[{i}]"

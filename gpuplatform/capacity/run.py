@@ -37,10 +37,12 @@ class _Read:
     rows: list[WorkloadRow]
 
     @classmethod
-    def of(cls, folder: str) -> _Read:
-        found = snapshot_or_pods(Path(folder))
+    def of(cls, source: str) -> _Read:
+        """A snapshot folder, or a lone `kubectl get pods -o json` file."""
+        path = Path(source)
+        found = snapshot_or_pods(path)
         slices = snapshot_slices(found)
-        nodes, pods = read_nodes(found, slices), read_pods(found)
+        nodes, pods = read_nodes(found, slices), read_pods(found, "" if path.is_dir() else source)
         return cls(found, slices, nodes, pods, workload_rows(found))
 
 

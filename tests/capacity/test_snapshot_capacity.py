@@ -214,6 +214,13 @@ def test_a_pods_only_snapshot_keeps_the_modelled_fleet_and_says_so(tmp_path: Pat
     result = capacity(p, "base", str(pods))
     assert "the snapshot has no nodes: capacity is modelled from the spec" in result.notes
     assert pools(result)["old"][3] == "model"
+    pods.write_text('{"items": [{"metadata": {"name": "p"}, "spec": {"resourceClaims": "gpu"}}]}')
+    with pytest.raises(InputError) as raised:
+        capacity(p, "base", str(pods))
+    assert (raised.value.problems[0].file, raised.value.problems[0].loc) == (
+        str(pods),
+        "items[0].spec.resourceClaims",
+    )
 
 
 @pytest.mark.parametrize(
