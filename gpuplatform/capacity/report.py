@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuplatform.capacity.answers import PlacementCache
 from gpuplatform.capacity.demand import Demand
 from gpuplatform.capacity.fleet import Fleet, build_fleet
 from gpuplatform.capacity.moments import (
@@ -18,7 +19,8 @@ from gpuplatform.capacity.moments import (
     transition_moments,
     wave_moments,
 )
-from gpuplatform.capacity.placement import Outcome, PlacementCache, PoolUse, place
+from gpuplatform.capacity.outcome import Outcome, PoolUse
+from gpuplatform.capacity.placement import place
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.versions import parse_release
 

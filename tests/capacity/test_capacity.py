@@ -53,10 +53,11 @@ def test_a_mig_layout_offers_mig_resources_to_legacy_pods_and_mig_devices_to_cla
 
 
 def test_a_claim_shared_by_several_pods_takes_its_devices_once() -> None:
+    from gpuplatform.capacity.answers import PlacementCache
     from gpuplatform.capacity.demand import Demand, claim_for
     from gpuplatform.capacity.fleet import build_fleet
     from gpuplatform.capacity.moments import moment_classes
-    from gpuplatform.capacity.placement import PlacementCache, place
+    from gpuplatform.capacity.placement import place
 
     p = platform([pool("new", 1, gpus=2, migrates_in="pilot")])
     plan = plan_platform(p)
@@ -113,10 +114,11 @@ def test_migrated_workloads_claim_devices_of_their_tier_and_free_the_device_plug
 
 
 def test_classes_that_select_alike_share_answers_but_errors_name_their_own_class() -> None:
+    from gpuplatform.capacity.answers import PlacementCache
     from gpuplatform.capacity.claims import DeviceClass
     from gpuplatform.capacity.demand import Demand, claim_for
     from gpuplatform.capacity.fleet import build_fleet
-    from gpuplatform.capacity.placement import PlacementCache, place
+    from gpuplatform.capacity.placement import place
 
     p = platform([pool("new", 1, gpus=2, migrates_in="pilot")])
     tolerate = ({"operator": "Exists"},)
