@@ -25,7 +25,6 @@ __all__ = ["ARGOCD_APPS", "Step", "maintenance_steps", "transition_steps"]
 StepKind = Literal["manual", "merge", "sync"]
 #: The manual step that syncs a remote cluster's child Applications (Argo CD orders no two Applications).
 ARGOCD_APPS = "sync-argocd-apps"
-IN_CLUSTER = "https://kubernetes.default.svc"
 
 
 @dataclass(frozen=True)
@@ -168,7 +167,7 @@ def _after(plan: Plan, a: WaveState, b: WaveState) -> list[Step]:
     forward, back = _moves(a, b, "dra"), _moves(a, b, "legacy")
     steps: list[Step] = []
     d = plan.platform.delivery
-    if "argocd" in d.engines and d.cluster_server != IN_CLUSTER:
+    if "argocd" in d.engines and d.remote:
         steps.append(
             Step(
                 "manual",

@@ -23,7 +23,8 @@ from gpuplatform.gates.matchers import (
     GPU_RESOURCE,
 )
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.meta import Obj, k8s_object, restricted_security_context
+from gpuplatform.render.cluster_admission import API, core_policy_match, policy_binding
+from gpuplatform.render.meta import Obj, cluster_identity, k8s_object, restricted_security_context
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.render.selectors import cel_string
 from gpuplatform.render.validation import RETRY_EXIT_CODE, pod_failure_policy
@@ -178,22 +179,12 @@ def _policy(plan: Plan, wave: str) -> list[Obj]:
     label = cel_string(DRA_PLUGIN_LABEL)
     name = f"{SWITCH_IDENTITY}-{plan.platform.name}"
     policy = k8s_object(
-        "admissionregistration.k8s.io/v1",
+        API,
         "ValidatingAdmissionPolicy",
         name,
         wave=wave,
         spec={
-            "failurePolicy": "Fail",
-            "matchConstraints": {
-                "resourceRules": [
-                    {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["UPDATE"],
-                        "resources": ["nodes"],
-                    }
-                ]
-            },
+            **core_policy_match(["nodes"], ["UPDATE"]),
             "matchConditions": [
                 {"name": "switch-identity", "expression": f"request.userInfo.username == {cel_string(user)}"}
             ],
@@ -221,14 +212,7 @@ def _policy(plan: Plan, wave: str) -> list[Obj]:
             ],
         },
     )
-    binding = k8s_object(
-        "admissionregistration.k8s.io/v1",
-        "ValidatingAdmissionPolicyBinding",
-        name,
-        wave=wave,
-        spec={"policyName": name, "validationActions": ["Deny"]},
-    )
-    return [policy, binding]
+    return [policy, policy_binding(name, wave)]
 
 
 def switch_identity(plan: Plan, wave: str) -> list[Obj]:
@@ -241,15 +225,6 @@ def switch_identity(plan: Plan, wave: str) -> list[Obj]:
         {"apiGroups": ["resource.k8s.io"], "resources": ["resourceslices"], "verbs": ["list"]},
     ]
     return [
-        k8s_object("v1", "ServiceAccount", SWITCH_IDENTITY, wave=wave, namespace=d.gates_namespace),
-        k8s_object("rbac.authorization.k8s.io/v1", "ClusterRole", name, wave=wave, rules=rules),
-        k8s_object(
-            "rbac.authorization.k8s.io/v1",
-            "ClusterRoleBinding",
-            name,
-            wave=wave,
-            subjects=[{"kind": "ServiceAccount", "name": SWITCH_IDENTITY, "namespace": d.gates_namespace}],
-            roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-        ),
+        *cluster_identity(SWITCH_IDENTITY, d.gates_namespace, name, rules, wave=wave),
         *_policy(plan, wave),
     ]

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gpuplatform.model.platform import IN_CLUSTER
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object
-from gpuplatform.render.operators import IN_CLUSTER, argocd_application, helm_charts
+from gpuplatform.render.operators import argocd_application, helm_charts
 from gpuplatform.render.tenant_delivery import platform_sync_account
 
 __all__ = [
@@ -48,7 +49,7 @@ def platform_root(plan: Plan) -> str:
 
 def is_remote(plan: Plan) -> bool:
     """Whether Argo CD deploys the platform to another cluster than its own."""
-    return plan.platform.delivery.cluster_server != IN_CLUSTER
+    return plan.platform.delivery.remote
 
 
 def _group(obj: Obj) -> str:

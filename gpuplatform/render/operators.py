@@ -32,7 +32,6 @@ from gpuplatform.versions import CHART_BRIDGE_SINCE, dra_driver_at_least, parse_
 __all__ = [
     "ARGOCD_FINALIZER",
     "CHART_BRIDGE_PATCH",
-    "IN_CLUSTER",
     "SYNC_RETRY",
     "HelmChart",
     "argocd_application",
@@ -43,7 +42,6 @@ __all__ = [
     "render_operators",
 ]
 
-IN_CLUSTER = "https://kubernetes.default.svc"
 #: Deleting an Application with this finalizer deletes what it installed (argoproj/argo-cd v3.3.0
 #: pkg/apis/application/v1alpha1/application_defaults.go `ResourcesFinalizerName`).
 ARGOCD_FINALIZER = "resources-finalizer.argocd.argoproj.io"

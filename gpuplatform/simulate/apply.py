@@ -72,6 +72,17 @@ def set_node_labels(group: Group, labels: dict[str, str], manager: str) -> list[
     return changed
 
 
+def restore_node_labels(world: World, manager: str) -> list[str]:
+    """Re-apply the Node labels `manager` applied wherever another manager changed them; the groups fixed."""
+    fixed = []
+    for g in world.cluster.groups:
+        drifted = [k for k, v in g.applied.items() if g.labels.get(k) != v]
+        if drifted:
+            set_node_labels(g, dict(g.applied), manager)
+            fixed.append(f"{g.name}: {', '.join(drifted)}")
+    return fixed
+
+
 def apply_nodes(world: World, nodes: list[Obj], manager: str) -> list[str]:
     """Apply partial Nodes, batched by identical labels; the changed `group: keys`."""
     batches: dict[tuple[tuple[str, str], ...], list[str]] = {}

@@ -29,7 +29,7 @@ from gpuplatform.simulate.apply import (
     delete_object,
     install_release,
     object_key,
-    set_node_labels,
+    restore_node_labels,
     uninstall_release,
 )
 from gpuplatform.simulate.jobs import job_order as _job_order
@@ -172,10 +172,4 @@ class ArgoEngine:
 
     def correct_drift(self, world: World) -> list[str]:
         """selfHeal: Node labels this Application owns are written back when another manager changed them."""
-        fixed = []
-        for g in world.cluster.groups:
-            drifted = [k for k, v in g.applied.items() if g.labels.get(k) != v]
-            if drifted:
-                set_node_labels(g, dict(g.applied), MANAGER)
-                fixed.append(f"{g.name}: {', '.join(drifted)}")
-        return fixed
+        return restore_node_labels(world, MANAGER)

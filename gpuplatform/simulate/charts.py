@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from gpuplatform.capacity.nodes import Node, node_selector_matches
 from gpuplatform.simulate.model import Toleration
 from gpuplatform.versions import CHART_BRIDGE_SINCE, dra_driver_at_least, parse_release
 
@@ -29,7 +30,6 @@ __all__ = [
     "OperatorOutput",
     "apply_patches",
     "helm_merge",
-    "matches_affinity",
     "render_dra_driver",
     "render_gpu_operator",
 ]
@@ -148,38 +148,9 @@ def helm_merge(defaults: Any, values: Any) -> Any:
     return copy.deepcopy(values)
 
 
-def _terms(affinity: Any) -> list[list[dict[str, Any]]]:
+def _required(affinity: Any) -> dict[str, Any]:
     node = (affinity or {}).get("nodeAffinity") or {}
-    required = node.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
-    return [list(t.get("matchExpressions") or []) for t in required.get("nodeSelectorTerms") or []]
-
-
-def _expression_holds(expr: dict[str, Any], labels: dict[str, str]) -> bool:
-    key, op, values = (
-        expr.get("key", ""),
-        expr.get("operator", ""),
-        [str(v) for v in expr.get("values") or []],
-    )
-    if op == "In":
-        return key in labels and labels[key] in values
-    if op == "NotIn":
-        return key not in labels or labels[key] not in values
-    if op == "Exists":
-        return key in labels
-    if op == "DoesNotExist":
-        return key not in labels
-    if op in ("Gt", "Lt") and key in labels and values:
-        try:
-            have, want = int(labels[key]), int(values[0])
-        except ValueError:
-            return False
-        return have > want if op == "Gt" else have < want
-    return False
-
-
-def matches_affinity(terms: list[list[dict[str, Any]]], labels: dict[str, str]) -> bool:
-    """Required node affinity: any term whose expressions all hold (no terms: every node)."""
-    return not terms or any(all(_expression_holds(e, labels) for e in term) for term in terms)
+    return dict(node.get("requiredDuringSchedulingIgnoredDuringExecution") or {})
 
 
 @dataclass
@@ -188,7 +159,8 @@ class DraDriverOutput:
 
     error: str = ""
     node_selector: dict[str, str] = field(default_factory=dict)
-    affinity: list[list[dict[str, Any]]] = field(default_factory=list)
+    affinity: dict[str, Any] = field(default_factory=dict)
+    """The required node affinity (a v1 NodeSelector; empty: none)."""
     tolerations: list[Toleration] = field(default_factory=list)
     classes: dict[str, dict[str, Any]] = field(default_factory=dict)
     """name -> DeviceClass `spec` after the post-render patches."""
@@ -196,7 +168,7 @@ class DraDriverOutput:
     def selects(self, labels: dict[str, str]) -> bool:
         """The kubelet plugin DaemonSet targets a node with these labels (nodeSelector and affinity)."""
         selector = all(labels.get(k) == str(v) for k, v in self.node_selector.items())
-        return selector and matches_affinity(self.affinity, labels)
+        return selector and (not self.affinity or node_selector_matches(self.affinity, Node("", labels)))
 
 
 def _dra_family(version: str) -> str:
@@ -237,7 +209,7 @@ def render_dra_driver(
             classes[name] = spec
     out = DraDriverOutput(
         node_selector={str(k): str(v) for k, v in (plugin.get("nodeSelector") or {}).items()},
-        affinity=_terms(plugin.get("affinity")),
+        affinity=_required(plugin.get("affinity")),
         tolerations=list(plugin.get("tolerations") or []),
         classes=classes,
     )

@@ -30,7 +30,7 @@ from gpuplatform.simulate.apply import (
     delete_object,
     install_release,
     object_key,
-    set_node_labels,
+    restore_node_labels,
     uninstall_release,
 )
 from gpuplatform.simulate.jobs import job_order as _job_order
@@ -124,13 +124,7 @@ class FluxEngine:
 
     def correct_drift(self, world: World) -> list[str]:
         """Re-apply the labels this engine owns wherever another manager changed them."""
-        fixed = []
-        for g in world.cluster.groups:
-            drifted = [k for k, v in g.applied.items() if g.labels.get(k) != v]
-            if drifted:
-                set_node_labels(g, dict(g.applied), MANAGER)
-                fixed.append(f"{g.name}: {', '.join(drifted)}")
-        return fixed
+        return restore_node_labels(world, MANAGER)
 
 
 def wave_chart(obj: Obj) -> str:

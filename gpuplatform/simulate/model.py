@@ -11,6 +11,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from gpuplatform.capacity.nodes import tolerates as toleration_tolerates
+
 __all__ = [
     "Cluster",
     "DeviceClassState",
@@ -31,21 +33,9 @@ Phase = Literal["pending", "running", "restarting", "terminating", "stuck-termin
 Allocator = Literal["device-plugin", "dra", "bridge", ""]
 
 
-def _tolerates(toleration: Toleration, taint: Taint) -> bool:
-    """Kubernetes `Toleration.ToleratesTaint` (k8s.io/api core/v1 toleration.go): empty effect matches
-    every effect, `Exists` with an empty key matches every taint, `Equal` compares key and value."""
-    effect = toleration.get("effect") or ""
-    if effect and effect != taint.get("effect"):
-        return False
-    key = toleration.get("key") or ""
-    if toleration.get("operator") == "Exists":
-        return key in ("", taint.get("key"))
-    return bool(key == taint.get("key") and (toleration.get("value") or "") == (taint.get("value") or ""))
-
-
 def tolerates(tolerations: list[Toleration], taint: Taint) -> bool:
-    """Whether any of `tolerations` tolerates `taint`."""
-    return any(_tolerates(t, taint) for t in tolerations)
+    """Whether any of `tolerations` tolerates `taint` (core/v1 `Toleration.ToleratesTaint`)."""
+    return any(toleration_tolerates(t, taint) for t in tolerations)
 
 
 def untolerated(tolerations: list[Toleration], taints: list[Taint], effects: tuple[str, ...]) -> list[Taint]:

@@ -76,6 +76,12 @@ def _kubectl(tmp_path: Path, state: dict[str, Any]) -> tuple[dict[str, str], Pat
     return {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"}, data
 
 
+def _run(reference: Platform, action: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """One attempt of the pilot-pool switch Job `action` against the fake kubectl in `env`."""
+    script = _script(reference, "pilot-pool", action)
+    return subprocess.run(["dash", "-c", script], env=env, capture_output=True, text=True, timeout=60)
+
+
 def _script(reference: Platform, wave: str, action: str) -> str:
     plan = plan_platform(reference)
     [job] = [
@@ -137,13 +143,7 @@ def test_enable_labels_a_dra_node_only_once_the_device_plugin_is_gone(
     reference: Platform, tmp_path: Path, gpus: str | None, pods: list[dict[str, Any]], switched: bool
 ) -> None:
     env, data = _kubectl(tmp_path, {"nodes": [_node("gpu-dra-01", {MODE: "dra"}, gpus)], "pods": pods})
-    done = subprocess.run(
-        ["dash", "-c", _script(reference, "pilot-pool", "enable")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _run(reference, "enable", env)
     labels = json.loads(data.read_text())["nodes"][0]["metadata"]["labels"]
     assert ("nvidia.com/dra-kubelet-plugin" in labels) is switched
     assert done.returncode == (0 if switched else NOT_YET), done.stderr
@@ -152,13 +152,7 @@ def test_enable_labels_a_dra_node_only_once_the_device_plugin_is_gone(
 def test_enable_never_overwrites_a_paused_label(reference: Platform, tmp_path: Path) -> None:
     paused = {MODE: "dra", "nvidia.com/dra-kubelet-plugin": "paused-for-driver-upgrade"}
     env, data = _kubectl(tmp_path, {"nodes": [_node("gpu-dra-01", paused)]})
-    done = subprocess.run(
-        ["dash", "-c", _script(reference, "pilot-pool", "enable")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _run(reference, "enable", env)
     assert done.returncode == 0 and "calls" not in json.loads(data.read_text())
 
 
@@ -190,13 +184,7 @@ def test_release_removes_the_label_and_waits_for_the_plugin_to_go(
         "pods": pods,
     }
     env, data = _kubectl(tmp_path, state)
-    done = subprocess.run(
-        ["dash", "-c", _script(reference, "pilot-pool", "release")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _run(reference, "release", env)
     assert json.loads(data.read_text())["calls"] == [
         "label node gpu-legacy-01 nvidia.com/dra-kubelet-plugin-"
     ]

@@ -31,19 +31,24 @@ def _invariants(report: Any, late: bool | None = False) -> set[tuple[str, str, s
     return {(e, a, b, v.invariant) for e, a, b, v in violations(report, late=late)}
 
 
-def test_1_the_allocator_switch_in_one_patch_gives_a_gpu_two_allocators(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # GIVEN the old renderer: both labels in the Node object, no switch Jobs
+def _both_labels_in_the_node_object(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The old renderer: the DRA node's object carries the kubelet-plugin label next to the mode."""
     original = nodes.node_labels
 
-    def one_patch(platform: Any, pool: Any, mode: Any, *args: Any) -> dict[str, str]:
+    def both(platform: Any, pool: Any, mode: Any, *args: Any) -> dict[str, str]:
         labels = original(platform, pool, mode, *args)
         if mode == "dra":
             labels[nodes.DRA_PLUGIN_LABEL] = "true"
         return labels
 
-    monkeypatch.setattr(nodes, "node_labels", one_patch)
+    monkeypatch.setattr(nodes, "node_labels", both)
+
+
+def test_1_the_allocator_switch_in_one_patch_gives_a_gpu_two_allocators(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the old renderer: both labels in the Node object, no switch Jobs
+    _both_labels_in_the_node_object(monkeypatch)
     monkeypatch.setattr(tree, "render_switch_jobs", lambda plan, state: [])
     # WHEN the pilot transition is replayed
     report = simulate(tmp_path, sim_spec(), "base", "pilot")
@@ -145,15 +150,7 @@ def test_5_without_the_release_job_flux_gives_the_device_plugin_back_while_slice
         "render_switch_jobs",
         lambda plan, state: [j for j in original(plan, state) if "release" not in j["metadata"]["name"]],
     )
-    original_labels = nodes.node_labels
-
-    def both(platform: Any, pool: Any, mode: Any, *args: Any) -> dict[str, str]:
-        labels = original_labels(platform, pool, mode, *args)
-        if mode == "dra":
-            labels[nodes.DRA_PLUGIN_LABEL] = "true"
-        return labels
-
-    monkeypatch.setattr(nodes, "node_labels", both)
+    _both_labels_in_the_node_object(monkeypatch)
     report = simulate(tmp_path, sim_spec(), "pilot", "base", engines=("flux",))
     # THEN the Namespace prune kills the kubelet plugin, its ResourceSlices outlive it (the kubelet
     # wipes them after a delay) and the device plugin comes back over the same GPUs
