@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gpuplatform.model.base import DnsLabel, DnsSubdomain, LabelKey, SpecModel
+from gpuplatform.model.base import CleanString, DnsLabel, DnsSubdomain, LabelKey, LabelValue, SpecModel
 
 __all__ = ["NodePool", "Provisioner", "Taint"]
 
@@ -15,7 +15,7 @@ class Taint(SpecModel):
     """A node taint; owned by the node provisioner, so it is handed off, never patched by GitOps."""
 
     key: LabelKey
-    value: str = ""
+    value: LabelValue = ""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
 
 
@@ -37,7 +37,7 @@ class NodePool(SpecModel):
     name: DnsLabel
     nodes: tuple[DnsSubdomain, ...] = ()
     provisioner: Provisioner | None = None
-    product: str = Field(min_length=1)
+    product: CleanString
     """GPU product, a catalog key (`H100-80GB`) or the driver's productName (`NVIDIA H100 80GB HBM3`)."""
     gpus_per_node: int = Field(default=8, ge=1, le=128)
     migrates_in: DnsLabel | None = None
@@ -46,7 +46,7 @@ class NodePool(SpecModel):
     """Taint of the DRA pool; default `<modeLabel>=dra:NoSchedule`."""
     operator_validator: bool | None = None
     """Force `nvidia.com/gpu.deploy.operator-validator`; default follows the GPU Operator release."""
-    mig_layout: tuple[str, ...] = ()
+    mig_layout: tuple[CleanString, ...] = ()
     """MIG profiles per GPU (e.g. `["3g.40gb", "3g.40gb"]`) when the pool is MIG-partitioned."""
 
     @model_validator(mode="after")

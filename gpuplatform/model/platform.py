@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
-from gpuplatform.model.base import DnsLabel, DnsSubdomain, LabelKey, ReleaseNumber, SpecModel
+from gpuplatform.model.base import (
+    CleanString,
+    DnsLabel,
+    DnsSubdomain,
+    FeatureGateName,
+    JsonObject,
+    LabelKey,
+    Minutes,
+    ReleaseNumber,
+    SpecModel,
+)
 from gpuplatform.model.classes import BridgeClass, ServiceTier
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.tenants import Tenant
@@ -28,7 +38,7 @@ class Kubernetes(SpecModel):
     """Target Kubernetes release and the feature gates the cluster enables beyond the defaults."""
 
     version: ReleaseNumber = "1.36.1"
-    feature_gates: dict[str, bool] = {}
+    feature_gates: dict[FeatureGateName, bool] = {}
 
 
 class GpuOperator(SpecModel):
@@ -39,39 +49,39 @@ class GpuOperator(SpecModel):
     driver_version: ReleaseNumber = "580.126.09"
     """NVIDIA data-center driver the operator installs (580+ for DRA)."""
     mode: Literal["clusterPolicy", "gpuCluster"] = "clusterPolicy"
-    chart_repository: str = ""
+    chart_repository: Literal[""] | CleanString = ""
     """Helm repository of the gpu-operator chart; when set, the operator release is rendered too."""
-    values: dict[str, Any] = {}
+    values: JsonObject = {}
 
 
 class DraDriver(SpecModel):
     """The NVIDIA DRA driver Helm release (chart `dra-driver-nvidia-gpu`)."""
 
     chart_version: ReleaseNumber = "0.4.1"
-    chart_repository: str = Field(min_length=1)
+    chart_repository: CleanString
     """Helm (https://) or OCI (oci://) repository of the chart; a spec field, never hard-coded."""
     namespace: DnsLabel = "nvidia-dra-driver-gpu"
-    nvidia_driver_root: str = "/run/nvidia/driver"
-    feature_gates: dict[str, bool] = {}
-    values: dict[str, Any] = {}
+    nvidia_driver_root: CleanString = "/run/nvidia/driver"
+    feature_gates: dict[FeatureGateName, bool] = {}
+    values: JsonObject = {}
 
 
 class Delivery(SpecModel):
     """How Argo CD and/or Flux find and apply the rendered tree."""
 
     engines: tuple[Literal["argocd", "flux"], ...] = ("argocd",)
-    repo_url: str = Field(min_length=1)
-    revision: str = "main"
+    repo_url: CleanString
+    revision: CleanString = "main"
     path: str = Field(default="dist", max_length=255, pattern=r"^[\w-][\w.-]*(/[\w-][\w.-]*)*$")
     """Folder of the rendered tree inside the repository: relative, segments never start with `.`."""
     argocd_namespace: DnsLabel = "argocd"
     flux_namespace: DnsLabel = "flux-system"
     gates_namespace: DnsLabel = "gpuplatform-gates"
-    kubectl_image: str = "docker.io/alpine/k8s:1.36.1"
+    kubectl_image: CleanString = "docker.io/alpine/k8s:1.36.1"
     """Image of the gate Jobs; it must provide `sh`, `kubectl` and `jq` (alpine/k8s does)."""
-    cluster_server: str = "https://kubernetes.default.svc"
+    cluster_server: CleanString = "https://kubernetes.default.svc"
     """API server Argo CD deploys to (the in-cluster address when Argo CD runs in this cluster)."""
-    timeout_minutes: int = Field(default=15, ge=1)
+    timeout_minutes: Minutes = 15
     """How long Flux waits for a layer, and a post-transition gate for its invariant."""
 
 
@@ -80,13 +90,13 @@ class Monitoring(SpecModel):
 
     enabled: bool = False
     namespace: DnsLabel = "monitoring"
-    claim_pending_minutes: int = Field(default=15, ge=1)
+    claim_pending_minutes: Minutes = 15
 
 
 class Acceptances(SpecModel):
     """Risks the team accepts explicitly; everything here is refused unless named."""
 
-    alpha_features: tuple[str, ...] = ()
+    alpha_features: tuple[FeatureGateName, ...] = ()
     """Driver alpha gates allowed in production or first-cutover waves (e.g. `DynamicMIG`)."""
     nim_preview: bool = False
 

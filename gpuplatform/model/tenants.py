@@ -6,7 +6,14 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpuplatform.model.base import DnsLabel, DnsSubdomain, LabelValue, SpecModel
+from gpuplatform.model.base import (
+    CleanString,
+    DnsLabel,
+    DnsSubdomain,
+    LabelValue,
+    NonNegativeInt64,
+    SpecModel,
+)
 
 __all__ = ["ClaimTemplate", "Tenant", "TenantAllowances", "TenantQuota"]
 
@@ -24,11 +31,11 @@ class ClaimTemplate(SpecModel):
 class TenantQuota(SpecModel):
     """Closed-world ResourceQuota limits of a tenant namespace."""
 
-    claims: int = Field(default=16, ge=0)
-    claim_templates: int = Field(default=8, ge=0)
-    devices: int = Field(default=8, ge=0)
+    claims: NonNegativeInt64 = 16
+    claim_templates: NonNegativeInt64 = 8
+    devices: NonNegativeInt64 = 8
     """`<class>.deviceclass.resource.k8s.io/devices` for each of the tenant's tiers."""
-    gpus: int = Field(default=8, ge=0)
+    gpus: NonNegativeInt64 = 8
     """`requests.nvidia.com/gpu` where the tenant may use the bridge."""
 
 
@@ -52,7 +59,7 @@ class Tenant(SpecModel):
     tiers: tuple[DnsLabel, ...] = ()
     bridge: bool = False
     """May use legacy `nvidia.com/gpu` requests served by the bridge class."""
-    groups: tuple[str, ...] = ()
+    groups: tuple[CleanString, ...] = ()
     """Groups bound to the claim-operator Role."""
     owner: LabelValue = ""
     """Sets the Namespace label `gpuplatform.dev/owner`."""

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gpuplatform.model.base import SEMVER, DnsLabel, DnsSubdomain, Quantity, SpecModel
+from gpuplatform.model.base import INT32_MAX, SEMVER, CleanString, DnsLabel, DnsSubdomain, Quantity, SpecModel
 
 __all__ = [
     "AttributeSelector",
@@ -83,7 +83,7 @@ class NimService(SpecModel):
     capacity_selectors: tuple[CapacitySelector, ...] = ()
     cel_expressions: tuple[str, ...] = ()
     count: int = Field(default=1, ge=1, le=32)
-    replicas: int = Field(default=1, ge=1)
+    replicas: int = Field(default=1, ge=1, le=INT32_MAX)
     mode: Literal["claimCreationSpec", "template", "claim"] = "claimCreationSpec"
     moves_in: DnsLabel
     manifest: str | None = None
@@ -115,5 +115,5 @@ class ValidationWorkload(SpecModel):
     tenant: DnsLabel
     claim_template: DnsSubdomain
     name: DnsLabel = "gpu-dra-validation"
-    image: str = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
+    image: CleanString = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
     command: tuple[str, ...] = ("nvidia-smi", "-L")
