@@ -1,12 +1,16 @@
 """Stacks: Python files or YAML specs that declare platforms, plus the overlays merged onto them.
 
 Python stacks are trusted code, run in-process like a setup.py: they expose `platform`,
-`platforms` or `build()`, and may list `overlays` (paths relative to the stack file).
+`platforms` or `build()`, and may list `overlays` (paths relative to the stack file). While a
+stack runs, what it prints goes to stderr (stdout carries `--format json`), and a stack that
+changes the working directory is put back where it started.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -104,17 +108,20 @@ def _run_python_stack(path: Path) -> tuple[list[Platform], list[str]]:
         raise InputError.single(str(path), "", "cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    cwd = os.getcwd()
     try:
-        spec.loader.exec_module(module)
-        found: Any = module.build() if hasattr(module, "build") else None
-        if found is None:
-            found = getattr(module, "platforms", None) or getattr(module, "platform", None)
-    except InputError:
+        with contextlib.redirect_stdout(sys.stderr):
+            spec.loader.exec_module(module)
+            found: Any = module.build() if hasattr(module, "build") else None
+            if found is None:
+                found = getattr(module, "platforms", None) or getattr(module, "platform", None)
+    except (InputError, KeyboardInterrupt):
         raise
-    except (Exception, SystemExit) as exc:  # a stack's sys.exit() must not pass for a clean run
+    except BaseException as exc:  # a stack's sys.exit() must not pass for a clean run
         raise _stack_error(path, exc) from None
     finally:
         sys.modules.pop(name, None)
+        os.chdir(cwd)
     platforms = list(found) if isinstance(found, list | tuple) else [found]
     if not platforms or not all(isinstance(p, Platform) for p in platforms):
         raise InputError.single(
@@ -191,10 +198,10 @@ def load_stack(path: Path, overlays: Sequence[Path] | None = None) -> list[Loade
         loaded.append(LoadedPlatform(platform, str(path), tuple(str(c) for c in chain), merged, manifests))
     names = [lp.platform.name for lp in loaded]
     for lp in loaded:
-        if names.count(lp.platform.name) > 1 and lp.overlays:
+        if names.count(lp.platform.name) > 1:
             problems.append(
                 Problem(
-                    lp.overlays[-1],
+                    lp.overlays[-1] if lp.overlays else lp.source,
                     "metadata.name",
                     "",
                     f"platform name {lp.platform.name!r} is rendered twice",

@@ -13,7 +13,7 @@ from gpuplatform.convert.nimservice import convert_nimservice
 from gpuplatform.errors import GpuplatformError, InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
-from gpuplatform.output.write import exclusive_output, recover, remove_tree, replace_tree
+from gpuplatform.output.write import owned_tree, read_regular_file, tree_entries, write_trees
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.policy.rules import RULES, run_rules
 from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationset
@@ -159,32 +159,35 @@ def render_all(
     }
 
 
-def _owned_platforms(out: Path) -> set[str]:
+def _prunable(out: Path, rendered: Mapping[str, object]) -> list[str]:
+    """Platform trees of ours in `out` that no loaded stack renders (what `synth` would prune)."""
     if not out.is_dir():
-        return set()
-    return {p.name for p in out.iterdir() if p.is_dir() and (p / LOCK_FILE).is_file()}
+        return []
+    return sorted(
+        p.name
+        for p in out.iterdir()
+        if p.name not in rendered
+        and not p.name.startswith(".")
+        and not isinstance(owned_tree(p, p.name, digests=True), str)
+    )
 
 
 def synth_tree(
     loaded: Sequence[LoadedPlatform], out: Path, *, prune: bool = False, overrides: Sequence[str] = ()
 ) -> tuple[list[str], list[Problem]]:
-    """Render everything in memory, then swap each platform's tree in.
+    """Render and validate every platform in memory, then replace all their trees at once.
 
-    Returns the platforms written and the rule findings (warnings and overridden errors).
+    Returns the platforms written and the findings (rule warnings, overridden errors, and the
+    writer's warnings about folders it left in place).
 
     With `prune`, platform trees of ours that no loaded stack renders any more are removed.
-    Refuses (PolicyRefusal) when an error-level rule fires whose code is not in `overrides`.
+    Refuses (PolicyRefusal) when an error-level rule fires whose code is not in `overrides`;
+    nothing in `out` changes unless every platform is written.
     """
     trees = render_trees(loaded)
     findings = policy_findings(loaded, overrides, trees)
     rendered = render_all(loaded, overrides, trees)
-    with exclusive_output(out):
-        recover(out)
-        for name in sorted(rendered):
-            replace_tree(out, name, rendered[name])
-        if prune:
-            for name in sorted(_owned_platforms(out) - set(rendered)):
-                remove_tree(out, name)
+    findings += write_trees(out, rendered, prune=prune)
     return sorted(rendered), findings
 
 
@@ -204,23 +207,19 @@ def check_tree(
 
 
 def drift_of(rendered: dict[str, dict[str, bytes]], out: Path, *, prune: bool = False) -> list[Drift]:
-    """The files where `out` differs from already rendered trees."""
+    """The files where `out` differs from already rendered trees (links and other non-files differ)."""
     drift: list[Drift] = []
     for name in sorted(rendered):
         root = out / name
-        on_disk = (
-            {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
-            if root.is_dir()
-            else set()
-        )
-        for rel in sorted(set(rendered[name]) | on_disk):
+        on_disk = tree_entries(root)
+        for rel in sorted(set(rendered[name]) | set(on_disk)):
             path = f"{name}/{rel}"
             if rel not in on_disk:
                 drift.append(Drift(path, "missing"))
             elif rel not in rendered[name]:
                 drift.append(Drift(path, "extra"))
-            elif (root / rel).read_bytes() != rendered[name][rel]:
+            elif read_regular_file(root / rel, len(rendered[name][rel])) != rendered[name][rel]:
                 drift.append(Drift(path, "changed"))
     if prune:
-        drift += [Drift(f"{name}/", "extra") for name in sorted(_owned_platforms(out) - set(rendered))]
+        drift += [Drift(f"{name}/", "extra") for name in _prunable(out, rendered)]
     return drift
