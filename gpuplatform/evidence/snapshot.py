@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplatform.errors import InputError
-from gpuplatform.load.yaml_input import read_yaml
+from gpuplatform.load.yaml_input import MAX_DATA_BYTES, read_data, read_text
 
 __all__ = ["KINDS", "NVIDIA_SMI_QUERY", "Snapshot", "load_snapshot", "snapshot_or_pods", "take_snapshot"]
 
@@ -138,7 +138,7 @@ def load_snapshot(folder: Path) -> Snapshot:
         if not path.is_file():
             snapshot.kinds[kind] = None
             continue
-        doc = read_yaml(path)
+        doc = read_data(path)
         items = doc.get("items") if isinstance(doc, dict) else None
         if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
             raise InputError.single(
@@ -149,7 +149,7 @@ def load_snapshot(folder: Path) -> Snapshot:
     if smi.is_dir():
         for path in sorted(smi.glob("*.csv")):
             namespace, _, pod = path.stem.partition("_")
-            snapshot.nvidia_smi[f"{namespace}/{pod}"] = _csv_rows(path.read_text())
+            snapshot.nvidia_smi[f"{namespace}/{pod}"] = _csv_rows(read_text(path, MAX_DATA_BYTES))
     return snapshot
 
 
@@ -157,7 +157,7 @@ def snapshot_or_pods(path: Path) -> Snapshot:
     """A snapshot folder, or a lone `kubectl get pods -A -o json` file as a snapshot of pods only."""
     if path.is_dir():
         return load_snapshot(path)
-    doc = read_yaml(path)
+    doc = read_data(path)
     items = doc.get("items") if isinstance(doc, dict) else None
     if not isinstance(items, list):
         raise InputError.single(

@@ -16,9 +16,10 @@ from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
 from gpuplatform.output.write import owned_tree, read_regular_file, tree_entries, write_trees
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.policy.rules import RULES, run_rules
+from gpuplatform.policy.selectors import compile_problems
 from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationset
 from gpuplatform.render.nim import dra_resources
-from gpuplatform.render.tree import Tree, render_tree
+from gpuplatform.render.tree import Tree, render_tree, tree_collisions
 from gpuplatform.versions import parse_release
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "check_tree",
     "drift_of",
     "policy_findings",
+    "refuse_uncompilable",
     "render_all",
     "render_files",
     "render_trees",
@@ -63,7 +65,14 @@ def render_files(
 ) -> dict[str, bytes]:
     """Every file of one platform's tree (`tree` when already rendered), lock file included, validated."""
     platform = loaded.platform
-    tree = tree if tree is not None else render_tree(plan_platform(platform))
+    if tree is None:
+        refuse_uncompilable([loaded])
+        tree = render_tree(plan_platform(platform))
+    collisions = tree_collisions(tree)
+    if collisions:
+        raise InputError(
+            [Problem(loaded.source, "", "", f"platform {platform.name!r} {c}") for c in collisions]
+        )
     files = Serializer(parse_release(platform.kubernetes.version).minor, validate=validate).files(tree)
     check_paths(loaded.source, files)
     stack_dir = Path(loaded.source).parent
@@ -129,8 +138,16 @@ def _add_converted_manifests(loaded: LoadedPlatform, plan: Plan, tree: Tree) -> 
                 tree.files[f"handoff/{state.dir_name}/nimservice_{nim.namespace}_{nim.name}.yaml"] = text
 
 
+def refuse_uncompilable(loaded: Sequence[LoadedPlatform]) -> None:
+    """InputError (GP310) when a selector of any platform does not compile: nothing is rendered."""
+    problems = [p for lp in loaded for p in compile_problems(lp.platform, lp.source)]
+    if problems:
+        raise InputError(problems)
+
+
 def render_trees(loaded: Sequence[LoadedPlatform]) -> dict[str, Tree]:
     """Every platform's tree; a stack with several Argo CD platforms gives each the stack's ApplicationSet."""
+    refuse_uncompilable(loaded)
     plans = {lp.platform.name: plan_platform(lp.platform) for lp in loaded}
     trees = {name: render_tree(plan) for name, plan in plans.items()}
     for lp in loaded:
