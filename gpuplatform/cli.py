@@ -366,12 +366,13 @@ def init(snapshot_dir: str, name: str, domain: str, out: str | None) -> None:
     """Write a starting spec from a running cluster: every GPU node legacy, decisions marked TODO."""
     from gpuplatform.evidence.init import initial_spec
     from gpuplatform.evidence.snapshot import load_snapshot
+    from gpuplatform.output.write import write_file
 
     text = initial_spec(load_snapshot(Path(snapshot_dir)), name, domain)
     if out is None:
         click.echo(text, nl=False)
     else:
-        Path(out).write_text(text)
+        write_file(Path(out), text.encode())
         click.echo(f"wrote {out}")
 
 

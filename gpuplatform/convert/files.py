@@ -8,7 +8,8 @@ from pathlib import Path
 from gpuplatform.convert.manifests import Conversion, convert_text
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.yaml_input import read_text
-from gpuplatform.model.base import DNS_SUBDOMAIN
+from gpuplatform.model.base import is_dns_subdomain
+from gpuplatform.output.write import write_file
 from gpuplatform.output.yaml import dump_documents
 
 __all__ = ["convert_files"]
@@ -22,7 +23,7 @@ def convert_files(
     Returns what to print: the converted documents and templates (stdout mode) or one line per
     file written. Nothing is written unless every file converts.
     """
-    if not DNS_SUBDOMAIN.match(tier):
+    if not is_dns_subdomain(tier):
         raise InputError.single("--tier", "", f"{tier!r} is not a DeviceClass name (a DNS subdomain)")
     conversions: list[tuple[Path, Conversion]] = []
     problems: list[Problem] = []
@@ -37,11 +38,21 @@ def convert_files(
         raise InputError(problems)
     if out is None:
         return [c.text + "---\n" + dump_documents(c.templates) for _, c in conversions]
+    written: dict[str, Path] = {}
+    for path, _ in conversions:
+        for name in (path.name, f"{path.stem}.claimtemplates.yaml"):
+            if name in written:
+                problems.append(
+                    Problem(str(path), "", "", f"would write {out / name}, which {written[name]} writes too")
+                )
+            written.setdefault(name, path)
+    if problems:
+        raise InputError(problems)
     out.mkdir(parents=True, exist_ok=True)
     lines = []
     for path, c in conversions:
-        (out / path.name).write_text(c.text)
-        (out / f"{path.stem}.claimtemplates.yaml").write_text(dump_documents(c.templates))
+        write_file(out / path.name, c.text.encode())
+        write_file(out / f"{path.stem}.claimtemplates.yaml", dump_documents(c.templates).encode())
         lines.append(
             f"wrote {out / path.name} ({', '.join(c.converted)}) and {out / (path.stem + '.claimtemplates.yaml')}"
         )

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from gpuplatform.errors import InputError, Problem, format_loc
 from gpuplatform.load.merge import path_in
 from gpuplatform.model.identities import identity_errors
+from gpuplatform.model.limits import size_errors
 from gpuplatform.model.platform import Platform
 from gpuplatform.model.references import Loc, reference_errors
 
@@ -104,7 +105,7 @@ def platform_from_document(
         platform = Platform.model_validate(body)
     except ValidationError as exc:
         raise InputError(problems_from_validation(exc, file, overlay)) from None
-    refs = reference_errors(platform) + identity_errors(platform)
+    refs = size_errors(platform) or reference_errors(platform) + identity_errors(platform)
     if refs:
         raise InputError(
             [

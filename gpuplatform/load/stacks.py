@@ -52,19 +52,29 @@ class LoadedPlatform:
 
 
 def _read_manifests(platform: Platform, source: Path) -> dict[str, str]:
-    """Read each `workloads[].manifest` and `nimServices[].manifest`, relative to the stack file."""
+    """Read each `workloads[].manifest` and `nimServices[].manifest`, inside the stack file's folder.
+
+    The text is copied into `dist/`, so a manifest (after its links are resolved) must stay in the
+    stack's folder: a spec cannot publish /etc/shadow or a neighbour's secrets.
+    """
     texts: dict[str, str] = {}
     problems: list[Problem] = []
     named = [("workloads", i, w.manifest) for i, w in enumerate(platform.workloads)]
     named += [("nimServices", i, n.manifest) for i, n in enumerate(platform.nim_services)]
+    folder = source.parent.resolve()
     for field_name, i, manifest in named:
         if manifest is None:
             continue
-        path = Path(manifest) if Path(manifest).is_absolute() else source.parent / manifest
+        loc = f"spec.{field_name}[{i}].manifest"
+        path = source.parent / manifest
+        if not path.resolve().is_relative_to(folder):
+            problems.append(
+                Problem(str(source), loc, "", f"{path} leads outside the stack's folder {folder}")
+            )
+            continue
         try:
             texts[manifest] = read_text(path)
         except InputError as exc:
-            loc = f"spec.{field_name}[{i}].manifest"
             problems += [Problem(str(source), loc, "", f"{path}: {p.message}") for p in exc.problems]
     if problems:
         raise InputError(problems)

@@ -43,6 +43,7 @@ __all__ = [
     "NonNegativeInt32",
     "NonNegativeInt64",
     "Quantity",
+    "RelativePath",
     "ReleaseNumber",
     "SemVer",
     "SpecModel",
@@ -223,6 +224,21 @@ def _clean(value: str) -> str:
     return value
 
 
+def _relative_path(value: str) -> str:
+    parts = value.split("/")
+    if (
+        _CLEAN.fullmatch(value) is None
+        or len(value) > 4096
+        or "\\" in value
+        or value.startswith("/")
+        or any(p in ("", ".", "..") for p in parts)
+    ):
+        raise ValueError(
+            f"{value!r} must be a relative path inside the stack's folder (no leading '/', no '.' or '..' segments)"
+        )
+    return value
+
+
 def _json_problem(value: Any, depth: int) -> str | None:
     if depth > JSON_MAX_DEPTH:
         return f"nested deeper than {JSON_MAX_DEPTH} levels"
@@ -271,6 +287,7 @@ SemVer = Annotated[str, AfterValidator(_semver)]
 ReleaseNumber = Annotated[str, AfterValidator(_release)]
 FeatureGateName = Annotated[str, AfterValidator(_feature_gate)]
 CleanString = Annotated[str, AfterValidator(_clean)]
+RelativePath = Annotated[str, AfterValidator(_relative_path)]
 JsonObject = Annotated[dict[str, Any], BeforeValidator(_json_object)]
 Int32 = Annotated[int, Field(ge=-(2**31), le=INT32_MAX)]
 Int64 = Annotated[int, Field(ge=-(2**63), le=INT64_MAX)]

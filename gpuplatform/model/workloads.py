@@ -6,7 +6,16 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gpuplatform.model.base import INT32_MAX, SEMVER, CleanString, DnsLabel, DnsSubdomain, Quantity, SpecModel
+from gpuplatform.model.base import (
+    INT32_MAX,
+    SEMVER,
+    CleanString,
+    DnsLabel,
+    DnsSubdomain,
+    Quantity,
+    RelativePath,
+    SpecModel,
+)
 
 __all__ = [
     "AttributeSelector",
@@ -29,7 +38,7 @@ class Workload(SpecModel):
     gpus: int = Field(default=1, ge=1, le=32)
     tier: DnsLabel
     moves_in: DnsLabel
-    manifest: str | None = None
+    manifest: RelativePath | None = None
     """Path of the original manifest; when given, the converted file is handed off in full."""
     shared_claim: bool = True
     """One claim shared by all GPU containers (they see the same GPUs) or one claim per container."""
@@ -86,7 +95,7 @@ class NimService(SpecModel):
     replicas: int = Field(default=1, ge=1, le=INT32_MAX)
     mode: Literal["claimCreationSpec", "template", "claim"] = "claimCreationSpec"
     moves_in: DnsLabel
-    manifest: str | None = None
+    manifest: RelativePath | None = None
     """Path of the team's original NIMService manifest, converted in full when given."""
     accept_preview: bool = False
     """Accept NIM DRA (Technology Preview) in a production tenant or wave."""

@@ -17,6 +17,7 @@ from typing import Any
 from gpuplatform import __version__
 from gpuplatform.errors import GpuplatformError
 from gpuplatform.model.base import is_dns_label, is_dns_subdomain
+from gpuplatform.output.write import LOCK_FILE
 from gpuplatform.output.yaml import dump_many, dump_yaml, needs_quotes
 from gpuplatform.render.meta import WAVE_LABEL, Obj
 from gpuplatform.render.tree import Tree
@@ -24,7 +25,6 @@ from gpuplatform.validate import SchemaMissing, validate_object
 
 __all__ = ["LOCK_FILE", "RenderedOutputInvalid", "Serializer", "lock_document"]
 
-LOCK_FILE = "gpuplatform.lock.json"
 _WAVE = "gpuplatform-wave-placeholder-0"
 _NAME = "gpuplatform-name-placeholder-0"
 _NAMESPACE = "gpuplatform-namespace-placeholder-0"

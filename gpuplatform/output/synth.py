@@ -12,6 +12,7 @@ from gpuplatform.convert.manifests import convert_text
 from gpuplatform.convert.nimservice import convert_nimservice
 from gpuplatform.errors import GpuplatformError, InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
+from gpuplatform.model.limits import MAX_FILES, estimated_files
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
 from gpuplatform.output.write import owned_tree, read_regular_file, tree_entries, write_trees
 from gpuplatform.plan.waves import Plan, plan_platform
@@ -145,11 +146,20 @@ def refuse_uncompilable(loaded: Sequence[LoadedPlatform]) -> None:
         raise InputError(problems)
 
 
+def _refuse_oversized(loaded: Sequence[LoadedPlatform], files: int, about: str) -> None:
+    if files > MAX_FILES:
+        sources = sorted({lp.source for lp in loaded})
+        message = f"the run would render {about}{files} files, over the limit of {MAX_FILES}; render fewer platforms at once"
+        raise InputError([Problem(s, "", "", message) for s in sources])
+
+
 def render_trees(loaded: Sequence[LoadedPlatform]) -> dict[str, Tree]:
     """Every platform's tree; a stack with several Argo CD platforms gives each the stack's ApplicationSet."""
     refuse_uncompilable(loaded)
+    _refuse_oversized(loaded, sum(estimated_files(lp.platform) for lp in loaded), "about ")
     plans = {lp.platform.name: plan_platform(lp.platform) for lp in loaded}
     trees = {name: render_tree(plan) for name, plan in plans.items()}
+    _refuse_oversized(loaded, sum(len(t.files) for t in trees.values()), "")
     for lp in loaded:
         _add_converted_manifests(lp, plans[lp.platform.name], trees[lp.platform.name])
     by_stack: dict[str, list[str]] = {}

@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from gpuplatform.errors import EnvironmentFailure, InputError, Problem
-from gpuplatform.output.serialize import LOCK_FILE
 
 __all__ = [
+    "LOCK_FILE",
     "LOCK_TIMEOUT_SECONDS",
     "STATE_FILE",
     "crash_hook",
@@ -49,9 +49,12 @@ __all__ = [
     "owned_tree",
     "read_regular_file",
     "tree_entries",
+    "write_file",
     "write_trees",
 ]
 
+#: The lock file of a platform tree: digests of every file, and what it was rendered from.
+LOCK_FILE = "gpuplatform.lock.json"
 STATE_FILE = ".gpuplatform.lock"
 LOCK_TIMEOUT_SECONDS = 30.0
 _STATE_FORMAT = "gpuplatform.dev/output-state/v1"
@@ -123,6 +126,34 @@ def read_regular_file(path: Path, limit: int) -> bytes | None:
         if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
             return None
         return handle.read(limit + 1)
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Write a file the user named (`init --out`, `convert --out`), never through a link.
+
+    InputError when `path` is a link, a folder or not a regular file; EnvironmentFailure when the
+    machine refuses the write.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError.single(
+                str(path), "", "is a symbolic link; gpuplatform does not write through links"
+            ) from None
+        if exc.errno in (errno.EISDIR, errno.ENXIO):
+            raise InputError.single(str(path), "", "is not a regular file") from None
+        raise _fail(path, "cannot write", exc) from None
+    with os.fdopen(fd, "wb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError.single(str(path), "", "is not a regular file")
+        try:
+            os.ftruncate(fd, 0)
+            handle.write(data)
+            handle.flush()
+        except OSError as exc:
+            raise _fail(path, "cannot write", exc) from None
 
 
 def _digest(data: bytes) -> str:
