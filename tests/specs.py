@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import Any
 
@@ -49,3 +50,19 @@ def write_spec(path: Path, doc: Any) -> Path:
     """Write `doc` as YAML to `path` (tests only; the package has its own dumper)."""
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return path
+
+
+def listing(root: Path) -> dict[str, Any]:
+    """Every entry under `root`: file bytes, link targets, folders (never through a link)."""
+    out: dict[str, Any] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                out[rel] = ("link", os.readlink(path))
+            elif path.is_dir():
+                out[rel] = ("dir",)
+            else:
+                out[rel] = ("file", path.read_bytes())
+    return out

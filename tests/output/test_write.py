@@ -16,28 +16,13 @@ import gpuplatform.output.write as write
 from gpuplatform.errors import EnvironmentFailure, InputError
 from gpuplatform.output.serialize import LOCK_FILE, lock_document
 from gpuplatform.output.write import STATE_FILE, exclusive_output, owned_tree, recover, write_trees
+from tests.specs import listing
 
 
 def _files(platform: str, marker: str) -> dict[str, bytes]:
     files = {"waves/a.yaml": marker.encode(), f"only-{marker}.yaml": b"x"}
     files[LOCK_FILE] = lock_document(files, platform=platform, spec={}, origin={"activeWave": marker})
     return files
-
-
-def _listing(root: Path) -> dict[str, Any]:
-    """Every entry under `root`: file bytes, link targets, folders (never through a link)."""
-    out: dict[str, Any] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            rel = path.relative_to(root).as_posix()
-            if path.is_symlink():
-                out[rel] = ("link", os.readlink(path))
-            elif path.is_dir():
-                out[rel] = ("dir",)
-            else:
-                out[rel] = ("file", path.read_bytes())
-    return out
 
 
 def test_replace_swaps_the_whole_tree_and_leaves_only_the_tree_and_the_lock(tmp_path: Path) -> None:
@@ -64,10 +49,10 @@ def test_replace_swaps_the_whole_tree_and_leaves_only_the_tree_and_the_lock(tmp_
 def test_a_folder_that_is_not_ours_is_refused_and_kept(tmp_path: Path, prepare: Any, fragment: str) -> None:
     (tmp_path / "lab").mkdir()
     prepare(tmp_path / "lab")
-    before = _listing(tmp_path)
+    before = listing(tmp_path)
     with pytest.raises(InputError, match=fragment):
         write_trees(tmp_path, {"lab": _files("lab", "new")})
-    assert {k: v for k, v in _listing(tmp_path).items() if k != STATE_FILE} == before
+    assert {k: v for k, v in listing(tmp_path).items() if k != STATE_FILE} == before
 
 
 @pytest.mark.parametrize("intruder", ["file", "folder", "link"])
@@ -81,11 +66,11 @@ def test_our_tree_with_something_foreign_inside_is_refused(tmp_path: Path, intru
         inside.mkdir()
     else:
         inside.symlink_to(tmp_path.parent)
-    before = _listing(tmp_path)
+    before = listing(tmp_path)
     # WHEN it is replaced / THEN the run is refused and nothing changes
     with pytest.raises(InputError, match=r"holds files gpuplatform did not write: waves/notes"):
         write_trees(tmp_path, {"lab": _files("lab", "new")})
-    assert _listing(tmp_path) == before
+    assert listing(tmp_path) == before
 
 
 def test_a_platform_folder_replaced_by_a_link_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
@@ -94,10 +79,10 @@ def test_a_platform_folder_replaced_by_a_link_is_refused_and_its_target_untouche
     out = tmp_path / "out"
     out.mkdir()
     (out / "lab").symlink_to(elsewhere / "lab")
-    before = _listing(tmp_path)
+    before = listing(tmp_path)
     with pytest.raises(InputError, match="is a symbolic link"):
         write_trees(out, {"lab": _files("lab", "new")})
-    assert {k: v for k, v in _listing(tmp_path).items() if k != f"out/{STATE_FILE}"} == before
+    assert {k: v for k, v in listing(tmp_path).items() if k != f"out/{STATE_FILE}"} == before
 
 
 @pytest.mark.parametrize("dangling", [True, False])
@@ -145,7 +130,7 @@ def test_names_that_look_like_staging_or_backups_are_never_touched(tmp_path: Pat
     if refused:
         (tmp_path / "lab").mkdir()
         (tmp_path / "lab" / "mine.txt").write_text("mine")
-    before = _listing(tmp_path)
+    before = listing(tmp_path)
     # WHEN synth writes `lab` (or is refused because `lab` is not ours)
     if refused:
         with pytest.raises(InputError):
@@ -153,7 +138,7 @@ def test_names_that_look_like_staging_or_backups_are_never_touched(tmp_path: Pat
     else:
         write_trees(tmp_path, {"lab": _files("lab", "new")})
     # THEN every one of them is exactly as it was
-    after = _listing(tmp_path)
+    after = listing(tmp_path)
     assert {k: v for k, v in after.items() if k in before} == before
 
 
@@ -179,11 +164,11 @@ def test_a_refused_platform_leaves_every_other_platform_as_it_was(tmp_path: Path
     # GIVEN two platforms written before, and then `b` taken over by something that is not ours
     write_trees(tmp_path, {"a": _files("a", "old"), "b": _files("b", "old")})
     (tmp_path / "b" / "mine.txt").write_text("mine")
-    before = _listing(tmp_path)
+    before = listing(tmp_path)
     # WHEN a run writes both / THEN it is refused and `a` is not replaced either
-    with pytest.raises(InputError, match="mine.txt"):
+    with pytest.raises(InputError, match=r"mine\.txt"):
         write_trees(tmp_path, {"a": _files("a", "new"), "b": _files("b", "new")})
-    assert _listing(tmp_path) == before
+    assert listing(tmp_path) == before
 
 
 @pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "renames"])
@@ -193,7 +178,7 @@ def test_a_failure_mid_swap_restores_every_platform(
 ) -> None:
     # GIVEN three platforms, and a swap that fails after the first platform went in
     write_trees(tmp_path, {n: _files(n, "old") for n in "abc"})
-    before = _listing(tmp_path)
+    before = listing(tmp_path)
     swap, calls = write._swap, []
     if not exchange:
         monkeypatch.setattr(write, "_exchange", lambda a, b: False)
@@ -208,14 +193,14 @@ def test_a_failure_mid_swap_restores_every_platform(
     # WHEN the run fails / THEN the error surfaces and every platform is as before, nothing left over
     with pytest.raises(EnvironmentFailure if isinstance(failure, OSError) else KeyboardInterrupt):
         write_trees(tmp_path, {n: _files(n, "new") for n in "abc"})
-    assert _listing(tmp_path) == before
+    assert listing(tmp_path) == before
 
 
 def test_a_full_disk_while_staging_is_an_environment_failure_and_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_trees(tmp_path, {"lab": _files("lab", "old")})
-    before = _listing(tmp_path)
+    before = listing(tmp_path)
     real = write._write_files
 
     def full(root: Path, files: dict[str, bytes]) -> None:
@@ -225,7 +210,7 @@ def test_a_full_disk_while_staging_is_an_environment_failure_and_changes_nothing
     monkeypatch.setattr(write, "_write_files", full)
     with pytest.raises(EnvironmentFailure, match="No space left on device"):
         write_trees(tmp_path, {"lab": _files("lab", "new")})
-    assert _listing(tmp_path) == before
+    assert listing(tmp_path) == before
 
 
 def test_an_old_tree_that_cannot_be_removed_is_a_warning_and_blocks_no_later_run(tmp_path: Path) -> None:
