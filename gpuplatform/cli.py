@@ -165,11 +165,14 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
     from gpuplatform.plan.report import plan_report, plan_text
     from gpuplatform.plan.transitions import platform_transitions
     from gpuplatform.plan.waves import plan_platform
+    from gpuplatform.policy.selectors import refuse_uncompilable
 
+    loaded = load_selected(stack, overlays)
+    refuse_uncompilable(loaded)  # what synth refuses, plan refuses too
     if source is not None or target is not None:
         if source is None or target is None:
             raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
-        found = platform_transitions(load_selected(stack, overlays), source, target)
+        found = platform_transitions(loaded, source, target)
         if fmt == "json":
             click.echo(json.dumps([t.as_dict() for t in found], indent=2))
         else:
@@ -177,7 +180,7 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
         if any(t.refusals for t in found):
             sys.exit(EXIT_FINDINGS)
         return
-    reports = [plan_report(plan_platform(lp.platform)) for lp in load_selected(stack, overlays)]
+    reports = [plan_report(plan_platform(lp.platform)) for lp in loaded]
     if fmt == "json":
         click.echo(json.dumps(reports, indent=2))
     else:

@@ -69,7 +69,10 @@ def _construct_timestamp(loader: _StrictLoader, node: yaml.ScalarNode) -> str:
 
 def _refuse_tag(loader: _StrictLoader, node: yaml.Node) -> None:
     raise yaml.constructor.ConstructorError(
-        None, None, f"YAML tag {node.tag} is not supported (values are plain JSON data)", node.start_mark
+        None,
+        None,
+        f"YAML tag {node.tag.replace('tag:yaml.org,2002:', '!!')} is not supported (values are plain JSON data)",
+        node.start_mark,
     )
 
 

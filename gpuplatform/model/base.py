@@ -47,6 +47,7 @@ __all__ = [
     "ReleaseNumber",
     "SemVer",
     "SpecModel",
+    "Token",
     "is_dns_label",
     "is_dns_subdomain",
     "label_key_problem",
@@ -80,6 +81,8 @@ _RELEASE = re.compile(
 )
 #: Kubernetes and DRA driver feature gate names are CamelCase identifiers.
 _FEATURE_GATE = re.compile(r"\A[A-Za-z][A-Za-z0-9]{0,127}\Z", re.ASCII)
+#: One word (an image, a URL, a revision): no whitespace or control characters.
+_TOKEN = re.compile(r"\A[^\s\x00-\x1f\x7f]{1,4096}\Z")
 #: Free text that lands in a YAML scalar on one line: no control characters, no edge whitespace.
 _CLEAN = re.compile(r"\A[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?\Z")
 
@@ -239,6 +242,12 @@ def _relative_path(value: str) -> str:
     return value
 
 
+def _token(value: str) -> str:
+    if _TOKEN.fullmatch(value) is None:
+        raise ValueError(f"{value!r} must be one word: no spaces or control characters")
+    return value
+
+
 def _json_problem(value: Any, depth: int) -> str | None:
     if depth > JSON_MAX_DEPTH:
         return f"nested deeper than {JSON_MAX_DEPTH} levels"
@@ -288,6 +297,7 @@ ReleaseNumber = Annotated[str, AfterValidator(_release)]
 FeatureGateName = Annotated[str, AfterValidator(_feature_gate)]
 CleanString = Annotated[str, AfterValidator(_clean)]
 RelativePath = Annotated[str, AfterValidator(_relative_path)]
+Token = Annotated[str, AfterValidator(_token)]
 JsonObject = Annotated[dict[str, Any], BeforeValidator(_json_object)]
 Int32 = Annotated[int, Field(ge=-(2**31), le=INT32_MAX)]
 Int64 = Annotated[int, Field(ge=-(2**63), le=INT64_MAX)]

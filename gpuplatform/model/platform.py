@@ -16,6 +16,7 @@ from gpuplatform.model.base import (
     Minutes,
     ReleaseNumber,
     SpecModel,
+    Token,
 )
 from gpuplatform.model.classes import BridgeClass, ServiceTier
 from gpuplatform.model.nodes import NodePool
@@ -49,7 +50,7 @@ class GpuOperator(SpecModel):
     driver_version: ReleaseNumber = "580.126.09"
     """NVIDIA data-center driver the operator installs (580+ for DRA)."""
     mode: Literal["clusterPolicy", "gpuCluster"] = "clusterPolicy"
-    chart_repository: Literal[""] | CleanString = ""
+    chart_repository: Literal[""] | Token = ""
     """Helm repository of the gpu-operator chart; when set, the operator release is rendered too."""
     values: JsonObject = {}
 
@@ -58,7 +59,7 @@ class DraDriver(SpecModel):
     """The NVIDIA DRA driver Helm release (chart `dra-driver-nvidia-gpu`)."""
 
     chart_version: ReleaseNumber = "0.4.1"
-    chart_repository: CleanString
+    chart_repository: Token
     """Helm (https://) or OCI (oci://) repository of the chart; a spec field, never hard-coded."""
     namespace: DnsLabel = "nvidia-dra-driver-gpu"
     nvidia_driver_root: CleanString = "/run/nvidia/driver"
@@ -70,16 +71,16 @@ class Delivery(SpecModel):
     """How Argo CD and/or Flux find and apply the rendered tree."""
 
     engines: tuple[Literal["argocd", "flux"], ...] = ("argocd",)
-    repo_url: CleanString
-    revision: CleanString = "main"
+    repo_url: Token
+    revision: Token = "main"
     path: str = Field(default="dist", max_length=255, pattern=r"^[\w-][\w.-]*(/[\w-][\w.-]*)*$")
     """Folder of the rendered tree inside the repository: relative, segments never start with `.`."""
     argocd_namespace: DnsLabel = "argocd"
     flux_namespace: DnsLabel = "flux-system"
     gates_namespace: DnsLabel = "gpuplatform-gates"
-    kubectl_image: CleanString = "docker.io/alpine/k8s:1.36.1"
+    kubectl_image: Token = "docker.io/alpine/k8s:1.36.1"
     """Image of the gate Jobs; it must provide `sh`, `kubectl` and `jq` (alpine/k8s does)."""
-    cluster_server: CleanString = "https://kubernetes.default.svc"
+    cluster_server: Token = "https://kubernetes.default.svc"
     """API server Argo CD deploys to (the in-cluster address when Argo CD runs in this cluster)."""
     timeout_minutes: Minutes = 15
     """How long Flux waits for a layer, and a post-transition gate for its invariant."""

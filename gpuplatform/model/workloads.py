@@ -9,12 +9,12 @@ from pydantic import Field, model_validator
 from gpuplatform.model.base import (
     INT32_MAX,
     SEMVER,
-    CleanString,
     DnsLabel,
     DnsSubdomain,
     Quantity,
     RelativePath,
     SpecModel,
+    Token,
 )
 
 __all__ = [
@@ -124,5 +124,5 @@ class ValidationWorkload(SpecModel):
     tenant: DnsLabel
     claim_template: DnsSubdomain
     name: DnsLabel = "gpu-dra-validation"
-    image: CleanString = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
+    image: Token = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
     command: tuple[str, ...] = ("nvidia-smi", "-L")

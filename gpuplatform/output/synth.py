@@ -17,7 +17,7 @@ from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
 from gpuplatform.output.write import owned_tree, read_regular_file, tree_entries, write_trees
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.policy.rules import RULES, run_rules
-from gpuplatform.policy.selectors import compile_problems
+from gpuplatform.policy.selectors import refuse_uncompilable
 from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationset
 from gpuplatform.render.nim import dra_resources
 from gpuplatform.render.tree import Tree, render_tree, tree_collisions
@@ -31,7 +31,6 @@ __all__ = [
     "check_tree",
     "drift_of",
     "policy_findings",
-    "refuse_uncompilable",
     "render_all",
     "render_files",
     "render_trees",
@@ -137,13 +136,6 @@ def _add_converted_manifests(loaded: LoadedPlatform, plan: Plan, tree: Tree) -> 
                     loaded.manifests[nim.manifest], nim.manifest, nim.name, dra_resources(plan, nim)
                 )
                 tree.files[f"handoff/{state.dir_name}/nimservice_{nim.namespace}_{nim.name}.yaml"] = text
-
-
-def refuse_uncompilable(loaded: Sequence[LoadedPlatform]) -> None:
-    """InputError (GP310) when a selector of any platform does not compile: nothing is rendered."""
-    problems = [p for lp in loaded for p in compile_problems(lp.platform, lp.source)]
-    if problems:
-        raise InputError(problems)
 
 
 def _refuse_oversized(loaded: Sequence[LoadedPlatform], files: int, about: str) -> None:

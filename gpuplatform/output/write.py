@@ -34,7 +34,7 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -267,8 +267,12 @@ class _Entry:
 
 @dataclass
 class _State:
+    """The run's phase (staging, swapping, committed, idle) and its entries; `leftovers` are old
+    folders of earlier runs that could not be removed yet (retried, with a warning, every run)."""
+
     phase: str
     entries: list[_Entry]
+    leftovers: list[_Entry] = field(default_factory=list)
 
 
 class _StateFile:
@@ -294,7 +298,8 @@ class _StateFile:
             doc = json.loads(data.split(b"\n", 1)[0])
             if doc.get("format") != _STATE_FORMAT:
                 raise ValueError
-            return _State(doc["phase"], [_Entry(**e) for e in doc["entries"]])
+            entries = [_Entry(**e) for e in doc["entries"]]
+            return _State(doc["phase"], entries, [_Entry(**e) for e in doc.get("leftovers", [])])
         except (ValueError, TypeError, KeyError, AttributeError):
             raise InputError.single(
                 str(self.path),
@@ -310,6 +315,7 @@ class _StateFile:
                 "format": _STATE_FORMAT,
                 "phase": state.phase,
                 "entries": [e.as_dict() for e in state.entries],
+                "leftovers": [e.as_dict() for e in state.leftovers],
             }
             data = (json.dumps(doc, separators=(",", ":")) + "\n").encode()
             os.pwrite(self.fd, data, 0)
@@ -368,15 +374,15 @@ def exclusive_output(out: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterat
 # --- removing and restoring ---------------------------------------------------------------------
 
 
-def _remove(path: Path, warnings: list[Problem]) -> None:
-    """Remove a folder of ours (never through a link); what cannot be removed is a warning."""
+def _remove(path: Path, warnings: list[Problem]) -> bool:
+    """Remove a folder of ours (never through a link); False, with a warning, when it is still there."""
     if not os.path.lexists(path):
-        return
+        return True
     if path.is_symlink() or not path.is_dir():
         warnings.append(
             Problem(str(path), "", "", "left in place: not a folder gpuplatform created", "warning")
         )
-        return
+        return True
 
     def writable_parent(func: Callable[..., Any], target: str, _: object) -> None:
         parent = os.path.dirname(target)
@@ -390,55 +396,67 @@ def _remove(path: Path, warnings: list[Problem]) -> None:
             shutil.rmtree(path, onerror=writable_parent)
     except OSError as exc:
         warnings.append(
-            Problem(str(path), "", "", f"could not remove an old tree: {exc.strerror}", "warning")
+            Problem(
+                str(path),
+                "",
+                "",
+                f"could not remove an old tree (retried next run): {exc.strerror}",
+                "warning",
+            )
         )
+        return False
+    return True
 
 
-def _roll_back(out: Path, entry: _Entry, warnings: list[Problem]) -> None:
-    """Put the tree that was at `<out>/<name>` before the run back there; remove the run's folders."""
+def _roll_back(out: Path, entry: _Entry, warnings: list[Problem]) -> bool:
+    """Put the tree that was at `<out>/<name>` before the run back there; True when the run's own
+    folders may go (False when they may hold that tree: they stay, named in a warning)."""
     target, staging, backup = out / entry.name, out / entry.staging, out / entry.backup
     if entry.old is None:
         if entry.new is not None and _lock_digest(target) == entry.new:
             aside = staging if not os.path.lexists(staging) else backup
             if not os.path.lexists(aside):
                 target.rename(aside)
-        _remove(staging, warnings)
-        _remove(backup, warnings)
-        return
-    if _lock_digest(target) != entry.old:
-        found = [p for p in (staging, backup) if _lock_digest(p) == entry.old]
-        if not found:
-            warnings.append(
-                Problem(
-                    str(target), "", "", "the tree from before the interrupted run was not found", "warning"
-                )
-            )
-            return
-        if os.path.lexists(target):
-            if _lock_digest(target) != entry.new:
-                warnings.append(
-                    Problem(
-                        str(target), "", "", f"is not ours; the previous tree stays at {found[0]}", "warning"
-                    )
-                )
-                return
-            aside = backup if found[0] == staging else staging
-            target.rename(aside)
-        found[0].rename(target)
-    _remove(staging, warnings)
-    _remove(backup, warnings)
+        return True
+    if _lock_digest(target) == entry.old:
+        return True
+    found = [p for p in (staging, backup) if _lock_digest(p) == entry.old]
+    problem = ""
+    if not found:
+        problem = "the tree from before the interrupted run was not found"
+    elif os.path.lexists(target) and _lock_digest(target) != entry.new:
+        problem = f"is not gpuplatform's; the tree from before the interrupted run stays at {found[0]}"
+    if problem:
+        warnings.append(Problem(str(target), "", "", problem, "warning"))
+        return False
+    if os.path.lexists(target):
+        target.rename(backup if found[0] == staging else staging)
+    found[0].rename(target)
+    return True
 
 
-def _finish(state: _StateFile, recorded: _State, warnings: list[Problem]) -> None:
-    """Complete a recorded run: clean up after "committed", else restore every platform."""
-    for entry in reversed(recorded.entries):
-        if recorded.phase == "committed":
-            _remove(state.out / entry.staging, warnings)
-            _remove(state.out / entry.backup, warnings)
-        else:
-            _roll_back(state.out, entry, warnings)
+def _clean(out: Path, entries: list[_Entry], warnings: list[Problem]) -> list[_Entry]:
+    """Remove the staging and backup folders of `entries`; the entries where one is still there."""
+    kept = []
+    for entry in entries:
+        removed = [_remove(out / name, warnings) for name in (entry.staging, entry.backup)]
+        if not all(removed):
+            kept.append(entry)
+    return kept
+
+
+def _finish(state: _StateFile, recorded: _State, warnings: list[Problem]) -> list[_Entry]:
+    """Complete a recorded run: clean up after "committed", else restore every platform first.
+
+    Folders that cannot be removed stay recorded as leftovers (returned), retried by the next run.
+    """
+    done = recorded.entries
+    if recorded.phase not in ("committed", "idle"):
+        done = [e for e in reversed(recorded.entries) if _roll_back(state.out, e, warnings)]
+    leftovers = _clean(state.out, done + recorded.leftovers, warnings)
     _fsync_dir(state.out)
-    state.write(None)
+    state.write(_State("idle", [], leftovers) if leftovers else None)
+    return leftovers
 
 
 def recover(state: _StateFile) -> list[Problem]:
@@ -541,9 +559,10 @@ def write_trees(
     """
     with exclusive_output(out, timeout) as state:
         warnings = recover(state)
+        leftovers = (state.read() or _State("idle", [])).leftovers
         entries, found = _plan(out, trees, prune)
         warnings += found
-        recorded = _State("staging", entries)
+        recorded = _State("staging", entries, leftovers)
         try:
             state.write(recorded)
             for e in entries:
@@ -556,7 +575,7 @@ def write_trees(
             for e in entries:
                 _swap(out, e)
             _fsync_dir(out)
-            state.write(_State("committed", entries))
+            state.write(_State("committed", entries, leftovers))
             recorded.phase = "committed"
             crash_hook("committed")
         except BaseException as exc:

@@ -15,11 +15,12 @@ from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.inventory.catalog import published_attributes
 from gpuplatform.inventory.resource_slices import Pool
+from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.platform import Platform
 from gpuplatform.policy.targets import SelectorTarget, selector_targets
 from gpuplatform.versions import parse_release
 
-__all__ = ["CEL_GATES", "SelectorRow", "check_target", "compile_problems"]
+__all__ = ["CEL_GATES", "SelectorRow", "check_target", "compile_problems", "refuse_uncompilable"]
 
 #: Kubernetes gates that change the DRA CEL environment.
 CEL_GATES = ("DRAConsumableCapacity", "DRAListTypeAttributes")
@@ -78,6 +79,13 @@ def compile_problems(platform: Platform, file: str) -> list[Problem]:
         seen.update(fresh)
         _compile(platform, replace(target, expressions=fresh), file, problems)
     return sorted(set(problems))
+
+
+def refuse_uncompilable(loaded: Sequence[LoadedPlatform]) -> None:
+    """InputError (GP310) when a selector of any platform does not compile (`synth`, `plan`)."""
+    problems = [p for lp in loaded for p in compile_problems(lp.platform, lp.source)]
+    if problems:
+        raise InputError(problems)
 
 
 def _unpublished(

@@ -213,15 +213,38 @@ def test_a_full_disk_while_staging_is_an_environment_failure_and_changes_nothing
     assert listing(tmp_path) == before
 
 
-def test_an_old_tree_that_cannot_be_removed_is_a_warning_and_blocks_no_later_run(tmp_path: Path) -> None:
-    # GIVEN an old tree with a read-only folder and a read-only file in it
+def test_an_old_tree_that_cannot_be_removed_is_a_warning_and_blocks_no_later_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN an old tree the machine will not let us remove (read-only folder, as a non-root user)
+    write_trees(tmp_path, {"lab": _files("lab", "old")})
+    rmtree = write.shutil.rmtree
+
+    def refused(path: Any, *args: Any, **kwargs: Any) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(write.shutil, "rmtree", refused)
+    # WHEN it is replaced / THEN the run succeeds, warns, and records the leftover
+    warnings = write_trees(tmp_path, {"lab": _files("lab", "new")})
+    assert (tmp_path / "lab" / "waves" / "a.yaml").read_text() == "new"
+    assert [w.message for w in warnings] == [
+        "could not remove an old tree (retried next run): Permission denied"
+    ]
+    leftover = Path(warnings[0].file).name
+    assert leftover in (tmp_path / STATE_FILE).read_text()
+    # AND the next run (the machine allows it again) removes it and is not blocked
+    monkeypatch.setattr(write.shutil, "rmtree", rmtree)
+    assert write_trees(tmp_path, {"lab": _files("lab", "newer")}) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == [STATE_FILE, "lab"]
+    assert (tmp_path / STATE_FILE).read_bytes() == b""
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root removes read-only folders anyway")
+def test_a_read_only_folder_in_the_old_tree_is_removed(tmp_path: Path) -> None:
     write_trees(tmp_path, {"lab": _files("lab", "old")})
     os.chmod(tmp_path / "lab" / "waves" / "a.yaml", stat.S_IRUSR)
     os.chmod(tmp_path / "lab" / "waves", stat.S_IRUSR | stat.S_IXUSR)
-    # WHEN it is replaced twice / THEN both runs succeed and nothing is left over
-    write_trees(tmp_path, {"lab": _files("lab", "new")})
-    write_trees(tmp_path, {"lab": _files("lab", "newer")})
-    assert (tmp_path / "lab" / "waves" / "a.yaml").read_text() == "newer"
+    assert write_trees(tmp_path, {"lab": _files("lab", "new")}) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == [STATE_FILE, "lab"]
 
 
