@@ -28,6 +28,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -121,11 +122,39 @@ def read_regular_file(path: Path, limit: int) -> bytes | None:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        os.close(fd)
+        return None
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
         return handle.read(limit + 1)
+
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def _is_lock_of(doc: Any, platform: str) -> bool:
+    """Whether `doc` has the shape `serialize.lock_document` writes, for `platform`."""
+    if (
+        not isinstance(doc, dict)
+        or doc.get("platform") != platform
+        or not isinstance(doc.get("sdkVersion"), str)
+    ):
+        return False
+    files = doc.get("files")
+    return (
+        isinstance(doc.get("specDigest"), str)
+        and _DIGEST.fullmatch(doc["specDigest"]) is not None
+        and isinstance(files, dict)
+        and all(
+            isinstance(rel, str)
+            and isinstance(digest, str)
+            and _DIGEST.fullmatch(digest) is not None
+            and not rel.startswith("/")
+            and ".." not in rel.split("/")
+            for rel, digest in files.items()
+        )
+    )
 
 
 def write_file(path: Path, data: bytes) -> None:
@@ -209,14 +238,9 @@ def owned_tree(root: Path, platform: str, *, digests: bool = False) -> OwnedTree
         doc: Any = json.loads(data)
     except (ValueError, UnicodeDecodeError):
         doc = None
-    files = doc.get("files") if isinstance(doc, dict) else None
-    if (
-        not isinstance(doc, dict)
-        or doc.get("platform") != platform
-        or not isinstance(files, dict)
-        or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
-    ):
+    if not _is_lock_of(doc, platform):
         return f"has a {LOCK_FILE} that gpuplatform did not write for platform {platform!r}"
+    files: dict[str, str] = doc["files"]
     folders = {rel.rsplit("/", i)[0] for rel in files for i in range(1, rel.count("/") + 1)}
     foreign = []
     for rel, entry in _walk(root):
