@@ -162,6 +162,7 @@ def schema() -> None:
 @guarded
 def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, target: str | None) -> None:
     """Print, per wave, which pools are legacy or DRA, what exists, and what changed."""
+    from gpuplatform.capacity.verdicts import transition_verdict
     from gpuplatform.plan.report import plan_report, plan_text
     from gpuplatform.plan.transitions import platform_transitions
     from gpuplatform.plan.waves import plan_platform
@@ -173,10 +174,19 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
         if source is None or target is None:
             raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
         found = platform_transitions(loaded, source, target)
+        verdicts = [transition_verdict(lp, source, target) for lp in loaded]
         if fmt == "json":
-            click.echo(json.dumps([t.as_dict() for t in found], indent=2))
+            click.echo(
+                json.dumps(
+                    [t.as_dict() | {"capacity": v} for t, v in zip(found, verdicts, strict=True)], indent=2
+                )
+            )
         else:
-            click.echo("\n\n".join(t.text() for t in found))
+            click.echo(
+                "\n\n".join(
+                    f"{t.text()}\ncapacity: {v['verdict']}" for t, v in zip(found, verdicts, strict=True)
+                )
+            )
         if any(t.refusals for t in found):
             sys.exit(EXIT_FINDINGS)
         return
@@ -243,6 +253,35 @@ def check(
         errors = sum(p.severity == "error" for p in problems)
         click.echo(f"{errors} error(s), {len(problems) - errors} warning(s)", err=True)
     if any(r.errors for r in reports):
+        sys.exit(EXIT_FINDINGS)
+
+
+@main.command()
+@click.argument("stack")
+@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@click.option(
+    "--snapshot",
+    "snapshot",
+    default=None,
+    help="Snapshot folder: its register's GPU workloads are placed too.",
+)
+@click.option("--wave", "wave", default=None, help="The wave to check (default: the active wave).")
+@click.option("--all", "all_waves", is_flag=True, help="Check every wave.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@guarded
+def capacity(
+    stack: str, overlays: tuple[str, ...], snapshot: str | None, wave: str | None, all_waves: bool, fmt: str
+) -> None:
+    """Will it fit? Place each wave's workloads (and each drain moment) on the modelled fleet."""
+    from gpuplatform.capacity.report import capacity_text
+    from gpuplatform.capacity.run import stack_capacity
+
+    results = stack_capacity(load_selected(stack, overlays), wave, all_waves, snapshot)
+    if fmt == "json":
+        click.echo(json.dumps([r.as_dict() for r in results], indent=2))
+    else:
+        click.echo(capacity_text(results))
+    if not all(r.fits for r in results):
         sys.exit(EXIT_FINDINGS)
 
 
@@ -381,20 +420,62 @@ def init(snapshot_dir: str, name: str, domain: str, out: str | None) -> None:
 
 @main.command()
 @click.argument("files", nargs=-1, required=True)
-@click.option("--tier", "tier", required=True, help="DeviceClass to claim from (a tier's full class name).")
-@click.option("--out", "out", default=None, help="Folder for the converted files (default: stdout).")
 @click.option(
-    "--per-container", is_flag=True, help="One claim per GPU container instead of one shared claim."
+    "--tier",
+    "tier",
+    required=True,
+    help="Tier of --spec, or a DeviceClass the spec or the DRA chart renders.",
 )
+@click.option(
+    "--spec", "spec", default=None, help="Stack whose tiers, pools and tenants the conversion uses."
+)
+@click.option("--platform", "platform", default=None, help="Platform of --spec (when it has several).")
+@click.option(
+    "--map", "maps", multiple=True, metavar="RESOURCE=TIER", help="Where another nvidia.com/ resource goes."
+)
+@click.option(
+    "--share", is_flag=True, help="Containers share one request (see the same GPUs); default: each its own."
+)
+@click.option("--out", "out", default=None, help="Folder for the converted files (default: stdout).")
 @click.option("--kubernetes", "kubernetes", default="1.36", help="Kubernetes release to validate against.")
 @guarded
-def convert(files: tuple[str, ...], tier: str, out: str | None, per_container: bool, kubernetes: str) -> None:
-    """Rewrite legacy nvidia.com/gpu workloads into ResourceClaimTemplates and pod resourceClaims."""
+def convert(
+    files: tuple[str, ...],
+    tier: str,
+    spec: str | None,
+    platform: str | None,
+    maps: tuple[str, ...],
+    share: bool,
+    out: str | None,
+    kubernetes: str,
+) -> None:
+    """Rewrite device-plugin GPU workloads into ResourceClaimTemplates and pod resourceClaims."""
     from gpuplatform.convert.files import convert_files
+    from gpuplatform.convert.targets import resolve_targets
 
-    for line in convert_files(
-        [Path(f) for f in files], tier, Path(out) if out else None, not per_container, kubernetes
-    ):
+    chosen = None
+    if spec is not None:
+        loaded = load_stack(Path(spec))
+        names = [lp.platform.name for lp in loaded]
+        if platform is None and len(loaded) > 1:
+            raise InputError.single("--platform", "", f"{spec} has platforms {', '.join(names)}: choose one")
+        if platform is not None and platform not in names:
+            raise InputError.single(
+                "--platform", "", f"{spec} has no platform {platform!r} (it has {', '.join(names)})"
+            )
+        chosen = next(lp.platform for lp in loaded if platform in (None, lp.platform.name))
+    elif platform is not None:
+        raise InputError.single("--platform", "", "--platform needs --spec")
+    result = convert_files(
+        [Path(f) for f in files],
+        resolve_targets(tier, chosen, maps),
+        Path(out) if out else None,
+        share=share,
+        kubernetes=kubernetes,
+    )
+    if result.notes:
+        click.echo(format_problems(result.notes), err=True)
+    for line in result.lines:
         click.echo(line, nl=not line.endswith("\n"))
 
 

@@ -342,16 +342,28 @@ def test_convert_refuses_two_inputs_that_write_one_file(tmp_path: Path) -> None:
         str(tmp_path / "a" / "trainer.yaml"),
         str(tmp_path / "b" / "trainer.yaml"),
         "--tier",
-        "full.lab.example.com",
+        "gpu.nvidia.com",
         "--out",
         str(out),
     )
     assert result.exit_code == 2
-    assert (
-        f"would write {out / 'trainer.yaml'}, which {tmp_path / 'a' / 'trainer.yaml'} writes too"
-        in result.stderr
-    )
+    a, b = tmp_path / "a" / "trainer.yaml", tmp_path / "b" / "trainer.yaml"
+    assert f"{a} and {b} would both write {out / 'trainer.yaml'}" in result.stderr
     assert not out.exists()
+
+
+def test_convert_does_not_write_through_a_link_in_its_output_folder(tmp_path: Path) -> None:
+    source = tmp_path / "trainer.yaml"
+    source.write_text((REPO / "stacks" / "manifests" / "trainer.yaml").read_text())
+    victim, out = tmp_path / "victim.txt", tmp_path / "out"
+    victim.write_text("precious")
+    out.mkdir()
+    (out / "trainer.claimtemplates.yaml").symlink_to(victim)
+    result = _run("convert", str(source), "--tier", "gpu.nvidia.com", "--out", str(out))
+    assert result.exit_code == 2
+    assert "is a symbolic link" in result.stderr
+    assert victim.read_text() == "precious"
+    assert sorted(p.name for p in out.iterdir()) == ["trainer.claimtemplates.yaml"], "nothing else written"
 
 
 def test_init_does_not_write_through_a_link(tmp_path: Path) -> None:

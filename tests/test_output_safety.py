@@ -281,8 +281,8 @@ def test_two_platforms_of_one_name_in_a_python_stack_are_refused(tmp_path: Path)
 
 def test_a_file_rendered_twice_is_refused_by_the_tree_itself(tmp_path: Path) -> None:
     # GIVEN a workload whose manifest is named like the pool hand-off the tool writes beside it
-    (tmp_path / "nodepoolhandoff_old.yaml").write_text(TRAINER.read_text())
-    workload = _workload("Deployment", "x", manifest="nodepoolhandoff_old.yaml")
+    (tmp_path / "nodepoolhandoff_old.yaml").write_text(TRAINER.read_text().replace("training", "team-a"))
+    workload = _workload("Deployment", "trainer", gpus=4, manifest="nodepoolhandoff_old.yaml")
     out = tmp_path / "out"
     # WHEN it is synthesised / THEN the second write of that path is refused, naming both contents
     result = _synth(_spec(tmp_path, _add("workloads", workload)), out)

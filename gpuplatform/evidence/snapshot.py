@@ -17,6 +17,8 @@ from typing import Any
 
 from gpuplatform.errors import InputError
 from gpuplatform.load.yaml_input import MAX_DATA_BYTES, read_data, read_text
+from gpuplatform.model.base import is_dns_label, is_dns_subdomain
+from gpuplatform.output.write import write_file
 
 __all__ = ["KINDS", "NVIDIA_SMI_QUERY", "Snapshot", "load_snapshot", "snapshot_or_pods", "take_snapshot"]
 
@@ -58,6 +60,10 @@ def take_snapshot(
     `namespaces` limits namespaced kinds (default: all); `nvidia_smi_pods` are `namespace/pod`
     names in which `nvidia-smi` is run through `kubectl exec`.
     """
+    for target in nvidia_smi_pods:
+        namespace, _, pod = target.partition("/")
+        if not (is_dns_label(namespace) and is_dns_subdomain(pod)):
+            raise InputError.single("--nvidia-smi", "", f"{target!r} is not NAMESPACE/POD (Kubernetes names)")
     if shutil.which("kubectl") is None:
         raise InputError.single("kubectl", "", "kubectl is not on PATH; install it or run where it is")
     out.mkdir(parents=True, exist_ok=True)
@@ -88,8 +94,9 @@ def take_snapshot(
             manifest["kinds"][kind] = "missing: " + "; ".join(errors)
             manifest["missing"].append(kind)
             continue
-        (out / f"{kind}.json").write_text(
-            json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n"
+        write_file(
+            out / f"{kind}.json",
+            (json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n").encode(),
         )
         manifest["kinds"][kind] = f"{len(items)} object(s)"
     for target in nvidia_smi_pods:
@@ -98,13 +105,13 @@ def take_snapshot(
         if result.returncode == 0:
             smi = out / "nvidia-smi"
             smi.mkdir(exist_ok=True)
-            (smi / f"{namespace}_{pod}.csv").write_text(result.stdout)
+            write_file(smi / f"{namespace}_{pod}.csv", result.stdout.encode())
             manifest["nvidiaSmi"][target] = "ok"
         else:
             manifest["nvidiaSmi"][target] = "missing: " + _reason(result.stderr)
             manifest["missing"].append(f"nvidia-smi {target}")
     manifest["time"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    write_file(out / "manifest.json", (json.dumps(manifest, indent=2) + "\n").encode())
     return manifest
 
 

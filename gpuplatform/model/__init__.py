@@ -11,13 +11,21 @@ from gpuplatform.model.platform import (
     Monitoring,
     Platform,
 )
-from gpuplatform.model.tenants import ClaimTemplate, Tenant, TenantAllowances, TenantQuota
+from gpuplatform.model.tenants import (
+    ClaimTemplate,
+    Tenant,
+    TenantAllowances,
+    TenantGitOps,
+    TenantPolicy,
+    TenantQuota,
+)
 from gpuplatform.model.waves import STAGES, Stage, Wave
 from gpuplatform.model.workloads import (
     AttributeSelector,
     CapacitySelector,
     NimService,
     SelectorOp,
+    Toleration,
     ValidationWorkload,
     Workload,
 )
@@ -45,7 +53,10 @@ __all__ = [
     "Taint",
     "Tenant",
     "TenantAllowances",
+    "TenantGitOps",
+    "TenantPolicy",
     "TenantQuota",
+    "Toleration",
     "ValidationWorkload",
     "Wave",
     "Workload",

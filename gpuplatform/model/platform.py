@@ -20,7 +20,7 @@ from gpuplatform.model.base import (
 )
 from gpuplatform.model.classes import BridgeClass, ServiceTier
 from gpuplatform.model.nodes import NodePool
-from gpuplatform.model.tenants import Tenant
+from gpuplatform.model.tenants import Tenant, TenantPolicy
 from gpuplatform.model.waves import Wave
 from gpuplatform.model.workloads import NimService, ValidationWorkload, Workload
 
@@ -76,6 +76,9 @@ class Delivery(SpecModel):
     path: str = Field(default="dist", max_length=255, pattern=r"^[\w-][\w.-]*(/[\w-][\w.-]*)*$")
     """Folder of the rendered tree inside the repository: relative, segments never start with `.`."""
     argocd_namespace: DnsLabel = "argocd"
+    argocd_service_account: DnsLabel = "argocd-application-controller"
+    """ServiceAccount (in `argocdNamespace`) the platform's own Application syncs as once Argo CD
+    impersonation is on for the tenants' projects (the platform AppProject's `destinationServiceAccounts`)."""
     flux_namespace: DnsLabel = "flux-system"
     gates_namespace: DnsLabel = "gpuplatform-gates"
     kubectl_image: Token = "docker.io/alpine/k8s:1.36.1"
@@ -117,6 +120,7 @@ class Platform(SpecModel):
     tiers: tuple[ServiceTier, ...] = ()
     bridges: tuple[BridgeClass, ...] = ()
     tenants: tuple[Tenant, ...] = ()
+    tenant_policy: TenantPolicy = TenantPolicy()
     nim_services: tuple[NimService, ...] = ()
     workloads: tuple[Workload, ...] = ()
     validation: ValidationWorkload | None = None

@@ -11,6 +11,8 @@ from gpuplatform.model.base import (
     SEMVER,
     DnsLabel,
     DnsSubdomain,
+    LabelKey,
+    LabelValue,
     Quantity,
     RelativePath,
     SpecModel,
@@ -22,11 +24,21 @@ __all__ = [
     "CapacitySelector",
     "NimService",
     "SelectorOp",
+    "Toleration",
     "ValidationWorkload",
     "Workload",
 ]
 
 SelectorOp = Literal["Equal", "NotEqual", "GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual"]
+
+
+class Toleration(SpecModel):
+    """A pod toleration (core/v1 `Toleration`), read by `gpuplatform capacity`."""
+
+    key: Literal[""] | LabelKey = ""
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: LabelValue = ""
+    effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = ""
 
 
 class Workload(SpecModel):
@@ -36,12 +48,23 @@ class Workload(SpecModel):
     namespace: DnsLabel
     name: DnsSubdomain
     gpus: int = Field(default=1, ge=1, le=32)
+    """GPUs one pod requests (the device plugin's `nvidia.com/gpu`, summed over its containers)."""
     tier: DnsLabel
     moves_in: DnsLabel
     manifest: RelativePath | None = None
     """Path of the original manifest; when given, the converted file is handed off in full."""
-    shared_claim: bool = True
-    """One claim shared by all GPU containers (they see the same GPUs) or one claim per container."""
+    shared_claim: bool = False
+    """All GPU containers share one request (they see the same GPUs); default: each container keeps
+    its own distinct GPUs, as with the device plugin."""
+    replicas: int = Field(default=1, ge=0, le=INT32_MAX)
+    """Pods the workload runs at peak (replicas, parallelism, nodes of a DaemonSet); each needs
+    `gpus` (read by `gpuplatform capacity`, and sizes the legacy quota)."""
+    resource: str = Field(default="nvidia.com/gpu", pattern=r"^nvidia\.com/[a-z0-9.-]+$")
+    """Extended resource the legacy pods request (`nvidia.com/mig-3g.40gb` on a MIG pool)."""
+    node_selector: dict[LabelKey, LabelValue] = {}
+    """The legacy pods' `nodeSelector` (capacity places them only on nodes with these labels)."""
+    tolerations: tuple[Toleration, ...] = ()
+    """The legacy pods' tolerations (a DRA pool's taint keeps pods that lack one off it)."""
 
 
 class AttributeSelector(SpecModel):
@@ -97,6 +120,9 @@ class NimService(SpecModel):
     moves_in: DnsLabel
     manifest: RelativePath | None = None
     """Path of the team's original NIMService manifest, converted in full when given."""
+    cache: DnsSubdomain | None = None
+    """NIMCache the new service mounts (default: a cache named like the service). Never the legacy
+    service's cache: engine profiles are GPU-specific and an RWO volume mounts on one node only."""
     accept_preview: bool = False
     """Accept NIM DRA (Technology Preview) in a production tenant or wave."""
 
