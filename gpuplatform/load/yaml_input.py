@@ -126,9 +126,11 @@ def _mark(exc: yaml.YAMLError) -> str:
     return f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
 
 
-def _check_depth(text: str, name: str) -> None:
-    """Refuse nesting deeper than MAX_DEPTH, from libyaml's events (its parser keeps no C recursion)."""
+def _check_depth(text: str, name: str) -> bool:
+    """Refuse nesting deeper than MAX_DEPTH, from libyaml's events (its parser keeps no C recursion);
+    whether the stream holds an alias (without one, nothing can expand)."""
     parser = yaml.CSafeLoader(text)
+    aliases = False
     try:
         depth = 0
         while parser.check_event():
@@ -139,14 +141,17 @@ def _check_depth(text: str, name: str) -> None:
                     raise InputError.single(name, "", f"YAML nesting is deeper than {MAX_DEPTH} levels")
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
+            elif isinstance(event, yaml.AliasEvent):
+                aliases = True
     finally:
         parser.dispose()
+    return aliases
 
 
 def parse_yaml_documents(text: str, name: str) -> list[Any]:
     """Parse every document of a YAML stream with the strict rules."""
     try:
-        _check_depth(text, name)
+        aliases = _check_depth(text, name)
         loader = _StrictLoader(text)
         try:
             docs: list[Any] = []
@@ -154,7 +159,7 @@ def parse_yaml_documents(text: str, name: str) -> list[Any]:
                 node = loader.get_node()
                 if node is None:
                     break
-                if _expanded_size(node, name) > MAX_EXPANDED_NODES:
+                if aliases and _expanded_size(node, name) > MAX_EXPANDED_NODES:
                     raise InputError.single(
                         name, "", f"YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes"
                     )
