@@ -66,3 +66,18 @@ def listing(root: Path) -> dict[str, Any]:
             else:
                 out[rel] = ("file", path.read_bytes())
     return out
+
+
+def python_stack(
+    path: Path, *, names: tuple[str, ...] = ("lab",), wave: str | None = None, body: str = ""
+) -> Path:
+    """A Python stack exposing `minimal_spec()` platforms named `names` (after running `body`)."""
+    path.write_text(
+        "from gpuplatform.model import Platform\n"
+        "from tests.specs import minimal_spec\n"
+        "doc = minimal_spec()\n"
+        + body
+        + (f"doc['spec']['activeWave'] = {wave!r}\n" if wave else "")
+        + f"platforms = [Platform.model_validate({{**doc['spec'], 'name': n}}) for n in {names!r}]\n"
+    )
+    return path

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from gpuplatform.output.write import exclusive_output, recover
-from tests.specs import minimal_spec, write_spec
+from tests.specs import minimal_spec, python_stack, write_spec
 
 #: Runs the CLI: argv[1] "exchange" or "no-exchange" (renameat2 disabled: the two-rename path);
 #: argv[2] a crash point (or "-") and argv[3] at which of its occurrences the run dies.
@@ -130,28 +130,13 @@ def test_recovery_alone_restores_the_old_tree_after_a_crash_between_renames(tmp_
     assert sorted(p.name for p in out.iterdir()) == [".gpuplatform.lock", "lab"]
 
 
-def _two_platform_stack(path: Path, wave: str) -> Path:
-    path.write_text(
-        "from gpuplatform.model import Platform\n"
-        "from tests.specs import minimal_spec\n"
-        "def build():\n"
-        "    out = []\n"
-        "    for name in ('one', 'two'):\n"
-        "        doc = minimal_spec()\n"
-        f"        doc['spec']['activeWave'] = {wave!r}\n"
-        "        out.append(Platform.model_validate({**doc['spec'], 'name': name}))\n"
-        "    return out\n"
-    )
-    return path
-
-
 @pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "renames"])
 def test_a_run_killed_between_two_platforms_is_rolled_back_for_both(tmp_path: Path, exchange: bool) -> None:
     # GIVEN two platforms of one stack written from the old wave
     out = tmp_path / "out"
-    assert _synth(_two_platform_stack(tmp_path / "old.py", "pilot"), out) == 0
+    assert _synth(python_stack(tmp_path / "old.py", names=("one", "two"), wave="pilot"), out) == 0
     # WHEN a run of the new wave dies right after the first platform went in
-    new = _two_platform_stack(tmp_path / "new.py", "claims")
+    new = python_stack(tmp_path / "new.py", names=("one", "two"), wave="claims")
     assert _synth(new, out, crash_at="swapped", exchange=exchange) == 86
     assert _complete_tree(out / "one") == "claims"
     # THEN recovery (the first step of the next run) restores both platforms, not only the second

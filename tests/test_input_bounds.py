@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 
 from gpuplatform.cli import main
 from tests.conftest import REPO
-from tests.specs import minimal_spec, write_spec
+from tests.specs import minimal_spec, python_stack, write_spec
 
 Mutation = Callable[[dict[str, Any]], None]
 _CLI = [sys.executable, "-m", "gpuplatform.cli"]
@@ -165,31 +165,15 @@ def test_a_date_in_helm_values_stays_the_string_helm_reads(tmp_path: Path) -> No
     assert "since: '2024-05-01'" in rendered
 
 
-def _python_stack(tmp_path: Path, body: str) -> Path:
-    stack = tmp_path / "lab.py"
-    stack.write_text(
-        "from gpuplatform.model import Platform\n"
-        "from tests.specs import minimal_spec\n"
-        "doc = minimal_spec()\n"
-        + body
-        + "platform = Platform.model_validate({**doc['spec'], 'name': 'lab'})\n"
-    )
-    return stack
-
-
 def test_a_value_nested_3000_deep_from_python_is_refused_at_its_field(tmp_path: Path) -> None:
-    stack = _python_stack(
-        tmp_path,
-        "deep = {}\nnode = deep\nfor _ in range(3000):\n    node['x'] = {}\n    node = node['x']\n"
+    stack = python_stack(
+        tmp_path / "lab.py",
+        body="deep = {}\nnode = deep\nfor _ in range(3000):\n    node['x'] = {}\n    node = node['x']\n"
         "doc['spec']['draDriver']['values'] = deep\n",
     )
     result = _run("synth", str(stack), "--out", str(tmp_path / "out"))
     assert result.exit_code == 2, result.output
     assert "draDriver.values" in result.stderr and "nested deeper than 64 levels" in result.stderr
-
-
-class _Quit(BaseException):
-    pass
 
 
 def test_a_stack_raising_a_base_exception_is_reported_at_its_line(tmp_path: Path) -> None:
@@ -398,7 +382,7 @@ def test_a_manifest_outside_the_stack_folder_is_refused(tmp_path: Path, manifest
 
 @pytest.mark.parametrize("command", [["check", "--format", "json"], ["plan", "--format", "json"]])
 def test_a_stack_that_prints_does_not_corrupt_json_output(tmp_path: Path, command: list[str]) -> None:
-    stack = _python_stack(tmp_path, "print('hello from the stack')\n")
+    stack = python_stack(tmp_path / "lab.py", body="print('hello from the stack')\n")
     result = _cli(command[0], str(stack), *command[1:])
     assert result.returncode in (0, 1), result.stderr
     json.loads(result.stdout)

@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 
 from gpuplatform.cli import main
 from tests.conftest import REPO
-from tests.specs import listing, minimal_spec, write_spec
+from tests.specs import listing, minimal_spec, python_stack, write_spec
 
 Mutation = Callable[[dict[str, Any]], None]
 TRAINER = REPO / "stacks" / "manifests" / "trainer.yaml"
@@ -101,15 +101,7 @@ def test_a_stack_that_changes_directory_does_not_move_the_output(
     # GIVEN a Python stack that chdirs somewhere else while it runs
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    stack = tmp_path / "lab.py"
-    stack.write_text(
-        "import os\n"
-        "from gpuplatform.model import Platform\n"
-        "from tests.specs import minimal_spec\n"
-        f"os.chdir({str(elsewhere)!r})\n"
-        "doc = minimal_spec()\n"
-        "platform = Platform.model_validate({**doc['spec'], 'name': 'lab'})\n"
-    )
+    python_stack(tmp_path / "lab.py", body=f"import os\nos.chdir({str(elsewhere)!r})\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))
     # WHEN synth writes to a relative --out / THEN it lands where the user was, not in `elsewhere`
@@ -136,26 +128,14 @@ def test_a_platform_folder_replaced_by_a_link_is_refused_not_followed(tmp_path: 
 # --- 2. every platform or none -----------------------------------------------------------------
 
 
-def _two_platforms(tmp_path: Path, wave: str) -> Path:
-    stack = tmp_path / "pair.py"
-    stack.write_text(
-        "from gpuplatform.model import Platform\n"
-        "from tests.specs import minimal_spec\n"
-        "doc = minimal_spec()\n"
-        f"doc['spec']['activeWave'] = {wave!r}\n"
-        "platforms = [Platform.model_validate({**doc['spec'], 'name': n}) for n in ('a', 'b')]\n"
-    )
-    return stack
-
-
 def test_a_run_whose_second_platform_is_refused_leaves_the_first_as_it_was(tmp_path: Path) -> None:
     # GIVEN two platforms written, then someone's file put into the second one's folder
     out = tmp_path / "out"
-    assert _synth(_two_platforms(tmp_path, "pilot"), out).exit_code == 0
+    assert _synth(python_stack(tmp_path / "pair.py", names=("a", "b"), wave="pilot"), out).exit_code == 0
     (out / "b" / "mine.txt").write_text("mine")
     before = listing(out)
     # WHEN both are rendered again from a changed spec
-    result = _synth(_two_platforms(tmp_path, "claims"), out)
+    result = _synth(python_stack(tmp_path / "pair.py", names=("a", "b"), wave="claims"), out)
     # THEN the run is refused and the first platform was not replaced either
     assert result.exit_code == 2
     assert "mine.txt" in result.stderr
@@ -265,13 +245,7 @@ def test_two_spec_items_that_render_as_one_are_refused_naming_both(
 
 
 def test_two_platforms_of_one_name_in_a_python_stack_are_refused(tmp_path: Path) -> None:
-    stack = tmp_path / "twins.py"
-    stack.write_text(
-        "from gpuplatform.model import Platform\n"
-        "from tests.specs import minimal_spec\n"
-        "doc = minimal_spec()\n"
-        "platforms = [Platform.model_validate({**doc['spec'], 'name': 'lab'}) for _ in range(2)]\n"
-    )
+    stack = python_stack(tmp_path / "twins.py", names=("lab", "lab"))
     out = tmp_path / "out"
     result = _synth(stack, out)
     assert result.exit_code == 2

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
@@ -200,12 +201,6 @@ def _quantity(value: str) -> str:
     return value
 
 
-def _semver(value: str) -> str:
-    if SEMVER.fullmatch(value) is None:
-        raise ValueError(f"{value!r} is not a semantic version (MAJOR.MINOR.PATCH, no 'v')")
-    return value
-
-
 def _release(value: str) -> str:
     if _RELEASE.fullmatch(value) is None:
         raise ValueError(f"{value!r} is not a release number like 1.36.1")
@@ -213,18 +208,15 @@ def _release(value: str) -> str:
     return value
 
 
-def _feature_gate(value: str) -> str:
-    if _FEATURE_GATE.fullmatch(value) is None:
-        raise ValueError(f"{value!r} is not a feature gate name (letters and digits, like DynamicMIG)")
-    return value
+def _full_match(pattern: re.Pattern[str], what: str) -> Callable[[str], str]:
+    """A validator refusing a value that `pattern` does not match in full: `'<value>' <what>`."""
 
+    def check(value: str) -> str:
+        if pattern.fullmatch(value) is None:
+            raise ValueError(f"{value!r} {what}")
+        return value
 
-def _clean(value: str) -> str:
-    if _CLEAN.fullmatch(value) is None:
-        raise ValueError(
-            f"{value!r} must be non-empty, one line, without control characters or surrounding spaces"
-        )
-    return value
+    return check
 
 
 def _relative_path(value: str) -> str:
@@ -239,12 +231,6 @@ def _relative_path(value: str) -> str:
         raise ValueError(
             f"{value!r} must be a relative path inside the stack's folder (no leading '/', no '.' or '..' segments)"
         )
-    return value
-
-
-def _token(value: str) -> str:
-    if _TOKEN.fullmatch(value) is None:
-        raise ValueError(f"{value!r} must be one word: no spaces or control characters")
     return value
 
 
@@ -292,12 +278,26 @@ LabelKey = Annotated[str, AfterValidator(_label_key)]
 LabelValue = Annotated[str, AfterValidator(_label_value)]
 ExtendedResourceName = Annotated[str, AfterValidator(_extended_resource_name)]
 Quantity = Annotated[str, AfterValidator(_quantity)]
-SemVer = Annotated[str, AfterValidator(_semver)]
+SemVer = Annotated[
+    str, AfterValidator(_full_match(SEMVER, "is not a semantic version (MAJOR.MINOR.PATCH, no 'v')"))
+]
 ReleaseNumber = Annotated[str, AfterValidator(_release)]
-FeatureGateName = Annotated[str, AfterValidator(_feature_gate)]
-CleanString = Annotated[str, AfterValidator(_clean)]
+FeatureGateName = Annotated[
+    str,
+    AfterValidator(
+        _full_match(_FEATURE_GATE, "is not a feature gate name (letters and digits, like DynamicMIG)")
+    ),
+]
+CleanString = Annotated[
+    str,
+    AfterValidator(
+        _full_match(_CLEAN, "must be non-empty, one line, without control characters or surrounding spaces")
+    ),
+]
 RelativePath = Annotated[str, AfterValidator(_relative_path)]
-Token = Annotated[str, AfterValidator(_token)]
+Token = Annotated[
+    str, AfterValidator(_full_match(_TOKEN, "must be one word: no spaces or control characters"))
+]
 JsonObject = Annotated[dict[str, Any], BeforeValidator(_json_object)]
 Int32 = Annotated[int, Field(ge=-(2**31), le=INT32_MAX)]
 Int64 = Annotated[int, Field(ge=-(2**63), le=INT64_MAX)]

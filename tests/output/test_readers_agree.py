@@ -15,13 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from gpuplatform.load.stacks import load_stack
+from gpuplatform.load.stacks import LoadedPlatform, load_stack
 from gpuplatform.output.serialize import Serializer
 from gpuplatform.output.synth import render_files
 from gpuplatform.output.yaml import dump_yaml, needs_quotes
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.meta import k8s_object
-from gpuplatform.render.tree import render_tree
+from gpuplatform.render.tree import Tree, render_tree
 from tests.specs import minimal_spec, write_spec
 
 #: Strings some reader resolves to a non-string: YAML 1.1 bools (y/n too), 1.2 octal and exponent
@@ -111,20 +111,27 @@ def test_random_names_and_values_read_back_the_same_in_yaml_1_2_and_1_1(
         assert _read_all(text) == ([obj], [obj])
 
 
+def _rendered(
+    tmp_path: Path, wave: str, tenant: str, namespace: str, owner: str
+) -> tuple[LoadedPlatform, Tree]:
+    """The minimal spec with its third wave, its tenant, namespace and owner label renamed, rendered."""
+    doc = minimal_spec()
+    doc["spec"]["waves"][2].update(name=wave, tenants=[tenant])
+    doc["spec"]["activeWave"] = wave
+    doc["spec"]["tenants"][0].update(name=tenant, namespace=namespace, owner=owner)
+    [loaded] = load_stack(write_spec(tmp_path / "lab.yaml", doc))
+    return loaded, render_tree(plan_platform(loaded.platform))
+
+
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(wave=_dns_labels, tenant=_dns_labels, namespace=_dns_labels, owner=_label_values)
 def test_a_rendered_platform_reads_back_the_same_in_yaml_1_2(
     tmp_path: Path, wave: str, tenant: str, namespace: str, owner: str
 ) -> None:
     # GIVEN a spec whose wave, tenant, namespace and owner label are random (often numeric-looking)
-    doc = minimal_spec()
-    doc["spec"]["waves"][2].update(name=wave, tenants=[tenant])
-    doc["spec"]["activeWave"] = wave
-    doc["spec"]["tenants"][0].update(name=tenant, namespace=namespace, owner=owner)
     if wave in {"base", "pilot", "cutover"} or namespace in {"nvidia-dra-driver-gpu", "gpuplatform-gates"}:
         return
-    [loaded] = load_stack(write_spec(tmp_path / "lab.yaml", doc))
-    tree = render_tree(plan_platform(loaded.platform))
+    loaded, tree = _rendered(tmp_path, wave, tenant, namespace, owner)
     # WHEN it is rendered / THEN every file reads back, in YAML 1.2, as the objects rendered
     files = render_files(loaded, tree=tree)
     for path, content in tree.files.items():
@@ -141,12 +148,7 @@ def test_kustomize_reads_every_rendered_object_as_we_wrote_it(
     tmp_path: Path, wave: str, tenant: str, namespace: str, owner: str
 ) -> None:
     # GIVEN a wave whose names go-yaml would read as numbers or booleans if they were plain
-    doc = minimal_spec()
-    doc["spec"]["waves"][2].update(name=wave, tenants=[tenant])
-    doc["spec"]["activeWave"] = wave
-    doc["spec"]["tenants"][0].update(name=tenant, namespace=namespace, owner=owner)
-    [loaded] = load_stack(write_spec(tmp_path / "lab.yaml", doc))
-    tree = render_tree(plan_platform(loaded.platform))
+    loaded, tree = _rendered(tmp_path, wave, tenant, namespace, owner)
     folder = f"waves/02-{wave}/"
     out = tmp_path / "out"
     for path, data in render_files(loaded, tree=tree).items():
