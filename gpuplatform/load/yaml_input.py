@@ -27,6 +27,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "parse_yaml",
     "read_data",
+    "read_head",
     "read_text",
     "read_yaml",
     "read_yaml_documents",
@@ -209,6 +210,18 @@ def _read_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
 def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> str:
     """The UTF-8 text of a regular file of at most `limit` bytes."""
     return _decode(_read_bytes(path, limit), str(path), limit)
+
+
+def read_head(path: Path, limit: int) -> str:
+    """At most the first `limit` bytes of a regular file, as text (undecodable bytes replaced): logs."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise InputError.single(str(path), "", f"cannot read: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError.single(str(path), "", "is not a regular file (a device, FIFO or socket)")
+        return handle.read(limit).decode("utf-8", errors="replace")
 
 
 def read_yaml(path: Path) -> Any:

@@ -17,7 +17,7 @@ from gpuplatform.output.write import owned_tree, read_regular_file, tree_entries
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.policy.rules import RULES, run_rules
 from gpuplatform.policy.selectors import refuse_uncompilable
-from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationset
+from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationsets
 from gpuplatform.render.tree import Tree, render_tree, tree_collisions
 from gpuplatform.versions import parse_release
 
@@ -120,7 +120,8 @@ def _refuse_oversized(loaded: Sequence[LoadedPlatform], files: int, about: str) 
 
 
 def render_trees(loaded: Sequence[LoadedPlatform]) -> dict[str, Tree]:
-    """Every platform's tree; a stack with several Argo CD platforms gives each the stack's ApplicationSet."""
+    """Every platform's tree; a stack with several Argo CD platforms gives each the stack's
+    ApplicationSets and every member's AppProject."""
     refuse_uncompilable(loaded)
     _refuse_oversized(loaded, sum(estimated_files(lp.platform) for lp in loaded), "about ")
     plans = {lp.platform.name: plan_platform(lp.platform) for lp in loaded}
@@ -135,9 +136,9 @@ def render_trees(loaded: Sequence[LoadedPlatform]) -> dict[str, Tree]:
     for source, names in by_stack.items():
         if len(names) > 1:
             stem = re.sub(r"[^a-z0-9-]+", "-", Path(source).stem.lower()).strip("-")[:63] or "stack"
-            appset = render_applicationset(stem, [plans[n] for n in names])
+            objects = render_applicationsets(stem, [(plans[n], trees[n].files) for n in names])
             for name in names:
-                trees[name].add_folder(APPLICATIONSET_FOLDER, [appset], engines=False)
+                trees[name].add_folder(APPLICATIONSET_FOLDER, objects, engines=False)
     return trees
 
 
