@@ -233,6 +233,18 @@ def test_inventory_files_go_through_the_bounded_reader(tmp_path: Path, kind: str
     assert b"is not a regular file" in result.stderr or b"over the limit" in result.stderr
 
 
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_python_stack_goes_through_the_bounded_reader_before_it_runs(tmp_path: Path, kind: str) -> None:
+    stack = tmp_path / "lab.py"
+    if kind == "fifo":
+        _fifo(stack)
+    else:
+        stack.symlink_to("/dev/zero")
+    result = _cli("synth", str(stack), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert f"error: {stack}: is not a regular file".encode() in result.stderr
+
+
 def test_snapshot_files_go_through_the_bounded_reader(tmp_path: Path) -> None:
     snapshot = tmp_path / "snap"
     (snapshot / "nvidia-smi").mkdir(parents=True)

@@ -150,6 +150,7 @@ def _read_stack(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     if not path.exists():
         raise InputError.single(str(path), "", "no such file")
     if path.suffix == ".py":
+        read_text(path)  # the bounded reader first: a FIFO or /dev/zero would hang the import
         platforms, overlays = _run_python_stack(path)
         return [platform_document(p) for p in platforms], overlays
     doc = check_envelope(read_yaml(path), str(path), PLATFORM_KIND)
