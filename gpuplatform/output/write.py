@@ -1,7 +1,9 @@
 """All-or-nothing replacement of `<out>/<platform>/` trees that touches only what gpuplatform created.
 
-Ownership. A platform tree is ours when its `gpuplatform.lock.json` parses as a lock of that
-platform and the tree holds nothing the lock does not list (no foreign file, folder or link). The
+Ownership. A platform tree is ours when its `gpuplatform.lock.json` has the shape
+`serialize.lock_document` writes, for that platform, and the tree holds nothing the lock does not
+list (no foreign file, folder or link); a tree is pruned only when every file also still has the
+digest its lock records. The
 staging and backup folders of a run carry a random run id (`.gpuplatform-staging.<run>.<platform>`)
 and are recorded in the state file `<out>/.gpuplatform.lock` before they are created; recovery acts
 on the recorded names only, never on names that merely look like ours. Links are never followed.
