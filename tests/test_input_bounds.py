@@ -399,3 +399,31 @@ def test_a_stack_that_prints_does_not_corrupt_json_output(tmp_path: Path, comman
     assert result.returncode in (0, 1), result.stderr
     json.loads(result.stdout)
     assert b"hello from the stack" in result.stderr
+
+
+def _overlay(path: Path, spec: dict[str, Any]) -> Path:
+    doc = {"apiVersion": "gpuplatform.dev/v1alpha1", "kind": "PlatformOverlay", "metadata": {}, "spec": spec}
+    return write_spec(path, doc)
+
+
+def test_an_overlay_naming_one_item_twice_is_refused_at_the_overlays_path(tmp_path: Path) -> None:
+    spec = _spec(tmp_path)
+    overlay = _overlay(
+        tmp_path / "o.yaml",
+        {"tiers": [{"name": "full", "description": "a"}, {"name": "full", "description": "b"}]},
+    )
+    result = _run("synth", str(spec), "--overlay", str(overlay), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2, result.output
+    assert f"error: {overlay}:spec.tiers[1].name:" in result.stderr
+    assert "spec.tiers[0]" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_base_listing_one_item_twice_is_refused_even_when_an_overlay_merges_onto_it(tmp_path: Path) -> None:
+    doc = minimal_spec()
+    doc["spec"]["tiers"].append({"name": "full", "deviceType": "mig", "migProfile": "1g.10gb"})
+    spec = write_spec(tmp_path / "lab.yaml", doc)
+    overlay = _overlay(tmp_path / "o.yaml", {"tiers": [{"name": "full", "description": "staging"}]})
+    result = _run("synth", str(spec), "--overlay", str(overlay), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2, result.output
+    assert f"error: {spec}:spec.tiers[1].name: 'full' is already defined at spec.tiers[0]" in result.stderr

@@ -18,6 +18,7 @@ __all__ = [
     "OVERLAY_KIND",
     "PLATFORM_KIND",
     "check_envelope",
+    "duplicate_names",
     "platform_document",
     "platform_from_document",
     "problems_from_validation",
@@ -65,6 +66,29 @@ def check_envelope(doc: Any, file: str, kind: str) -> dict[str, Any]:
     if problems:
         raise InputError(problems)
     return doc
+
+
+def duplicate_names(doc: Any, file: str, at: Loc = ("spec",)) -> list[Problem]:
+    """Every repeated `name` in a list of named items anywhere in `doc`, at the path of the repeat.
+
+    Run on an overlay and on the spec it merges onto, before merging: merging by name would
+    otherwise fold two items of one name into one, silently.
+    """
+    problems: list[Problem] = []
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            problems += duplicate_names(value, file, (*at, key))
+    elif isinstance(doc, list):
+        first: dict[str, int] = {}
+        for i, item in enumerate(doc):
+            name = item.get("name") if isinstance(item, dict) else None
+            if isinstance(name, str) and first.setdefault(name, i) != i:
+                where = format_loc((*at, first[name]))
+                problems.append(
+                    Problem(file, format_loc((*at, i, "name")), "", f"{name!r} is already defined at {where}")
+                )
+            problems += duplicate_names(item, file, (*at, i))
+    return problems
 
 
 def platform_document(platform: Platform) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from gpuplatform.load.documents import (
     OVERLAY_KIND,
     PLATFORM_KIND,
     check_envelope,
+    duplicate_names,
     platform_document,
     platform_from_document,
 )
@@ -160,6 +161,9 @@ def _read_stack(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
 
 def _apply(base: dict[str, Any], source: str, overlay_path: Path) -> tuple[dict[str, Any], tuple[str, Any]]:
     overlay = check_envelope(read_yaml(overlay_path), str(overlay_path), OVERLAY_KIND)
+    repeated = duplicate_names(overlay.get("spec", {}), str(overlay_path))
+    if repeated:
+        raise InputError(repeated)
     merged = merge_spec(base, {"spec": overlay.get("spec", {})})
     name = overlay.get("metadata", {}).get("name")
     if name:
@@ -195,6 +199,8 @@ def load_stack(path: Path, overlays: Sequence[Path] | None = None) -> list[Loade
     for doc, chain in variants:
         try:
             merged, last = doc, None
+            if chain and (repeated := duplicate_names(doc.get("spec", {}), str(path))):
+                raise InputError(repeated)
             for overlay_path in chain:
                 merged, last = _apply(merged, str(path), overlay_path)
             platform = platform_from_document(merged, str(path), last)
