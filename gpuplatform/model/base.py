@@ -28,6 +28,7 @@ __all__ = [
     "INT32_MAX",
     "INT64_MAX",
     "JSON_MAX_DEPTH",
+    "MAX_CLUSTER_NODES",
     "MAX_MINUTES",
     "SEMVER",
     "CleanString",
@@ -87,6 +88,8 @@ _TOKEN = re.compile(r"\A[^\s\x00-\x1f\x7f]{1,4096}\Z")
 #: Free text that lands in a YAML scalar on one line: no control characters, no edge whitespace.
 _CLEAN = re.compile(r"\A[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?\Z")
 
+#: Kubernetes supports at most 5,000 nodes per cluster (kubernetes.io/docs/setup/best-practices/cluster-large).
+MAX_CLUSTER_NODES = 5_000
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 #: A duration in minutes that still fits Go's time.Duration (int64 nanoseconds): Flux and Argo CD

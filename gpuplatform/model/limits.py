@@ -9,12 +9,13 @@ renders about 19,000).
 
 from __future__ import annotations
 
+from gpuplatform.model.base import MAX_CLUSTER_NODES
 from gpuplatform.model.platform import Platform
 from gpuplatform.model.references import Loc
 
 __all__ = ["MAX_FILES", "MAX_NODES", "MAX_WAVES", "estimated_files", "size_errors"]
 
-MAX_NODES = 5_000
+MAX_NODES = MAX_CLUSTER_NODES
 MAX_WAVES = 32
 MAX_FILES = 150_000
 #: Files every wave renders whatever the spec holds (kustomizations, operators, policy, gates).

@@ -1,13 +1,15 @@
 """The only YAML writer of the package: PyYAML's C dumper, no wrapping, literal multi-line strings.
 
 Every reader of the output must read a string as a string. PyYAML quotes what YAML 1.1 (as PyYAML
-implements it) would resolve to another type; this writer also quotes what YAML 1.1 proper, YAML
-1.2's core schema and go-yaml (which kubectl, kustomize, Argo CD and Flux use) resolve to a
-boolean, null, number or timestamp. go-yaml's rules, from gopkg.in/yaml.v2 and yaml.v3
-`resolve.go`: the words y/Y/n/N/yes/no/on/off/true/false/null/~ in their three spellings; a plain
-scalar starting with a digit, `+`, `-` or `.` that strconv.ParseInt/ParseUint (base 0: 0x, 0o, 0b,
-leading-0 octal) or ParseFloat accepts after every `_` is removed, or that looks like a timestamp
-(`2006-1-2`, with or without a time).
+implements it) would resolve to another type; this writer also quotes what YAML 1.1 proper (y/n),
+YAML 1.2's core schema and go-yaml resolve to a boolean, null, number or timestamp. go-yaml's rules,
+read in go-yaml/yaml `resolve.go` (v3, commit 0d383ff): the words true/false/null/~ in their three
+spellings and `<<`; a plain scalar starting with a digit, `+`, `-` or `.` that strconv.ParseInt /
+ParseUint (base 0: 0x, 0o, 0b, leading-0 octal) or ParseFloat (`yamlStyleFloat`) accepts after
+every `_` is removed, or that looks like a timestamp (`2006-1-2`, with or without a time). yaml.v2,
+which sigs.k8s.io/yaml embeds (kubectl, the API machinery of Argo CD and Flux), also reads
+y/Y/yes/no/on/off in their spellings as booleans. `kubectl kustomize` (go-yaml v3) is the oracle of
+tests/output/test_readers_agree.py.
 """
 
 from __future__ import annotations
