@@ -162,6 +162,8 @@ def test_a_date_in_helm_values_stays_the_string_helm_reads(tmp_path: Path) -> No
     assert result.exit_code == 0, result.output
     rendered = "\n".join(p.read_text() for p in (out / "lab").rglob("helmrelease_*.yaml"))
     rendered += "\n".join(p.read_text() for p in (out / "lab").rglob("application_*.yaml"))
+    # Argo CD installs the DRA driver chart through a kustomize wrapper (helmCharts valuesInline)
+    rendered += "\n".join(p.read_text() for p in (out / "lab").rglob("argocd/*/kustomization.yaml"))
     assert "since: '2024-05-01'" in rendered
 
 
