@@ -25,6 +25,7 @@ __all__ = [
     "ReleaseSpec",
     "Unit",
     "engine_wave",
+    "entry_tree",
     "folder_objects",
     "kustomization_folder",
     "rendered_releases",
@@ -134,7 +135,7 @@ def folder_objects(tree: Tree, folder: str) -> list[Obj]:
     return objects
 
 
-def _entry_tree(tree: Tree, plan: Plan, wave: str) -> Tree:
+def entry_tree(tree: Tree, plan: Plan, wave: str) -> Tree:
     """The tree as synth renders it with `activeWave: wave` (only `delivery/` differs)."""
     p = plan.platform.model_copy(update={"active_wave": wave})
     scratch = Tree(tree.platform, {k: v for k, v in tree.files.items() if not k.startswith("delivery/")})
@@ -142,8 +143,7 @@ def _entry_tree(tree: Tree, plan: Plan, wave: str) -> Tree:
     return scratch
 
 
-def _flux(tree: Tree, plan: Plan, wave: str) -> EngineWave:
-    scratch = _entry_tree(tree, plan, wave)
+def _flux(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
     entry = folder_objects(scratch, "delivery/flux")
     kustomizations = {o["metadata"]["name"]: o for o in entry if o["kind"] == "Kustomization"}
     ordered: list[str] = []
@@ -247,8 +247,7 @@ def _kind_rank(obj: Obj) -> int:
     return _KIND_ORDER.index(kind) if kind in _KIND_ORDER else len(_KIND_ORDER)
 
 
-def _argocd(tree: Tree, plan: Plan, wave: str) -> EngineWave:
-    scratch = _entry_tree(tree, plan, wave)
+def _argocd(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
     entry = folder_objects(scratch, "delivery/argocd")
     apps = {_in_tree(plan, str(o["spec"]["source"]["path"])): o for o in entry if o["kind"] == "Application"}
     source, parent = next((p, o) for p, o in apps.items() if p.endswith("/argocd"))
@@ -285,11 +284,12 @@ def _argocd(tree: Tree, plan: Plan, wave: str) -> EngineWave:
     )
 
 
-def engine_wave(tree: Tree, plan: Plan, wave: str, engine: str) -> EngineWave:
-    """What `engine` applies when `activeWave` is `wave`.
+def engine_wave(tree: Tree, plan: Plan, wave: str, engine: str, scratch: Tree | None = None) -> EngineWave:
+    """What `engine` applies when `activeWave` is `wave` (`scratch`: `entry_tree` of it, if rendered).
 
     Argo CD's automated sync retries a failed sync 5 times when the Application sets no
     `syncPolicy.retry` (argo-cd v3.5.1 controller/appcontroller.go `autoSync`:
     `Retry: RetryStrategy{Limit: 5}`), with 5 s doubling backoff capped at 3 min.
     """
-    return _flux(tree, plan, wave) if engine == "flux" else _argocd(tree, plan, wave)
+    scratch = scratch if scratch is not None else entry_tree(tree, plan, wave)
+    return _flux(scratch, plan, wave) if engine == "flux" else _argocd(scratch, plan, wave)

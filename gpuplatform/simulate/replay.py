@@ -30,7 +30,7 @@ from gpuplatform.simulate.kubelet import kubelet_reactions
 from gpuplatform.simulate.manual import apply_manual
 from gpuplatform.simulate.model import Cluster, Group, Workload
 from gpuplatform.simulate.operator import NFD_LABEL, gpu_operator_reactions
-from gpuplatform.simulate.rendered import EngineWave, engine_wave
+from gpuplatform.simulate.rendered import EngineWave, engine_wave, entry_tree
 from gpuplatform.simulate.scheduler import scheduler_reactions
 from gpuplatform.simulate.workloads import workload_mix
 from gpuplatform.simulate.world import StepRecord, Violation, ViolationFound, World
@@ -96,9 +96,17 @@ class Replayer:
     """Walks the waves of one platform under one engine."""
 
     def __init__(
-        self, plan: Plan, tree: Tree, engine: str, matcher: DeviceMatcher, declared: dict[str, dict[str, str]]
+        self,
+        plan: Plan,
+        tree: Tree,
+        engine: str,
+        matcher: DeviceMatcher,
+        declared: dict[str, dict[str, str]],
+        entries: dict[str, Tree] | None = None,
     ) -> None:
         self.plan, self.tree, self.engine_name = plan, tree, engine
+        self.entries: dict[str, Tree] = entries if entries is not None else {}
+        """The tree rendered with each `activeWave`, shared by the engines' replayers."""
         self.world = World(plan, tree, engine, _cluster(plan), matcher, declared)
         self.world.checks = list(STEP_CHECKS)
         self.world.reactors = [gpu_operator_reactions, kubelet_reactions, scheduler_reactions]
@@ -109,7 +117,9 @@ class Replayer:
 
     def rendered(self, wave: str) -> EngineWave:
         if wave not in self._waves:
-            self._waves[wave] = engine_wave(self.tree, self.plan, wave, self.engine_name)
+            if wave not in self.entries:
+                self.entries[wave] = entry_tree(self.tree, self.plan, wave)
+            self._waves[wave] = engine_wave(self.tree, self.plan, wave, self.engine_name, self.entries[wave])
             self._check_order(self._waves[wave])
         return self._waves[wave]
 
@@ -360,6 +370,7 @@ def replay_platform(
     pairs: list[tuple[str, str]],
     matcher: DeviceMatcher,
     observed: list[Workload] | None = None,
+    entries: dict[str, Tree] | None = None,
 ) -> list[TransitionResult]:
     """Replay every (source, target) pair under `engine`, each from the state its source wave reached.
 
@@ -370,7 +381,7 @@ def replay_platform(
     """
     declared = declared_modes(plan, tree)
     names = [w.name for w in plan.waves]
-    replayer = Replayer(plan, tree, engine, matcher, declared)
+    replayer = Replayer(plan, tree, engine, matcher, declared, entries)
     replayer.observed = observed
     try:
         replayer.bootstrap()

@@ -104,8 +104,9 @@ def simulate_platform(
     if snapshot is not None:
         observed, left = snapshot_workloads(plan, snapshot)
         report.skipped += left
+    entries: dict[str, Tree] = {}
     for engine in rendered:
-        report.results += replay_platform(plan, tree, engine, pairs, matcher, observed)
+        report.results += replay_platform(plan, tree, engine, pairs, matcher, observed, entries)
     return report
 
 
