@@ -55,6 +55,9 @@ def test_1_the_allocator_switch_in_one_patch_gives_a_gpu_two_allocators(
     # THEN the DRA kubelet plugin publishes the GPUs before the device plugin has let go of them
     # (kubelet devicemanager: a plugin's devices leave allocatable only when it disconnects)
     assert {(e, v) for e, _, _, v in _invariants(report)} == {(e, "one-allocator") for e in ENGINES}
+    # AND check refuses a Node object that carries the kubelet plugin's label
+    (loaded,) = load_stack(tmp_path / "lab.yaml")
+    assert "GP244" in {p.code for p in run_rules(loaded)}
 
 
 def test_1_the_two_phase_switch_holds(tmp_path: Path) -> None:
