@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpuplatform.cel.checker import check
@@ -70,46 +69,57 @@ class DeviceSelector:
             )
         return result
 
-    def _keys(self, devices: DeviceSet) -> list[tuple[Any, ...]]:
-        columns = [devices.column(read) for read in self._key_reads]
-        if not self.environment.list_attributes:
-            columns.append(devices.scalar_problems())
-        if not columns:
-            return [()] * len(devices)
-        return list(zip(*columns, strict=True))
+    def row_verdicts(self, devices: DeviceSet) -> list[bool | CelEvaluationError]:
+        """One outcome per distinct row of `devices`: the verdict, or the error evaluation raises.
 
-    def _verdicts(
-        self, devices: DeviceSet, keys: list[tuple[Any, ...]], unique: Iterable[tuple[Any, ...]]
-    ) -> dict[tuple[Any, ...], bool]:
-        """Verdict per distinct key, evaluating one representative device for each memo miss."""
+        Rows of devices the scheduler can read that agree on everything this selector reads share
+        one evaluation (memoised across device sets of the same driver); a row of a device whose
+        attributes cannot be read is evaluated on its own (the error names the attribute).
+        """
+        missing = self.reads - set(devices.position)
+        if missing:
+            raise ValueError(f"device set does not prepare {sorted(missing, key=repr)}")
+        health = 1 if self.environment.list_attributes else 0
+        positions = [devices.position[read] for read in self._key_reads]
         if len(self._memo) > _MEMO_LIMIT:
             self._memo.clear()
-        verdicts: dict[tuple[Any, ...], bool] = {}
-        for key in unique:
-            memo_key = (devices.driver, key)
-            outcome = self._memo.get(memo_key)
+        outcomes: list[bool | CelEvaluationError] = []
+        for row, device in zip(devices.rows, devices.representatives, strict=True):
+            healthy = row[-1][health] is True
+            key = (devices.driver, *(row[p] for p in positions))
+            outcome = self._memo.get(key) if healthy else None
             if outcome is None:
                 try:
-                    outcome = self.matches(devices.driver, devices.devices[keys.index(key)])
+                    outcome = self.matches(devices.driver, device)
                 except CelEvaluationError as exc:
                     outcome = exc
-                self._memo[memo_key] = outcome
-            if isinstance(outcome, CelEvaluationError):
-                raise outcome
-            verdicts[key] = outcome
-        return verdicts
+                if healthy:
+                    self._memo[key] = outcome
+            outcomes.append(outcome)
+        return outcomes
 
-    def match_many(self, driver: str, devices: Sequence[Mapping[str, Any]] | DeviceSet) -> list[bool]:
+    def match_many(self, driver: str, devices: Sequence[Mapping[str, Any]]) -> list[bool]:
         """One verdict per device, evaluating each distinct combination of the values read only once."""
-        table = devices if isinstance(devices, DeviceSet) else DeviceSet(driver, devices)
-        keys = self._keys(table)
-        verdicts = self._verdicts(table, keys, dict.fromkeys(keys))
-        return [verdicts[k] for k in keys]
+        table = DeviceSet(driver, self.reads)
+        rows = table.add(None, devices)
+        outcomes = self._raise_first(self.row_verdicts(table))
+        return [outcomes[row] for row in rows]
 
     def count_matches(self, driver: str, devices: Sequence[Mapping[str, Any]] | DeviceSet) -> int:
-        """How many devices match (memoised like `match_many`)."""
-        table = devices if isinstance(devices, DeviceSet) else DeviceSet(driver, devices)
-        keys = self._keys(table)
-        counts = Counter(keys)
-        verdicts = self._verdicts(table, keys, counts)
-        return sum(n for key, n in counts.items() if verdicts[key])
+        """How many devices match (memoised like `match_many`); `devices` may be a prepared set."""
+        if isinstance(devices, DeviceSet):
+            table = devices
+        else:
+            table = DeviceSet(driver, self.reads)
+            table.add(None, devices)
+        outcomes = self._raise_first(self.row_verdicts(table))
+        return sum(table.counts(outcomes).values())
+
+    @staticmethod
+    def _raise_first(outcomes: list[bool | CelEvaluationError]) -> list[bool]:
+        verdicts = []
+        for outcome in outcomes:
+            if isinstance(outcome, CelEvaluationError):
+                raise outcome
+            verdicts.append(outcome)
+        return verdicts

@@ -100,3 +100,37 @@ def test_reads_and_memoised_matching_agree_with_naive() -> None:
     assert selector.reads == frozenset({("capacity", "gpu.nvidia.com", "memory")})
     assert selector.match_many(DRIVER, devices) == [selector.matches(DRIVER, d) for d in devices]
     assert selector.count_matches(DRIVER, devices) == 3
+
+
+def test_prepared_device_set_agrees_with_device_by_device_evaluation() -> None:
+    # GIVEN devices of two owners, one with a list attribute and one with a bad version string
+    from gpuplatform.cel import DeviceSet
+
+    selector = DeviceSelector(
+        'device.attributes["gpu.nvidia.com"].count > 2', features={"DRAListTypeAttributes": False}
+    )
+    odd = {**DEVICE, "name": "odd", "attributes": {**DEVICE["attributes"], "tags": {"strings": ["a"]}}}
+    bad = {**DEVICE, "name": "bad", "attributes": {**DEVICE["attributes"], "v": {"version": "x.y"}}}
+    low = {**DEVICE, "name": "low", "attributes": {**DEVICE["attributes"], "count": {"int": 1}}}
+    devices = DeviceSet(DRIVER, selector.reads)
+    devices.add("node-a", [DEVICE, low, DEVICE])
+    devices.add("node-b", [odd, bad, DEVICE])
+    devices.add_like("node-c", "node-a")
+    # WHEN verdicts are computed per distinct row
+    outcomes = selector.row_verdicts(devices)
+    # THEN healthy rows match like a single evaluation; rows of devices the scheduler cannot read raise
+    naive = {}
+    for device in (DEVICE, low, odd, bad):
+        try:
+            naive[device["name"]] = selector.matches(DRIVER, device)
+        except CelEvaluationError as exc:
+            naive[device["name"]] = str(exc)
+    assert naive["gpu-0"] is True and naive["low"] is False
+    assert "unsupported attribute value" in naive["odd"] and "semantic version" in naive["bad"]
+    by_row = {
+        rep["name"]: str(o) if isinstance(o, CelEvaluationError) else o
+        for rep, o in zip(devices.representatives, outcomes, strict=True)
+    }
+    assert by_row == naive
+    assert devices.counts([o is True for o in outcomes]) == {"node-a": 2, "node-b": 1, "node-c": 2}
+    assert len(devices) == 9
