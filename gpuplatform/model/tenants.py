@@ -19,6 +19,8 @@ class ClaimTemplate(SpecModel):
     count: int = Field(default=1, ge=1, le=32)
     selectors: tuple[str, ...] = ()
     """Extra CEL selectors ANDed with the tier's class selectors."""
+    claims: int = Field(default=1, ge=0)
+    """Claims of this template in use at peak, one pod each (read by `gpuplatform capacity`)."""
 
 
 class TenantQuota(SpecModel):

@@ -3,6 +3,7 @@ then the safe rollback to the previous wave. Real names throughout; nothing here
 
 from __future__ import annotations
 
+from gpuplatform.capacity.verdicts import runbook_capacity_notes
 from gpuplatform.gates import gates_for_wave
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.gate_jobs import gate_job_name
@@ -128,11 +129,13 @@ def _rollback(plan: Plan, prev: WaveState, state: WaveState) -> list[str]:
     return steps
 
 
-def runbook(plan: Plan, prev: WaveState | None, state: WaveState) -> str:
-    """The Markdown runbook of one wave."""
+def runbook(plan: Plan, prev: WaveState | None, state: WaveState, capacity: str = "") -> str:
+    """The Markdown runbook of one wave; `capacity` says when the wave is tight or does not fit."""
     lines = [f"# {plan.platform.name} — wave {state.dir_name} ({state.wave.stage})", ""]
     if state.wave.description:
         lines += [state.wave.description, ""]
+    if capacity:
+        lines += [capacity, ""]
     lines += ["## Before the sync", ""]
     gates = gates_for_wave(plan, state)
     lines += [
@@ -161,7 +164,8 @@ def render_runbooks(plan: Plan) -> dict[str, str]:
     """`<NN>-<wave>.md` for every wave."""
     out: dict[str, str] = {}
     prev: WaveState | None = None
+    notes = runbook_capacity_notes(plan)
     for state in plan.waves:
-        out[f"{state.dir_name}.md"] = runbook(plan, prev, state)
+        out[f"{state.dir_name}.md"] = runbook(plan, prev, state, notes.get(state.name, ""))
         prev = state
     return out
