@@ -84,7 +84,7 @@ def compile_chains(chains: Sequence[Sequence[str]]) -> tuple[list[list[Any]], li
             for expression in chain:
                 if expression not in programs:
                     programs[expression] = _ENV.program(_ENV.compile(expression), functions=FUNCTIONS)
-        except Exception:  # noqa: BLE001 - cel-python lacks cel.bind; the peer skips what it cannot run
+        except Exception:
             continue
         out.append([programs[e] for e in chain])
         kept.append(chain)
@@ -99,7 +99,7 @@ def evaluate(chains: list[list[Any]], activation: dict[str, Any]) -> list[bool |
         for program in chain:
             try:
                 result = program.evaluate(activation)
-            except Exception:  # noqa: BLE001 - a runtime error, as the scheduler would meet it
+            except Exception:
                 verdict = None
                 break
             if not isinstance(result, celtypes.BoolType) or not result:

@@ -2,9 +2,9 @@
 
 The scheduler compiles selectors as stored expressions (k8s.io/dynamic-resource-allocation
 cel.Cache) and evaluates them lazily per device; a runtime error aborts the allocation only when
-the device is actually evaluated. Verdicts here come from `DeviceSelector.match_many` over a
-whole slice; when a slice raises, each device keeps its own verdict or error, so errors still
-surface only where upstream would evaluate.
+the device is actually evaluated. Verdicts here come from `DeviceSelector.verdicts` over a
+whole slice: each device keeps its own verdict or error, so errors still surface only where
+upstream would evaluate.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector, DeviceSet
+from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector
 
 __all__ = ["SelectorCache"]
 
@@ -27,7 +27,6 @@ class SelectorCache:
         self.features = dict(features or {})
         self._compiled: dict[str, DeviceSelector | CelCompileError] = {}
         self._verdicts: dict[tuple[str, int], list[Verdict]] = {}
-        self._device_sets: dict[int, DeviceSet] = {}
         self._keep: dict[int, Mapping[str, Any]] = {}
 
     def compile(self, expression: str) -> DeviceSelector:
@@ -52,20 +51,7 @@ class SelectorCache:
         if found is not None:
             return found
         selector = self.compile(expression)
-        driver = str(spec["driver"])
-        devices = self._device_sets.get(id(spec))
-        if devices is None:
-            devices = self._device_sets[id(spec)] = DeviceSet(driver, spec.get("devices") or [])
-            self._keep[id(spec)] = spec
-        out: list[Verdict]
-        try:
-            out = list(selector.match_many(driver, devices))
-        except CelEvaluationError:
-            out = []
-            for device in devices.devices:
-                try:
-                    out.append(selector.matches(driver, device))
-                except CelEvaluationError as exc:
-                    out.append(exc)
+        self._keep[id(spec)] = spec
+        out = selector.verdicts(str(spec["driver"]), spec.get("devices") or [])
         self._verdicts[key] = out
         return out

@@ -98,12 +98,16 @@ class DeviceSelector:
             outcomes.append(outcome)
         return outcomes
 
-    def match_many(self, driver: str, devices: Sequence[Mapping[str, Any]]) -> list[bool]:
-        """One verdict per device, evaluating each distinct combination of the values read only once."""
+    def verdicts(self, driver: str, devices: Sequence[Mapping[str, Any]]) -> list[bool | CelEvaluationError]:
+        """Per device, its verdict or the error evaluating it raises (each distinct row once)."""
         table = DeviceSet(driver, self.reads)
         rows = table.add(None, devices)
-        outcomes = self._raise_first(self.row_verdicts(table))
+        outcomes = self.row_verdicts(table)
         return [outcomes[row] for row in rows]
+
+    def match_many(self, driver: str, devices: Sequence[Mapping[str, Any]]) -> list[bool]:
+        """One verdict per device, evaluating each distinct combination of the values read only once."""
+        return self._raise_first(self.verdicts(driver, devices))
 
     def count_matches(self, driver: str, devices: Sequence[Mapping[str, Any]] | DeviceSet) -> int:
         """How many devices match (memoised like `match_many`); `devices` may be a prepared set."""
