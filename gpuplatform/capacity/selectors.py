@@ -2,9 +2,9 @@
 
 The scheduler compiles selectors as stored expressions (k8s.io/dynamic-resource-allocation
 cel.Cache) and evaluates them lazily per device; a runtime error aborts the allocation only when
-the device is actually evaluated. Verdicts here come from `DeviceSelector.verdicts` over a
-whole slice: each device keeps its own verdict or error, so errors still surface only where
-upstream would evaluate.
+the device is actually evaluated. Each slice is prepared once as a `DeviceSet` (widened when a
+selector reads more) and a selector is evaluated once per distinct row; each device keeps its
+own verdict or error, so errors still surface only where upstream would evaluate.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector
+from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector, DeviceSet
 
 __all__ = ["SelectorCache"]
 
@@ -28,6 +28,7 @@ class SelectorCache:
         self._compiled: dict[str, DeviceSelector | CelCompileError] = {}
         self._verdicts: dict[tuple[str, int], list[Verdict]] = {}
         self._keep: dict[int, Mapping[str, Any]] = {}
+        self._tables: dict[int, tuple[DeviceSet, list[int]]] = {}
 
     def compile(self, expression: str) -> DeviceSelector:
         """The stored-expression selector; CelCompileError when it does not compile."""
@@ -52,6 +53,13 @@ class SelectorCache:
             return found
         selector = self.compile(expression)
         self._keep[id(spec)] = spec
-        out = selector.verdicts(str(spec["driver"]), spec.get("devices") or [])
+        table, rows = self._tables.get(id(spec), (None, []))
+        if table is None or not selector.reads <= table.position.keys():
+            reads = selector.reads | (table.position.keys() if table is not None else set())
+            table = DeviceSet(str(spec["driver"]), reads)
+            rows = table.add(None, spec.get("devices") or [])
+            self._tables[id(spec)] = (table, rows)
+        outcomes = selector.row_verdicts(table)
+        out = [outcomes[row] for row in rows]
         self._verdicts[key] = out
         return out
