@@ -23,6 +23,7 @@ __all__ = ["MISSING", "DeviceSet", "Read", "device_variable", "split_name"]
 Read = tuple[str | None, ...]
 _SCALARS = ("string", "int", "bool", "version")
 _LISTS = ("strings", "ints", "bools", "versions")
+_PLAIN = frozenset({"string", "int", "bool"})
 MISSING = ("missing",)
 _ALLOW_MULTIPLE = ("allowMultipleAllocations",)
 _ALL = ("all",)
@@ -78,9 +79,9 @@ def device_variable(driver: str, device: Mapping[str, Any], lists: bool) -> dict
 
 
 def _freeze(value: Any) -> Any:
-    if isinstance(value, dict) and len(value) == 1:
+    if type(value) is dict and len(value) == 1:
         ((key, inner),) = value.items()
-        if isinstance(inner, str | int | float | bool):
+        if type(inner) in (str, int, bool, float):
             return ((key, inner),)
     if isinstance(value, Mapping):
         return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
@@ -129,8 +130,10 @@ def _health(device: Mapping[str, Any]) -> tuple[bool | str, bool | str]:
     scalar: bool | str = True
     listed: bool | str = True
     for name, value in (device.get("attributes") or {}).items():
-        if isinstance(value, Mapping) and len(value) == 1 and next(iter(value)) in ("string", "int", "bool"):
-            continue
+        if type(value) is dict and len(value) == 1:
+            kind = next(iter(value))
+            if kind in _PLAIN or (kind == "version" and _valid_version(str(value[kind]))):
+                continue
         if scalar is True and not _attribute_ok(value, False):
             scalar = name
         if listed is True and not _attribute_ok(value, True):
@@ -205,7 +208,9 @@ class DeviceSet:
     def add(self, owner: Hashable, devices: Iterable[Mapping[str, Any]]) -> list[int]:
         """Reduce `devices` to rows, record them under `owner` (merged if it exists); their rows."""
         devices = list(devices)
-        keys = list(zip(*[list(map(get, devices)) for get in self._getters], map(_health, devices), strict=False))
+        keys = list(
+            zip(*[list(map(get, devices)) for get in self._getters], map(_health, devices), strict=False)
+        )
         counts: Counter[int] = Counter()
         row_ids = self._row_ids
         for key, n in Counter(keys).items():

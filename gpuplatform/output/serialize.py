@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -30,6 +31,7 @@ LOCK_FILE = "gpuplatform.lock.json"
 _WAVE = "gpuplatform-wave-placeholder-0"
 _NAME = "gpuplatform-name-placeholder-0"
 _NAMESPACE = "gpuplatform-namespace-placeholder-0"
+_WAVE_B, _NAME_B, _NAMESPACE_B = (p.encode() for p in (_WAVE, _NAME, _NAMESPACE))
 _RESOLVER = yaml.resolver.Resolver()
 
 
@@ -43,37 +45,78 @@ class RenderedOutputInvalid(GpuplatformError):
 
 @dataclass(frozen=True)
 class _Template:
-    """An object with its wave label and name replaced by placeholders, and what they were."""
+    """An object keyed by its shape: wave label, name and namespace replaced by placeholders."""
 
-    key: str
-    obj: Obj
+    key: bytes
+    source: Obj
     wave: str | None
     name: str | None
     namespace: str | None
 
+    @property
+    def obj(self) -> Obj:
+        """The masked object (built on demand: only shapes not seen before are dumped)."""
+        if self.wave is None and self.name is None and self.namespace is None:
+            return self.source
+        meta = dict(self.source["metadata"])
+        if self.wave is not None:
+            meta["labels"] = {**meta["labels"], WAVE_LABEL: _WAVE}
+        if self.name is not None:
+            meta["name"] = _NAME
+        if self.namespace is not None:
+            meta["namespace"] = _NAMESPACE
+        return {**self.source, "metadata": meta}
+
+
+@cache
+def _dns_name(value: str) -> bool:
+    return DNS_SUBDOMAIN.match(value) is not None
+
+
+def _key(obj: Obj) -> bytes:
+    """Equal bytes for equal plain data (marshal format 2 has no back-references; JSON otherwise)."""
+    try:
+        return b"m" + marshal.dumps(obj, 2)
+    except ValueError:
+        return b"j" + json.dumps(obj, separators=(",", ":")).encode()
+
 
 def _template(obj: Obj) -> _Template:
+    """The object keyed by its shape, its wave label, name and namespace masked.
+
+    The key is taken with the values swapped for placeholders in place and put back at once (no
+    copy per object). Masking is sound only when each placeholder used occurs once in the shape
+    and the others not at all: an object whose own content holds a placeholder's text is kept
+    whole, so restoring the values can never rewrite user content.
+    """
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
-        return _Template(json.dumps(obj, separators=(",", ":")), obj, None, None, None)
-    meta = dict(meta)
+        return _Template(_key(obj), obj, None, None, None)
     labels = meta.get("labels")
-    wave = None
-    if isinstance(labels, dict) and isinstance(labels.get(WAVE_LABEL), str):
-        wave = labels[WAVE_LABEL]
-        meta["labels"] = {**labels, WAVE_LABEL: _WAVE}
-    name, namespace = _mask(meta, "name", _NAME), _mask(meta, "namespace", _NAMESPACE)
-    masked = {**obj, "metadata": meta}
-    return _Template(json.dumps(masked, separators=(",", ":")), masked, wave, name, namespace)
-
-
-def _mask(meta: Obj, key: str, placeholder: str) -> str | None:
-    """Replace `meta[key]` by `placeholder` when it is a DNS name; return what it was."""
-    value = meta.get(key)
-    if not isinstance(value, str) or not DNS_SUBDOMAIN.match(value):
-        return None
-    meta[key] = placeholder
-    return value
+    wave = labels.get(WAVE_LABEL) if isinstance(labels, dict) else None
+    wave = wave if isinstance(wave, str) else None
+    name, namespace = meta.get("name"), meta.get("namespace")
+    name = name if isinstance(name, str) and _dns_name(name) else None
+    namespace = namespace if isinstance(namespace, str) and _dns_name(namespace) else None
+    try:
+        if wave is not None:
+            labels[WAVE_LABEL] = _WAVE  # type: ignore[index]
+        if name is not None:
+            meta["name"] = _NAME
+        if namespace is not None:
+            meta["namespace"] = _NAMESPACE
+        key = _key(obj)
+    finally:
+        if wave is not None:
+            labels[WAVE_LABEL] = wave  # type: ignore[index]
+        if name is not None:
+            meta["name"] = name
+        if namespace is not None:
+            meta["namespace"] = namespace
+    for placeholder, value in ((_WAVE_B, wave), (_NAME_B, name), (_NAMESPACE_B, namespace)):
+        if key.count(placeholder) != (value is not None):
+            return _Template(_key(obj), obj, None, None, None)
+    return _Template(key, obj, wave, name, namespace)
 
 
 @cache
@@ -95,8 +138,8 @@ class Serializer:
 
     minor: str
     validate: bool = True
-    _texts: dict[str, str] = field(default_factory=dict)
-    _errors: dict[str, list[str]] = field(default_factory=dict)
+    _texts: dict[bytes, str] = field(default_factory=dict)
+    _errors: dict[bytes, list[str]] = field(default_factory=dict)
 
     def _check(self, template: _Template) -> list[str]:
         errors = self._errors.get(template.key)
@@ -133,14 +176,14 @@ class Serializer:
         Templates not seen before are dumped together in one emitter run.
         """
         entries: dict[str, list[_Template]] = {}
-        missing: dict[str, Obj] = {}
+        missing: dict[bytes, _Template] = {}
         for path, content in tree.files.items():
             if isinstance(content, list):
                 entries[path] = [_template(obj) for obj in content]
                 for t in entries[path]:
                     if t.key not in self._texts:
-                        missing.setdefault(t.key, t.obj)
-        self._texts.update(zip(missing, dump_many(list(missing.values())), strict=True))
+                        missing.setdefault(t.key, t)
+        self._texts.update(zip(missing, dump_many([t.obj for t in missing.values()]), strict=True))
         out: dict[str, bytes] = {}
         problems: list[str] = []
         for path in sorted(tree.files):
@@ -151,9 +194,10 @@ class Serializer:
             texts = []
             for t in entries[path]:
                 texts.append(self._restore(t))
-                name = t.name or (t.obj.get("metadata") or {}).get("name")
-                label = f"{t.obj.get('kind')}/{name}"
-                problems += [f"{tree.platform}/{path}: {label}: {e}" for e in self._check(t)]
+                errors = self._check(t)
+                if errors:
+                    label = f"{t.source.get('kind')}/{(t.source.get('metadata') or {}).get('name')}"
+                    problems += [f"{tree.platform}/{path}: {label}: {e}" for e in errors]
             out[path] = "---\n".join(texts).encode()
         if problems:
             raise RenderedOutputInvalid(problems)
