@@ -43,9 +43,9 @@ def _peer() -> dict[str, object]:
     agree = compared = 0
     for pool in platform.node_pools:
         nodes = pool.nodes or (f"{pool.name}-modelled-0",)
-        devices = slices_for_node(nodes[0], pool.product, pool.gpus_per_node, mig_layout=pool.mig_layout or None)[
-            0
-        ]["spec"]["devices"]
+        devices = slices_for_node(
+            nodes[0], pool.product, pool.gpus_per_node, mig_layout=pool.mig_layout or None
+        )[0]["spec"]["devices"]
         sample = devices[::SAMPLE_EVERY]
         seconds, verdicts = celpy_peer.timed_sample(programs, "gpu.nvidia.com", sample)
         total += len(devices) * len(nodes)

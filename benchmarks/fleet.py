@@ -1,8 +1,8 @@
 """A realistic benchmark fleet: `FLEET_NODES` static nodes (default 2000), 8 GPUs each.
 
 A valid platform (`gpuplatform check benchmarks/fleet.py` exits 0) at every size from 11 nodes to
-8,000 and beyond: static pools of several products, MIG-partitioned pools (A100, H100, H200
-layouts), Karpenter pools, 40 service tiers (architecture, memory, product, MIG profile, CEL), a
+8,000 and beyond: a small pilot pool of every kind, then pools of at most 100 nodes of several
+products and MIG layouts (A100, H100, H200), Karpenter pools, 40 service tiers (architecture, memory, product, MIG profile, CEL), a
 bridge class, 100 tenants with claim templates, legacy workloads and NIM services, and waves that
 move pools and claims apart (no drain wave needed). Usable as a stack:
 `FLEET_NODES=2000 gpuplatform synth benchmarks/fleet.py --out DIR`.
@@ -118,27 +118,39 @@ def _tiers() -> list[ServiceTier]:
     return tiers
 
 
-def _pools(nodes: int) -> list[NodePool]:
-    """Static pools (every kind at least once, at most 100 nodes each), then the Karpenter pools.
+def _static_pool(name: str, kind: int, nodes: tuple[str, ...], migrates_in: str | None) -> NodePool:
+    product, layout = POOL_KINDS[kind % len(POOL_KINDS)]
+    return NodePool(
+        name=name, nodes=nodes, product=product, gpus_per_node=8, mig_layout=layout, migrates_in=migrates_in
+    )
 
-    Pool 0 is the pilot; half of the pools move in `scale`, the rest at the final cutover. Pools
-    never move in a wave that also changes claims, so no drain wave is needed.
+
+def _pools(nodes: int) -> list[NodePool]:
+    """Pilot pools (one small pool of every kind), the rest in pools of at most 100, then Karpenter.
+
+    The pilots move first, so every tier has DRA devices from the first claim wave on; half of
+    the other pools move in `scale`, the rest at the final cutover. Pools never move in a wave
+    that also changes claims, so no drain wave is needed.
     """
-    count = max(len(POOL_KINDS), -(-nodes // 100))
-    sizes = [nodes // count + (1 if i < nodes % count else 0) for i in range(count)]
-    pools = []
-    for i, size in enumerate(sizes):
-        product, layout = POOL_KINDS[i % len(POOL_KINDS)]
-        pools.append(
-            NodePool(
-                name=f"pool-{i:03d}",
-                nodes=tuple(f"gpu-{i:03d}-{j:03d}" for j in range(size)),
-                product=product,
-                gpus_per_node=8,
-                mig_layout=layout,
-                migrates_in="pilot-pool" if i == 0 else "scale" if i <= count // 2 else None,
-            )
+    per_pilot = 2 if nodes >= 4 * len(POOL_KINDS) else 1
+    pools = [
+        _static_pool(
+            f"pilot-{k:02d}", k, tuple(f"gpu-pilot-{k:02d}-{j}" for j in range(per_pilot)), "pilot-pool"
         )
+        for k in range(len(POOL_KINDS))
+    ]
+    rest = max(0, nodes - per_pilot * len(POOL_KINDS))
+    count = -(-rest // 100)
+    sizes = [rest // count + (1 if i < rest % count else 0) for i in range(count)] if count else []
+    pools += [
+        _static_pool(
+            f"pool-{i:03d}",
+            i,
+            tuple(f"gpu-{i:03d}-{j:03d}" for j in range(size)),
+            "scale" if i < (count + 1) // 2 else None,
+        )
+        for i, size in enumerate(sizes)
+    ]
     pools += [
         NodePool(
             name=name,
