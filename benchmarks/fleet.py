@@ -126,13 +126,14 @@ def _static_pool(name: str, kind: int, nodes: tuple[str, ...], migrates_in: str 
 
 
 def _pools(nodes: int) -> list[NodePool]:
-    """Pilot pools (one small pool of every kind), the rest in pools of at most 100, then Karpenter.
+    """Pilot pools (one of every kind, about 5% of the fleet), the rest in pools of at most 100,
+    then Karpenter.
 
     The pilots move first, so every tier has DRA devices from the first claim wave on; half of
     the other pools move in `scale`, the rest at the final cutover. Pools never move in a wave
     that also changes claims, so no drain wave is needed.
     """
-    per_pilot = 2 if nodes >= 4 * len(POOL_KINDS) else 1
+    per_pilot = max(1, min(nodes // (4 * len(POOL_KINDS)), nodes // 200 + 1))
     pools = [
         _static_pool(
             f"pilot-{k:02d}", k, tuple(f"gpu-pilot-{k:02d}-{j}" for j in range(per_pilot)), "pilot-pool"

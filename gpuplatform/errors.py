@@ -10,6 +10,7 @@ __all__ = [
     "GpuplatformError",
     "InputError",
     "Problem",
+    "RenderedOutputInvalid",
     "Severity",
     "format_loc",
     "format_problems",
@@ -83,3 +84,11 @@ class InputError(GpuplatformError):
     def single(cls, file: str, loc: str, message: str, code: str = "") -> InputError:
         """Shortcut for one problem."""
         return cls([Problem(file=file, loc=loc, code=code, message=message)])
+
+
+class RenderedOutputInvalid(GpuplatformError):
+    """A rendered object failed validation: a bug in a renderer, reported with the object named."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        super().__init__("\n".join(lines))

@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
-from gpuplatform.cel.checker import check
+from gpuplatform.cel.checker import Checked, check
 from gpuplatform.cel.device import DeviceSet, device_variable
 from gpuplatform.cel.environment import Environment, environment_for
 from gpuplatform.cel.errors import CelCompileError, CelEvaluationError
 from gpuplatform.cel.interpreter import evaluate
 from gpuplatform.cel.runtime import EvalError, type_name
-from gpuplatform.cel.syntax import parse
+from gpuplatform.cel.syntax import Expr, parse
 
 __all__ = ["MAX_COST", "MAX_LENGTH", "DeviceSelector"]
 
 MAX_LENGTH = 10_240
 MAX_COST = 1_000_000
 _MEMO_LIMIT = 1 << 16
+
+
+@lru_cache(maxsize=4096)
+def _compile(expression: str, environment: Environment) -> tuple[Expr, Checked]:
+    """Parse and check once per (expression, environment); ASTs are never mutated, so they are shared."""
+    ast = parse(expression)
+    return ast, check(ast, environment)
 
 
 class DeviceSelector:
@@ -38,8 +46,7 @@ class DeviceSelector:
                 f"expression too long: {size} bytes, may not be more than {MAX_LENGTH} bytes"
             )
         self.environment: Environment = environment_for(kubernetes, new_expression, features)
-        self._ast = parse(expression)
-        checked = check(self._ast, self.environment)
+        self._ast, checked = _compile(expression, self.environment)
         allowed = {"bool", "any"} | ({"dyn"} if self.environment.list_attributes else set())
         if checked.output.name not in allowed:
             raise CelCompileError(f"must evaluate to bool or the unknown type, not {checked.output}")

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from gpuplatform import __version__
-from gpuplatform.errors import GpuplatformError
+from gpuplatform.errors import RenderedOutputInvalid
 from gpuplatform.model.base import DNS_SUBDOMAIN
 from gpuplatform.output.yaml import dump_many, dump_yaml
 from gpuplatform.render.meta import WAVE_LABEL, Obj
@@ -33,14 +33,6 @@ _NAME = "gpuplatform-name-placeholder-0"
 _NAMESPACE = "gpuplatform-namespace-placeholder-0"
 _WAVE_B, _NAME_B, _NAMESPACE_B = (p.encode() for p in (_WAVE, _NAME, _NAMESPACE))
 _RESOLVER = yaml.resolver.Resolver()
-
-
-class RenderedOutputInvalid(GpuplatformError):
-    """A rendered object failed validation: a bug in a renderer, reported with the object named."""
-
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-        super().__init__("\n".join(lines))
 
 
 @dataclass(frozen=True)
