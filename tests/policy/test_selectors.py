@@ -213,3 +213,13 @@ def test_a_selector_reading_node_specific_values_models_every_node(tmp_path: Pat
     # THEN the counts are the per-node truth, not the first node's times forty
     assert tier.per_pool["new"] == sum(expected) and tier.best_node == max(expected)
     assert sum(expected) != expected[0] * len(nodes)
+
+
+def test_a_tier_whose_cel_is_not_bool_does_not_compile(tmp_path: Path) -> None:
+    # GIVEN a tier whose expression yields the product name, not a verdict
+    report = _check(tmp_path, _cel_tier("device.attributes['gpu.nvidia.com'].productName.lowerAscii()"))
+    # THEN it is GP310 at the cel field (a compile error), not a runtime error on every device
+    found = _selector_problems(report, "GP310")
+    assert {p.loc for p in found} == {"spec.tiers[0].cel"}
+    assert all("must evaluate to bool or the unknown type, not string" in p.message for p in found)
+    assert not _selector_problems(report, "GP314")
