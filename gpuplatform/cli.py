@@ -396,20 +396,62 @@ def init(snapshot_dir: str, name: str, domain: str, out: str | None) -> None:
 
 @main.command()
 @click.argument("files", nargs=-1, required=True)
-@click.option("--tier", "tier", required=True, help="DeviceClass to claim from (a tier's full class name).")
-@click.option("--out", "out", default=None, help="Folder for the converted files (default: stdout).")
 @click.option(
-    "--per-container", is_flag=True, help="One claim per GPU container instead of one shared claim."
+    "--tier",
+    "tier",
+    required=True,
+    help="Tier of --spec, or a DeviceClass the spec or the DRA chart renders.",
 )
+@click.option(
+    "--spec", "spec", default=None, help="Stack whose tiers, pools and tenants the conversion uses."
+)
+@click.option("--platform", "platform", default=None, help="Platform of --spec (when it has several).")
+@click.option(
+    "--map", "maps", multiple=True, metavar="RESOURCE=TIER", help="Where another nvidia.com/ resource goes."
+)
+@click.option(
+    "--share", is_flag=True, help="Containers share one request (see the same GPUs); default: each its own."
+)
+@click.option("--out", "out", default=None, help="Folder for the converted files (default: stdout).")
 @click.option("--kubernetes", "kubernetes", default="1.36", help="Kubernetes release to validate against.")
 @guarded
-def convert(files: tuple[str, ...], tier: str, out: str | None, per_container: bool, kubernetes: str) -> None:
-    """Rewrite legacy nvidia.com/gpu workloads into ResourceClaimTemplates and pod resourceClaims."""
+def convert(
+    files: tuple[str, ...],
+    tier: str,
+    spec: str | None,
+    platform: str | None,
+    maps: tuple[str, ...],
+    share: bool,
+    out: str | None,
+    kubernetes: str,
+) -> None:
+    """Rewrite device-plugin GPU workloads into ResourceClaimTemplates and pod resourceClaims."""
     from gpuplatform.convert.files import convert_files
+    from gpuplatform.convert.targets import resolve_targets
 
-    for line in convert_files(
-        [Path(f) for f in files], tier, Path(out) if out else None, not per_container, kubernetes
-    ):
+    chosen = None
+    if spec is not None:
+        loaded = load_stack(Path(spec))
+        names = [lp.platform.name for lp in loaded]
+        if platform is None and len(loaded) > 1:
+            raise InputError.single("--platform", "", f"{spec} has platforms {', '.join(names)}: choose one")
+        if platform is not None and platform not in names:
+            raise InputError.single(
+                "--platform", "", f"{spec} has no platform {platform!r} (it has {', '.join(names)})"
+            )
+        chosen = next(lp.platform for lp in loaded if platform in (None, lp.platform.name))
+    elif platform is not None:
+        raise InputError.single("--platform", "", "--platform needs --spec")
+    result = convert_files(
+        [Path(f) for f in files],
+        resolve_targets(tier, chosen, maps),
+        Path(out) if out else None,
+        share=share,
+        kubernetes=kubernetes,
+    )
+    if result.notes:
+        click.echo(format_problems(result.notes), err=True)
+    for line in result.lines:
         click.echo(line, nl=not line.endswith("\n"))
 
 

@@ -12,6 +12,8 @@ from functools import total_ordering
 from typing import Literal
 
 __all__ = [
+    "ARGOCD_IMPERSONATION_FLAG",
+    "ARGOCD_IMPERSONATION_SINCE",
     "CHART_BRIDGE_SINCE",
     "CHART_DEVICE_CLASSES",
     "DRA_DRIVER_BASELINE",
@@ -22,6 +24,7 @@ __all__ = [
     "KUBERNETES_MINIMUM",
     "KUBERNETES_PREFERRED",
     "KUBE_FEATURE_GATES",
+    "NIM_OPERATOR_MODELLED",
     "NVIDIA_DRIVER_MINIMUM",
     "SCHEDULER_EXPLICIT_ZERO_FIX",
     "VALIDATOR_BUG_FIXED_IN",
@@ -218,3 +221,21 @@ DRA_DRIVER_FEATURE_GATES: dict[str, DriverGate] = {
         DriverGate("ConsumableShares", "alpha", False, None, "DRAConsumableCapacity"),
     )
 }
+
+
+# --- GitOps engines and the NIM Operator ---------------------------------------------------------
+
+#: argoproj/argo-cd v2.13.0 introduced AppProject `spec.destinationServiceAccounts` and sync under
+#: the matching service account (`controller/sync.go: deriveServiceAccountToImpersonate`); the
+#: feature is off unless `argocd-cm` sets ARGOCD_IMPERSONATION_FLAG to "true"
+#: (`util/settings/settings.go`, default false; Beta since v3.5.0 per
+#: `docs/operator-manual/app-sync-using-impersonation.md`). With it on, a project with no matching
+#: entry fails the sync (v2.13.0 returns an error; v3.5.1 `util/settings/impersonation.go` +
+#: `controller/sync.go` fail unless `application.sync.impersonation.enforced` is "false").
+ARGOCD_IMPERSONATION_SINCE = parse_release("2.13.0")
+ARGOCD_IMPERSONATION_FLAG = "application.sync.impersonation.enabled"
+#: The NIM Operator release whose ResourceClaimTemplate rendering `render/nim_cel.py` reproduces
+#: (NVIDIA/k8s-nim-operator v3.1.2 `manifests/resourceclaimtemplate.yaml`,
+#: `internal/shared/resourceclaims.go: GetDRADeviceCELExpressions`, `internal/k8sutil/cel/cel.go`;
+#: unchanged at main f63f74d7, the commit dra-api.md section 11 was written from).
+NIM_OPERATOR_MODELLED = parse_release("3.1.2")

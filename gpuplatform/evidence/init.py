@@ -30,6 +30,7 @@ _COMMENTS = {
     "  tiers:": "  # TODO: decide the service tiers (DeviceClasses) tenants will request; full-gpu is a start.",
     "  waves:": "  # TODO: decide the waves: give pools a migratesIn wave (pilot-pool, then scale) and workloads theirs.",
     "  workloads:": "  # From the register: every workload that requests nvidia.com/gpu today (movesIn is a placeholder).",
+    "  tenantPolicy:": "  # TODO: declare tenants for these namespaces; until then claims there are not restricted.",
 }
 
 
@@ -90,6 +91,7 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
             "namespace": r.namespace,
             "name": r.name,
             "gpus": max(r.gpus, 1),
+            "replicas": max(r.pods, 1),
             "tier": "full-gpu",
             "movesIn": "application",
         }
@@ -115,6 +117,11 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
         ],
         "activeWave": "baseline",
         **({"workloads": workloads} if workloads else {}),
+        **(
+            {"tenantPolicy": {"allowNamespaces": sorted({w["namespace"] for w in workloads})}}
+            if workloads
+            else {}
+        ),
     }
     doc = {"apiVersion": API_VERSION, "kind": PLATFORM_KIND, "metadata": {"name": name}, "spec": spec}
     lines = [

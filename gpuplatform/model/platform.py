@@ -9,7 +9,7 @@ from pydantic import Field
 from gpuplatform.model.base import DnsLabel, DnsSubdomain, LabelKey, ReleaseNumber, SpecModel
 from gpuplatform.model.classes import BridgeClass, ServiceTier
 from gpuplatform.model.nodes import NodePool
-from gpuplatform.model.tenants import Tenant
+from gpuplatform.model.tenants import Tenant, TenantPolicy
 from gpuplatform.model.waves import Wave
 from gpuplatform.model.workloads import NimService, ValidationWorkload, Workload
 
@@ -65,6 +65,9 @@ class Delivery(SpecModel):
     path: str = Field(default="dist", max_length=255, pattern=r"^[\w-][\w.-]*(/[\w-][\w.-]*)*$")
     """Folder of the rendered tree inside the repository: relative, segments never start with `.`."""
     argocd_namespace: DnsLabel = "argocd"
+    argocd_service_account: DnsLabel = "argocd-application-controller"
+    """ServiceAccount (in `argocdNamespace`) the platform's own Application syncs as once Argo CD
+    impersonation is on for the tenants' projects (the platform AppProject's `destinationServiceAccounts`)."""
     flux_namespace: DnsLabel = "flux-system"
     gates_namespace: DnsLabel = "gpuplatform-gates"
     kubectl_image: str = "docker.io/alpine/k8s:1.36.1"
@@ -106,6 +109,7 @@ class Platform(SpecModel):
     tiers: tuple[ServiceTier, ...] = ()
     bridges: tuple[BridgeClass, ...] = ()
     tenants: tuple[Tenant, ...] = ()
+    tenant_policy: TenantPolicy = TenantPolicy()
     nim_services: tuple[NimService, ...] = ()
     workloads: tuple[Workload, ...] = ()
     validation: ValidationWorkload | None = None

@@ -8,16 +8,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuplatform.convert.manifests import convert_text
-from gpuplatform.convert.nimservice import convert_nimservice
+from gpuplatform.convert.handoff import add_converted_manifests
 from gpuplatform.errors import GpuplatformError, InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
 from gpuplatform.output.write import exclusive_output, recover, remove_tree, replace_tree
-from gpuplatform.plan.waves import Plan, plan_platform
+from gpuplatform.plan.waves import plan_platform
 from gpuplatform.policy.rules import RULES, run_rules
 from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationset
-from gpuplatform.render.nim import dra_resources
 from gpuplatform.render.tree import Tree, render_tree
 from gpuplatform.versions import parse_release
 
@@ -105,36 +103,12 @@ def policy_findings(
     return problems
 
 
-def _add_converted_manifests(loaded: LoadedPlatform, plan: Plan, tree: Tree) -> None:
-    """The full converted manifest of each spec workload and NIM service that names one, in the
-    hand-off of every wave from its `movesIn` on (the team applies it; earlier waves keep theirs)."""
-    p = loaded.platform
-    converted: dict[int, str] = {}
-    for state in plan.waves:
-        for i in state.workloads:
-            workload = p.workloads[i]
-            if workload.manifest is None:
-                continue
-            if i not in converted:
-                text = loaded.manifests[workload.manifest]
-                converted[i] = convert_text(
-                    text, workload.manifest, p.class_name(workload.tier), shared=workload.shared_claim
-                ).text
-            tree.files[f"handoff/{state.dir_name}/{Path(workload.manifest).name}"] = converted[i]
-        for nim in p.nim_services:
-            if nim.manifest is not None and nim.name in state.nim_services:
-                text = convert_nimservice(
-                    loaded.manifests[nim.manifest], nim.manifest, nim.name, dra_resources(plan, nim)
-                )
-                tree.files[f"handoff/{state.dir_name}/nimservice_{nim.namespace}_{nim.name}.yaml"] = text
-
-
 def render_trees(loaded: Sequence[LoadedPlatform]) -> dict[str, Tree]:
     """Every platform's tree; a stack with several Argo CD platforms gives each the stack's ApplicationSet."""
     plans = {lp.platform.name: plan_platform(lp.platform) for lp in loaded}
     trees = {name: render_tree(plan) for name, plan in plans.items()}
     for lp in loaded:
-        _add_converted_manifests(lp, plans[lp.platform.name], trees[lp.platform.name])
+        add_converted_manifests(lp, plans[lp.platform.name], trees[lp.platform.name])
     by_stack: dict[str, list[str]] = {}
     for lp in loaded:
         if "argocd" in lp.platform.delivery.engines:

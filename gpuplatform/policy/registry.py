@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from gpuplatform.errors import Severity
+from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan, plan_platform
@@ -26,12 +27,14 @@ class Finding:
 
 @dataclass(frozen=True)
 class RuleContext:
-    """What every rule may read: the loaded platform, its plan and, optionally, the cluster's nodes."""
+    """What every rule may read: the loaded platform, its plan and, optionally, the cluster's nodes
+    and a cluster snapshot (`check --snapshot`)."""
 
     loaded: LoadedPlatform
     cluster_nodes: frozenset[str] | None = None
     rendered: Tree | None = None
     """The tree synth already rendered, so that the rules do not render it again."""
+    snapshot: Snapshot | None = None
 
     @property
     def platform(self) -> Platform:

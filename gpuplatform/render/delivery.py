@@ -9,6 +9,7 @@ from __future__ import annotations
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object
 from gpuplatform.render.operators import argocd_application
+from gpuplatform.render.tenant_delivery import platform_sync_account
 
 __all__ = ["ARGO_CLUSTER_KINDS", "layer_kustomizations", "render_argocd_entry", "render_flux_entry"]
 
@@ -48,6 +49,7 @@ def render_argocd_entry(plan: Plan) -> list[Obj]:
             "description": f"GPU platform {p.name}: DRA migration waves rendered by gpuplatform",
             "sourceRepos": [p.delivery.repo_url, *_chart_repos(plan)],
             "destinations": [{"server": p.delivery.cluster_server, "namespace": "*"}],
+            "destinationServiceAccounts": [platform_sync_account(p)],
             "clusterResourceWhitelist": whitelist,
         },
     )

@@ -17,6 +17,7 @@ from gpuplatform.render.nim import render_nim_handoffs, render_nim_owned
 from gpuplatform.render.nodes import render_nodes
 from gpuplatform.render.operators import render_operators
 from gpuplatform.render.runbooks import render_runbooks
+from gpuplatform.render.tenant_delivery import TENANT_NAMESPACE_LABEL, render_tenant_delivery
 from gpuplatform.render.tenants import render_tenants
 from gpuplatform.render.workload_handoff import render_workload_handoffs, render_workload_templates
 
@@ -36,14 +37,20 @@ Renderer = Callable[[Plan, WaveState], list[Obj]]
 
 
 def render_tenant_layer(plan: Plan, state: WaveState) -> list[Obj]:
-    """Tenant namespaces, the NIM services' and converted workloads' claim templates (tool-owned)."""
+    """Tenant namespaces and GitOps identities, the NIM services' and converted workloads' claim
+    templates (tool-owned)."""
     return (
-        render_tenants(plan, state) + render_nim_owned(plan, state) + render_workload_templates(plan, state)
+        render_tenants(plan, state)
+        + render_tenant_delivery(plan, state)
+        + render_nim_owned(plan, state)
+        + render_workload_templates(plan, state)
     )
 
 
 def _namespace_of(obj: Obj) -> str:
     meta = obj["metadata"]
+    if TENANT_NAMESPACE_LABEL in meta.get("labels", {}):
+        return str(meta["labels"][TENANT_NAMESPACE_LABEL])
     return str(meta["name"] if obj["kind"] == "Namespace" else meta.get("namespace", "cluster"))
 
 
