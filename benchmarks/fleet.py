@@ -210,11 +210,11 @@ def _nim_services(tenants: list[Tenant]) -> list[NimService]:
                 name=f"llm-{t:02d}-dra",
                 namespace=tenant.name,
                 replaces=f"llm-{t:02d}",
-                tier=tenant.tiers[0] if t % 2 else None,
-                attribute_selectors=(AttributeSelector(key="architecture", op="Equal", value="Hopper"),)
+                tier=tenant.tiers[0],
+                attribute_selectors=(AttributeSelector(key="brand", op="Equal", value="Nvidia"),)
                 if t % 2 == 0
                 else (),
-                capacity_selectors=(CapacitySelector(key="memory", op="GreaterThanOrEqual", value="40Gi"),)
+                capacity_selectors=(CapacitySelector(key="memory", op="GreaterThanOrEqual", value="4Gi"),)
                 if t % 2 == 0
                 else (),
                 mode="template" if t % 4 == 1 else "claimCreationSpec",
