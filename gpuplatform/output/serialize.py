@@ -201,11 +201,22 @@ def lock_document(
 ) -> bytes:
     """`gpuplatform.lock.json`: sdk version, spec digest, origin and the sha256 of every file."""
     canonical = json.dumps(spec, sort_keys=True, separators=(",", ":")).encode()
-    doc = {
+    head = {
         "sdkVersion": __version__,
         "platform": platform,
         "specDigest": "sha256:" + hashlib.sha256(canonical).hexdigest(),
         **origin,
-        "files": {p: "sha256:" + hashlib.sha256(b).hexdigest() for p, b in sorted(files.items())},
     }
-    return (json.dumps(doc, indent=2) + "\n").encode()
+    return (
+        _indented(head, {p: "sha256:" + hashlib.sha256(b).hexdigest() for p, b in sorted(files.items())})
+    ).encode()
+
+
+def _indented(head: dict[str, Any], files: dict[str, str]) -> str:
+    """`json.dumps({**head, "files": files}, indent=2)` plus a newline, with the (large, flat) files
+    mapping written by the C string encoder instead of the pure-Python indenting encoder."""
+    text = json.dumps(head, indent=2)[:-2]
+    if not files:
+        return text + ',\n  "files": {}\n}\n'
+    body = ",\n".join(f"    {json.dumps(p)}: {json.dumps(d)}" for p, d in files.items())
+    return text + ',\n  "files": {\n' + body + "\n  }\n}\n"
