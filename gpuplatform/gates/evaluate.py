@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gpuplatform.cel import CelError, DeviceSelector
+from gpuplatform.cel import CelError, DeviceSelector, DeviceSet
 from gpuplatform.errors import InputError
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates import Gate, gates_for_wave, node_names
@@ -169,12 +169,17 @@ def _inventory(plan: Plan, state: WaveState, snapshot: Snapshot, result: GateRes
         for t in state.tiers
     ]
     targets += [(f"bridge {b}", full_gpu_expression()) for b in state.bridges]
-    for label, expression in targets:
-        selector = DeviceSelector(expression, kubernetes=minor, new_expression=False)
+    selectors = [(label, DeviceSelector(e, kubernetes=minor, new_expression=False)) for label, e in targets]
+    reads = {read for _, selector in selectors for read in selector.reads}
+    published: dict[str, DeviceSet] = {}
+    for i, s in enumerate(slices):
+        driver = s["spec"]["driver"]
+        published.setdefault(driver, DeviceSet(driver, reads)).add(i, s["spec"].get("devices") or [])
+    for label, selector in selectors:
         count = 0
-        for s in slices:
+        for driver, prepared in published.items():
             try:
-                count += selector.count_matches(s["spec"]["driver"], s["spec"].get("devices") or [])
+                count += selector.count_matches(driver, prepared)
             except CelError as exc:
                 result.broken(f"{label}: {exc}")
         if count == 0:
