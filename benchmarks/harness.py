@@ -1,7 +1,7 @@
 """Timing whole processes: what a user waits for, including interpreter start and imports.
 
-Each command runs as its own process; wall time and that process's peak RSS (`wait4`'s
-`ru_maxrss`) are recorded. The machine is shared, so every figure is repeated and reported as
+Each command runs as its own process; wall time, its CPU time (user + system) and its peak RSS
+(`wait4`'s rusage) are recorded: on a shared machine the CPU time is the steadier figure. The machine is shared, so every figure is repeated and reported as
 min and median, with the load average before and after the run.
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -40,6 +39,8 @@ def run(args: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path = R
     process.returncode = os.waitstatus_to_exitcode(status)
     return {
         "seconds": seconds,
+        "cpuSeconds": usage.ru_utime + usage.ru_stime,
+        "systemSeconds": usage.ru_stime,
         "peakRssMiB": usage.ru_maxrss / 1024,
         "exitCode": process.returncode,
         "stderrTail": stderr.decode(errors="replace").strip().splitlines()[-1:] if process.returncode else [],
@@ -47,23 +48,29 @@ def run(args: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path = R
 
 
 def repeat(
-    args: Sequence[str],
+    args: Sequence[str] | Callable[[int], Sequence[str]],
     times: int,
     env: Mapping[str, str] | None = None,
     before: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
-    """`run` `times` times (`before` runs untimed before each); min, median, peak RSS, exit codes."""
+    """`run` `times` times (`before` runs untimed before each; `args` may depend on the run's
+    number); min and median of wall and CPU seconds, peak RSS, exit codes."""
     runs = []
-    for _ in range(times):
+    for n in range(times):
         if before is not None:
             before()
-        runs.append(run(args, env))
+        runs.append(run(args(n) if callable(args) else args, env))
     seconds = [r["seconds"] for r in runs]
+    cpu = [r["cpuSeconds"] for r in runs]
+    shown = args(0) if callable(args) else args
     out: dict[str, Any] = {
-        "command": " ".join(Path(a).name if a == GPUPLATFORM else a for a in args),
+        "command": " ".join(Path(a).name if a == GPUPLATFORM else a for a in shown),
         "runs": times,
         "minSeconds": round(min(seconds), 3),
         "medianSeconds": round(statistics.median(seconds), 3),
+        "minCpuSeconds": round(min(cpu), 3),
+        "medianCpuSeconds": round(statistics.median(cpu), 3),
+        "medianSystemSeconds": round(statistics.median(r["systemSeconds"] for r in runs), 3),
         "peakRssMiB": round(max(r["peakRssMiB"] for r in runs), 1),
         "exitCodes": sorted({r["exitCode"] for r in runs}),
     }
@@ -71,11 +78,6 @@ def repeat(
     if errors:
         out["lastError"] = errors[-1]
     return out
-
-
-def fresh(path: Path) -> Callable[[], None]:
-    """A `before` hook that removes `path`."""
-    return lambda: shutil.rmtree(path, ignore_errors=True)
 
 
 def load() -> list[float]:
