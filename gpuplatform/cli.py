@@ -279,16 +279,48 @@ def explain(code: str) -> None:
 @click.option(
     "--nvidia-smi", "smi", multiple=True, metavar="NS/POD", help="Run nvidia-smi in this pod (repeatable)."
 )
+@click.option(
+    "--logs",
+    "logs",
+    multiple=True,
+    metavar="NS/POD",
+    help="Keep this pod's log too (the gate and validation pods' are always kept; repeatable).",
+)
+@click.option(
+    "--helm-release",
+    "helm_releases",
+    multiple=True,
+    metavar="NS/NAME",
+    help="Capture this Helm release's chart and values (repeatable; default gpu-operator/gpu-operator).",
+)
 @guarded
-def snapshot(out: str, context: str | None, namespaces: tuple[str, ...], smi: tuple[str, ...]) -> None:
-    """Read the cluster with kubectl into a snapshot folder (one JSON file per kind + manifest)."""
-    from gpuplatform.evidence.snapshot import take_snapshot
+def snapshot(
+    out: str,
+    context: str | None,
+    namespaces: tuple[str, ...],
+    smi: tuple[str, ...],
+    logs: tuple[str, ...],
+    helm_releases: tuple[str, ...],
+) -> None:
+    """Read the cluster with kubectl into a snapshot folder (JSON per kind, pod logs, Helm releases, manifest)."""
+    from gpuplatform.evidence.snapshot import DEFAULT_HELM_RELEASE, take_snapshot
 
-    manifest = take_snapshot(Path(out), context=context, namespaces=namespaces, nvidia_smi_pods=smi)
+    manifest = take_snapshot(
+        Path(out),
+        context=context,
+        namespaces=namespaces,
+        nvidia_smi_pods=smi,
+        log_pods=logs,
+        helm_releases=helm_releases or (DEFAULT_HELM_RELEASE,),
+    )
     for kind, state in manifest["kinds"].items():
         click.echo(f"{kind}: {state}")
     for target, state in manifest["nvidiaSmi"].items():
         click.echo(f"nvidia-smi {target}: {state}")
+    for target, state in manifest["logs"].items():
+        click.echo(f"logs {target}: {state}")
+    for target, state in manifest["helmReleases"].items():
+        click.echo(f"helm release {target}: {state}")
     if manifest["missing"]:
         _fail(f"error: {out}: incomplete snapshot, missing {', '.join(manifest['missing'])}", EXIT_FINDINGS)
 
@@ -453,6 +485,38 @@ def convert(
         click.echo(format_problems(result.notes), err=True)
     for line in result.lines:
         click.echo(line, nl=not line.endswith("\n"))
+
+
+@main.group("import")
+def import_group() -> None:
+    """Bring what a running cluster already has into a spec (brownfield adoption)."""
+
+
+@import_group.command("operator-values")
+@click.argument("file")
+@click.option("--stack", "stack", required=True, help="The YAML spec to edit, or the Python stack to update.")
+@click.option("--release-name", "release", default=None, help="The running release's name (helm list).")
+@click.option("--namespace", "namespace", default=None, help="The running release's namespace.")
+@click.option(
+    "--values-out", "values_out", default=None, help="Python stacks: where to write the values YAML."
+)
+@guarded
+def import_operator_values(
+    file: str, stack: str, release: str | None, namespace: str | None, values_out: str | None
+) -> None:
+    """Write a running GPU Operator release's values (FILE: `helm get values -n NS RELEASE -o yaml`,
+    or a snapshot's helm/NS_RELEASE.json) into STACK, so its release upgrades the running one in place."""
+    from gpuplatform.adopt.importer import import_operator_values as run
+
+    lines = run(
+        Path(file),
+        Path(stack),
+        release=release,
+        namespace=namespace,
+        values_out=Path(values_out) if values_out else None,
+    )
+    for line in lines:
+        click.echo(line)
 
 
 if __name__ == "__main__":

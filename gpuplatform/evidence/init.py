@@ -19,13 +19,14 @@ from gpuplatform.inventory.catalog import lookup_product
 from gpuplatform.load.documents import API_VERSION, PLATFORM_KIND
 from gpuplatform.model.workloads import Workload
 from gpuplatform.output.yaml import dump_yaml
+from gpuplatform.versions import DRA_DRIVER_DEFAULT
 
 __all__ = ["initial_spec"]
 
 _WORKLOAD_KINDS = set(Workload.model_fields["kind"].annotation.__args__)  # type: ignore[union-attr]
 _CHART = re.compile(r"^gpu-operator-v?(\d+\.\d+\.\d+)")
 _COMMENTS = {
-    "  draDriver:": "  # TODO: point chartRepository at your mirror of the dra-driver-nvidia-gpu chart.",
+    "  draDriver:": "  # The chart comes from where it is published; set chartRepository to use a mirror.",
     "  delivery:": "  # TODO: the Git repository Argo CD or Flux reads dist/ from.",
     "  tiers:": "  # TODO: decide the service tiers (DeviceClasses) tenants will request; full-gpu is a start.",
     "  waves:": "  # TODO: decide the waves: give pools a migratesIn wave (pilot-pool, then scale) and workloads theirs.",
@@ -106,7 +107,7 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
         "domain": domain,
         "kubernetes": {"version": _server_version(snapshot)},
         **({"gpuOperator": operator} if operator else {}),
-        "draDriver": {"chartVersion": "0.4.1", "chartRepository": "oci://registry.example.com/charts"},
+        "draDriver": {"chartVersion": DRA_DRIVER_DEFAULT},
         "delivery": {"engines": ["argocd"], "repoUrl": "https://git.example.com/platform/gpu.git"},
         "nodePools": pools,
         "tiers": [{"name": "full-gpu", "deviceType": "gpu"}],

@@ -15,7 +15,7 @@ from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
 from gpuplatform.output.write import exclusive_output, recover, remove_tree, replace_tree
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.policy.rules import RULES, run_rules
-from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationset
+from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationsets
 from gpuplatform.render.tree import Tree, render_tree
 from gpuplatform.versions import parse_release
 
@@ -104,7 +104,8 @@ def policy_findings(
 
 
 def render_trees(loaded: Sequence[LoadedPlatform]) -> dict[str, Tree]:
-    """Every platform's tree; a stack with several Argo CD platforms gives each the stack's ApplicationSet."""
+    """Every platform's tree; a stack with several Argo CD platforms gives each the stack's
+    ApplicationSets and every member's AppProject."""
     plans = {lp.platform.name: plan_platform(lp.platform) for lp in loaded}
     trees = {name: render_tree(plan) for name, plan in plans.items()}
     for lp in loaded:
@@ -116,9 +117,9 @@ def render_trees(loaded: Sequence[LoadedPlatform]) -> dict[str, Tree]:
     for source, names in by_stack.items():
         if len(names) > 1:
             stem = re.sub(r"[^a-z0-9-]+", "-", Path(source).stem.lower()).strip("-")[:63] or "stack"
-            appset = render_applicationset(stem, [plans[n] for n in names])
+            objects = render_applicationsets(stem, [(plans[n], trees[n].files) for n in names])
             for name in names:
-                trees[name].add_folder(APPLICATIONSET_FOLDER, [appset], engines=False)
+                trees[name].add_folder(APPLICATIONSET_FOLDER, objects, engines=False)
     return trees
 
 

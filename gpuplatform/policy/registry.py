@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
+from gpuplatform.adopt.running import RunningRelease, load_running_releases
 from gpuplatform.errors import Severity
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import LoadedPlatform
@@ -43,6 +44,11 @@ class RuleContext:
     @cached_property
     def plan(self) -> Plan:
         return plan_platform(self.loaded.platform)
+
+    @cached_property
+    def running(self) -> dict[tuple[str, str], RunningRelease] | None:
+        """Helm releases the snapshot captured, by (namespace, name); None without a snapshot."""
+        return load_running_releases(self.snapshot.folder) if self.snapshot is not None else None
 
     @cached_property
     def tree(self) -> Tree:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from gpuplatform.capacity.verdicts import runbook_capacity_notes
 from gpuplatform.gates import gates_for_wave
+from gpuplatform.gates.rerun import rerun_steps
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.gate_jobs import gate_job_name
 from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, VALIDATOR_LABEL, pool_taint
+from gpuplatform.render.validation import validation_jobs
 
 __all__ = ["render_runbooks", "runbook"]
 
@@ -70,13 +72,15 @@ def _forward(plan: Plan, prev: WaveState | None, state: WaveState) -> list[str]:
             steps.append(
                 f"Bridge `{name}`: legacy `nvidia.com/gpu` requests may land on DRA nodes once they tolerate the DRA taint."
             )
-    if state.validation and not (prev and prev.validation) and p.validation is not None:
-        tenant = next(t for t in p.tenants if t.name == p.validation.tenant)
-        job = p.validation.name
+    pilot = validation_jobs(plan, state).data["validation"]
+    if pilot is not None and not (prev and prev.validation):
+        ns, job = pilot["namespace"], pilot["job"]
         steps += [
-            f"Claim pilot: `kubectl -n {tenant.ns} get resourceclaims -o wide` shows the claim of Job `{job}` allocated.",
-            f"Runtime identity: `kubectl -n {tenant.ns} logs job/{job}` prints `GPU 0: ... (UUID: GPU-...)`; the UUID equals the "
-            "allocated device's `uuid` attribute in its ResourceSlice (the `claim-pilot` gate checks this).",
+            f"Claim pilot: while Job `{ns}/{job}` holds its claim, `kubectl -n {ns} get resourceclaims -o wide` shows it "
+            f"allocated and `kubectl -n {ns} logs job/{job}` prints `GPU 0: ... (UUID: GPU-...)`; the `claim-pilot` gate "
+            "compares that UUID with the device's in its ResourceSlice, removes the pod and waits for the claim's release: "
+            f"`kubectl -n {p.delivery.gates_namespace} logs -l gpuplatform.dev/gate=claim-pilot,gpuplatform.dev/wave={state.name}` "
+            "prints its proof.",
         ]
     for tenant in p.tenants:
         if tenant.name in state.tenants and (prev is None or tenant.name not in prev.tenants):
@@ -154,6 +158,10 @@ def runbook(plan: Plan, prev: WaveState | None, state: WaveState, capacity: str 
         + state.name
         + "` all Complete.",
     ]
+    rerun = rerun_steps(plan, state)
+    if rerun:
+        lines += ["", "## If a gate does not hold", ""]
+        lines += [f"- {step}" for step in rerun]
     if prev is not None:
         lines += ["", "## Rollback", ""]
         lines += [f"{i}. {step}" for i, step in enumerate(_rollback(plan, prev, state), 1)]

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.admission import render_policy
 from gpuplatform.render.alerts import render_alerts
-from gpuplatform.render.delivery import render_argocd_entry, render_flux_entry
+from gpuplatform.render.delivery import APPS_FOLDER, is_remote, render_argocd_entry, render_flux_entry
 from gpuplatform.render.device_classes import render_device_classes
 from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate_jobs
 from gpuplatform.render.handoff import render_pool_handoffs
@@ -240,7 +240,11 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
     tree.files[f"{root}/kustomization.yaml"] = [kustomization([layer.name for layer in layers])]
     if argo:
         engine_dirs = [f"../{f}" for f in tree.folders(f"{root}/") if f.endswith("/argocd")]
-        entries = [f"../{layer.name}" for layer in layers] + engine_dirs
+        entries = [f"../{layer.name}" for layer in layers]
+        if is_remote(plan):
+            tree.files[f"{root}/{APPS_FOLDER}/kustomization.yaml"] = [kustomization(engine_dirs)]
+        else:
+            entries += engine_dirs
         tree.files[f"{root}/argocd/kustomization.yaml"] = [kustomization(entries)]
     handoffs = (
         render_pool_handoffs(plan, state)
@@ -252,14 +256,17 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
 
 
 def render_delivery(tree: Tree, plan: Plan) -> None:
-    """`delivery/`: the gate identity and each engine's entry point for the active wave."""
+    """`delivery/`: the gate identity and each engine's entry point for the active wave.
+
+    Argo CD applies the gate identity through an entry Application (on the platform's cluster,
+    even when Argo CD runs elsewhere); Flux, which runs in the cluster, includes the folder."""
     p = plan.platform
     tree.add_folder("delivery/gates", gate_identity(plan, p.active_wave))
     if "argocd" in p.delivery.engines:
-        tree.add_folder("delivery/argocd", render_argocd_entry(plan), engines=False, extra=("../gates",))
+        tree.add_folder("delivery/argocd", render_argocd_entry(plan, tree.files), engines=False)
     if "flux" in p.delivery.engines:
         root = f"waves/{plan.active.dir_name}/"
-        folders = [f for f in tree.folders(root) if f and not f.endswith("/argocd") and f != "argocd"]
+        folders = [f for f in tree.folders(root) if f and f.split("/")[-1] not in ("argocd", APPS_FOLDER)]
         layer_folders = [f for f in folders if "/" not in f or f.endswith("/flux")]
         entry = render_flux_entry(plan, layer_folders)
         tree.add_folder("delivery/flux", entry, engines=False, extra=("../gates",))
