@@ -1,8 +1,9 @@
 """A cluster snapshot of the benchmark fleet at one wave, as `gpuplatform snapshot` would write it.
 
 Run: `FLEET_NODES=2000 python benchmarks/fleet_snapshot.py WAVE DIR`. Deterministic and healthy:
-legacy nodes advertise `nvidia.com/gpu` and run the device plugin; DRA nodes advertise none, run
-the DRA kubelet plugin and publish the catalog's ResourceSlices; every workload runs one pod on a
+nodes carry the wave's mode label; legacy nodes advertise `nvidia.com/gpu` and run the device
+plugin; DRA nodes advertise none, run the DRA kubelet plugin and publish the catalog's
+ResourceSlices; the driver's controller runs; every pod is ready; every workload runs one pod on a
 node of its tier's kind (with an allocated ResourceClaim once it has moved); Karpenter pools have
 two nodes labelled with their NodePool. Sizes follow the fleet: 2,000 nodes give a snapshot of
 the size `evidence` meets on such a cluster.
@@ -50,7 +51,8 @@ def _pod(name: str, namespace: str, node: str, **extra: Any) -> dict[str, Any]:
         "nodeName": node,
         "containers": [{"name": "main", "image": "busybox", **extra.pop("container", {})}],
     }
-    return {"metadata": meta, "spec": {**spec, **extra}, "status": {"phase": "Running"}}
+    status = {"phase": "Running", "containerStatuses": [{"name": "main", "ready": True}]}
+    return {"metadata": meta, "spec": {**spec, **extra}, "status": status}
 
 
 def _plugin_pod(node: str, dra: bool) -> dict[str, Any]:
@@ -74,17 +76,25 @@ def build(wave: str) -> dict[str, list[dict[str, Any]]]:
         k: []
         for k in ("nodes", "pods", "daemonsets", "replicasets", "jobs", "resourceslices", "resourceclaims")
     }
-    kinds["deviceclasses"] = [{"metadata": {"name": platform.class_name(t)}} for t in state.tiers]
+    classes = [*state.tiers, *state.bridges]
+    kinds["deviceclasses"] = [{"metadata": {"name": platform.class_name(c)}} for c in classes]
+    controller = {
+        "app.kubernetes.io/name": "dra-driver-nvidia-gpu",
+        "nvidia-dra-driver-gpu-component": "controller",
+    }
+    kinds["pods"].append(
+        _pod("dra-driver-nvidia-gpu-controller-0", DRA_NAMESPACE, "control-plane", labels=controller)
+    )
     kinds["resourceclaimtemplates"] = []
     dra_nodes: dict[str, list[str]] = {}
     legacy_nodes: list[str] = []
     for pool in platform.node_pools:
         dra = state.pool_modes[pool.name] == "dra"
         product = lookup_product(pool.product).product_name
-        labels = {}
+        labels = {platform.mode_label_key: state.pool_modes[pool.name]}
         names = list(pool.nodes)
         if pool.provisioner is not None:
-            labels = {"karpenter.sh/nodepool": pool.provisioner.name}
+            labels["karpenter.sh/nodepool"] = pool.provisioner.name
             names = [f"{pool.provisioner.name}-{i}" for i in range(2)]
         for name in names:
             kinds["nodes"].append(_node(name, product, pool.gpus_per_node, dra, labels))
