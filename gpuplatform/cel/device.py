@@ -91,19 +91,11 @@ def _freeze(value: Any) -> Any:
 
 
 @cache
-def _valid_version(raw: str) -> bool:
+def _parses(kind: str, raw: str) -> bool:
+    """Whether `raw` is a valid semantic version (`kind` "version") or quantity ("quantity")."""
     try:
-        parse_semver(raw)
-    except SemverError:
-        return False
-    return True
-
-
-@cache
-def _valid_quantity(raw: str) -> bool:
-    try:
-        parse_quantity(raw)
-    except QuantityError:
+        parse_semver(raw) if kind == "version" else parse_quantity(raw)
+    except (SemverError, QuantityError):
         return False
     return True
 
@@ -116,9 +108,9 @@ def _attribute_ok(value: Any, lists: bool) -> bool:
     if len(kinds) != 1:
         return False
     if kinds[0] == "version":
-        return _valid_version(str(value["version"]))
+        return _parses("version", str(value["version"]))
     if kinds[0] == "versions":
-        return all(_valid_version(str(v)) for v in value["versions"])
+        return all(_parses("version", str(v)) for v in value["versions"])
     return True
 
 
@@ -132,7 +124,7 @@ def _health(device: Mapping[str, Any]) -> tuple[bool | str, bool | str]:
     for name, value in (device.get("attributes") or {}).items():
         if type(value) is dict and len(value) == 1:
             kind = next(iter(value))
-            if kind in _PLAIN or (kind == "version" and _valid_version(str(value[kind]))):
+            if kind in _PLAIN or (kind == "version" and _parses("version", str(value[kind]))):
                 continue
         if scalar is True and not _attribute_ok(value, False):
             scalar = name
@@ -140,7 +132,7 @@ def _health(device: Mapping[str, Any]) -> tuple[bool | str, bool | str]:
             listed = name
     for name, value in (device.get("capacity") or {}).items():
         raw = value.get("value") if isinstance(value, Mapping) else value
-        if not _valid_quantity(str(raw)):
+        if not _parses("quantity", str(raw)):
             return name, name
     return scalar, listed
 

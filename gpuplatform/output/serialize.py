@@ -73,6 +73,17 @@ def _key(obj: Obj) -> bytes:
         return b"j" + json.dumps(obj, separators=(",", ":")).encode()
 
 
+def _put(meta: Obj, values: tuple[str | None, str | None, str | None]) -> None:
+    """Set the wave label, name and namespace of `meta` to `values` (None: leave it)."""
+    wave, name, namespace = values
+    if wave is not None:
+        meta["labels"][WAVE_LABEL] = wave
+    if name is not None:
+        meta["name"] = name
+    if namespace is not None:
+        meta["namespace"] = namespace
+
+
 def _template(obj: Obj) -> _Template:
     """The object keyed by its shape, its wave label, name and namespace masked.
 
@@ -90,21 +101,12 @@ def _template(obj: Obj) -> _Template:
     name, namespace = meta.get("name"), meta.get("namespace")
     name = name if isinstance(name, str) and _dns_name(name) else None
     namespace = namespace if isinstance(namespace, str) and _dns_name(namespace) else None
+    masks = (_WAVE if wave is not None else None, _NAME if name else None, _NAMESPACE if namespace else None)
     try:
-        if wave is not None:
-            labels[WAVE_LABEL] = _WAVE  # type: ignore[index]
-        if name is not None:
-            meta["name"] = _NAME
-        if namespace is not None:
-            meta["namespace"] = _NAMESPACE
+        _put(meta, masks)
         key = _key(obj)
     finally:
-        if wave is not None:
-            labels[WAVE_LABEL] = wave  # type: ignore[index]
-        if name is not None:
-            meta["name"] = name
-        if namespace is not None:
-            meta["namespace"] = namespace
+        _put(meta, (wave, name, namespace))
     for placeholder, value in ((_WAVE_B, wave), (_NAME_B, name), (_NAMESPACE_B, namespace)):
         if key.count(placeholder) != (value is not None):
             return _Template(_key(obj), obj, None, None, None)
