@@ -1,11 +1,14 @@
 """The `gpuplatform` command: parse, call one library function, print, pick the exit code.
 
-Exit codes: 0 success; 1 the job ran and found problems; 2 the input could not be used;
-70 an internal error (a bug: one `error: internal:` line, the traceback with `--debug`).
+Exit codes: 0 success; 1 the job ran and found problems; 2 the input could not be used (a located
+`error: <file>:<field>: ...`); 74 the machine refused (disk full, permission denied, read-only
+file system, stdout closed); 130 interrupted (SIGINT); 70 an internal error (a bug: one
+`error: internal:` line, the traceback with `--debug`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -17,7 +20,13 @@ from typing import Any, TypeVar
 
 import click
 
-from gpuplatform.errors import GpuplatformError, InputError, RenderedOutputInvalid, format_problems
+from gpuplatform.errors import (
+    EnvironmentFailure,
+    GpuplatformError,
+    InputError,
+    RenderedOutputInvalid,
+    format_problems,
+)
 from gpuplatform.load.stacks import LoadedPlatform, discover_stacks, load_stack, load_stacks
 
 __all__ = ["main"]
@@ -25,6 +34,8 @@ __all__ = ["main"]
 EXIT_FINDINGS = 1
 EXIT_INPUT = 2
 EXIT_INTERNAL = 70
+EXIT_ENVIRONMENT = 74
+EXIT_INTERRUPTED = 130
 STACKS_DIR = Path("stacks")
 DIST_DIR = Path("dist")
 
@@ -42,6 +53,8 @@ def guarded(func: F) -> F:
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            if sys.stdout is None:
+                raise EnvironmentFailure("stdout", "cannot print the result", "it is closed")
             return func(*args, **kwargs)
         except InputError as exc:
             _fail(format_problems(exc.problems), EXIT_INPUT)
@@ -50,13 +63,25 @@ def guarded(func: F) -> F:
                 "\n".join(f"error: internal: rendered object is invalid: {line}" for line in exc.lines),
                 EXIT_INTERNAL,
             )
+        except EnvironmentFailure as exc:
+            _fail(f"error: {exc}", EXIT_ENVIRONMENT)
         except GpuplatformError as exc:
             _fail(f"error: {exc}", EXIT_INPUT)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except KeyboardInterrupt:
+            _fail("error: interrupted", EXIT_INTERRUPTED)
         except BrokenPipeError:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            sys.exit(EXIT_FINDINGS)
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            _fail(
+                "error: stdout: the reader closed the pipe before the output was complete", EXIT_ENVIRONMENT
+            )
+        except MemoryError:
+            _fail("error: out of memory", EXIT_ENVIRONMENT)
+        except OSError as exc:
+            where = exc.filename if exc.filename is not None else "the system"
+            _fail(f"error: {where}: {exc.strerror or type(exc).__name__}", EXIT_ENVIRONMENT)
         except Exception as exc:
             if click.get_current_context().find_root().params.get("debug"):
                 traceback.print_exc()
@@ -72,6 +97,20 @@ def load_selected(stack: str | None, overlays: Sequence[str]) -> list[LoadedPlat
             raise InputError.single("--overlay", "", "an overlay needs a STACK to merge onto")
         return load_stacks(discover_stacks(STACKS_DIR))
     return load_stack(Path(stack), [Path(o) for o in overlays] or None)
+
+
+def select_platform(
+    stack: str, loaded: list[LoadedPlatform], platform: str | None, one: bool
+) -> list[LoadedPlatform]:
+    """`--platform`: the named platform, or all of them (`one`: a stack of several needs the name)."""
+    names = [lp.platform.name for lp in loaded]
+    if platform is not None and platform not in names:
+        raise InputError.single(
+            "--platform", "", f"{stack} has no platform {platform!r} (it has {', '.join(names)})"
+        )
+    if platform is None and one and len(loaded) > 1:
+        raise InputError.single("--platform", "", f"{stack} has platforms {', '.join(names)}: choose one")
+    return [lp for lp in loaded if platform in (None, lp.platform.name)]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -96,11 +135,12 @@ def synth(
     """Render STACK (default: every stack in stacks/) into dist/<platform>/."""
     from gpuplatform.output.synth import PolicyRefusal, check_tree, synth_tree
 
-    loaded = load_selected(stack, overlays)
     target = Path(out) if out else DIST_DIR
+    resolved = Path(os.path.abspath(target))  # before a stack runs: a stack may change directory
+    loaded = load_selected(stack, overlays)
     prune = stack is None
     if check:
-        drift = check_tree(loaded, target, prune=prune, overrides=allow)
+        drift = check_tree(loaded, resolved, prune=prune, overrides=allow)
         for d in drift:
             click.echo(f"{d.state}: {target / d.path}", err=True)
         if drift:
@@ -111,7 +151,7 @@ def synth(
         click.echo(f"{target}: up to date ({len(loaded)} platform(s))")
         return
     try:
-        written, findings = synth_tree(loaded, target, prune=prune, overrides=allow)
+        written, findings = synth_tree(loaded, resolved, prune=prune, overrides=allow)
     except PolicyRefusal as exc:
         click.echo(format_problems(exc.problems), err=True)
         _fail(
@@ -145,11 +185,13 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
     from gpuplatform.plan.report import plan_report, plan_text
     from gpuplatform.plan.transitions import platform_transitions
     from gpuplatform.plan.waves import plan_platform
+    from gpuplatform.policy.selectors import refuse_uncompilable
 
+    loaded = load_selected(stack, overlays)
+    refuse_uncompilable(loaded)  # what synth refuses, plan refuses too
     if source is not None or target is not None:
         if source is None or target is None:
             raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
-        loaded = load_selected(stack, overlays)
         found = platform_transitions(loaded, source, target)
         verdicts = [transition_verdict(lp, source, target) for lp in loaded]
         if fmt == "json":
@@ -167,7 +209,7 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
         if any(t.refusals for t in found):
             sys.exit(EXIT_FINDINGS)
         return
-    reports = [plan_report(plan_platform(lp.platform)) for lp in load_selected(stack, overlays)]
+    reports = [plan_report(plan_platform(lp.platform)) for lp in loaded]
     if fmt == "json":
         click.echo(json.dumps(reports, indent=2))
     else:
@@ -240,25 +282,33 @@ def check(
     "--snapshot",
     "snapshot",
     default=None,
-    help="Snapshot folder: its register's GPU workloads are placed too.",
+    help="Snapshot folder: capacity of its nodes, slices and claims, with its GPU workloads placed too.",
 )
+@click.option("--platform", "platform", default=None, help="Platform of the stack (needed with --snapshot).")
 @click.option("--wave", "wave", default=None, help="The wave to check (default: the active wave).")
 @click.option("--all", "all_waves", is_flag=True, help="Check every wave.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @guarded
 def capacity(
-    stack: str, overlays: tuple[str, ...], snapshot: str | None, wave: str | None, all_waves: bool, fmt: str
+    stack: str,
+    overlays: tuple[str, ...],
+    snapshot: str | None,
+    platform: str | None,
+    wave: str | None,
+    all_waves: bool,
+    fmt: str,
 ) -> None:
-    """Will it fit? Place each wave's workloads (and each drain moment) on the modelled fleet."""
+    """Will it fit? Place each wave's workloads (and each drain moment) on the fleet."""
     from gpuplatform.capacity.report import capacity_text
     from gpuplatform.capacity.run import stack_capacity
 
-    results = stack_capacity(load_selected(stack, overlays), wave, all_waves, snapshot)
+    loaded = select_platform(stack, load_selected(stack, overlays), platform, one=snapshot is not None)
+    results = stack_capacity(loaded, wave, all_waves, snapshot)
     if fmt == "json":
         click.echo(json.dumps([r.as_dict() for r in results], indent=2))
     else:
         click.echo(capacity_text(results))
-    if not all(r.fits for r in results):
+    if not all(r.fits and not r.depends for r in results):
         sys.exit(EXIT_FINDINGS)
 
 
@@ -380,16 +430,8 @@ def evidence(
     from gpuplatform.plan.waves import plan_platform
 
     snap = load_snapshot(Path(snapshot_dir))
-    loaded = load_selected(stack, overlays)
-    names = [lp.platform.name for lp in loaded]
-    if platform is not None and platform not in names:
-        raise InputError.single(
-            "--platform", "", f"{stack} has no platform {platform!r} (it has {', '.join(names)})"
-        )
-    if platform is None and len(loaded) > 1:
-        raise InputError.single("--platform", "", f"{stack} has platforms {', '.join(names)}: choose one")
     held = True
-    for lp in (x for x in loaded if platform in (None, x.platform.name)):
+    for lp in select_platform(stack, load_selected(stack, overlays), platform, one=True):
         plan = plan_platform(lp.platform)
         try:
             state = plan.wave(wave)
@@ -417,12 +459,13 @@ def init(snapshot_dir: str, name: str, domain: str, out: str | None) -> None:
     """Write a starting spec from a running cluster: every GPU node legacy, decisions marked TODO."""
     from gpuplatform.evidence.init import initial_spec
     from gpuplatform.evidence.snapshot import load_snapshot
+    from gpuplatform.output.write import write_file
 
     text = initial_spec(load_snapshot(Path(snapshot_dir)), name, domain)
     if out is None:
         click.echo(text, nl=False)
     else:
-        Path(out).write_text(text)
+        write_file(Path(out), text.encode())
         click.echo(f"wrote {out}")
 
 

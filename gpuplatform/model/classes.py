@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gpuplatform.model.base import DnsLabel, DnsSubdomain, Quantity, SemVer, SpecModel
+from gpuplatform.model.base import (
+    CleanString,
+    DnsLabel,
+    DnsSubdomain,
+    ExtendedResourceName,
+    JsonObject,
+    Quantity,
+    SemVer,
+    SpecModel,
+)
 
 __all__ = ["BridgeClass", "ServiceTier", "Sharing"]
 
@@ -32,10 +41,10 @@ class ServiceTier(SpecModel):
     max_memory: Quantity | None = None
     min_compute_capability: SemVer | None = None
     min_driver_version: SemVer | None = None
-    mig_profile: str | None = None
+    mig_profile: CleanString | None = None
     cel: str | None = Field(default=None, min_length=1, max_length=10240)
     """Raw CEL selector, instead of the typed predicates."""
-    config: tuple[dict[str, Any], ...] = ()
+    config: tuple[JsonObject, ...] = ()
     """Opaque driver parameters (`resource.nvidia.com/v1beta1` GpuConfig...) for `spec.config`."""
     sharing: Sharing = "exclusive"
     """Sharing mode the tier's config enables; non-exclusive tiers are refused for production tenants."""
@@ -68,7 +77,7 @@ class BridgeClass(SpecModel):
     """
 
     name: DnsLabel
-    extended_resource_name: str = "nvidia.com/gpu"
+    extended_resource_name: ExtendedResourceName = "nvidia.com/gpu"
     source: Literal["platform", "chart"] = "platform"
     tier: DnsLabel | None = None
     """Narrow the bridge to one tier's devices; default: every full GPU of the driver."""

@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from gpuplatform.model.base import DnsLabel, DnsSubdomain, LabelKey, ReleaseNumber, SpecModel
+from gpuplatform.model.base import (
+    INT32_MAX,
+    CleanString,
+    DnsLabel,
+    DnsSubdomain,
+    FeatureGateName,
+    JsonObject,
+    LabelKey,
+    Minutes,
+    ReleaseNumber,
+    SpecModel,
+    Token,
+)
 from gpuplatform.model.classes import BridgeClass, ServiceTier
 from gpuplatform.model.containers import ContainerResources, Digest, ImageReference, ResourceAmounts
 from gpuplatform.model.nodes import NodePool
@@ -31,7 +43,7 @@ class Kubernetes(SpecModel):
     """Target Kubernetes release and the feature gates the cluster enables beyond the defaults."""
 
     version: ReleaseNumber = "1.36.1"
-    feature_gates: dict[str, bool] = {}
+    feature_gates: dict[FeatureGateName, bool] = {}
 
 
 class GpuOperator(SpecModel):
@@ -52,9 +64,9 @@ class GpuOperator(SpecModel):
     managed: bool = False
     """Render the operator's Helm release (Flux HelmRelease, Argo CD Application); import the
     running release's values first, or GitOps resets the operator to the chart's defaults."""
-    chart_repository: str = ""
+    chart_repository: Literal[""] | Token = ""
     """A mirror of the gpu-operator chart; empty: where the chart version is published."""
-    values: dict[str, Any] = {}
+    values: JsonObject = {}
 
     @model_validator(mode="after")
     def _repository_needs_release(self) -> GpuOperator:
@@ -70,12 +82,12 @@ class DraDriver(SpecModel):
     """The NVIDIA DRA driver Helm release (chart `dra-driver-nvidia-gpu`, `nvidia-dra-driver-gpu` before 0.4)."""
 
     chart_version: ReleaseNumber = DRA_DRIVER_DEFAULT
-    chart_repository: str = ""
+    chart_repository: Literal[""] | Token = ""
     """Helm (https://) or OCI (oci://) mirror of the chart; empty: where the chart version is published."""
     namespace: DnsLabel = "nvidia-dra-driver-gpu"
     release_name: DnsLabel | None = None
     """Helm release name; default: the chart's name."""
-    nvidia_driver_root: str = "/run/nvidia/driver"
+    nvidia_driver_root: CleanString = "/run/nvidia/driver"
     compute_domains: bool = False
     """Run the ComputeDomain controller and kubelet-plugin container (`resources.computeDomains.enabled`):
     off until multi-node NVLink (IMEX) workloads need it; a crash of that container would otherwise
@@ -83,13 +95,13 @@ class DraDriver(SpecModel):
     kubelet_plugin_max_unavailable: int | str = 1
     """`kubeletPlugin.updateStrategy.rollingUpdate.maxUnavailable`: how many nodes' kubelet plugins
     restart at once on a driver upgrade (the chart's 100% pauses claim preparation on every node)."""
-    feature_gates: dict[str, bool] = {}
-    values: dict[str, Any] = {}
+    feature_gates: dict[FeatureGateName, bool] = {}
+    values: JsonObject = {}
 
     @field_validator("kubelet_plugin_max_unavailable")
     @classmethod
     def _max_unavailable(cls, value: int | str) -> int | str:
-        if isinstance(value, int) and value >= 1:
+        if isinstance(value, int) and 1 <= value <= INT32_MAX:
             return value
         if isinstance(value, str) and re.fullmatch(r"([1-9][0-9]?|100)%", value):
             return value
@@ -100,8 +112,8 @@ class Delivery(SpecModel):
     """How Argo CD and/or Flux find and apply the rendered tree."""
 
     engines: tuple[Literal["argocd", "flux"], ...] = ("argocd",)
-    repo_url: str = Field(min_length=1)
-    revision: str = "main"
+    repo_url: Token
+    revision: Token = "main"
     path: str = Field(default="dist", max_length=255, pattern=r"^[\w-][\w.-]*(/[\w-][\w.-]*)*$")
     """Folder of the rendered tree inside the repository: relative, segments never start with `.`."""
     argocd_namespace: DnsLabel = "argocd"
@@ -120,10 +132,10 @@ class Delivery(SpecModel):
         limits=ResourceAmounts(cpu="500m", memory="512Mi"),
     )
     """Requests and limits of every gate container (they hold the cluster's pods and nodes as JSON)."""
-    cluster_server: str = "https://kubernetes.default.svc"
+    cluster_server: Token = "https://kubernetes.default.svc"
     """API server Argo CD deploys to: the in-cluster address when Argo CD runs in this cluster; any
     other address makes it a remote cluster, whose Applications live on Argo CD's own cluster."""
-    timeout_minutes: int = Field(default=15, ge=1)
+    timeout_minutes: Minutes = 15
     """How long Flux waits for a layer, and one attempt of a gate for its invariant (a gate whose
     invariant does not hold yet starts a new attempt; it never gives up on its own)."""
 
@@ -133,13 +145,13 @@ class Monitoring(SpecModel):
 
     enabled: bool = False
     namespace: DnsLabel = "monitoring"
-    claim_pending_minutes: int = Field(default=15, ge=1)
+    claim_pending_minutes: Minutes = 15
 
 
 class Acceptances(SpecModel):
     """Risks the team accepts explicitly; everything here is refused unless named."""
 
-    alpha_features: tuple[str, ...] = ()
+    alpha_features: tuple[FeatureGateName, ...] = ()
     """Driver alpha gates allowed in production or first-cutover waves (e.g. `DynamicMIG`)."""
     nim_preview: bool = False
 

@@ -15,24 +15,21 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-import yaml
-
 from gpuplatform import __version__
 from gpuplatform.errors import RenderedOutputInvalid
-from gpuplatform.model.base import DNS_SUBDOMAIN
-from gpuplatform.output.yaml import dump_many, dump_yaml
+from gpuplatform.model.base import is_dns_label, is_dns_subdomain
+from gpuplatform.output.write import LOCK_FILE
+from gpuplatform.output.yaml import dump_many, dump_yaml, needs_quotes
 from gpuplatform.render.meta import WAVE_LABEL, Obj
 from gpuplatform.render.tree import Tree
 from gpuplatform.validate import SchemaMissing, validate_object
 
 __all__ = ["LOCK_FILE", "RenderedOutputInvalid", "Serializer", "lock_document"]
 
-LOCK_FILE = "gpuplatform.lock.json"
 _WAVE = "gpuplatform-wave-placeholder-0"
 _NAME = "gpuplatform-name-placeholder-0"
 _NAMESPACE = "gpuplatform-namespace-placeholder-0"
 _WAVE_B, _NAME_B, _NAMESPACE_B = (p.encode() for p in (_WAVE, _NAME, _NAMESPACE))
-_RESOLVER = yaml.resolver.Resolver()
 
 
 @dataclass(frozen=True)
@@ -58,11 +55,6 @@ class _Template:
         if self.namespace is not None:
             meta["namespace"] = _NAMESPACE
         return {**self.source, "metadata": meta}
-
-
-@cache
-def _dns_name(value: str) -> bool:
-    return DNS_SUBDOMAIN.match(value) is not None
 
 
 def _key(obj: Obj) -> bytes:
@@ -97,10 +89,10 @@ def _template(obj: Obj) -> _Template:
         return _Template(_key(obj), obj, None, None, None)
     labels = meta.get("labels")
     wave = labels.get(WAVE_LABEL) if isinstance(labels, dict) else None
-    wave = wave if isinstance(wave, str) else None
+    wave = wave if isinstance(wave, str) and is_dns_label(wave) else None
     name, namespace = meta.get("name"), meta.get("namespace")
-    name = name if isinstance(name, str) and _dns_name(name) else None
-    namespace = namespace if isinstance(namespace, str) and _dns_name(namespace) else None
+    name = name if isinstance(name, str) and is_dns_subdomain(name) else None
+    namespace = namespace if isinstance(namespace, str) and is_dns_subdomain(namespace) else None
     masks = (_WAVE if wave is not None else None, _NAME if name else None, _NAMESPACE if namespace else None)
     try:
         _put(meta, masks)
@@ -115,10 +107,8 @@ def _template(obj: Obj) -> _Template:
 
 @cache
 def _scalar(name: str) -> str:
-    """How the dumper writes `name`: plain, or single-quoted where YAML would read another type."""
-    tag = _RESOLVER.resolve(yaml.ScalarNode, name, (True, False))  # type: ignore[no-untyped-call]
-    plain = tag == "tag:yaml.org,2002:str"
-    return name if plain else f"'{name}'"
+    """How the dumper writes `name` (a DNS name, never holding a quote): plain or single-quoted."""
+    return f"'{name}'" if needs_quotes(name) else name
 
 
 @dataclass
@@ -150,7 +140,7 @@ class Serializer:
     def _restore(self, template: _Template) -> str:
         text = self._texts[template.key]
         if template.wave is not None:
-            text = text.replace(_WAVE, template.wave)
+            text = text.replace(_WAVE, _scalar(template.wave))
         if template.name is not None:
             text = text.replace(_NAME, _scalar(template.name))
         if template.namespace is not None:

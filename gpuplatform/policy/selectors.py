@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector, DeviceSet
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.inventory.catalog import published_attributes
+from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.platform import Platform
-from gpuplatform.policy.targets import SelectorTarget
+from gpuplatform.policy.targets import SelectorTarget, selector_targets
 from gpuplatform.versions import parse_release
 
 __all__ = [
@@ -29,7 +30,9 @@ __all__ = [
     "FleetDevices",
     "SelectorRow",
     "check_target",
+    "compile_problems",
     "compile_targets",
+    "refuse_uncompilable",
 ]
 
 #: Kubernetes gates that change the DRA CEL environment.
@@ -124,6 +127,29 @@ def compile_targets(platform: Platform, targets: Sequence[SelectorTarget], file:
             problems += _unpublished(platform, target, selectors, file)
         out.append(Compiled(target, selectors if complete else None, problems))
     return out
+
+
+def compile_problems(platform: Platform, file: str) -> list[Problem]:
+    """GP310 for every selector of the platform that cannot be built or does not compile.
+
+    What `synth` refuses before it renders (the API server would reject the object); each distinct
+    selector is compiled once, at the spec path that wrote it.
+    """
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for compiled in compile_targets(platform, selector_targets(platform), file):
+        for problem in compiled.problems:
+            if problem.code == "GP310" and problem.loc not in seen:
+                seen.add(problem.loc)
+                problems.append(problem)
+    return sorted(set(problems))
+
+
+def refuse_uncompilable(loaded: Sequence[LoadedPlatform]) -> None:
+    """InputError (GP310) when a selector of any platform does not compile (`synth`, `plan`)."""
+    problems = [p for lp in loaded for p in compile_problems(lp.platform, lp.source)]
+    if problems:
+        raise InputError(problems)
 
 
 def _unpublished(
