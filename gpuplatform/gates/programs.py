@@ -165,9 +165,10 @@ def gate_inventory:
   . as $in
   | need($in; ["nodes", "resourceslices", "deviceclasses"]) // (
     found($in) as $fp
+    | ([$in.resourceslices[] | select(.spec.driver == $data.driver)] | by_node) as $slices_on
     | coverage([$fp[] | select(.mode == "dra")]),
       ($fp[] | select(.mode == "dra") | . as $p | $data.inventory[$p.name] as $i | .found[] as $n
-        | [$in.resourceslices[] | select(.spec.driver == $data.driver and .spec.nodeName == $n)] as $s
+        | ($slices_on[$n] // []) as $s
         | ([$s[] | .spec.pool.generation // 0] | max) as $gen
         | [$s[] | select((.spec.pool.generation // 0) == $gen) | (.spec.devices // [])[]
            | select(.attributes.type.string == $i.type)] as $devices
