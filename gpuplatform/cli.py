@@ -20,9 +20,14 @@ from typing import Any, TypeVar
 
 import click
 
-from gpuplatform.errors import EnvironmentFailure, GpuplatformError, InputError, format_problems
+from gpuplatform.errors import (
+    EnvironmentFailure,
+    GpuplatformError,
+    InputError,
+    RenderedOutputInvalid,
+    format_problems,
+)
 from gpuplatform.load.stacks import LoadedPlatform, discover_stacks, load_stack, load_stacks
-from gpuplatform.output.serialize import RenderedOutputInvalid
 
 __all__ = ["main"]
 
