@@ -57,6 +57,7 @@ WAVES = (
     ("scale", "scale"),
     ("final-cutover", "final-cutover"),
 )
+#: Teams at the headline size (2,000 nodes and more); smaller fleets have one team per 20 nodes.
 TENANTS = 100
 D = "device.attributes['gpu.nvidia.com']"
 
@@ -127,14 +128,16 @@ def _static_pool(name: str, kind: int, nodes: tuple[str, ...], migrates_in: str 
 
 
 def _pools(nodes: int) -> list[NodePool]:
-    """Pilot pools (one of every kind, about 5% of the fleet), the rest in pools of at most 100,
-    then Karpenter.
+    """Early pools (one of every kind, about a quarter of the fleet), the rest in pools of at most
+    100, then Karpenter.
 
-    The pilots move first, so every tier has DRA devices from the first claim wave on; half of
-    the other pools move in `scale`, the rest at the final cutover. Pools never move in a wave
-    that also changes claims, so no drain wave is needed.
+    The early pools move first, so every tier has enough DRA devices for the claims and the
+    workloads that move before `scale` (`gpuplatform capacity` says every wave fits); half of the
+    other pools (the later ones) move in `scale`, the first ones and the Karpenter pools at the final
+    cutover. Pools never move in a wave that
+    also changes claims, so no drain wave is needed.
     """
-    per_pilot = max(1, min(nodes // (4 * len(POOL_KINDS)), nodes // 200 + 1))
+    per_pilot = max(1, nodes // (4 * len(POOL_KINDS)))
     pools = [
         _static_pool(
             f"pilot-{k:02d}", k, tuple(f"gpu-pilot-{k:02d}-{j}" for j in range(per_pilot)), "pilot-pool"
@@ -149,7 +152,7 @@ def _pools(nodes: int) -> list[NodePool]:
             f"pool-{i:03d}",
             i,
             tuple(f"gpu-{i:03d}-{j:03d}" for j in range(size)),
-            "scale" if i < (count + 1) // 2 else None,
+            "scale" if i >= count // 2 else None,
         )
         for i, size in enumerate(sizes)
     ]
@@ -158,17 +161,16 @@ def _pools(nodes: int) -> list[NodePool]:
             name=name,
             provisioner=Provisioner(kind="karpenter", name=f"gpu-{name}"),
             product=product,
-            migrates_in="scale",
         )
         for name, product in KARPENTER_POOLS
     ]
     return pools
 
 
-def _tenants(tiers: list[ServiceTier]) -> list[Tenant]:
+def _tenants(tiers: list[ServiceTier], nodes: int) -> list[Tenant]:
     """Teams entitled to two tiers each, with a one-device and a four-device claim template."""
     out = []
-    for t in range(TENANTS):
+    for t in range(max(2, min(TENANTS, nodes // 20))):
         first, second = tiers[t % len(tiers)].name, tiers[(t + 7) % len(tiers)].name
         out.append(
             Tenant(
@@ -229,7 +231,7 @@ def build() -> Platform:
     """The fleet, sized by the environment variable FLEET_NODES."""
     nodes = int(os.environ.get("FLEET_NODES", "2000"))
     tiers = _tiers()
-    tenants = _tenants(tiers)
+    tenants = _tenants(tiers, nodes)
     claim_tenants = [t.name for t in tenants[:10]]
     waves = []
     for name, stage in WAVES:
