@@ -16,18 +16,42 @@ from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates import EVIDENCE_CHECKS, Gate, gate_data, gates_for_wave
 from gpuplatform.gates.matchers import DRA_DRIVER
 from gpuplatform.gates.nodes import pool_selectors
-from gpuplatform.gates.verdict import GateResult, judge, run_program
+from gpuplatform.gates.programs import DEVICE_READS
+from gpuplatform.gates.verdict import GateResult, judge, run_programs
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.gate_jobs import gate_job_name
 from gpuplatform.render.selectors import full_gpu_expression, tier_expression
 from gpuplatform.render.validation import validation_jobs
 from gpuplatform.versions import parse_release
 
-__all__ = ["GateResult", "evaluate_gate", "evaluate_wave", "extra_checks"]
+__all__ = ["GateResult", "evaluate_gate", "evaluate_gates", "evaluate_wave", "extra_checks"]
 
 
-def _document(gate: Gate, snapshot: Snapshot) -> dict[str, Any]:
-    return {kind: snapshot.items(kind) for kind in gate.kinds} | {"logs": snapshot.runtime_logs()}
+def _device(device: Any) -> Any:
+    """A device with only the attributes and capacities the programs read."""
+    if not isinstance(device, dict):
+        return device
+    reduced = dict(device)
+    for key, kept in DEVICE_READS.items():
+        values = device.get(key)
+        if isinstance(values, dict):
+            reduced[key] = {name: value for name, value in values.items() if name in kept}
+    return reduced
+
+
+def _slice(item: Any) -> Any:
+    spec = item.get("spec") if isinstance(item, dict) else None
+    if not isinstance(spec, dict) or not isinstance(spec.get("devices"), list):
+        return item
+    return item | {"spec": spec | {"devices": [_device(d) for d in spec["devices"]]}}
+
+
+def _document(kinds: set[str], snapshot: Snapshot) -> dict[str, Any]:
+    """The kinds the programs read, ResourceSlices reduced to what they read, and the logs."""
+    document: dict[str, Any] = {kind: snapshot.items(kind) for kind in sorted(kinds)}
+    if document.get("resourceslices") is not None:
+        document["resourceslices"] = [_slice(item) for item in document["resourceslices"]]
+    return document | {"logs": snapshot.runtime_logs()}
 
 
 def _dra_devices(plan: Plan, state: WaveState, snapshot: Snapshot) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -102,23 +126,31 @@ EXTRAS: dict[str, Callable[[Plan, WaveState, Snapshot, GateResult], None]] = {
 }
 
 
+def evaluate_gates(gates: list[Gate], plan: Plan, state: WaveState, snapshot: Snapshot) -> list[GateResult]:
+    """Gates (or evidence checks) against a snapshot: their programs run in one jq pass."""
+    workloads = validation_jobs(plan, state).data
+    runs = [(g.id, g.kinds, gate_data(g, plan, state, workloads)) for g in gates]
+    outputs = run_programs(runs, _document({kind for g in gates for kind in g.kinds}, snapshot))
+    results = []
+    for gate, lines in zip(gates, outputs, strict=True):
+        result = judge(GateResult(gate.id, gate.title), lines)
+        extra = EXTRAS.get(gate.id)
+        if extra is not None:
+            extra(plan, state, snapshot, result)
+        results.append(result)
+    return results
+
+
 def evaluate_gate(gate: Gate, plan: Plan, state: WaveState, snapshot: Snapshot) -> GateResult:
     """One gate (or evidence check) against a snapshot."""
-    workloads = validation_jobs(plan, state).data
-    lines = run_program(gate.id, gate_data(gate, plan, state, workloads), _document(gate, snapshot))
-    result = judge(GateResult(gate.id, gate.title), lines)
-    extra = EXTRAS.get(gate.id)
-    if extra is not None:
-        extra(plan, state, snapshot, result)
-    return result
+    return evaluate_gates([gate], plan, state, snapshot)[0]
 
 
 def extra_checks(plan: Plan, state: WaveState, snapshot: Snapshot) -> list[GateResult]:
     """Evidence that has no in-cluster Job: claims on allowed nodes, cleanup, phantom nodes."""
-    return [evaluate_gate(check, plan, state, snapshot) for check in EVIDENCE_CHECKS]
+    return evaluate_gates(list(EVIDENCE_CHECKS), plan, state, snapshot)
 
 
 def evaluate_wave(plan: Plan, state: WaveState, snapshot: Snapshot) -> list[GateResult]:
     """Every gate of the wave and the evidence-only checks, in report order."""
-    gates = [evaluate_gate(g, plan, state, snapshot) for g in gates_for_wave(plan, state)]
-    return gates + extra_checks(plan, state, snapshot)
+    return evaluate_gates([*gates_for_wave(plan, state), *EVIDENCE_CHECKS], plan, state, snapshot)

@@ -7,9 +7,9 @@ from typing import Any, Literal
 
 import jq
 
-from gpuplatform.gates.programs import program
+from gpuplatform.gates.programs import program, programs
 
-__all__ = ["GateResult", "Status", "judge", "run_program"]
+__all__ = ["GateResult", "Status", "judge", "run_program", "run_programs"]
 
 Status = Literal["held", "broken", "unknown"]
 
@@ -46,6 +46,18 @@ def run_program(gate_id: str, data: dict[str, Any], document: dict[str, Any]) ->
     """The lines the gate's program prints for `document` (the kinds it reads, and `logs`)."""
     compiled = jq.compile(program(gate_id), args={"data": data})
     return [str(line) for line in compiled.input_value(document).all()]
+
+
+def run_programs(
+    gates: list[tuple[str, tuple[str, ...], dict[str, Any]]], document: dict[str, Any]
+) -> list[list[str]]:
+    """The lines of each (gate, kinds it reads, its data) for `document`, parsed by jq once for all."""
+    if not gates:
+        return []
+    compiled = jq.compile(
+        programs([(g, kinds) for g, kinds, _ in gates]), args={"datas": [d for *_, d in gates]}
+    )
+    return [[str(line) for line in lines] for lines in compiled.input_value(document).all()]
 
 
 def judge(result: GateResult, lines: list[str]) -> GateResult:

@@ -1,0 +1,56 @@
+"""Offline, every gate runs in one jq pass over a snapshot whose devices keep only what programs read."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from gpuplatform.evidence.snapshot import load_snapshot
+from gpuplatform.gates import EVIDENCE_CHECKS, gate_data, gates_for_wave
+from gpuplatform.gates.evaluate import evaluate_wave
+from gpuplatform.gates.programs import DEVICE_READS, PRELUDE, PROGRAMS
+from gpuplatform.gates.verdict import run_program
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.validation import validation_jobs
+from tests.evidence.builders import build, device_plugin_pod
+from tests.gates.harness import fleet_doc, load_platform
+
+
+def test_programs_read_only_the_device_fields_kept_offline() -> None:
+    text = PRELUDE + "".join(PROGRAMS.values())
+    for key, kept in DEVICE_READS.items():
+        assert set(re.findall(rf"\.{key}\.(\w+)", text)) == kept
+
+
+def test_one_pass_gives_each_gate_its_own_verdict_on_the_full_snapshot(tmp_path: Path) -> None:
+    platform = load_platform(tmp_path, fleet_doc())
+    plan = plan_platform(platform)
+    state = plan.wave("app")
+    cluster = build(platform, "app")
+    dra_node = next(s["spec"]["nodeName"] for s in cluster.list("resourceslices"))
+    cluster.list("pods").append(device_plugin_pod(dra_node))
+    for device in cluster.list("resourceslices")[0]["spec"]["devices"]:
+        device["capacity"]["memory"]["value"] = "1Gi"
+    snapshot = load_snapshot(cluster.write(tmp_path / "snap"))
+    workloads = validation_jobs(plan, state).data
+    gates = [*gates_for_wave(plan, state), *EVIDENCE_CHECKS]
+    alone = {
+        g.id: run_program(
+            g.id,
+            gate_data(g, plan, state, workloads),
+            {kind: snapshot.items(kind) for kind in g.kinds} | {"logs": snapshot.runtime_logs()},
+        )
+        for g in gates
+    }
+    results = {r.id: r for r in evaluate_wave(plan, state, snapshot)}
+    assert any("TWO ALLOCATORS" in f for f in results["allocator-exclusivity"].findings)
+    assert any("publishes memory 1Gi" in f for f in results["inventory"].findings)
+    for gate in gates:
+        lines = alone[gate.id]
+        result = results[gate.id]
+        assert [line.removeprefix("violation: ") for line in lines if line.startswith("violation: ")] == [
+            f for f in result.findings if gate.id != "inventory" or not f.startswith(("tier ", "bridge "))
+        ]
+        assert [line.removeprefix("proof: ") for line in lines if line.startswith("proof: ")] == [
+            p for p in result.proof if not p.startswith(("tier ", "bridge ", "recorded by "))
+        ]
