@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -235,12 +236,11 @@ def read_yaml_documents(path: Path) -> list[Any]:
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    key = next(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
+    raise ValueError(f"duplicate key {key!r}")
 
 
 def read_data(path: Path) -> Any:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gpuplatform.errors import InputError
-from gpuplatform.load.yaml_input import MAX_FILE_BYTES, parse_yaml, parse_yaml_documents, read_yaml
+from gpuplatform.load.yaml_input import MAX_FILE_BYTES, parse_yaml, parse_yaml_documents, read_data, read_yaml
 
 
 def _message(exc: pytest.ExceptionInfo[InputError]) -> str:
@@ -70,3 +70,13 @@ def test_syntax_errors_name_line_and_column() -> None:
 def test_non_scalar_keys_are_refused() -> None:
     with pytest.raises(InputError, match="mapping key must be a scalar"):
         parse_yaml("? [a, b]\n: 1\n", "f.yaml")
+
+
+def test_cluster_json_with_a_duplicate_key_is_refused_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "nodes.json"
+    path.write_text('{"items": [{"metadata": {"name": "a", "uid": "1", "name": "b"}}]}')
+    with pytest.raises(InputError) as exc:
+        read_data(path)
+    assert _message(exc) == f"error: {path}: JSON error: duplicate key 'name'"
+    path.write_text('{"items": [{"metadata": {"name": "a", "uid": "1"}}]}')
+    assert read_data(path) == {"items": [{"metadata": {"name": "a", "uid": "1"}}]}
