@@ -193,7 +193,7 @@ def test_a_full_disk_is_an_environment_failure_and_the_next_run_works(
 
     spec, out = _spec(tmp_path), tmp_path / "out"
 
-    def full(root: Path, files: Any) -> None:
+    def full(root: Path, files: Any, current: Path | None) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(root / "waves"))
 
     real = write._write_files

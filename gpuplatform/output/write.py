@@ -500,8 +500,38 @@ def recover(state: _StateFile) -> list[Problem]:
 # --- one run ---------------------------------------------------------------------------------------
 
 
-def _write_files(root: Path, files: Mapping[str, bytes]) -> None:
-    """Create `root` (it must not exist) and every file under it, never through a link."""
+def _unchanged(path: Path, data: bytes) -> bool:
+    """Whether `path` is a regular file (not reached through a link) holding exactly `data`, with
+    no more permission than the 0644 we create files with."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != len(data) or stat.S_IMODE(info.st_mode) & ~0o644:
+            return False
+        return handle.read(len(data) + 1) == data
+
+
+def _link(source: Path, target: Path) -> bool:
+    try:
+        os.link(source, target, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
+
+
+def _write_files(root: Path, files: Mapping[str, bytes], current: Path | None) -> None:
+    """Create `root` (it must not exist) and every file under it, never through a link.
+
+    A file whose bytes the `current` tree already holds is staged as a hard link to it: no data is
+    written and no inode is allocated, and removing the old tree after the swap frees none. (Creating
+    files right after many were freed is slow on ext4, which skips recently deleted inodes: a
+    re-synth of 19,000 files that deleted and recreated them took 7-17 s instead of 0.7 s.) The old
+    tree is never written to, so rolling back to it is unaffected; a file that cannot be linked is
+    written.
+    """
     os.mkdir(root, 0o755)
     made = {""}
     for n, (rel, data) in enumerate(files.items()):
@@ -509,9 +539,12 @@ def _write_files(root: Path, files: Mapping[str, bytes]) -> None:
         if parent not in made:
             os.makedirs(root / parent, exist_ok=True)
             made.update(parent.rsplit("/", i)[0] for i in range(parent.count("/") + 1))
-        fd = os.open(root / rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        if not (current is not None and _unchanged(current / rel, data) and _link(current / rel, root / rel)):
+            fd = os.open(
+                root / rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644
+            )
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
         if n == len(files) // 2:
             crash_hook("writing")
 
@@ -593,7 +626,7 @@ def write_trees(
             state.write(recorded)
             for e in entries:
                 if e.new is not None:
-                    _write_files(out / e.staging, trees[e.name])
+                    _write_files(out / e.staging, trees[e.name], out / e.name if e.old else None)
             _sync_filesystem(out)
             crash_hook("staged")
             recorded.phase = "swapping"

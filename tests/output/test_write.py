@@ -19,8 +19,8 @@ from gpuplatform.output.write import STATE_FILE, exclusive_output, owned_tree, r
 from tests.specs import listing
 
 
-def _files(platform: str, marker: str) -> dict[str, bytes]:
-    files = {"waves/a.yaml": marker.encode(), f"only-{marker}.yaml": b"x"}
+def _files(platform: str, marker: str, **more: bytes) -> dict[str, bytes]:
+    files = {"waves/a.yaml": marker.encode(), f"only-{marker}.yaml": b"x", **more}
     files[LOCK_FILE] = lock_document(files, platform=platform, spec={}, origin={"activeWave": marker})
     return files
 
@@ -203,8 +203,8 @@ def test_a_full_disk_while_staging_is_an_environment_failure_and_changes_nothing
     before = listing(tmp_path)
     real = write._write_files
 
-    def full(root: Path, files: dict[str, bytes]) -> None:
-        real(root, dict(list(files.items())[:1]))
+    def full(root: Path, files: dict[str, bytes], current: Path | None) -> None:
+        real(root, dict(list(files.items())[:1]), current)
         raise OSError(errno.ENOSPC, "No space left on device", str(root / "waves"))
 
     monkeypatch.setattr(write, "_write_files", full)
@@ -281,6 +281,33 @@ def test_durability_is_one_filesystem_sync_per_run_not_one_per_file(
     monkeypatch.setattr(os, "fsync", lambda fd: None)
     write_trees(tmp_path, {n: _files(n, "x") for n in "abc"})
     assert syncs == [tmp_path]
+
+
+def test_unchanged_files_are_staged_as_links_to_the_current_tree_which_stays_intact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = _files("lab", "old", b=b"same")
+    write_trees(tmp_path, {"lab": files})
+    inode = (tmp_path / "lab" / "b").stat().st_ino
+    (tmp_path / "lab" / "only-old.yaml").write_text("edited by hand")
+    (tmp_path / "lab" / "waves" / "a.yaml").chmod(0o755)
+    write_trees(tmp_path, {"lab": files})
+    assert (tmp_path / "lab" / "b").stat().st_ino == inode, "unchanged: linked"
+    assert (tmp_path / "lab" / "only-old.yaml").read_text() == "x", "edited: written again"
+    assert stat.S_IMODE((tmp_path / "lab" / "waves" / "a.yaml").stat().st_mode) & 0o111 == 0
+    assert {p.stat().st_nlink for p in (tmp_path / "lab").rglob("*") if p.is_file()} == {1}
+
+    before = listing(tmp_path)
+
+    def crash(point: str) -> None:
+        if point == "staged":
+            raise OSError(errno.EIO, "I/O error", str(tmp_path))
+
+    monkeypatch.setattr(write, "crash_hook", crash)
+    with pytest.raises(EnvironmentFailure):
+        write_trees(tmp_path, {"lab": _files("lab", "new", b=b"same")})
+    assert listing(tmp_path) == before, "rolled back: the linked old files are as they were"
+    assert {p.stat().st_nlink for p in (tmp_path / "lab").rglob("*") if p.is_file()} == {1}
 
 
 def test_second_writer_fails_clearly_while_the_lock_is_held(tmp_path: Path) -> None:
