@@ -35,8 +35,11 @@ __all__ = [
 ]
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
-#: Cluster data (`kubectl get -o json` of a kind, ResourceSlices): larger, and JSON is parsed fast.
-MAX_DATA_BYTES = 32 * 1024 * 1024
+#: Cluster data (`kubectl get -o json` of a kind, ResourceSlices): sized for the largest cluster
+#: (5,000 nodes, `MAX_CLUSTER_NODES`). The benchmark fleet's ResourceSlices at 5,000 nodes (18.6
+#: devices per node with its MIG layouts) are 166 MiB as `gpuplatform snapshot` writes them (2-space
+#: indent; 2,000 nodes: 64 MiB); 256 MiB leaves room for denser MIG layouts.
+MAX_DATA_BYTES = 256 * 1024 * 1024
 #: Upper bound on YAML nodes after alias expansion (a "billion laughs" file stops here).
 MAX_EXPANDED_NODES = 1_000_000
 #: Deepest nesting accepted; libyaml's C composer recurses per level and crashes the process near 50,000.
