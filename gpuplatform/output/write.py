@@ -500,7 +500,7 @@ def recover(state: _StateFile) -> list[Problem]:
 # --- one run ---------------------------------------------------------------------------------------
 
 
-def _unchanged(path: Path, data: bytes) -> bool:
+def _unchanged(path: str, data: bytes) -> bool:
     """Whether `path` is a regular file (not reached through a link) holding exactly `data`, with
     no more permission than the 0644 we create files with."""
     try:
@@ -514,12 +514,22 @@ def _unchanged(path: Path, data: bytes) -> bool:
         return handle.read(len(data) + 1) == data
 
 
-def _link(source: Path, target: Path) -> bool:
+def _link(source: str, target: str) -> bool:
     try:
         os.link(source, target, follow_symlinks=False)
     except OSError:
         return False
     return True
+
+
+def _create(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
 
 
 def _write_files(root: Path, files: Mapping[str, bytes], current: Path | None) -> None:
@@ -533,18 +543,16 @@ def _write_files(root: Path, files: Mapping[str, bytes], current: Path | None) -
     written.
     """
     os.mkdir(root, 0o755)
+    new, old = os.fspath(root), None if current is None else os.fspath(current)
     made = {""}
     for n, (rel, data) in enumerate(files.items()):
         parent = rel.rpartition("/")[0]
         if parent not in made:
-            os.makedirs(root / parent, exist_ok=True)
+            os.makedirs(f"{new}/{parent}", exist_ok=True)
             made.update(parent.rsplit("/", i)[0] for i in range(parent.count("/") + 1))
-        if not (current is not None and _unchanged(current / rel, data) and _link(current / rel, root / rel)):
-            fd = os.open(
-                root / rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644
-            )
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
+        path = f"{new}/{rel}"
+        if not (old is not None and _unchanged(f"{old}/{rel}", data) and _link(f"{old}/{rel}", path)):
+            _create(path, data)
         if n == len(files) // 2:
             crash_hook("writing")
 
