@@ -9,7 +9,12 @@ from fractions import Fraction
 
 __all__ = ["Quantity", "QuantityError", "parse_quantity"]
 
-_PATTERN = re.compile(r"^([+-]?)(\d+\.?\d*|\.\d+)(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$")
+#: Matched whole (`fullmatch`: "1Gi\n" is refused) with ASCII digits only, as apimachinery's
+#: `parseQuantityString` reads bytes '0'-'9' and refuses an unknown suffix such as "Gi\n"
+#: (k8s.io/apimachinery pkg/api/resource/quantity.go, vendored by kubernetes-sigs/dra-driver-nvidia-gpu v25.12.0).
+_PATTERN = re.compile(
+    r"([+-]?)([0-9]+\.?[0-9]*|\.[0-9]+)(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?"
+)
 _SUFFIX = {
     None: Fraction(1),
     "n": Fraction(1, 10**9),
@@ -68,7 +73,7 @@ class Quantity:
 
 def parse_quantity(text: str) -> Quantity:
     """Parse like `resource.ParseQuantity`: sign, digits, then an SI/binary suffix or exponent."""
-    match = _PATTERN.match(text)
+    match = _PATTERN.fullmatch(text)
     if not match:
         raise QuantityError(
             "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"

@@ -7,8 +7,12 @@ import re
 
 __all__ = ["Semver", "SemverError", "parse_semver"]
 
-_NUMERIC = re.compile(r"^(0|[1-9]\d*)$")
-_IDENT = re.compile(r"^[0-9A-Za-z-]+$")
+#: Whole-string, ASCII-only classes, as blang/semver v4's `containsOnly(s, numbers|alphanum)`
+#: (vendor/github.com/blang/semver/v4/semver.go in kubernetes-sigs/dra-driver-nvidia-gpu v25.12.0):
+#: "1.2.3-rc\n" and "1.2.3+b\n" are refused.
+_DIGITS = re.compile(r"[0-9]+")
+_NUMERIC = re.compile(r"0|[1-9][0-9]*")
+_IDENT = re.compile(r"[0-9A-Za-z-]+")
 
 
 class SemverError(ValueError):
@@ -55,7 +59,7 @@ def parse_semver(text: str, tolerant: bool = False) -> Semver:
         text = text.strip().removeprefix("v")
         core = re.split(r"[-+]", text, maxsplit=1)[0]
         parts = core.split(".")
-        if 0 < len(parts) < 3 and all(p.isdigit() for p in parts):
+        if 0 < len(parts) < 3 and all(_DIGITS.fullmatch(p) for p in parts):
             rest = text[len(core) :]
             parts = [str(int(p)) for p in parts] + ["0"] * (3 - len(parts))
             text = ".".join(parts) + rest
@@ -68,18 +72,18 @@ def parse_semver(text: str, tolerant: bool = False) -> Semver:
     build = ""
     if "+" in tail:
         tail, build = tail.split("+", 1)
-        if not all(_IDENT.match(b) for b in build.split(".")):
+        if not all(_IDENT.fullmatch(b) for b in build.split(".")):
             raise SemverError(f"Invalid character(s) found in build meta {build!r}")
     pre: tuple[str, ...] = ()
     if "-" in tail:
         tail, pre_text = tail.split("-", 1)
         pre = tuple(pre_text.split("."))
         for item in pre:
-            if not _IDENT.match(item) or (item.isdigit() and not _NUMERIC.match(item)):
+            if not _IDENT.fullmatch(item) or (_DIGITS.fullmatch(item) and not _NUMERIC.fullmatch(item)):
                 raise SemverError(f"Invalid character(s) found in prerelease {item!r}")
     numbers = []
     for label, value in (("major", major), ("minor", minor), ("patch", tail)):
-        if not value.isdigit() or not value.isascii():
+        if not _DIGITS.fullmatch(value):
             raise SemverError(f"Invalid character(s) found in {label} number {value!r}")
         if len(value) > 1 and value.startswith("0"):
             raise SemverError(f"{label.capitalize()} number must not contain leading zeroes {value!r}")

@@ -7,6 +7,8 @@ import re
 import pytest
 
 from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector
+from gpuplatform.cel.quantity import QuantityError, parse_quantity
+from gpuplatform.cel.semver import SemverError, parse_semver
 
 DRIVER = "gpu.nvidia.com"
 DEVICE = {
@@ -204,3 +206,36 @@ def test_allow_multiple_allocations_in_stored_expressions_with_consumable_capaci
         DeviceSelector(
             "device.allowMultipleAllocations", kubernetes=release, features={"DRAConsumableCapacity": False}
         )
+
+
+@pytest.mark.parametrize("text", ["1Gi\n", "1\n", "1e3\n", "\n1Gi", "1Gi ", "١Gi", "1.٥"])
+def test_quantity_text_is_matched_whole_in_ascii_digits(text: str) -> None:
+    """apimachinery's parseQuantityString reads '0'-'9' bytes; "Gi\\n" is an unknown suffix."""
+    with pytest.raises(QuantityError):
+        parse_quantity(text)
+    assert parse_quantity(text.strip().replace("١", "1").replace("٥", "5")) is not None
+
+
+@pytest.mark.parametrize(
+    "text", ["1.2.3\n", "1.2.3-rc.1\n", "1.2.3+build\n", "1.2.3-01\n", "1.2.٣", "1.2.3-rc\n.1"]
+)
+def test_semver_text_is_matched_whole_in_ascii(text: str) -> None:
+    """blang/semver v4 checks each part with containsOnly(numbers|alphanum), byte by byte."""
+    with pytest.raises(SemverError):
+        parse_semver(text)
+
+
+def test_tolerant_semver_trims_space_as_blang_parse_tolerant_does() -> None:
+    assert (
+        parse_semver("1.2.3\n", tolerant=True)
+        == parse_semver(" v1.2.3", tolerant=True)
+        == parse_semver("1.2.3")
+    )
+
+
+def test_a_quantity_or_version_with_a_trailing_newline_is_refused_in_an_expression() -> None:
+    with pytest.raises(CelEvaluationError):
+        run('quantity("1Gi\\n") == quantity("1Gi")')
+    with pytest.raises(CelEvaluationError):
+        run('semver("1.2.3-rc\\n").major() == 1')
+    assert run('quantity("1Gi") == quantity("1024Mi") && semver("1.2.3-rc").major() == 1')
