@@ -15,6 +15,7 @@ tests/output/test_readers_agree.py.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 import yaml
@@ -86,16 +87,32 @@ def needs_quotes(value: str) -> bool:
     return tag != _STR
 
 
+_RESOLVED: dict[tuple[str, tuple[bool, bool]], str] = {}
+
+
 class _Dumper(yaml.CSafeDumper):
     """Block style, insertion order, never wraps lines, multi-line strings as literal blocks."""
 
+    def resolve(self, kind: type, value: Any, implicit: Any) -> Any:
+        """The resolver's tag, remembered per scalar (it has no path resolvers: the value decides)."""
+        if kind is not yaml.ScalarNode:
+            return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+        key = (value, implicit)
+        tag = _RESOLVED.get(key)
+        if tag is None:
+            tag = _RESOLVED[key] = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+        return tag
+
+
+@cache
+def _style(value: str) -> str | None:
+    if "\n" in value:
+        return "|"
+    return "'" if _other_readers_resolve(value) else None
+
 
 def _str(dumper: _Dumper, value: str) -> yaml.ScalarNode:
-    if "\n" in value:
-        return dumper.represent_scalar(_STR, value, style="|")
-    if _other_readers_resolve(value):
-        return dumper.represent_scalar(_STR, value, style="'")
-    return dumper.represent_scalar(_STR, value)
+    return dumper.represent_scalar(_STR, value, style=_style(value))
 
 
 _Dumper.add_representer(str, _str)
