@@ -35,7 +35,7 @@ def _device(device: Any) -> Any:
     for key, kept in DEVICE_READS.items():
         values = device.get(key)
         if isinstance(values, dict):
-            reduced[key] = {name: value for name, value in values.items() if name in kept}
+            reduced[key] = {name: values[name] for name in kept if name in values}
     return reduced
 
 

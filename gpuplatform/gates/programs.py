@@ -28,9 +28,9 @@ __all__ = ["DEVICE_READS", "PRELUDE", "PROGRAMS", "prelude_for", "program", "pro
 
 #: The device attributes and capacities the programs read: offline, a snapshot's devices are reduced
 #: to these before jq parses them (2,000 DRA nodes publish ~30 MB of ResourceSlices otherwise).
-DEVICE_READS: dict[str, frozenset[str]] = {
-    "attributes": frozenset({"productName", "profile", "type", "uuid"}),
-    "capacity": frozenset({"memory"}),
+DEVICE_READS: dict[str, tuple[str, ...]] = {
+    "attributes": ("productName", "profile", "type", "uuid"),
+    "capacity": ("memory",),
 }
 
 _PRELUDE = r"""

@@ -19,7 +19,7 @@ from tests.gates.harness import fleet_doc, load_platform
 def test_programs_read_only_the_device_fields_kept_offline() -> None:
     text = PRELUDE + "".join(PROGRAMS.values())
     for key, kept in DEVICE_READS.items():
-        assert set(re.findall(rf"\.{key}\.(\w+)", text)) == kept
+        assert set(re.findall(rf"\.{key}\.(\w+)", text)) == set(kept)
 
 
 def test_one_pass_gives_each_gate_its_own_verdict_on_the_full_snapshot(tmp_path: Path) -> None:
