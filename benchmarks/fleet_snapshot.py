@@ -5,7 +5,8 @@ nodes carry the wave's mode label; legacy nodes advertise `nvidia.com/gpu` and r
 plugin; DRA nodes advertise none, run the DRA kubelet plugin and publish the catalog's
 ResourceSlices; the driver's controller runs; every pod is ready; every workload runs one pod on a
 node of its tier's kind (with an allocated ResourceClaim once it has moved); Karpenter pools have
-two nodes labelled with their NodePool. Sizes follow the fleet: 2,000 nodes give a snapshot of
+two nodes labelled with their NodePool; the bridge probe Job's pods ran on a legacy node (device
+plugin) and a DRA node (bridge claim) and logged the one GPU they saw. Sizes follow the fleet: 2,000 nodes give a snapshot of
 the size `evidence` meets on such a cluster.
 """
 
@@ -18,7 +19,8 @@ from typing import Any
 
 from gpuplatform.inventory import lookup_product, slices_for_node
 from gpuplatform.load.stacks import load_stack
-from gpuplatform.plan.waves import plan_platform
+from gpuplatform.plan.waves import WaveState, plan_platform
+from gpuplatform.render.validation import validation_jobs
 
 FLEET = Path(__file__).resolve().with_name("fleet.py")
 DRA_NAMESPACE = "nvidia-dra-driver-gpu"
@@ -67,11 +69,58 @@ def _plugin_pod(node: str, dra: bool) -> dict[str, Any]:
     )
 
 
-def build(wave: str) -> dict[str, list[dict[str, Any]]]:
-    """Items per snapshot kind for the fleet at `wave`."""
+def _claim(name: str, namespace: str, node: str, device: str, pod: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "namespace": namespace},
+        "status": {
+            "allocation": {
+                "devices": {
+                    "results": [
+                        {"request": "gpu", "driver": "gpu.nvidia.com", "pool": node, "device": device}
+                    ]
+                }
+            },
+            "reservedFor": [{"resource": "pods", "name": pod, "uid": f"uid-{namespace}-{pod}"}],
+        },
+    }
+
+
+def _bridge_probes(
+    data: dict[str, Any] | None, kinds: dict[str, list[dict[str, Any]]], dra: list[str], legacy: list[str]
+) -> dict[str, str]:
+    """The bridge Job's pods, one per side, and the `nvidia-smi -L` line each logged."""
+    logs: dict[str, str] = {}
+    uuids = {
+        s["spec"]["nodeName"]: s["spec"]["devices"][0]["attributes"]["uuid"]["string"]
+        for s in kinds["resourceslices"]
+    }
+    if data is None:
+        return logs
+    for side in data["sides"]:
+        on_dra = side["side"] == "dra"
+        nodes = dra if on_dra else legacy
+        if not nodes:
+            continue
+        node, name, namespace = nodes[0], f"{side['job']}-probe", data["namespace"]
+        limits = {"resources": {"limits": {"nvidia.com/gpu": "1"}}}
+        pod = _pod(name, namespace, node, labels={"job-name": side["job"]}, container=limits)
+        uuid = f"GPU-legacy-{node}-0"
+        if on_dra:
+            claim = f"{name}-gpu"
+            pod["status"]["extendedResourceClaimStatus"] = {"resourceClaimName": claim}
+            kinds["resourceclaims"].append(_claim(claim, namespace, node, "gpu-0", name))
+            uuid = uuids[node]
+        kinds["pods"].append(pod)
+        logs[f"{namespace}/{name}"] = f"GPU 0: probe (UUID: {uuid})\n"
+    return logs
+
+
+def build(wave: str) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str]]:
+    """Items per snapshot kind for the fleet at `wave`, and the pod logs."""
     (loaded,) = load_stack(FLEET)
     platform = loaded.platform
-    state = plan_platform(platform).wave(wave)
+    plan = plan_platform(platform)
+    state: WaveState = plan.wave(wave)
     kinds: dict[str, list[dict[str, Any]]] = {
         k: []
         for k in ("nodes", "pods", "daemonsets", "replicasets", "jobs", "resourceslices", "resourceclaims")
@@ -117,43 +166,26 @@ def build(wave: str) -> dict[str, list[dict[str, Any]]]:
                 _pod(f"{workload.name}-{i:05d}", workload.namespace, node, resourceClaims=[{"name": "gpu"}])
             )
             kinds["resourceclaims"].append(
-                {
-                    "metadata": {"name": claim, "namespace": workload.namespace},
-                    "status": {
-                        "allocation": {
-                            "devices": {
-                                "results": [
-                                    {
-                                        "request": "gpu",
-                                        "driver": "gpu.nvidia.com",
-                                        "pool": node,
-                                        "device": "gpu-0",
-                                    }
-                                ]
-                            }
-                        },
-                        "reservedFor": [
-                            {
-                                "resource": "pods",
-                                "name": f"{workload.name}-{i:05d}",
-                                "uid": f"uid-{workload.namespace}-{workload.name}-{i:05d}",
-                            }
-                        ],
-                    },
-                }
+                _claim(claim, workload.namespace, node, "gpu-0", f"{workload.name}-{i:05d}")
             )
         elif legacy_nodes:
             node = legacy_nodes[i % len(legacy_nodes)]
             limits = {"resources": {"limits": {"nvidia.com/gpu": str(workload.gpus)}}}
             kinds["pods"].append(_pod(f"{workload.name}-{i:05d}", workload.namespace, node, container=limits))
-    return kinds
+    logs = _bridge_probes(validation_jobs(plan, state).data["bridge"], kinds, placed, legacy_nodes)
+    return kinds, logs
 
 
 def write(wave: str, folder: Path) -> Path:
     """Write the snapshot folder (one `<kind>.json` per kind and `manifest.json`)."""
     folder.mkdir(parents=True, exist_ok=True)
-    for kind, items in build(wave).items():
+    kinds, logs = build(wave)
+    for kind, items in kinds.items():
         (folder / f"{kind}.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    (folder / "logs").mkdir(exist_ok=True)
+    for target, text in logs.items():
+        namespace, _, pod = target.partition("/")
+        (folder / "logs" / f"{namespace}_{pod}.log").write_text(text)
     manifest = {
         "context": "fleet",
         "serverVersion": "v1.36.1",

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from gpuplatform.evidence.snapshot import load_snapshot
+from gpuplatform.gates.evaluate import evaluate_wave
 from gpuplatform.load.stacks import load_stack
+from gpuplatform.plan.waves import plan_platform
 from gpuplatform.policy.check import check_platform
 from tests.conftest import REPO
 
@@ -24,3 +29,22 @@ def test_the_benchmark_fleet_checks_clean(nodes: str, monkeypatch: pytest.Monkey
     assert platform.workloads and platform.nim_services
     assert sum(len(p.nodes) for p in platform.node_pools) == int(nodes)
     assert all(row.modelled > 0 for row in report.rows)
+
+
+@pytest.mark.parametrize("wave", ["application", "final-cutover"])
+def test_the_benchmark_snapshot_is_healthy_so_evidence_times_the_held_path(
+    wave: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the benchmark's snapshot of the 300-node fleet at a wave the benchmark times
+    monkeypatch.setenv("FLEET_NODES", "300")
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    import fleet_snapshot
+
+    folder = fleet_snapshot.write(wave, tmp_path / wave)
+    (loaded,) = load_stack(REPO / "benchmarks" / "fleet.py")
+    plan = plan_platform(loaded.platform)
+    # WHEN every gate and evidence check judges it
+    results = evaluate_wave(plan, plan.wave(wave), load_snapshot(folder))
+    # THEN every one holds, the bridge probe included
+    assert {r.id: r.status for r in results} == {r.id: "held" for r in results}
+    assert "bridge" in {r.id for r in results}
