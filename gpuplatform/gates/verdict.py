@@ -7,9 +7,9 @@ from typing import Any, Literal
 
 import jq
 
-from gpuplatform.gates.programs import program, programs
+from gpuplatform.gates.programs import programs
 
-__all__ = ["GateResult", "Status", "judge", "run_program", "run_programs"]
+__all__ = ["GateResult", "Status", "judge", "run_programs"]
 
 Status = Literal["held", "broken", "unknown"]
 
@@ -40,12 +40,6 @@ class GateResult:
             "unknown": self.unknowns,
             "proof": self.proof,
         }
-
-
-def run_program(gate_id: str, data: dict[str, Any], document: dict[str, Any]) -> list[str]:
-    """The lines the gate's program prints for `document` (the kinds it reads, and `logs`)."""
-    compiled = jq.compile(program(gate_id), args={"data": data})
-    return [str(line) for line in compiled.input_value(document).all()]
 
 
 def run_programs(

@@ -9,7 +9,7 @@ from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.gates import EVIDENCE_CHECKS, gate_data, gates_for_wave
 from gpuplatform.gates.evaluate import evaluate_wave
 from gpuplatform.gates.programs import DEVICE_READS, PRELUDE, PROGRAMS
-from gpuplatform.gates.verdict import run_program
+from gpuplatform.gates.verdict import run_programs
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.validation import validation_jobs
 from tests.evidence.builders import build, device_plugin_pod
@@ -35,11 +35,10 @@ def test_one_pass_gives_each_gate_its_own_verdict_on_the_full_snapshot(tmp_path:
     workloads = validation_jobs(plan, state).data
     gates = [*gates_for_wave(plan, state), *EVIDENCE_CHECKS]
     alone = {
-        g.id: run_program(
-            g.id,
-            gate_data(g, plan, state, workloads),
+        g.id: run_programs(
+            [(g.id, g.kinds, gate_data(g, plan, state, workloads))],
             {kind: snapshot.items(kind) for kind in g.kinds} | {"logs": snapshot.runtime_logs()},
-        )
+        )[0]
         for g in gates
     }
     results = {r.id: r for r in evaluate_wave(plan, state, snapshot)}
