@@ -267,7 +267,7 @@ def diff(
 ) -> None:
     """Show, as a unified diff, what synth would change, or what changes between two waves."""
     from gpuplatform.output.diff import diff_against_disk, diff_waves
-    from gpuplatform.output.synth import render_files
+    from gpuplatform.output.synth import render_wave_files
     from gpuplatform.plan.waves import plan_platform
 
     loaded = load_selected(stack, overlays)
@@ -281,7 +281,8 @@ def diff(
         except KeyError as exc:
             message = f"platform {lp.platform.name!r} has no wave {exc}"
             raise InputError.single("--waves", "", message) from None
-        click.echo(diff_waves(render_files(lp), lp.platform.name, old, new), nl=False)
+        files = render_wave_files(lp, [old[0], new[0]])
+        click.echo(diff_waves(files, lp.platform.name, old, new), nl=False)
 
 
 @main.command()

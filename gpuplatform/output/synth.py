@@ -18,7 +18,7 @@ from gpuplatform.plan.waves import plan_platform
 from gpuplatform.policy.rules import RULES, run_rules
 from gpuplatform.policy.selectors import refuse_uncompilable
 from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationsets
-from gpuplatform.render.tree import Tree, render_tree, tree_collisions
+from gpuplatform.render.tree import LAYERS, Tree, render_tree, render_wave, tree_collisions
 from gpuplatform.versions import parse_release
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "render_all",
     "render_files",
     "render_trees",
+    "render_wave_files",
     "synth_tree",
 ]
 
@@ -82,6 +83,30 @@ def render_files(
     }
     files[LOCK_FILE] = lock_document(files, platform=platform.name, spec=loaded.document, origin=origin)
     return files
+
+
+def render_wave_files(loaded: LoadedPlatform, folders: Sequence[str]) -> dict[str, bytes]:
+    """The files of some wave folders (`waves/<dir>/`), validated, as `render_files` gives them.
+
+    What `diff --waves` compares: every wave is rendered as synth renders it, but the runbooks
+    (their capacity notes), the entry points and the other waves' files are not, nor serialized.
+    """
+    platform = loaded.platform
+    refuse_uncompilable([loaded])
+    plan = plan_platform(platform)
+    tree = Tree(platform.name)
+    for state in plan.waves:
+        render_wave(tree, plan, state, LAYERS)
+    add_converted_manifests(loaded, plan, tree)
+    collisions = tree_collisions(tree)
+    if collisions:
+        raise InputError(
+            [Problem(loaded.source, "", "", f"platform {platform.name!r} {c}") for c in collisions]
+        )
+    prefixes = tuple(f"waves/{folder}/" for folder in folders)
+    wanted = Tree(platform.name)
+    wanted.files.update((path, content) for path, content in tree.files.items() if path.startswith(prefixes))
+    return Serializer(parse_release(platform.kubernetes.version).minor).files(wanted)
 
 
 class PolicyRefusal(GpuplatformError):
