@@ -501,15 +501,20 @@ def recover(state: _StateFile) -> list[Problem]:
 
 
 def _unchanged(path: str, data: bytes) -> bool:
-    """Whether `path` is a regular file (not reached through a link) holding exactly `data`, with
-    no more permission than the 0644 we create files with."""
+    """Whether `path` is a regular file (not reached through a link, with no other hard link)
+    holding exactly `data`, with no more permission than the 0644 we create files with."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return False
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size != len(data) or stat.S_IMODE(info.st_mode) & ~0o644:
+        if (
+            not stat.S_ISREG(info.st_mode)
+            or info.st_nlink != 1
+            or info.st_size != len(data)
+            or stat.S_IMODE(info.st_mode) & ~0o644
+        ):
             return False
         return handle.read(len(data) + 1) == data
 

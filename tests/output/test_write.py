@@ -286,15 +286,18 @@ def test_durability_is_one_filesystem_sync_per_run_not_one_per_file(
 def test_unchanged_files_are_staged_as_links_to_the_current_tree_which_stays_intact(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    files = _files("lab", "old", b=b"same")
+    files = _files("lab", "old", b=b"same", c=b"also the same")
     write_trees(tmp_path, {"lab": files})
     inode = (tmp_path / "lab" / "b").stat().st_ino
     (tmp_path / "lab" / "only-old.yaml").write_text("edited by hand")
     (tmp_path / "lab" / "waves" / "a.yaml").chmod(0o755)
+    os.link(tmp_path / "lab" / "c", tmp_path / "outside")
     write_trees(tmp_path, {"lab": files})
     assert (tmp_path / "lab" / "b").stat().st_ino == inode, "unchanged: linked"
     assert (tmp_path / "lab" / "only-old.yaml").read_text() == "x", "edited: written again"
     assert stat.S_IMODE((tmp_path / "lab" / "waves" / "a.yaml").stat().st_mode) & 0o111 == 0
+    assert (tmp_path / "outside").stat().st_nlink == 1, "a file linked from elsewhere is not shared"
+    assert (tmp_path / "lab" / "c").read_bytes() == b"also the same"
     assert {p.stat().st_nlink for p in (tmp_path / "lab").rglob("*") if p.is_file()} == {1}
 
     before = listing(tmp_path)
