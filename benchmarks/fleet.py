@@ -1,11 +1,12 @@
 """A realistic benchmark fleet: `FLEET_NODES` static nodes (default 2000), 8 GPUs each.
 
 A valid platform (`gpuplatform check benchmarks/fleet.py` exits 0) at every size from 11 nodes to
-8,000 and beyond: a small pilot pool of every kind, then pools of at most 100 nodes of several
-products and MIG layouts (A100, H100, H200), Karpenter pools, 40 service tiers (architecture, memory, product, MIG profile, CEL), a
-bridge class, 100 tenants with claim templates, legacy workloads and NIM services, and waves that
-move pools and claims apart (no drain wave needed). Usable as a stack:
-`FLEET_NODES=2000 gpuplatform synth benchmarks/fleet.py --out DIR`.
+5,000 (the largest cluster a platform may list): early static and Karpenter pools, together
+about a quarter of the fleet, then pools of at most 100 nodes of several products and
+MIG layouts (A100, H100, H200), 40 service tiers (architecture, memory, product, MIG profile,
+CEL), a bridge class, one team per 20 nodes below 2,000 (100 from 2,000) with claim templates,
+legacy workloads and NIM services, and waves that move pools and claims apart, each of which fits
+(`capacity --all`). Usable as a stack: `FLEET_NODES=2000 gpuplatform synth benchmarks/fleet.py --out DIR`.
 """
 
 from __future__ import annotations
