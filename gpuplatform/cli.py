@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import click
 
-from gpuplatform.errors import GpuplatformError, InputError, format_problems
+from gpuplatform.errors import GpuplatformError, InputError, Problem, format_problems
 from gpuplatform.load.stacks import LoadedPlatform, discover_stacks, load_stack, load_stacks
 from gpuplatform.output.serialize import RenderedOutputInvalid
 
@@ -94,11 +94,17 @@ def main(debug: bool) -> None:
 def synth(
     stack: str | None, overlays: tuple[str, ...], out: str | None, check: bool, allow: tuple[str, ...]
 ) -> None:
-    """Render STACK (default: every stack in stacks/) into dist/<platform>/."""
+    """Render STACK (default: every stack in stacks/) into dist/<platform>/.
+
+    Inside a Git work tree the output folder must be the spec's `delivery.path`, the folder the
+    entry points name; elsewhere (a preview) the tree is written as declared, with a note.
+    """
+    from gpuplatform.output.location import check_location
     from gpuplatform.output.synth import PolicyRefusal, check_tree, synth_tree
 
     loaded = load_selected(stack, overlays)
     target = Path(out) if out else DIST_DIR
+    notes = check_location(loaded, target)
     prune = stack is None
     if check:
         drift = check_tree(loaded, target, prune=prune, overrides=allow)
@@ -110,6 +116,7 @@ def synth(
                 EXIT_FINDINGS,
             )
         click.echo(f"{target}: up to date ({len(loaded)} platform(s))")
+        _notes(notes)
         return
     try:
         written, findings = synth_tree(loaded, target, prune=prune, overrides=allow)
@@ -123,6 +130,12 @@ def synth(
         click.echo(format_problems(findings), err=True)
     for name in written:
         click.echo(f"wrote {target / name}")
+    _notes(notes)
+
+
+def _notes(problems: list[Problem]) -> None:
+    if problems:
+        click.echo(format_problems(problems), err=True)
 
 
 @main.command()
@@ -143,13 +156,14 @@ def schema() -> None:
 def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, target: str | None) -> None:
     """Print, per wave, which pools are legacy or DRA, what exists, and what changed."""
     from gpuplatform.plan.report import plan_report, plan_text
-    from gpuplatform.plan.transitions import platform_transitions
     from gpuplatform.plan.waves import plan_platform
 
     if source is not None or target is not None:
+        from gpuplatform.output.diff import reviewed_transitions
+
         if source is None or target is None:
             raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
-        found = platform_transitions(load_selected(stack, overlays), source, target)
+        found = reviewed_transitions(load_selected(stack, overlays), source, target)
         if fmt == "json":
             click.echo(json.dumps([t.as_dict() for t in found], indent=2))
         else:
@@ -173,23 +187,20 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
 def diff(
     stack: str | None, overlays: tuple[str, ...], out: str | None, waves: tuple[str, str] | None
 ) -> None:
-    """Show, as a unified diff, what synth would change, or what changes between two waves."""
-    from gpuplatform.output.diff import diff_against_disk, diff_waves
-    from gpuplatform.output.synth import render_files
-    from gpuplatform.plan.waves import plan_platform
+    """Show, as a unified diff, what synth would change, or what really changes between two waves.
+
+    Exit 0 when there is no difference, 1 when there are differences (like `git diff --exit-code`).
+    """
+    from gpuplatform.output.diff import diff_against_disk, loaded_wave_diffs
 
     loaded = load_selected(stack, overlays)
     if waves is None:
-        click.echo(diff_against_disk(loaded, Path(out) if out else DIST_DIR), nl=False)
-        return
-    for lp in loaded:
-        plan = plan_platform(lp.platform)
-        try:
-            old, new = ((plan.wave(w).dir_name, w) for w in waves)
-        except KeyError as exc:
-            message = f"platform {lp.platform.name!r} has no wave {exc}"
-            raise InputError.single("--waves", "", message) from None
-        click.echo(diff_waves(render_files(lp), lp.platform.name, old, new), nl=False)
+        text = diff_against_disk(loaded, Path(out) if out else DIST_DIR)
+    else:
+        text = "".join(d.unified() for d in loaded_wave_diffs(loaded, *waves))
+    click.echo(text, nl=False)
+    if text:
+        sys.exit(EXIT_FINDINGS)
 
 
 @main.command()
@@ -323,8 +334,9 @@ def evidence(
         try:
             state = plan.wave(wave)
         except KeyError:
+            waves = ", ".join(w.name for w in plan.waves)
             raise InputError.single(
-                "--wave", "", f"platform {lp.platform.name!r} has no wave {wave!r}"
+                "--wave", "", f"platform {lp.platform.name!r} has no wave {wave!r} (waves: {waves})"
             ) from None
         results = evaluate_wave(plan, state, snap)
         held = held and all_held(results)

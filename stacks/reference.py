@@ -62,7 +62,11 @@ platform = Platform(
             min_memory="40Gi",
         )
     ],
-    bridges=[BridgeClass(name="nvidia-gpu-legacy-bridge", extended_resource_name="nvidia.com/gpu")],
+    # The 0.4.1 chart's own gpu.nvidia.com class already serves nvidia.com/gpu (GP121): name it as
+    # the bridge instead of rendering a second class for the same extended resource.
+    bridges=[
+        BridgeClass(name="nvidia-gpu-legacy-bridge", extended_resource_name="nvidia.com/gpu", source="chart")
+    ],
     tenants=[
         Tenant(
             name="gpu-dra-pilot",

@@ -174,9 +174,9 @@ def test_diff_between_waves_hides_the_wave_label_and_names_new_objects() -> None
     result = run(
         "diff", str(REPO / "stacks" / "reference.py"), "--waves", "driver-validation", "native-claim-pilot"
     )
-    assert result.exit_code == 0
+    assert result.exit_code == 1
     assert (
-        "+++ reference/03-native-claim-pilot/20-device-classes/deviceclass_nvidia-hopper-large-memory.platform.example.com.yaml"
+        "+++ b/reference/waves/03-native-claim-pilot/20-device-classes/deviceclass_nvidia-hopper-large-memory.platform.example.com.yaml"
         in result.stdout
     )
     assert "-    gpuplatform.dev/wave: driver-validation" not in result.stdout
@@ -187,10 +187,12 @@ def test_diff_against_disk_shows_the_edit(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
     out = tmp_path / "out"
     run("synth", str(spec), "--out", str(out))
-    assert run("diff", str(spec), "--out", str(out)).stdout == ""
+    same = run("diff", str(spec), "--out", str(out))
+    assert (same.exit_code, same.stdout) == (0, "")
     node = out / "lab" / "waves" / "01-pilot" / "10-nodes" / "node_gpu-02.yaml"
     node.write_text(node.read_text().replace("mode: dra", "mode: legacy"))
     result = run("diff", str(spec), "--out", str(out))
+    assert result.exit_code == 1
     assert "-  " in result.stdout or "-    " in result.stdout
     assert "+    gpu-scheduling.lab.example.com/mode: dra" in result.stdout
 

@@ -71,9 +71,14 @@ def discover_stacks(directory: Path) -> list[Path]:
     """Stack files directly in `directory`, in name order (`_private.py` files are helpers)."""
     if not directory.is_dir():
         raise InputError.single(str(directory), "", "no such stacks folder")
-    return sorted(
+    found = sorted(
         p for p in directory.iterdir() if p.suffix in _STACK_SUFFIXES and not p.name.startswith(("_", "."))
     )
+    if not found:
+        raise InputError.single(
+            str(directory), "", "no stack in this folder (*.py, *.yaml, *.yml): nothing to render"
+        )
+    return found
 
 
 def _stack_error(path: Path, exc: BaseException) -> InputError:
@@ -170,9 +175,9 @@ def load_stack(path: Path, overlays: Sequence[Path] | None = None) -> list[Loade
             base = _overlay_base(overlay_path)
             targets = [d for d in docs if base in (None, d["metadata"]["name"])]
             if not targets:
-                problems.append(
-                    Problem(str(overlay_path), "metadata.annotations", "", f"no platform {base!r}")
-                )
+                defined = ", ".join(d["metadata"]["name"] for d in docs)
+                message = f"no platform {base!r} in {path} (platforms: {defined})"
+                problems.append(Problem(str(overlay_path), "metadata.annotations", "", message))
             variants += [(d, (overlay_path,)) for d in targets]
     for doc, chain in variants:
         try:

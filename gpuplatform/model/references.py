@@ -6,9 +6,15 @@ from collections.abc import Iterable, Iterator
 
 from gpuplatform.model.platform import Platform
 
-__all__ = ["Loc", "reference_errors"]
+__all__ = ["Loc", "known", "reference_errors"]
 
 Loc = tuple[int | str, ...]
+
+
+def known(names: Iterable[str]) -> str:
+    """`(defined: a, b)` in spec order, or `(none is defined)`: the valid names beside an unknown one."""
+    listed = list(dict.fromkeys(names))
+    return f"(defined: {', '.join(listed)})" if listed else "(none is defined)"
 
 
 def _duplicates(field: str, names: Iterable[str]) -> Iterator[tuple[Loc, str]]:
@@ -34,18 +40,20 @@ def reference_errors(p: Platform) -> list[tuple[Loc, str]]:
         errors += _duplicates(field, (i.name for i in items))
     errors += _duplicates("tenants.namespace", (t.ns for t in p.tenants))
 
-    waves = {w.name for w in p.waves}
-    tiers = {t.name for t in p.tiers}
+    waves = [w.name for w in p.waves]
+    tiers = [t.name for t in p.tiers]
     tenants = {t.name: t for t in p.tenants}
-    bridges = {b.name for b in p.bridges}
-    namespaces = {t.ns for t in p.tenants}
+    bridges = [b.name for b in p.bridges]
+    namespaces = [t.ns for t in p.tenants]
 
-    def need(loc: Loc, kind: str, name: str | None, known: Iterable[str]) -> None:
-        if name is not None and name not in known:
-            errors.append((loc, f"{kind} {name!r} is not defined in spec.{kind}s"))
+    def need(loc: Loc, kind: str, name: str | None, known_names: Iterable[str]) -> None:
+        if name is not None and name not in known_names:
+            errors.append((loc, f"{kind} {name!r} is not defined in spec.{kind}s {known(known_names)}"))
 
     if p.active_wave not in waves:
-        errors.append((("spec", "activeWave"), f"wave {p.active_wave!r} is not defined in spec.waves"))
+        errors.append(
+            (("spec", "activeWave"), f"wave {p.active_wave!r} is not defined in spec.waves {known(waves)}")
+        )
     for i, pool in enumerate(p.node_pools):
         need(("spec", "nodePools", i, "migratesIn"), "wave", pool.migrates_in, waves)
     for i, bridge in enumerate(p.bridges):
@@ -58,13 +66,13 @@ def reference_errors(p: Platform) -> list[tuple[Loc, str]]:
         for j, tmpl in enumerate(tenant.claim_templates):
             need(("spec", "tenants", i, "claimTemplates", j, "tier"), "tier", tmpl.tier, tiers)
     for i, wave in enumerate(p.waves):
-        for field, names, known, kind in (
+        for field, names, defined, kind in (
             ("tiers", wave.tiers, tiers, "tier"),
             ("bridges", wave.bridges, bridges, "bridge"),
             ("tenants", wave.tenants, tenants, "tenant"),
         ):
             for j, name in enumerate(names):
-                need(("spec", "waves", i, field, j), kind, name, known)
+                need(("spec", "waves", i, field, j), kind, name, defined)
     for i, workload in enumerate(p.workloads):
         need(("spec", "workloads", i, "movesIn"), "wave", workload.moves_in, waves)
         need(("spec", "workloads", i, "tier"), "tier", workload.tier, tiers)
@@ -76,20 +84,24 @@ def reference_errors(p: Platform) -> list[tuple[Loc, str]]:
             errors.append(
                 (
                     ("spec", "nimServices", i, "namespace"),
-                    f"namespace {nim.namespace!r} is no tenant's namespace",
+                    f"namespace {nim.namespace!r} is no tenant's namespace {known(namespaces)}",
                 )
             )
     if p.validation is not None:
         owner = tenants.get(p.validation.tenant)
         if owner is None:
             errors.append(
-                (("spec", "validation", "tenant"), f"tenant {p.validation.tenant!r} is not defined")
+                (
+                    ("spec", "validation", "tenant"),
+                    f"tenant {p.validation.tenant!r} is not defined in spec.tenants {known(tenants)}",
+                )
             )
         elif p.validation.claim_template not in {t.name for t in owner.claim_templates}:
             errors.append(
                 (
                     ("spec", "validation", "claimTemplate"),
-                    f"tenant {owner.name!r} has no claim template {p.validation.claim_template!r}",
+                    f"tenant {owner.name!r} has no claim template {p.validation.claim_template!r} "
+                    + known(t.name for t in owner.claim_templates),
                 )
             )
     return errors

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpuplatform.convert.manifests import convert_text
@@ -14,9 +14,10 @@ from gpuplatform.errors import GpuplatformError, InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
 from gpuplatform.output.write import exclusive_output, recover, remove_tree, replace_tree
-from gpuplatform.plan.waves import Plan, plan_platform
+from gpuplatform.plan.waves import Plan, WaveState, plan_platform
 from gpuplatform.policy.rules import RULES, run_rules
 from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationset
+from gpuplatform.render.handoff import converted_file
 from gpuplatform.render.nim import dra_resources
 from gpuplatform.render.tree import Tree, render_tree
 from gpuplatform.versions import parse_release
@@ -25,6 +26,7 @@ __all__ = [
     "NAME_MAX_BYTES",
     "Drift",
     "PolicyRefusal",
+    "add_converted_manifests",
     "check_paths",
     "check_tree",
     "drift_of",
@@ -95,22 +97,33 @@ def policy_findings(
     unknown = sorted(set(allow) - set(RULES))
     if unknown:
         raise InputError.single(
-            "--allow", "", f"no rule {', '.join(unknown)}; `gpuplatform explain CODE` lists them"
+            "--allow", "", f"no rule {', '.join(unknown)} (rules: {', '.join(sorted(RULES))})"
         )
     trees = trees or {}
-    problems = [p for lp in loaded for p in run_rules(lp, tree=trees.get(lp.platform.name))]
-    blocking = [p for p in problems if p.severity == "error" and p.code not in allow]
+    problems = [_allowed(p, allow) for lp in loaded for p in run_rules(lp, tree=trees.get(lp.platform.name))]
+    blocking = [p for p in problems if p.severity == "error"]
     if blocking:
         raise PolicyRefusal(problems)
     return problems
 
 
-def _add_converted_manifests(loaded: LoadedPlatform, plan: Plan, tree: Tree) -> None:
+def _allowed(problem: Problem, allow: Sequence[str]) -> Problem:
+    """An error-level finding the user overrode is reported as a warning that says so."""
+    if problem.severity != "error" or problem.code not in allow:
+        return problem
+    message = f"{problem.message} (allowed with --allow {problem.code}, recorded in the lock file)"
+    return replace(problem, severity="warning", message=message)
+
+
+def add_converted_manifests(
+    loaded: LoadedPlatform, plan: Plan, tree: Tree, states: Sequence[WaveState] | None = None
+) -> None:
     """The full converted manifest of each spec workload and NIM service that names one, in the
-    hand-off of every wave from its `movesIn` on (the team applies it; earlier waves keep theirs)."""
+    hand-off of every wave (of `states`, default all) from its `movesIn` on (the team applies it;
+    earlier waves keep theirs)."""
     p = loaded.platform
     converted: dict[int, str] = {}
-    for state in plan.waves:
+    for state in plan.waves if states is None else states:
         for i in state.workloads:
             workload = p.workloads[i]
             if workload.manifest is None:
@@ -120,13 +133,13 @@ def _add_converted_manifests(loaded: LoadedPlatform, plan: Plan, tree: Tree) -> 
                 converted[i] = convert_text(
                     text, workload.manifest, p.class_name(workload.tier), shared=workload.shared_claim
                 ).text
-            tree.files[f"handoff/{state.dir_name}/{Path(workload.manifest).name}"] = converted[i]
+            tree.files[f"handoff/{state.dir_name}/{converted_file(workload)}"] = converted[i]
         for nim in p.nim_services:
             if nim.manifest is not None and nim.name in state.nim_services:
                 text = convert_nimservice(
                     loaded.manifests[nim.manifest], nim.manifest, nim.name, dra_resources(plan, nim)
                 )
-                tree.files[f"handoff/{state.dir_name}/nimservice_{nim.namespace}_{nim.name}.yaml"] = text
+                tree.files[f"handoff/{state.dir_name}/{converted_file(nim)}"] = text
 
 
 def render_trees(loaded: Sequence[LoadedPlatform]) -> dict[str, Tree]:
@@ -134,7 +147,7 @@ def render_trees(loaded: Sequence[LoadedPlatform]) -> dict[str, Tree]:
     plans = {lp.platform.name: plan_platform(lp.platform) for lp in loaded}
     trees = {name: render_tree(plan) for name, plan in plans.items()}
     for lp in loaded:
-        _add_converted_manifests(lp, plans[lp.platform.name], trees[lp.platform.name])
+        add_converted_manifests(lp, plans[lp.platform.name], trees[lp.platform.name])
     by_stack: dict[str, list[str]] = {}
     for lp in loaded:
         if "argocd" in lp.platform.delivery.engines:
@@ -170,7 +183,7 @@ def synth_tree(
 ) -> tuple[list[str], list[Problem]]:
     """Render everything in memory, then swap each platform's tree in.
 
-    Returns the platforms written and the rule findings (warnings and overridden errors).
+    Returns the platforms written and the rule findings (warnings, overridden errors as warnings).
 
     With `prune`, platform trees of ours that no loaded stack renders any more are removed.
     Refuses (PolicyRefusal) when an error-level rule fires whose code is not in `overrides`.

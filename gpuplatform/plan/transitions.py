@@ -17,7 +17,6 @@ from gpuplatform.gates import gates_for_wave
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.plan.report import wave_changes
 from gpuplatform.plan.waves import Plan, WaveState, plan_platform
-from gpuplatform.render.tree import LAYERS
 
 __all__ = [
     "APPLY_ORDER",
@@ -29,8 +28,8 @@ __all__ = [
     "transition",
 ]
 
-#: The order in which Argo CD sync waves and Flux `dependsOn` chains apply a wave's layers (those the
-#: renderer has: `render.tree.LAYERS`).
+#: The order in which Argo CD sync waves and Flux `dependsOn` chains apply a wave's layers (the
+#: folders of `render.tree.LAYERS`; a test keeps the two equal).
 APPLY_ORDER: tuple[tuple[str, str], ...] = (
     (
         "00-operators",
@@ -84,6 +83,8 @@ class Transition:
     steps: tuple[Step, ...]
     gates: tuple[str, ...]
     refusals: tuple[str, ...]
+    handoffs: tuple[str, ...] = ()
+    """Hand-off files that change (for the owners of provisioners, workloads, NIM services)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (`plan --format json --from A --to B`)."""
@@ -95,6 +96,7 @@ class Transition:
             "changes": list(self.changes),
             "applyOrder": [{"layer": s.layer, "what": s.what} for s in self.steps],
             "gates": list(self.gates),
+            "handoffs": list(self.handoffs),
             "refused": list(self.refusals),
         }
 
@@ -106,6 +108,9 @@ class Transition:
         lines += [f"  {n}. {s.layer}: {s.what}" for n, s in enumerate(self.steps, 1)] or [
             "  (nothing to apply)"
         ]
+        if self.handoffs:
+            lines.append("hand-offs (never synced: their owners apply them):")
+            lines += [f"  {h}" for h in self.handoffs]
         lines.append(f"gates of {self.target} (pre-transition gates block the layers they name):")
         lines += [f"  {g}" for g in self.gates] or ["  (none)"]
         if self.refusals:
@@ -124,8 +129,7 @@ def _steps(a: WaveState, b: WaveState) -> list[Step]:
         "40-tenants": bool(claim_changes(a, b)),
         "50-gates": True,
     }
-    rendered = {layer.name for layer in LAYERS}
-    return [Step(layer, what) for layer, what in APPLY_ORDER if touched[layer] and layer in rendered]
+    return [Step(layer, what) for layer, what in APPLY_ORDER if touched[layer]]
 
 
 def _refusals(plan: Plan, a: WaveState, b: WaveState) -> list[str]:
@@ -138,7 +142,8 @@ def _refusals(plan: Plan, a: WaveState, b: WaveState) -> list[str]:
         if moves and claims:
             refusals.append(
                 f"{left.name} -> {right.name} moves pool(s) {', '.join(moves)} and changes "
-                f"{', '.join(claims)}: insert a wave with stage `drain` between them"
+                f"{', '.join(claims)}: split them into two waves (the pools' migratesIn apart from the "
+                "claim changes); a drain wave alone does not split them"
             )
     if not refusals and hi - lo > 1 and pool_moves(a, b) and claim_changes(a, b):
         refusals.append(

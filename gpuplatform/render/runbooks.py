@@ -1,159 +1,136 @@
-"""Runbooks (`runbooks/<NN>-<wave>.md`): the kubectl steps an operator runs alongside each sync,
-then the safe rollback to the previous wave. Real names throughout; nothing here is applied."""
+"""Runbooks (`runbooks/<NN>-<wave>.md`): how an operator takes the cluster into a wave, and back.
+
+A wave's runbook is the transition from the wave before it, and its rollback the same transition
+read backwards: both come from `plan.transitions.transition` (what changes, the layers in apply
+order, the gates) and `render.runbook_steps.transition_steps` (the operator's commands around the
+sync), so `plan --from/--to` and the runbook tell the same story. Real names throughout; nothing
+here is applied by an engine.
+"""
 
 from __future__ import annotations
 
 from gpuplatform.gates import gates_for_wave
+from gpuplatform.plan.report import wave_changes
+from gpuplatform.plan.transitions import APPLY_ORDER, Transition, transition
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.gate_jobs import gate_job_name
-from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, VALIDATOR_LABEL, pool_taint
+from gpuplatform.render.runbook_actions import Action, numbered
+from gpuplatform.render.runbook_steps import transition_steps
 
 __all__ = ["render_runbooks", "runbook"]
 
-
-def _nodes(plan: Plan, state: WaveState, mode: str) -> list[str]:
-    return [n for p in plan.platform.node_pools if state.pool_modes[p.name] == mode for n in p.nodes]
+_STACK = "<stack>"
 
 
-def _taint(plan: Plan, pool_name: str) -> str:
-    t = pool_taint(plan.platform, plan.pools[pool_name])
-    return f"{t['key']}={t.get('value', '')}:{t['effect']}" if t.get("value") else f"{t['key']}:{t['effect']}"
+def _change(line: str) -> str:
+    """A plan change line (`+ tier x`, `- tenant y`, `pool p: legacy -> dra`) as Markdown text."""
+    sign, _, rest = line.partition(" ")
+    return {"+": f"added: {rest}", "-": f"removed: {rest}"}.get(sign, line)
 
 
-def _forward(plan: Plan, prev: WaveState | None, state: WaveState) -> list[str]:
-    p = plan.platform
-    ns = p.dra_driver.namespace
-    steps: list[str] = []
-    moved = [
-        pool
-        for pool, mode in state.pool_modes.items()
-        if (prev.pool_modes[pool] if prev else "legacy") != mode
+def _gates(plan: Plan, state: WaveState) -> list[str]:
+    """The target wave's gates, their Jobs, and how to look at and re-run a failed one."""
+    d, p = plan.platform.delivery, plan.platform
+    gates = gates_for_wave(plan, state)
+    if not gates:
+        return ["- No gate."]
+    lines = []
+    for g in gates:
+        when = f"before {', '.join(g.protects)}" if g.protects else "after the wave is applied"
+        lines.append(f"- `{g.id}` ({when}; Job `{gate_job_name(plan, state, g)}`): {g.title}.")
+    lines += [
+        "",
+        f"A failed gate prints why in its log: `kubectl -n {d.gates_namespace} logs job/<job>`. Fix the cause, then re-run it:",
     ]
-    for pool in moved:
-        nodes = " ".join(plan.pools[pool].nodes) or f"<nodes of pool {pool}>"
-        if state.pool_modes[pool] == "dra":
-            steps += [
-                f"Pool `{pool}` moves to DRA. Ask the node provisioner's owner to taint its nodes "
-                f"(hand-off `handoff/{state.dir_name}/`): `kubectl taint nodes {nodes} {_taint(plan, pool)}`",
-                f"Drain the nodes before they change allocator (device-plugin allocations end with it): "
-                f"`kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data`; uncordon once the taint is in place: "
-                f"`kubectl uncordon {nodes}`.",
-                f"After the sync, the nodes carry `{DRA_PLUGIN_LABEL}=true` and `{DEVICE_PLUGIN_LABEL}=false`: "
-                f"`kubectl get nodes {nodes} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{p.mode_label_key}`",
-                f"Check the device plugin left them: `kubectl get pods -A -l app=nvidia-device-plugin-daemonset -o wide | grep -E '{'|'.join(plan.pools[pool].nodes) or pool}'` prints nothing, "
-                f"and `kubectl get node <node> -o jsonpath='{{.status.allocatable.nvidia\\.com/gpu}}'` is empty or 0.",
-            ]
-        else:
-            steps.append(
-                f"Pool `{pool}` returns to the device plugin (see the rollback order below for what must come first)."
-            )
-    if state.driver_installed and not (prev and prev.driver_installed):
-        steps += [
-            f"The DRA driver is installed in `{ns}`: `kubectl -n {ns} get pods -o wide` shows a `*-kubelet-plugin` pod on every DRA node.",
-            "The chart's `gpu.nvidia.com` DeviceClass serves `nvidia.com/gpu` from now on where the extended-resource bridge is live:"
-            " `kubectl get deviceclass gpu.nvidia.com -o jsonpath='{.spec.extendedResourceName}'`; only the DRA pool's taint keeps"
-            " unmigrated workloads off the DRA nodes.",
-        ]
-    if state.driver_installed and _nodes(plan, state, "dra"):
-        steps.append(
-            "Inspect what the driver publishes: `kubectl get resourceslice -o yaml` — one slice per DRA node "
-            f"({', '.join(_nodes(plan, state, 'dra'))}) with the declared product, count and memory."
+    if "argocd" in d.engines:
+        patch = '{"operation":{"initiatedBy":{"username":"runbook"},"sync":{"syncStrategy":{"hook":{}}}}}'
+        lines.append(
+            f"- Argo CD re-creates hook Jobs on every sync (`BeforeHookCreation`): "
+            f"`kubectl -n {d.argocd_namespace} patch application {p.name} --type merge -p '{patch}'` "
+            "(argoproj/argo-cd v3.5.1 `docs/user-guide/sync-kubectl.md`)."
         )
-    for name in state.tiers:
-        if prev is None or name not in prev.tiers:
-            steps.append(
-                f"Tier `{p.class_name(name)}`: `kubectl get deviceclass {p.class_name(name)} -o yaml`."
-            )
-    for name in state.bridges:
-        if prev is None or name not in prev.bridges:
-            steps.append(
-                f"Bridge `{name}`: legacy `nvidia.com/gpu` requests may land on DRA nodes once they tolerate the DRA taint."
-            )
-    if state.validation and not (prev and prev.validation) and p.validation is not None:
-        tenant = next(t for t in p.tenants if t.name == p.validation.tenant)
-        job = p.validation.name
-        steps += [
-            f"Claim pilot: `kubectl -n {tenant.ns} get resourceclaims -o wide` shows the claim of Job `{job}` allocated.",
-            f"Runtime identity: `kubectl -n {tenant.ns} logs job/{job}` prints `GPU 0: ... (UUID: GPU-...)`; the UUID equals the "
-            "allocated device's `uuid` attribute in its ResourceSlice (the `claim-pilot` gate checks this).",
-        ]
-    for tenant in p.tenants:
-        if tenant.name in state.tenants and (prev is None or tenant.name not in prev.tenants):
-            steps.append(
-                f"Tenant `{tenant.ns}`: `kubectl -n {tenant.ns} get resourceclaimtemplates,resourcequota,role,rolebinding`."
-            )
-    if not state.device_plugin_enabled and (prev is None or prev.device_plugin_enabled):
-        steps.append(
-            "The GPU Operator's device plugin is disabled cluster-wide (`devicePlugin.enabled=false`)."
+    if "flux" in d.engines:
+        lines.append(
+            f"- Flux never re-runs a finished Job of the same name: delete it and reconcile its layer: "
+            f"`kubectl -n {d.gates_namespace} delete job <job>` then "
+            f"`flux reconcile kustomization {p.name}-gates-<pre|post> -n {d.flux_namespace}`."
         )
-    return steps
+    return lines
 
 
-def _rollback(plan: Plan, prev: WaveState, state: WaveState) -> list[str]:
-    p = plan.platform
-    back = [
-        pool for pool, mode in state.pool_modes.items() if mode == "dra" and prev.pool_modes[pool] == "legacy"
-    ]
-    nodes = [n for pool in back for n in plan.pools[pool].nodes]
-    listing = " ".join(nodes) or "<nodes>"
-    steps = [
-        f"Rollback to `{prev.dir_name}`: set `activeWave: {prev.name}` in the spec, `gpuplatform synth`, review, merge."
-    ]
-    if back:
-        steps += [
-            f"Freeze: `kubectl cordon {listing}`.",
-            "Remove the DRA workloads on them and wait until their claims are released while the DRA kubelet plugin still runs: "
-            "`kubectl get resourceclaims -A -o wide` shows none allocated there (the `rollback-safety` gate refuses to go on otherwise).",
-            f"The sync removes `{DRA_PLUGIN_LABEL}` and `{DEVICE_PLUGIN_LABEL}=false`; the GPU Operator re-enables the device plugin and "
-            f"the validator (`{VALIDATOR_LABEL}`) by filling the absent labels: `kubectl get nodes {listing} -L {DEVICE_PLUGIN_LABEL}`.",
-            "Restore the legacy manifests of the workloads that moved (their previous `nvidia.com/gpu` limits).",
-            "Ask the provisioner's owner to remove the DRA taint: "
-            + "; ".join(
-                f"`kubectl taint nodes {' '.join(plan.pools[pool].nodes) or pool} {_taint(plan, pool)}-`"
-                for pool in back
-            ),
-            f"Uncordon: `kubectl uncordon {listing}`.",
+def _sync(plan: Plan, t: Transition, target: WaveState) -> list[Action]:
+    p, d = plan.platform, plan.platform.delivery
+    order = "; ".join(f"{s.layer} ({s.what})" for s in t.steps) or "nothing but the gates"
+    follow = []
+    if "argocd" in d.engines:
+        follow.append(
+            f"kubectl -n {d.argocd_namespace} get application {p.name} "
+            "-o jsonpath='{.status.sync.status} {.status.health.status} {.status.operationState.phase}{\"\\n\"}'"
+        )
+    if "flux" in d.engines:
+        follow += [
+            f"flux reconcile source git {p.name} -n {d.flux_namespace}",
+            f"kubectl -n {d.flux_namespace} wait kustomization/{p.name}-gates-post --for=condition=Ready "
+            f"--timeout={d.timeout_minutes * (len(APPLY_ORDER) + 2)}m",
         ]
-    if prev.driver_installed is False and state.driver_installed:
-        steps.append(
-            f"The DRA driver is uninstalled only now that the last DRA node is clear: `kubectl -n {p.dra_driver.namespace} get pods` empties."
-        )
-    gone = (set(state.tiers) - set(prev.tiers)) | (set(state.tenants) - set(prev.tenants))
-    if gone:
-        steps.append(
-            "Objects of this wave the previous one lacks are pruned by the engine: "
-            + ", ".join(sorted(gone))
-            + "."
-        )
-    return steps
+    return [
+        Action(
+            f"Set `activeWave: {target.name}` in the spec, run `gpuplatform synth`, open the pull request (reviewers read "
+            f"`gpuplatform diff {_STACK} --waves {t.source} {t.target}`) and merge."
+        ),
+        Action(f"The engine applies, in order: {order}. Follow it until the post gates pass:", tuple(follow)),
+    ]
+
+
+def _transition(plan: Plan, a: WaveState, b: WaveState) -> list[str]:
+    t = transition(plan, a.name, b.name)
+    steps = transition_steps(plan, a, b)
+    lines = ["### What changes", ""]
+    lines += [f"- {_change(c)}" for c in t.changes] or [
+        "- Nothing in the cluster: this wave is a stop, not a change."
+    ]
+    if t.refusals:
+        lines += ["", "**Refused by `gpuplatform plan`:**", *(f"- {r}" for r in t.refusals)]
+    lines += ["", f"### Gates of {b.dir_name}", "", *_gates(plan, b)]
+    review = Action(
+        "Review the transition:",
+        (
+            f"gpuplatform plan {_STACK} --from {a.name} --to {b.name}",
+            f"gpuplatform diff {_STACK} --waves {a.name} {b.name}",
+        ),
+    )
+    lines += ["", "### Before the sync", "", *numbered([review, *steps.before])]
+    lines += ["", "### Sync", "", *numbered(_sync(plan, t, b))]
+    lines += ["", "### After the sync", ""]
+    lines += numbered(steps.after) or ["Nothing to do beyond the gates."]
+    return lines
 
 
 def runbook(plan: Plan, prev: WaveState | None, state: WaveState) -> str:
-    """The Markdown runbook of one wave."""
-    lines = [f"# {plan.platform.name} — wave {state.dir_name} ({state.wave.stage})", ""]
+    """The Markdown runbook of one wave: from the wave before it, and the rollback to it."""
+    p = plan.platform
+    lines = [f"# {p.name} — wave {state.dir_name} ({state.wave.stage})", ""]
     if state.wave.description:
         lines += [state.wave.description, ""]
-    lines += ["## Before the sync", ""]
-    gates = gates_for_wave(plan, state)
+    lines.append(
+        f"`{_STACK}` is the stack this tree was rendered from (`gpuplatform.lock.json` names it); `handoff/...` "
+        f"paths are relative to this platform's folder, `{p.delivery.path}/{p.name}/`."
+    )
+    if prev is None:
+        lines += ["", "## What exists", "", *(f"- {c}" for c in wave_changes(plan, None, state))]
+        lines += ["", f"## Gates of {state.dir_name}", "", *_gates(plan, state)]
+    else:
+        lines += ["", f"## From {prev.dir_name} to {state.dir_name}", "", *_transition(plan, prev, state)]
     lines += [
-        f"- Gate `{g.id}` (Job `{gate_job_name(plan, state, g)}`, {g.phase}): {g.title}." for g in gates
-    ] or ["- No gate."]
-    lines += ["", "## Steps", ""]
-    lines += [f"{i}. {step}" for i, step in enumerate(_forward(plan, prev, state), 1)] or [
-        "Nothing changes on nodes in this wave."
-    ]
-    lines += ["", "## Evidence to capture", ""]
-    lines += [
-        f"- `gpuplatform snapshot --out evidence/{state.dir_name}` and `gpuplatform evidence <stack> --wave {state.name} --snapshot evidence/{state.dir_name}`.",
-        "- `kubectl -n "
-        + plan.platform.delivery.gates_namespace
-        + " get jobs -l gpuplatform.dev/wave="
-        + state.name
-        + "` all Complete.",
+        "",
+        "## Evidence to capture",
+        "",
+        f"- `gpuplatform snapshot --out evidence/{state.dir_name}` and "
+        f"`gpuplatform evidence {_STACK} --platform {p.name} --wave {state.name} --snapshot evidence/{state.dir_name}`.",
+        f"- `kubectl -n {p.delivery.gates_namespace} get jobs -l gpuplatform.dev/wave={state.name}`: all Complete.",
     ]
     if prev is not None:
-        lines += ["", "## Rollback", ""]
-        lines += [f"{i}. {step}" for i, step in enumerate(_rollback(plan, prev, state), 1)]
+        lines += ["", f"## Rollback to {prev.dir_name}", "", *_transition(plan, state, prev)]
     return "\n".join(lines) + "\n"
 
 

@@ -12,7 +12,7 @@ from gpuplatform.render.delivery import render_argocd_entry, render_flux_entry
 from gpuplatform.render.device_classes import render_device_classes
 from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate_jobs
 from gpuplatform.render.handoff import render_pool_handoffs
-from gpuplatform.render.meta import Obj
+from gpuplatform.render.meta import Obj, file_name
 from gpuplatform.render.nim import render_nim_handoffs, render_nim_owned
 from gpuplatform.render.nodes import render_nodes
 from gpuplatform.render.operators import render_operators
@@ -133,15 +133,6 @@ def sort_key(obj: Obj) -> tuple[int, str, str, str]:
 def sort_objects(objects: list[Obj]) -> list[Obj]:
     """Objects in apply order."""
     return sorted(objects, key=sort_key)
-
-
-def file_name(obj: Obj) -> str:
-    """`<kind>_<name>.yaml`, or `<kind>_<namespace>_<name>.yaml` for namespaced objects."""
-    meta = obj["metadata"]
-    parts = (
-        [obj["kind"], meta["namespace"], meta["name"]] if "namespace" in meta else [obj["kind"], meta["name"]]
-    )
-    return "_".join(parts).lower() + ".yaml"
 
 
 def kustomization(resources: list[str]) -> Obj:

@@ -8,11 +8,10 @@ so rolling back restores it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from gpuplatform.model.tenants import ClaimTemplate
 from gpuplatform.model.workloads import Workload
 from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.handoff import converted_file
 from gpuplatform.render.meta import Obj, order_keys
 from gpuplatform.render.tenants import claim_template_object
 
@@ -58,7 +57,7 @@ def render_workload_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
                             {"name": "gpu", "resourceClaimTemplateName": workload_template_name(w)}
                         ],
                         "containerClaims": [{"name": "gpu"}] if w.shared_claim else [],
-                        "manifest": Path(w.manifest).name if w.manifest else "",
+                        "manifest": converted_file(w),
                     },
                 }
             )

@@ -71,7 +71,10 @@ def test_errors_introduced_by_an_overlay_name_the_overlay(tmp_path: Path) -> Non
     )
     with pytest.raises(InputError) as exc:
         load_stack(spec, [overlay])
-    assert _lines(exc) == [f"error: {overlay}:spec.activeWave: wave 'later' is not defined in spec.waves"]
+    assert _lines(exc) == [
+        f"error: {overlay}:spec.activeWave: wave 'later' is not defined in spec.waves "
+        "(defined: base, pilot, claims, cutover)"
+    ]
 
 
 @pytest.mark.parametrize(

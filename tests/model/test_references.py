@@ -26,10 +26,25 @@ def test_dangling_wave_tier_and_tenant_names_are_located() -> None:
         spec["activeWave"] = "nowhere"
 
     locs = {loc: msg for loc, msg in _errors(mutate)}
-    assert locs[("spec", "nodePools", 1, "migratesIn")] == "wave 'pilott' is not defined in spec.waves"
-    assert locs[("spec", "tenants", 0, "tiers", 1)] == "tier 'fast' is not defined in spec.tiers"
-    assert locs[("spec", "waves", 2, "tenants", 0)] == "tenant 'team-b' is not defined in spec.tenants"
-    assert ("spec", "activeWave") in locs
+    assert locs[("spec", "nodePools", 1, "migratesIn")] == (
+        "wave 'pilott' is not defined in spec.waves (defined: base, pilot, claims, cutover)"
+    )
+    assert (
+        locs[("spec", "tenants", 0, "tiers", 1)] == "tier 'fast' is not defined in spec.tiers (defined: full)"
+    )
+    assert locs[("spec", "waves", 2, "tenants", 0)] == (
+        "tenant 'team-b' is not defined in spec.tenants (defined: team-a)"
+    )
+    assert locs[("spec", "activeWave")] == (
+        "wave 'nowhere' is not defined in spec.waves (defined: base, pilot, claims, cutover)"
+    )
+
+
+def test_an_unknown_name_with_nothing_defined_says_so() -> None:
+    locs = {loc: msg for loc, msg in _errors(lambda s: s.update(tiers=[], tenants=[]))}
+    assert (
+        locs[("spec", "waves", 2, "tiers", 0)] == "tier 'full' is not defined in spec.tiers (none is defined)"
+    )
 
 
 def test_duplicate_names_point_at_the_second_definition() -> None:

@@ -9,8 +9,9 @@ import pytest
 
 from gpuplatform.errors import InputError
 from gpuplatform.load.stacks import load_stack
-from gpuplatform.plan.transitions import platform_transitions, transition
+from gpuplatform.plan.transitions import APPLY_ORDER, platform_transitions, transition
 from gpuplatform.plan.waves import Plan, plan_platform
+from gpuplatform.render.tree import LAYERS
 from tests.specs import minimal_spec, write_spec
 
 
@@ -52,7 +53,7 @@ def test_adjacent_waves_that_move_a_pool_and_claims_are_refused(tmp_path: Path) 
     plan = _plan(tmp_path, doc)
     for a, b in (("pilot", "claims"), ("claims", "pilot")):
         (refusal,) = transition(plan, a, b).refusals
-        assert "pilot -> claims moves pool(s) new" in refusal and "`drain`" in refusal
+        assert "pilot -> claims moves pool(s) new" in refusal and "split them into two waves" in refusal
 
 
 def test_skipping_a_drain_wave_is_refused_and_stepping_through_it_is_not(tmp_path: Path) -> None:
@@ -67,3 +68,7 @@ def test_platform_transitions_refuses_unknown_waves_for_every_platform(tmp_path:
     with pytest.raises(InputError) as caught:
         platform_transitions([loaded], "nope", "also-nope")
     assert [p.file for p in caught.value.problems] == ["--from", "--to"]
+
+
+def test_apply_order_names_exactly_the_rendered_layers() -> None:
+    assert [layer for layer, _ in APPLY_ORDER] == [layer.name for layer in LAYERS]

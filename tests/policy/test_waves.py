@@ -29,10 +29,51 @@ def test_gp130_pool_move_and_claim_change_in_one_wave(tmp_path: Path) -> None:
     doc["spec"]["nodePools"][2]["migratesIn"] = "scale"
     _waves(doc)[4]["tenants"] = ["team-a"]
     _waves(doc)[3]["tenants"] = []
-    # WHEN / THEN the wave is refused with a pointer to a drain wave
+    # WHEN / THEN the wave is refused, and the hint names the split the rule needs
     found = [p for p in findings(tmp_path, doc) if p.code == "GP130"]
     assert [p.loc for p in found] == ["spec.waves[4]"]
-    assert "drain" in found[0].hint and "'claims'" in found[0].hint
+    assert "migrate pool(s) more in a wave of their own (spec.nodePools[2].migratesIn)" in found[0].hint
+    assert "tenant team-a" in found[0].hint
+
+
+def test_gp130_a_drain_wave_alone_does_not_split_the_changes(tmp_path: Path) -> None:
+    # GIVEN the GP130 case with a drain wave inserted before the wave that does both
+    doc = _validated()
+    doc["spec"]["nodePools"][2]["migratesIn"] = "scale"
+    _waves(doc)[4]["tenants"] = ["team-a"]
+    _waves(doc)[3]["tenants"] = []
+    _waves(doc).insert(4, {"name": "drain", "stage": "drain"})
+    # THEN it still fires: the drain wave changes no state
+    assert "GP130" in codes(tmp_path, doc)
+
+
+def test_gp130_following_the_hint_clears_it(tmp_path: Path) -> None:
+    # GIVEN the GP130 case, split as the hint says: the pool gets a wave of its own after 'scale'
+    doc = _validated()
+    _waves(doc)[4]["tenants"] = ["team-a"]
+    _waves(doc)[3]["tenants"] = []
+    _waves(doc).insert(5, {"name": "move", "stage": "scale"})
+    doc["spec"]["nodePools"][2]["migratesIn"] = "move"
+    # THEN no finding
+    assert "GP130" not in codes(tmp_path, doc)
+
+
+def test_gp270_drain_wave_before_a_pool_move_drains_it(tmp_path: Path) -> None:
+    doc = _validated()
+    doc["spec"]["nodePools"][2]["migratesIn"] = "scale"
+    _waves(doc).insert(4, {"name": "drain", "stage": "drain"})
+    assert "GP270" not in codes(tmp_path, doc)
+
+
+def test_gp270_drain_wave_that_drains_nothing(tmp_path: Path) -> None:
+    # GIVEN a drain wave whose next wave moves no pool
+    doc = _validated()
+    doc["spec"]["nodePools"][2]["migratesIn"] = "scale"
+    _waves(doc).insert(3, {"name": "drain", "stage": "drain"})
+    # THEN a warning at the drain wave says it is not needed
+    (found,) = [p for p in findings(tmp_path, doc) if p.code == "GP270"]
+    assert (found.loc, found.severity) == ("spec.waves[3]", "warning")
+    assert "drains nothing: the next wave 'claims' moves no pool" in found.message
 
 
 def test_gp130_separate_waves_pass(tmp_path: Path) -> None:

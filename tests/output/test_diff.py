@@ -1,0 +1,117 @@
+"""`diff --waves` and `plan --from/--to`: the real change of a transition, hand-offs included."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from gpuplatform.cli import main
+from gpuplatform.errors import InputError
+from gpuplatform.load.stacks import LoadedPlatform, load_stack
+from gpuplatform.output.diff import diff_waves, loaded_wave_diffs, reviewed_transitions
+from gpuplatform.output.synth import render_files
+from gpuplatform.plan.waves import plan_platform
+from tests.conftest import REPO
+
+MIXED = str(REPO / "stacks" / "mixed-fleet.yaml")
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.fixture(scope="module")
+def mixed() -> LoadedPlatform:
+    (loaded,) = load_stack(Path(MIXED))
+    return loaded
+
+
+def test_identical_gates_are_no_change_though_their_job_names_differ(mixed: LoadedPlatform) -> None:
+    # GIVEN claims -> nim: only the NIM service moves; every gate Job is renamed (digest of the wave)
+    files = render_files(mixed)
+    plan = plan_platform(mixed.platform)
+    a, b = plan.wave("claims"), plan.wave("nim")
+    assert {
+        p.rsplit("/", 1)[1] for p in files if p.startswith(f"waves/{a.dir_name}/50-gates/post/job_")
+    }.isdisjoint(p.rsplit("/", 1)[1] for p in files if p.startswith(f"waves/{b.dir_name}/50-gates/post/job_"))
+    # WHEN diffed
+    changed = diff_waves(files, "mixed-fleet", a, b)
+    # THEN the gates pair up and vanish; the NIM service's claim template and its hand-off remain
+    assert not any("50-gates" in c.key for c in changed.changes)
+    assert changed.layers == ("40-tenants",)
+    assert [c.describe() for c in changed.handoffs] == [
+        "added NimServiceHandoff serving/llm-dra (nimservicehandoff_serving_llm-dra.yaml)"
+    ]
+
+
+def test_a_gate_whose_content_changes_is_one_pair_not_a_delete_and_an_add(mixed: LoadedPlatform) -> None:
+    # GIVEN scale -> drain -> cutover: the cutover moves the A100 pool, so DRA_NODES changes
+    (d,) = loaded_wave_diffs([mixed], "drain", "cutover")
+    gates = [c for c in d.changes if c.key.startswith("50-gates/post/gate:")]
+    assert {c.key for c in gates} >= {
+        "50-gates/post/gate:allocator-exclusivity",
+        "50-gates/post/gate:inventory",
+    }
+    assert all(c.state == "changed" for c in gates)
+    text = d.unified()
+    # THEN the unified diff shows the real file names and only the changed line
+    assert "--- a/mixed-fleet/waves/07-drain/50-gates/post/job_gpuplatform-gates_gate-inventory-" in text
+    assert "+++ b/mixed-fleet/waves/08-cutover/50-gates/post/job_gpuplatform-gates_gate-inventory-" in text
+    assert "-          DRA_NODES='h100-01 h100-02'" in text
+    assert "+          DRA_NODES='h100-01 h100-02 a100-01 a100-02 a100-03'" in text
+    # the paired gates' digests are masked; the one gate that goes (no legacy node left) shows as it is
+    (gone,) = [c for c in d.changes if c.new is None]
+    assert gone.key == "50-gates/pre/gate:rollback-safety"
+    assert f"-  name: {Path(gone.old_path or '').stem.split('_')[-1]}" in text
+    assert text.count("-  name: gate-") == 1 and "+  name: gate-" not in text
+
+
+def test_handoffs_are_diffed_and_the_wave_is_masked(mixed: LoadedPlatform) -> None:
+    (d,) = loaded_wave_diffs([mixed], "apps", "scale")
+    text = d.unified()
+    assert "+++ b/mixed-fleet/handoff/06-scale/nodepool_gpu-l40s.yaml" in text
+    assert "+        nvidia.com/dra-kubelet-plugin: 'true'" in text
+    assert "wave: apps" not in text and "wave: scale" not in text
+
+
+def test_a_drain_wave_changes_only_the_drained_pools_handoff(mixed: LoadedPlatform) -> None:
+    (d,) = loaded_wave_diffs([mixed], "scale", "drain")
+    assert [c.key for c in d.changes] == ["handoff/nodepoolhandoff_a100.yaml"]
+    assert "-  drain: false\n+  drain: true" in d.unified()
+
+
+def test_diff_exits_1_on_differences_and_0_without(tmp_path: Path) -> None:
+    changed = run("diff", MIXED, "--waves", "claims", "nim")
+    assert (changed.exit_code, changed.stdout.startswith("--- a/mixed-fleet/waves/03-claims/")) == (1, True)
+    same = run("diff", MIXED, "--waves", "nim", "nim")
+    assert (same.exit_code, same.stdout) == (0, "")
+
+
+def test_unknown_waves_name_the_waves(mixed: LoadedPlatform) -> None:
+    with pytest.raises(InputError) as caught:
+        loaded_wave_diffs([mixed], "claim", "nim")
+    (problem,) = caught.value.problems
+    assert problem.file == "--waves"
+    assert problem.message == (
+        "platform 'mixed-fleet' has no wave 'claim' "
+        "(waves: base, pilot, validate, claims, nim, apps, scale, drain, cutover)"
+    )
+
+
+def test_plan_transition_omits_unchanged_layers_and_lists_the_handoffs(mixed: LoadedPlatform) -> None:
+    (t,) = reviewed_transitions([mixed], "claims", "nim")
+    assert [s.layer for s in t.steps] == ["40-tenants"]
+    assert t.handoffs == ("added NimServiceHandoff serving/llm-dra (nimservicehandoff_serving_llm-dra.yaml)",)
+    (drain,) = reviewed_transitions([mixed], "scale", "drain")
+    assert drain.steps == ()
+    assert "hand-offs (never synced: their owners apply them):" in drain.text()
+    assert "(nothing to apply)" in drain.text()
+
+
+def test_plan_transition_of_a_karpenter_pool_names_the_nodepool_patch(mixed: LoadedPlatform) -> None:
+    (t,) = reviewed_transitions([mixed], "apps", "scale")
+    assert "changed NodePool gpu-l40s (nodepool_gpu-l40s.yaml)" in t.handoffs
+    assert "10-nodes" not in [s.layer for s in t.steps]  # a provisioner pool has no Node objects
+    assert t.as_dict()["handoffs"] == list(t.handoffs)
