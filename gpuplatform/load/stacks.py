@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpuplatform.errors import InputError, Problem
+from gpuplatform.errors import InputError, Problem, format_loc
 from gpuplatform.load.documents import (
     OVERLAY_KIND,
     PLATFORM_KIND,
@@ -24,7 +24,7 @@ from gpuplatform.load.documents import (
     platform_document,
     platform_from_document,
 )
-from gpuplatform.load.merge import merge_spec
+from gpuplatform.load.merge import Origin, merge_spec, parse_loc
 from gpuplatform.load.yaml_input import read_text, read_yaml
 from gpuplatform.model.platform import Platform
 
@@ -45,6 +45,15 @@ class LoadedPlatform:
     document: dict[str, Any]
     manifests: dict[str, str] = field(default_factory=dict)
     """Text of the original manifests the spec names (`workloads[].manifest`, `nimServices[].manifest`)."""
+    origin: Origin | None = None
+    """Which file (stack or overlay) wrote each part of `document`; None: all of it is `source`."""
+
+    def locate(self, loc: str) -> tuple[str, str]:
+        """The file that wrote the spec path `loc` (`spec.waves[3]`) and the path in that file."""
+        if self.origin is None:
+            return self.source, loc
+        file, where = self.origin.locate(parse_loc(loc))
+        return file, format_loc(where)
 
 
 def _read_manifests(platform: Platform, source: Path) -> dict[str, str]:
@@ -145,13 +154,14 @@ def _read_stack(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     return [doc], [o.strip() for o in declared.split(",") if o.strip()]
 
 
-def _apply(base: dict[str, Any], source: str, overlay_path: Path) -> tuple[dict[str, Any], tuple[str, Any]]:
+def _apply(base: dict[str, Any], origin: Origin, overlay_path: Path) -> tuple[dict[str, Any], Origin]:
+    """Merge one overlay file onto `base`; its `metadata.name` names the result."""
     overlay = check_envelope(read_yaml(overlay_path), str(overlay_path), OVERLAY_KIND)
-    merged = merge_spec(base, {"spec": overlay.get("spec", {})})
+    part: dict[str, Any] = {"spec": overlay.get("spec", {})}
     name = overlay.get("metadata", {}).get("name")
     if name:
-        merged["metadata"] = {**merged["metadata"], "name": name}
-    return merged, (str(overlay_path), {"spec": overlay.get("spec", {}), "metadata": {"name": name}})
+        part["metadata"] = {"name": name}
+    return merge_spec(base, part, origin, str(overlay_path))
 
 
 def _overlay_base(path: Path) -> str | None:
@@ -181,10 +191,10 @@ def load_stack(path: Path, overlays: Sequence[Path] | None = None) -> list[Loade
             variants += [(d, (overlay_path,)) for d in targets]
     for doc, chain in variants:
         try:
-            merged, last = doc, None
+            merged, origin = doc, Origin(str(path))
             for overlay_path in chain:
-                merged, last = _apply(merged, str(path), overlay_path)
-            platform = platform_from_document(merged, str(path), last)
+                merged, origin = _apply(merged, origin, overlay_path)
+            platform = platform_from_document(merged, origin)
         except InputError as exc:
             problems += exc.problems
             continue
@@ -193,7 +203,8 @@ def load_stack(path: Path, overlays: Sequence[Path] | None = None) -> list[Loade
         except InputError as exc:
             problems += exc.problems
             continue
-        loaded.append(LoadedPlatform(platform, str(path), tuple(str(c) for c in chain), merged, manifests))
+        applied = tuple(str(c) for c in chain)
+        loaded.append(LoadedPlatform(platform, str(path), applied, merged, manifests, origin))
     names = [lp.platform.name for lp in loaded]
     for lp in loaded:
         if names.count(lp.platform.name) > 1 and lp.overlays:

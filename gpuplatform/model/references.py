@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from gpuplatform.model.platform import Platform
+from gpuplatform.model.waves import STAGES, Wave
 
-__all__ = ["Loc", "known", "reference_errors"]
+__all__ = ["Loc", "known", "reference_errors", "stage_order_errors"]
 
 Loc = tuple[int | str, ...]
 
@@ -24,6 +25,39 @@ def _duplicates(field: str, names: Iterable[str]) -> Iterator[tuple[Loc, str]]:
             yield ("spec", field, i, "name"), f"{name!r} is already defined at spec.{field}[{seen[name]}]"
         else:
             seen[name] = i
+
+
+def stage_order_errors(waves: Iterable[Wave]) -> list[tuple[Loc, str]]:
+    """Stages in canonical order: `baseline` first, `final-cutover` last, the others never going
+    back (repeats allowed); a `drain` wave may stand between any two."""
+    waves = list(waves)
+    order = ", ".join(STAGES[:-2] + STAGES[-1:])
+    errors: list[tuple[Loc, str]] = []
+    last: tuple[int, Wave] | None = None
+    for i, wave in enumerate(waves):
+        loc: Loc = ("spec", "waves", i, "stage")
+        if (i == 0) != (wave.stage == "baseline"):
+            where = "the first wave must be" if i == 0 else "only the first wave is"
+            errors.append((loc, f"{where} stage baseline (wave {wave.name!r} is {wave.stage})"))
+        elif wave.stage == "final-cutover" and i != len(waves) - 1:
+            errors.append((loc, f"final-cutover must be the last wave ({waves[-1].name!r} comes after it)"))
+        elif wave.stage == "drain" and i == len(waves) - 1:
+            errors.append((loc, "a drain wave stands between two waves, never last"))
+        elif (
+            wave.stage != "drain"
+            and last is not None
+            and STAGES.index(wave.stage) < STAGES.index(last[1].stage)
+        ):
+            errors.append(
+                (
+                    loc,
+                    f"stage {wave.stage} comes after {last[1].stage} (wave {last[1].name!r}, spec.waves[{last[0]}]): "
+                    f"stages run in the order {order}, drain between any two",
+                )
+            )
+        if wave.stage != "drain":
+            last = (i, wave)
+    return errors
 
 
 def reference_errors(p: Platform) -> list[tuple[Loc, str]]:
@@ -104,4 +138,4 @@ def reference_errors(p: Platform) -> list[tuple[Loc, str]]:
                     + known(t.name for t in owner.claim_templates),
                 )
             )
-    return errors
+    return errors + stage_order_errors(p.waves)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpuplatform.errors import InputError
 from gpuplatform.policy.rules import RULES
 
-__all__ = ["CHECK_CODES", "explain_rule"]
+__all__ = ["CHECK_CODES", "RETIRED_CODES", "explain_rule"]
 
 #: Codes of the selector checks and pool modelling (`gpuplatform check`), which are not rules.
 CHECK_CODES: dict[str, tuple[str, str]] = {
@@ -36,6 +36,15 @@ CHECK_CODES: dict[str, tuple[str, str]] = {
 }
 
 
+#: Codes no rule uses any more, kept reserved (never reused) with the reason.
+RETIRED_CODES: dict[str, tuple[str, str]] = {
+    "GP134": (
+        "final cutover while a legacy pool or an unconverted workload remains",
+        "Retired: the final-cutover wave must be the last wave (stage order, checked when the spec is loaded), so no pool, workload or NIM service can move after it any more.",
+    ),
+}
+
+
 def explain_rule(code: str) -> str:
     """Title, severity and explanation of `code`; InputError for a code nobody defined."""
     if code in RULES:
@@ -44,5 +53,8 @@ def explain_rule(code: str) -> str:
     if code in CHECK_CODES:
         title, text = CHECK_CODES[code]
         return f"{code} (error): {title}\n\n{text}"
+    if code in RETIRED_CODES:
+        title, text = RETIRED_CODES[code]
+        return f"{code} (retired): {title}\n\n{text}"
     known = ", ".join(sorted([*RULES, *CHECK_CODES]))
     raise InputError.single("CODE", "", f"no rule {code!r}; known codes: {known}")

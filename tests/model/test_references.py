@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from gpuplatform.errors import format_loc
 from gpuplatform.model import Platform
 from gpuplatform.model.references import reference_errors
 from tests.specs import minimal_spec
@@ -52,3 +55,62 @@ def test_duplicate_names_point_at_the_second_definition() -> None:
         spec["tiers"].append({"name": "full", "deviceType": "mig"})
 
     assert _errors(mutate) == [(("spec", "tiers", 1, "name"), "'full' is already defined at spec.tiers[0]")]
+
+
+def _stages(*stages: str) -> list[str]:
+    doc = minimal_spec()["spec"]
+    doc["waves"] = [{"name": f"w{i}", "stage": s} for i, s in enumerate(stages)]
+    doc["activeWave"] = "w0"
+    for pool in doc["nodePools"]:
+        pool.pop("migratesIn", None)
+    doc["tenants"] = []
+    platform = Platform.model_validate({"name": "lab", **doc})
+    return [f"{format_loc(loc)}: {msg}" for loc, msg in reference_errors(platform)]
+
+
+def test_canonical_stage_order_with_drains_between_any_two_and_repeats_passes() -> None:
+    assert (
+        _stages(
+            "baseline", "pilot-pool", "drain", "driver-validation", "scale", "scale", "drain", "final-cutover"
+        )
+        == []
+    )
+    assert _stages("baseline", "application") == []
+
+
+@pytest.mark.parametrize(
+    ("stages", "expected"),
+    [
+        (
+            ("pilot-pool", "baseline"),
+            [
+                "spec.waves[0].stage: the first wave must be stage baseline (wave 'w0' is pilot-pool)",
+                "spec.waves[1].stage: only the first wave is stage baseline (wave 'w1' is baseline)",
+            ],
+        ),
+        (
+            ("baseline", "final-cutover", "scale"),
+            [
+                "spec.waves[1].stage: final-cutover must be the last wave ('w2' comes after it)",
+                "spec.waves[2].stage: stage scale comes after final-cutover (wave 'w1', spec.waves[1]): stages run "
+                "in the order baseline, pilot-pool, driver-validation, native-claim-pilot, compatibility-bridge, "
+                "application, nim-non-production, scale, final-cutover, drain between any two",
+            ],
+        ),
+        (
+            ("baseline", "application", "drain", "native-claim-pilot"),
+            [
+                "spec.waves[3].stage: stage native-claim-pilot comes after application (wave 'w1', spec.waves[1]): "
+                "stages run in the order baseline, pilot-pool, driver-validation, native-claim-pilot, "
+                "compatibility-bridge, application, nim-non-production, scale, final-cutover, drain between any two",
+            ],
+        ),
+        (
+            ("drain", "scale"),
+            ["spec.waves[0].stage: the first wave must be stage baseline (wave 'w0' is drain)"],
+        ),
+        (("baseline", "drain"), ["spec.waves[1].stage: a drain wave stands between two waves, never last"]),
+    ],
+)
+def test_stages_out_of_order_are_located(stages: tuple[str, ...], expected: list[str]) -> None:
+    assert _stages(*stages) == expected

@@ -29,10 +29,10 @@ def mixed() -> LoadedPlatform:
 
 
 def test_identical_gates_are_no_change_though_their_job_names_differ(mixed: LoadedPlatform) -> None:
-    # GIVEN claims -> nim: only the NIM service moves; every gate Job is renamed (digest of the wave)
+    # GIVEN apps -> nim: only the NIM service moves; every gate Job is renamed (digest of the wave)
     files = render_files(mixed)
     plan = plan_platform(mixed.platform)
-    a, b = plan.wave("claims"), plan.wave("nim")
+    a, b = plan.wave("apps"), plan.wave("nim")
     assert {
         p.rsplit("/", 1)[1] for p in files if p.startswith(f"waves/{a.dir_name}/50-gates/post/job_")
     }.isdisjoint(p.rsplit("/", 1)[1] for p in files if p.startswith(f"waves/{b.dir_name}/50-gates/post/job_"))
@@ -69,11 +69,11 @@ def test_a_gate_whose_content_changes_is_one_pair_not_a_delete_and_an_add(mixed:
 
 
 def test_handoffs_are_diffed_and_the_wave_is_masked(mixed: LoadedPlatform) -> None:
-    (d,) = loaded_wave_diffs([mixed], "apps", "scale")
+    (d,) = loaded_wave_diffs([mixed], "nim", "scale")
     text = d.unified()
     assert "+++ b/mixed-fleet/handoff/06-scale/nodepool_gpu-l40s.yaml" in text
     assert "+        nvidia.com/dra-kubelet-plugin: 'true'" in text
-    assert "wave: apps" not in text and "wave: scale" not in text
+    assert "wave: nim" not in text and "wave: scale" not in text
 
 
 def test_a_drain_wave_changes_only_the_drained_pools_handoff(mixed: LoadedPlatform) -> None:
@@ -83,8 +83,8 @@ def test_a_drain_wave_changes_only_the_drained_pools_handoff(mixed: LoadedPlatfo
 
 
 def test_diff_exits_1_on_differences_and_0_without(tmp_path: Path) -> None:
-    changed = run("diff", MIXED, "--waves", "claims", "nim")
-    assert (changed.exit_code, changed.stdout.startswith("--- a/mixed-fleet/waves/03-claims/")) == (1, True)
+    changed = run("diff", MIXED, "--waves", "apps", "nim")
+    assert (changed.exit_code, changed.stdout.startswith("--- a/mixed-fleet/waves/04-apps/")) == (1, True)
     same = run("diff", MIXED, "--waves", "nim", "nim")
     assert (same.exit_code, same.stdout) == (0, "")
 
@@ -96,12 +96,12 @@ def test_unknown_waves_name_the_waves(mixed: LoadedPlatform) -> None:
     assert problem.file == "--waves"
     assert problem.message == (
         "platform 'mixed-fleet' has no wave 'claim' "
-        "(waves: base, pilot, validate, claims, nim, apps, scale, drain, cutover)"
+        "(waves: base, pilot, validate, claims, apps, nim, scale, drain, cutover)"
     )
 
 
 def test_plan_transition_omits_unchanged_layers_and_lists_the_handoffs(mixed: LoadedPlatform) -> None:
-    (t,) = reviewed_transitions([mixed], "claims", "nim")
+    (t,) = reviewed_transitions([mixed], "apps", "nim")
     assert [s.layer for s in t.steps] == ["40-tenants"]
     assert t.handoffs == ("added NimServiceHandoff serving/llm-dra (nimservicehandoff_serving_llm-dra.yaml)",)
     (drain,) = reviewed_transitions([mixed], "scale", "drain")
@@ -111,7 +111,7 @@ def test_plan_transition_omits_unchanged_layers_and_lists_the_handoffs(mixed: Lo
 
 
 def test_plan_transition_of_a_karpenter_pool_names_the_nodepool_patch(mixed: LoadedPlatform) -> None:
-    (t,) = reviewed_transitions([mixed], "apps", "scale")
+    (t,) = reviewed_transitions([mixed], "nim", "scale")
     assert "changed NodePool gpu-l40s (nodepool_gpu-l40s.yaml)" in t.handoffs
     assert "10-nodes" not in [s.layer for s in t.steps]  # a provisioner pool has no Node objects
     assert t.as_dict()["handoffs"] == list(t.handoffs)

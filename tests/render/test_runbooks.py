@@ -38,7 +38,7 @@ def test_runbook_snapshot(reference: Platform, wave: str, text_snapshot: Snapsho
     assert render_runbooks(plan_platform(reference))[wave] == text_snapshot
 
 
-@pytest.mark.parametrize("wave", ["04-nim.md", "05-apps.md", "06-scale.md", "07-drain.md", "08-cutover.md"])
+@pytest.mark.parametrize("wave", ["04-apps.md", "05-nim.md", "06-scale.md", "07-drain.md", "08-cutover.md"])
 def test_mixed_fleet_runbook_snapshot(mixed: Plan, wave: str, text_snapshot: SnapshotAssertion) -> None:
     assert render_runbooks(mixed)[wave] == text_snapshot
 
@@ -88,7 +88,7 @@ def test_claim_pilot_runbook_checks_runtime_identity(reference: Platform) -> Non
 
 
 def test_nim_runbook_is_blue_green_with_its_rollback(mixed: Plan) -> None:
-    text = render_runbooks(mixed)["04-nim.md"]
+    text = render_runbooks(mixed)["05-nim.md"]
     forward = _section(text, "### After the sync", "## Evidence")
     _in_order(
         forward,
@@ -103,9 +103,9 @@ def test_nim_runbook_is_blue_green_with_its_rollback(mixed: Plan) -> None:
 
 
 def test_workload_owner_acts_after_the_sync_forward_and_before_it_back(mixed: Plan) -> None:
-    text = render_runbooks(mixed)["05-apps.md"]
+    text = render_runbooks(mixed)["04-apps.md"]
     forward = _section(text, "### After the sync", "## Evidence")
-    assert "handoff/05-apps/workloadhandoff_research_deployment-notebook.yaml" in forward
+    assert "handoff/04-apps/workloadhandoff_research_deployment-notebook.yaml" in forward
     assert "template `notebook-gpu`" in forward
     assert "kubectl -n research rollout status deployment/notebook" in forward
     back = _section(text, "## Rollback", "### Sync")

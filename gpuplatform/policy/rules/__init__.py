@@ -16,7 +16,8 @@ _MODULES = (allocators, releases, tenants, waves)
 def run_rules(
     loaded: LoadedPlatform, cluster_nodes: frozenset[str] | None = None, tree: Tree | None = None
 ) -> list[Problem]:
-    """Every finding of every rule, as Problems located in the stack file, sorted.
+    """Every finding of every rule, as Problems located in the file that wrote the field (the stack
+    or an overlay), sorted.
 
     `tree` is the platform's rendered tree when the caller has it already (synth does).
     """
@@ -25,9 +26,6 @@ def run_rules(
     for code in sorted(RULES):
         r = RULES[code]
         for finding in r.check(context):
-            problems.append(
-                Problem(
-                    loaded.source, finding.loc, code, finding.message, severity=r.severity, hint=finding.hint
-                )
-            )
+            file, loc = loaded.locate(finding.loc)
+            problems.append(Problem(file, loc, code, finding.message, severity=r.severity, hint=finding.hint))
     return sorted(set(problems))

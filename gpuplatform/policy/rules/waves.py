@@ -159,41 +159,6 @@ def mig_before_full_gpu(ctx: RuleContext) -> Iterator[Finding]:
 
 
 @rule(
-    "GP134",
-    "error",
-    "final cutover while a legacy pool or an unconverted workload remains",
-    """
-The final cutover turns the device plugin off for good. A pool that is still legacy in that wave,
-or a legacy workload (or NIM service) that moves only later, would lose its GPUs.
-""",
-)
-def cutover_with_legacy(ctx: RuleContext) -> Iterator[Finding]:
-    cutover = _first(ctx.platform.waves, "final-cutover")
-    if cutover is None:
-        return
-    state = ctx.plan.waves[cutover]
-    pools = {p.name: i for i, p in enumerate(ctx.platform.node_pools)}
-    for name in state.legacy_pools:
-        yield Finding(
-            f"spec.nodePools[{pools[name]}].migratesIn",
-            f"pool {name!r} is still legacy in the final-cutover wave {state.name!r}",
-            "migrate the pool in or before the final-cutover wave",
-        )
-    for i, workload in enumerate(ctx.platform.workloads):
-        if i not in state.workloads:
-            yield Finding(
-                f"spec.workloads[{i}].movesIn",
-                f"{workload.kind} {workload.namespace}/{workload.name} still uses the device plugin at the final cutover",
-                "move it in or before the final-cutover wave",
-            )
-    for i, nim in enumerate(ctx.platform.nim_services):
-        if nim.name not in state.nim_services:
-            yield Finding(
-                f"spec.nimServices[{i}].movesIn", f"NIM service {nim.name!r} moves after the final cutover"
-            )
-
-
-@rule(
     "GP140",
     "error",
     "an alpha driver feature in production or in the final cutover",
