@@ -139,11 +139,17 @@ def _notes(problems: list[Problem]) -> None:
 
 
 @main.command()
-def schema() -> None:
-    """Print the JSON Schema of the spec (`kind: Platform`)."""
-    from gpuplatform.load.schema import spec_schema
+@click.option(
+    "--kind",
+    type=click.Choice(["Platform", "PlatformOverlay"]),
+    default="Platform",
+    help="The spec (default) or an overlay.",
+)
+def schema(kind: str) -> None:
+    """Print the JSON Schema of a spec (`kind: Platform`) or an overlay (`kind: PlatformOverlay`)."""
+    from gpuplatform.load.schema import overlay_schema, spec_schema
 
-    click.echo(json.dumps(spec_schema(), indent=2))
+    click.echo(json.dumps(spec_schema() if kind == "Platform" else overlay_schema(), indent=2))
 
 
 @main.command()

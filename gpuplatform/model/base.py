@@ -36,7 +36,10 @@ SEMVER = re.compile(
 
 
 class SpecModel(BaseModel):
-    """Frozen, strict, camelCase-aliased base of every spec model."""
+    """Frozen, strict, camelCase-aliased base of every spec model.
+
+    Field docstrings become the descriptions (and titles) of `gpuplatform schema`.
+    """
 
     model_config = ConfigDict(
         frozen=True,
@@ -44,6 +47,7 @@ class SpecModel(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
         validate_default=True,
+        use_attribute_docstrings=True,
     )
 
 

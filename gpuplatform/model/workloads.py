@@ -24,11 +24,17 @@ class Workload(SpecModel):
     """A legacy workload (`nvidia.com/gpu` limits) that moves to a claim in wave `movesIn`."""
 
     kind: Literal["Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"]
+    """Kind of the workload object."""
     namespace: DnsLabel
+    """Namespace of the workload."""
     name: DnsSubdomain
+    """Name of the workload object."""
     gpus: int = Field(default=1, ge=1, le=32)
+    """GPUs each pod requests today (`nvidia.com/gpu`); the claim template requests as many devices."""
     tier: DnsLabel
+    """Tier the converted workload claims from."""
     moves_in: DnsLabel
+    """Wave from which the workload uses a claim (its template exists; its owner gets a hand-off)."""
     manifest: str | None = None
     """Path of the original manifest; when given, the converted file is handed off in full."""
     shared_claim: bool = True
@@ -39,8 +45,11 @@ class AttributeSelector(SpecModel):
     """NIM Operator `attributeSelectors[]` item."""
 
     key: str = Field(min_length=1, max_length=64)
+    """Device attribute (`architecture`, or qualified `gpu.nvidia.com/architecture`)."""
     op: SelectorOp = "Equal"
+    """Comparison operator."""
     value: str | int | bool
+    """Value to compare with."""
     value_type: Literal["string", "int", "bool", "version"] | None = None
     """Defaults from the value's type; `version` must be given explicitly."""
 
@@ -64,8 +73,11 @@ class CapacitySelector(SpecModel):
     """NIM Operator `capacitySelectors[]` item."""
 
     key: str = Field(min_length=1, max_length=64)
+    """Device capacity (`memory`)."""
     op: SelectorOp = "Equal"
+    """Comparison operator."""
     value: Quantity
+    """Quantity to compare with (`80Gi`)."""
 
 
 class NimService(SpecModel):
@@ -76,16 +88,27 @@ class NimService(SpecModel):
     """
 
     name: DnsSubdomain
+    """Name of the new NIMService (the DRA one)."""
     namespace: DnsLabel
+    """Namespace of the NIMService: a tenant's namespace."""
     replaces: DnsSubdomain | None = None
+    """The legacy NIMService it takes traffic from, retired by its owner in a later wave."""
     tier: DnsLabel | None = None
+    """Tier (DeviceClass) of the claims; default: the chart's `gpu.nvidia.com` class."""
     attribute_selectors: tuple[AttributeSelector, ...] = ()
+    """NIM Operator `attributeSelectors` of the claim."""
     capacity_selectors: tuple[CapacitySelector, ...] = ()
+    """NIM Operator `capacitySelectors` of the claim."""
     cel_expressions: tuple[str, ...] = ()
+    """NIM Operator `celExpressions` (instead of attribute and capacity selectors)."""
     count: int = Field(default=1, ge=1, le=32)
+    """Devices per replica."""
     replicas: int = Field(default=1, ge=1)
+    """Replicas of the NIMService."""
     mode: Literal["claimCreationSpec", "template", "claim"] = "claimCreationSpec"
+    """How `draResources` asks: the operator creates claims, or a tool-rendered template or claim."""
     moves_in: DnsLabel
+    """Wave in which the NIMService moves to DRA (its hand-off appears)."""
     manifest: str | None = None
     """Path of the team's original NIMService manifest, converted in full when given."""
     accept_preview: bool = False
@@ -113,7 +136,12 @@ class ValidationWorkload(SpecModel):
     """The pilot workload that proves a claim reaches a container (`nvidia-smi -L`)."""
 
     tenant: DnsLabel
+    """Tenant whose namespace runs the pilot Job."""
     claim_template: DnsSubdomain
+    """The tenant's claim template the pilot claims from."""
     name: DnsLabel = "gpu-dra-validation"
+    """Name of the pilot Job."""
     image: str = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
+    """Image with `nvidia-smi`."""
     command: tuple[str, ...] = ("nvidia-smi", "-L")
+    """Command that prints the GPU UUID the container sees (the `claim-pilot` gate reads it)."""
