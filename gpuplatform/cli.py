@@ -263,6 +263,9 @@ def snapshot(out: str, context: str | None, namespaces: tuple[str, ...], smi: tu
     from gpuplatform.evidence.snapshot import take_snapshot
 
     manifest = take_snapshot(Path(out), context=context, namespaces=namespaces, nvidia_smi_pods=smi)
+    if manifest.get("unreachable"):
+        where = f" (context {manifest['context']})" if manifest.get("context") else ""
+        _fail(f"error: {out}: cannot reach the cluster{where}: {manifest['unreachable']}", EXIT_FINDINGS)
     for kind, state in manifest["kinds"].items():
         click.echo(f"{kind}: {state}")
     for target, state in manifest["nvidiaSmi"].items():

@@ -55,6 +55,9 @@ def take_snapshot(
 ) -> dict[str, Any]:
     """Write one `<kind>.json` per kind and `manifest.json` into `out`; return the manifest.
 
+    When kubectl cannot reach the cluster at all (`kubectl version` fails), nothing else is tried:
+    the manifest records the reason once under `unreachable`.
+
     `namespaces` limits namespaced kinds (default: all); `nvidia_smi_pods` are `namespace/pod`
     names in which `nvidia-smi` is run through `kubectl exec`.
     """
@@ -69,6 +72,11 @@ def take_snapshot(
         manifest["serverVersion"] = json.loads(version.stdout).get("serverVersion", {}).get("gitVersion")
     except json.JSONDecodeError:
         manifest["serverVersion"] = None
+    if version.returncode != 0:
+        # Nothing can be read from a cluster kubectl cannot talk to: say so once, not once per kind.
+        manifest["unreachable"] = _reason(version.stderr)
+        manifest["missing"] = list(KINDS) + [f"nvidia-smi {t}" for t in nvidia_smi_pods]
+        return _finish(out, manifest)
     for kind, (resource, namespaced) in KINDS.items():
         items: list[Any] = []
         errors = []
@@ -103,6 +111,10 @@ def take_snapshot(
         else:
             manifest["nvidiaSmi"][target] = "missing: " + _reason(result.stderr)
             manifest["missing"].append(f"nvidia-smi {target}")
+    return _finish(out, manifest)
+
+
+def _finish(out: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     manifest["time"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
