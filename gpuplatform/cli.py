@@ -161,6 +161,7 @@ def schema(kind: str) -> None:
 @guarded
 def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, target: str | None) -> None:
     """Print, per wave, which pools are legacy or DRA, what exists, and what changed."""
+    from gpuplatform.capacity.verdicts import transition_verdict
     from gpuplatform.plan.report import plan_report, plan_text
     from gpuplatform.plan.waves import plan_platform
 
@@ -169,11 +170,21 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
 
         if source is None or target is None:
             raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
-        found = reviewed_transitions(load_selected(stack, overlays), source, target)
+        loaded = load_selected(stack, overlays)
+        found = reviewed_transitions(loaded, source, target)
+        verdicts = [transition_verdict(lp, source, target) for lp in loaded]
         if fmt == "json":
-            click.echo(json.dumps([t.as_dict() for t in found], indent=2))
+            click.echo(
+                json.dumps(
+                    [t.as_dict() | {"capacity": v} for t, v in zip(found, verdicts, strict=True)], indent=2
+                )
+            )
         else:
-            click.echo("\n\n".join(t.text() for t in found))
+            click.echo(
+                "\n\n".join(
+                    f"{t.text()}\ncapacity: {v['verdict']}" for t, v in zip(found, verdicts, strict=True)
+                )
+            )
         if any(t.refusals for t in found):
             sys.exit(EXIT_FINDINGS)
         return
@@ -237,6 +248,35 @@ def check(
         errors = sum(p.severity == "error" for p in problems)
         click.echo(f"{errors} error(s), {len(problems) - errors} warning(s)", err=True)
     if any(r.errors for r in reports):
+        sys.exit(EXIT_FINDINGS)
+
+
+@main.command()
+@click.argument("stack")
+@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@click.option(
+    "--snapshot",
+    "snapshot",
+    default=None,
+    help="Snapshot folder: its register's GPU workloads are placed too.",
+)
+@click.option("--wave", "wave", default=None, help="The wave to check (default: the active wave).")
+@click.option("--all", "all_waves", is_flag=True, help="Check every wave.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@guarded
+def capacity(
+    stack: str, overlays: tuple[str, ...], snapshot: str | None, wave: str | None, all_waves: bool, fmt: str
+) -> None:
+    """Will it fit? Place each wave's workloads (and each drain moment) on the modelled fleet."""
+    from gpuplatform.capacity.report import capacity_text
+    from gpuplatform.capacity.run import stack_capacity
+
+    results = stack_capacity(load_selected(stack, overlays), wave, all_waves, snapshot)
+    if fmt == "json":
+        click.echo(json.dumps([r.as_dict() for r in results], indent=2))
+    else:
+        click.echo(capacity_text(results))
+    if not all(r.fits for r in results):
         sys.exit(EXIT_FINDINGS)
 
 

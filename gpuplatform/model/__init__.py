@@ -18,6 +18,7 @@ from gpuplatform.model.workloads import (
     CapacitySelector,
     NimService,
     SelectorOp,
+    Toleration,
     ValidationWorkload,
     Workload,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "Tenant",
     "TenantAllowances",
     "TenantQuota",
+    "Toleration",
     "ValidationWorkload",
     "Wave",
     "Workload",

@@ -22,6 +22,8 @@ class ClaimTemplate(SpecModel):
     """Devices the claim requests (all from one node)."""
     selectors: tuple[str, ...] = ()
     """Extra CEL selectors ANDed with the tier's class selectors."""
+    claims: int = Field(default=1, ge=0)
+    """Claims of this template in use at peak, one pod each (read by `gpuplatform capacity`)."""
 
 
 class TenantQuota(SpecModel):

@@ -13,11 +13,21 @@ __all__ = [
     "CapacitySelector",
     "NimService",
     "SelectorOp",
+    "Toleration",
     "ValidationWorkload",
     "Workload",
 ]
 
 SelectorOp = Literal["Equal", "NotEqual", "GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual"]
+
+
+class Toleration(SpecModel):
+    """A pod toleration (core/v1 `Toleration`), read by `gpuplatform capacity`."""
+
+    key: str = ""
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: str = ""
+    effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = ""
 
 
 class Workload(SpecModel):
@@ -39,6 +49,14 @@ class Workload(SpecModel):
     """Path of the original manifest; when given, the converted file is handed off in full."""
     shared_claim: bool = True
     """One claim shared by all GPU containers (they see the same GPUs) or one claim per container."""
+    replicas: int = Field(default=1, ge=0)
+    """Pods the workload runs at peak; each needs `gpus` (read by `gpuplatform capacity`)."""
+    resource: str = Field(default="nvidia.com/gpu", pattern=r"^nvidia\.com/[a-z0-9.-]+$")
+    """Extended resource the legacy pods request (`nvidia.com/mig-3g.40gb` on a MIG pool)."""
+    node_selector: dict[str, str] = {}
+    """The legacy pods' `nodeSelector` (capacity places them only on nodes with these labels)."""
+    tolerations: tuple[Toleration, ...] = ()
+    """The legacy pods' tolerations (a DRA pool's taint keeps pods that lack one off it)."""
 
 
 class AttributeSelector(SpecModel):

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuplatform.capacity.verdicts import capacity_problems
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.inventory.resource_slices import Pool, read_resource_slices
 from gpuplatform.load.stacks import LoadedPlatform
@@ -66,6 +67,7 @@ def check_platform(
         report.rows.append(row)
         report.problems += found
     report.problems += run_rules(loaded, cluster_nodes)
+    report.problems += capacity_problems(loaded)
     return report
 
 

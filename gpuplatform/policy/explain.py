@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuplatform.capacity.verdicts import CAPACITY_CODES
 from gpuplatform.errors import InputError
 from gpuplatform.policy.rules import RULES
 
@@ -53,8 +54,11 @@ def explain_rule(code: str) -> str:
     if code in CHECK_CODES:
         title, text = CHECK_CODES[code]
         return f"{code} (error): {title}\n\n{text}"
+    if code in CAPACITY_CODES:
+        severity, title, text = CAPACITY_CODES[code]
+        return f"{code} ({severity}): {title}\n\n{text}"
     if code in RETIRED_CODES:
         title, text = RETIRED_CODES[code]
         return f"{code} (retired): {title}\n\n{text}"
-    known = ", ".join(sorted([*RULES, *CHECK_CODES]))
+    known = ", ".join(sorted([*RULES, *CHECK_CODES, *CAPACITY_CODES]))
     raise InputError.single("CODE", "", f"no rule {code!r}; known codes: {known}")

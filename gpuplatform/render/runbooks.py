@@ -9,6 +9,7 @@ here is applied by an engine.
 
 from __future__ import annotations
 
+from gpuplatform.capacity.verdicts import runbook_capacity_notes
 from gpuplatform.gates import gates_for_wave
 from gpuplatform.plan.report import wave_changes
 from gpuplatform.plan.transitions import APPLY_ORDER, Transition, transition
@@ -106,12 +107,15 @@ def _transition(plan: Plan, a: WaveState, b: WaveState) -> list[str]:
     return lines
 
 
-def runbook(plan: Plan, prev: WaveState | None, state: WaveState) -> str:
-    """The Markdown runbook of one wave: from the wave before it, and the rollback to it."""
+def runbook(plan: Plan, prev: WaveState | None, state: WaveState, capacity: str = "") -> str:
+    """The Markdown runbook of one wave: from the wave before it, and the rollback to it;
+    `capacity` says when the wave is tight or does not fit."""
     p = plan.platform
     lines = [f"# {p.name} — wave {state.dir_name} ({state.wave.stage})", ""]
     if state.wave.description:
         lines += [state.wave.description, ""]
+    if capacity:
+        lines += [capacity, ""]
     lines.append(
         f"`{_STACK}` is the stack this tree was rendered from (`gpuplatform.lock.json` names it); `handoff/...` "
         f"paths are relative to this platform's folder, `{p.delivery.path}/{p.name}/`."
@@ -138,7 +142,8 @@ def render_runbooks(plan: Plan) -> dict[str, str]:
     """`<NN>-<wave>.md` for every wave."""
     out: dict[str, str] = {}
     prev: WaveState | None = None
+    notes = runbook_capacity_notes(plan)
     for state in plan.waves:
-        out[f"{state.dir_name}.md"] = runbook(plan, prev, state)
+        out[f"{state.dir_name}.md"] = runbook(plan, prev, state, notes.get(state.name, ""))
         prev = state
     return out

@@ -1,0 +1,95 @@
+"""The moments of a migration whose capacity is checked: every wave, and each drain inside a transition.
+
+A transition from wave A to wave B that moves pools between allocators drains them first: while a
+pool is moved it is in neither mode, and the workloads of A still run on the rest. The drain
+moments are derived from `plan/` (the step model of the transition simulator, #11, had not landed
+when this was written): one drain moment per transition that moves a pool, with every moving pool
+drained at once, which is what applying the wave's `10-nodes` layer in one sync does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuplatform.capacity.claims import DeviceClass
+from gpuplatform.capacity.demand import CHART_GPU_CLASS, Demand, wave_demands
+from gpuplatform.inventory.gpu_facts import driver_device_classes
+from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.selectors import full_gpu_expression, tier_expression
+
+__all__ = ["Moment", "moment_bridges", "moment_classes", "transition_moments", "wave_moments"]
+
+
+@dataclass(frozen=True)
+class Moment:
+    """A state of the cluster: pool modes (legacy, dra, draining) and what runs."""
+
+    label: str
+    runs: WaveState
+    """The wave whose workloads, classes and bridges exist at this moment."""
+    modes: dict[str, str]
+    demands: tuple[Demand, ...]
+    drained: tuple[str, ...] = ()
+
+
+def wave_moments(plan: Plan, state: WaveState) -> list[Moment]:
+    """The drain moment of the transition into `state` (if it moves a pool), then `state` itself."""
+    before = plan.waves[state.index - 1] if state.index > 0 else None
+    return transition_moments(plan, before, state)
+
+
+def transition_moments(plan: Plan, source: WaveState | None, target: WaveState) -> list[Moment]:
+    """From `source` to `target` (either direction): the pools that change allocator drained while
+    the workloads of `source` still run, then `target`."""
+    out = []
+    moving = tuple(
+        p for p, m in target.pool_modes.items() if source is not None and source.pool_modes[p] != m
+    )
+    if source is not None and moving:
+        modes = {p: ("draining" if p in moving else m) for p, m in source.pool_modes.items()}
+        label = f"{source.name} -> {target.name}: {', '.join(moving)} drained"
+        out.append(Moment(label, source, _active(source, modes), tuple(wave_demands(plan, source)), moving))
+    modes = _active(target, dict(target.pool_modes))
+    out.append(Moment(target.name, target, modes, tuple(wave_demands(plan, target))))
+    return out
+
+
+def _active(state: WaveState, modes: dict[str, str]) -> dict[str, str]:
+    """DRA pools offer devices only once the driver runs."""
+    return {
+        p: ("dra-no-driver" if m == "dra" and not state.driver_installed else m) for p, m in modes.items()
+    }
+
+
+def moment_classes(plan: Plan, state: WaveState) -> dict[str, DeviceClass]:
+    """DeviceClasses that exist in `state`: the tiers and bridges it enables and the chart's own."""
+    p = plan.platform
+    tiers = {t.name: t for t in p.tiers}
+    classes: dict[str, DeviceClass] = {}
+    if state.driver_installed:
+        for c in driver_device_classes(p.dra_driver.chart_version):
+            extended = c.extended_resource_name if plan.chart_bridge_live and c.extended_resource_name else ""
+            classes[c.name] = DeviceClass(c.name, (c.selector,), (), extended or "")
+    for name in state.tiers:
+        classes[p.class_name(name)] = DeviceClass(p.class_name(name), (tier_expression(tiers[name]),))
+    for bridge in p.bridges:
+        if bridge.name in state.bridges and bridge.source == "platform":
+            expression = tier_expression(tiers[bridge.tier]) if bridge.tier else full_gpu_expression()
+            name = p.class_name(bridge.name)
+            classes[name] = DeviceClass(name, (expression,), (), bridge.extended_resource_name)
+    return classes
+
+
+def moment_bridges(plan: Plan, state: WaveState, classes: dict[str, DeviceClass]) -> dict[str, str]:
+    """Extended resource -> the class serving it: the newest platform bridge, else the chart's class."""
+    out: dict[str, str] = {}
+    if state.driver_installed and plan.chart_bridge_live and CHART_GPU_CLASS in classes:
+        out["nvidia.com/gpu"] = CHART_GPU_CLASS
+    bridges = {b.name: b for b in plan.platform.bridges}
+    for name in state.bridges:
+        bridge = bridges[name]
+        if bridge.source == "platform" and state.driver_installed:
+            out[bridge.extended_resource_name] = plan.platform.class_name(name)
+        elif bridge.source == "chart" and CHART_GPU_CLASS in classes:
+            out[bridge.extended_resource_name] = CHART_GPU_CLASS
+    return out

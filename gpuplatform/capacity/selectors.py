@@ -1,0 +1,71 @@
+"""Selector verdicts for the allocator: compiled once per expression, evaluated per slice in a batch.
+
+The scheduler compiles selectors as stored expressions (k8s.io/dynamic-resource-allocation
+cel.Cache) and evaluates them lazily per device; a runtime error aborts the allocation only when
+the device is actually evaluated. Verdicts here come from `DeviceSelector.match_many` over a
+whole slice; when a slice raises, each device keeps its own verdict or error, so errors still
+surface only where upstream would evaluate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector, DeviceSet
+
+__all__ = ["SelectorCache"]
+
+Verdict = bool | CelEvaluationError
+
+
+class SelectorCache:
+    """Compiled selectors and per-slice verdicts, shared by every allocation of a run."""
+
+    def __init__(self, kubernetes: str = "1.36", features: Mapping[str, bool] | None = None) -> None:
+        self.kubernetes = kubernetes
+        self.features = dict(features or {})
+        self._compiled: dict[str, DeviceSelector | CelCompileError] = {}
+        self._verdicts: dict[tuple[str, int], list[Verdict]] = {}
+        self._device_sets: dict[int, DeviceSet] = {}
+        self._keep: dict[int, Mapping[str, Any]] = {}
+
+    def compile(self, expression: str) -> DeviceSelector:
+        """The stored-expression selector; CelCompileError when it does not compile."""
+        found = self._compiled.get(expression)
+        if found is None:
+            try:
+                found = DeviceSelector(
+                    expression, kubernetes=self.kubernetes, new_expression=False, features=self.features
+                )
+            except CelCompileError as exc:
+                found = exc
+            self._compiled[expression] = found
+        if isinstance(found, CelCompileError):
+            raise found
+        return found
+
+    def verdicts(self, expression: str, spec: Mapping[str, Any]) -> list[Verdict]:
+        """One verdict per device of a slice `spec` (true, false, or the runtime error)."""
+        key = (expression, id(spec))
+        found = self._verdicts.get(key)
+        if found is not None:
+            return found
+        selector = self.compile(expression)
+        driver = str(spec["driver"])
+        devices = self._device_sets.get(id(spec))
+        if devices is None:
+            devices = self._device_sets[id(spec)] = DeviceSet(driver, spec.get("devices") or [])
+            self._keep[id(spec)] = spec
+        out: list[Verdict]
+        try:
+            out = list(selector.match_many(driver, devices))
+        except CelEvaluationError:
+            out = []
+            for device in devices.devices:
+                try:
+                    out.append(selector.matches(driver, device))
+                except CelEvaluationError as exc:
+                    out.append(exc)
+        self._verdicts[key] = out
+        return out

@@ -1,0 +1,112 @@
+"""Capacity of hand-built fleets whose answer is known."""
+
+from __future__ import annotations
+
+from gpuplatform.capacity.report import WaveCapacity, plan_capacity
+from gpuplatform.model import ClaimTemplate, Toleration
+from gpuplatform.plan.waves import plan_platform
+from tests.capacity.fleets import platform, pool, workload
+
+
+def wave(p: object, name: str) -> WaveCapacity:
+    (found,) = plan_capacity(plan_platform(p), [name])  # type: ignore[arg-type]
+    return found
+
+
+def test_sixteen_gpus_of_demand_fit_two_eight_gpu_nodes_exactly_and_the_wave_is_tight() -> None:
+    result = wave(platform([pool("old", 2)], [workload("train", 4, 4)]), "base")
+    assert result.fits and result.tight and result.verdict == "tight"
+    assert [(p.capacity, p.free) for p in result.moments[-1].outcome.pools] == [(16, 0)]
+
+
+def test_one_gpu_short_names_the_workload_and_the_shortfall() -> None:
+    result = wave(platform([pool("old", 2)], [workload("train", 4, 4), workload("extra", 1, 1)]), "base")
+    assert not result.fits
+    (failure,) = result.moments[-1].outcome.failures
+    assert failure.demand.name == "workload team/extra"
+    assert "only 0 free on device-plugin nodes" in failure.reason
+
+
+def test_fragmentation_total_suffices_but_no_node_has_enough() -> None:
+    result = wave(platform([pool("old", 2)], [workload("big", 3, 5)]), "base")
+    (failure,) = result.moments[-1].outcome.failures
+    assert failure.placed == 2
+    assert "6 free on device-plugin nodes, but no node has 5 free (fragmented)" in failure.reason
+
+
+def test_a_mig_layout_offers_mig_resources_to_legacy_pods_and_mig_devices_to_claims() -> None:
+    mig = dict(product="A100-80GB", mig_layout=("3g.40gb", "3g.40gb"))
+    fits = platform(
+        [pool("mig", 1, gpus=4, migrates_in="pilot", **mig), pool("old", 1, gpus=4, **mig)],
+        [workload("legacy", 8, 1, resource="nvidia.com/mig-3g.40gb")],
+        [ClaimTemplate(name="slice", tier="mig", claims=8)],
+    )
+    assert wave(fits, "claims").fits
+    over = platform(
+        [pool("mig", 1, gpus=4, migrates_in="pilot", **mig), pool("old", 1, gpus=4, **mig)],
+        [workload("legacy", 9, 1, resource="nvidia.com/mig-3g.40gb")],
+        [ClaimTemplate(name="slice", tier="mig", claims=9)],
+    )
+    reasons = [f.reason for f in wave(over, "claims").moments[-1].outcome.failures]
+    assert any("only 0 matching device(s) are free" in r for r in reasons)
+    assert any("nvidia.com/mig-3g.40gb, but only 0 free" in r for r in reasons)
+
+
+def test_a_claim_shared_by_several_pods_takes_its_devices_once() -> None:
+    from gpuplatform.capacity.demand import Demand, claim_for
+    from gpuplatform.capacity.fleet import build_fleet
+    from gpuplatform.capacity.moments import moment_classes
+    from gpuplatform.capacity.placement import PlacementCache, place
+
+    p = platform([pool("new", 1, gpus=2, migrates_in="pilot")])
+    plan = plan_platform(p)
+    state = plan.wave("claims")
+    claim = claim_for("shared", "team", "full.lab.example.com", 2)
+    shared = Demand("shared", "x", 5, 2, claims=(claim,), shared=True, tolerations=({"operator": "Exists"},))
+    apart = Demand("apart", "x", 2, 2, claims=(claim,), tolerations=({"operator": "Exists"},))
+    classes = moment_classes(plan, state)
+    fleet, cache = build_fleet(p), PlacementCache()
+    assert not place(fleet, {"new": "dra"}, classes, {}, [shared], cache).failures
+    assert [f.placed for f in place(fleet, {"new": "dra"}, classes, {}, [apart], cache).failures] == [1]
+
+
+def test_the_drain_moment_of_a_transition_can_fail_where_both_waves_fit() -> None:
+    moving, staying = workload("moving", 1, 8, moves_in="move"), workload("staying", 1, 8)
+    p = platform([pool("a", 1), pool("b", 1, migrates_in="move")], [moving, staying])
+    result = wave(p, "move")
+    drain, after = result.moments
+    assert drain.moment.drained == ("b",) and not drain.fits
+    assert after.fits and not result.fits
+    assert result.verdict.startswith("does not fit at claims -> move: b drained: workload team/")
+    assert wave(p, "claims").fits
+
+
+def test_a_bridge_serves_legacy_pods_that_tolerate_the_dra_taint_and_only_those() -> None:
+    toleration = Toleration(key="gpu-scheduling.lab.example.com/mode", operator="Exists")
+    tolerant = workload("tolerant", 2, 8, tolerations=[toleration])
+    p = platform([pool("old", 1), pool("new", 1, migrates_in="pilot")], [tolerant])
+    moment = wave(p, "claims").moments[-1]
+    assert moment.fits and moment.outcome.bridged == 1
+    strict = platform([pool("old", 1), pool("new", 1, migrates_in="pilot")], [workload("strict", 2, 8)])
+    (failure,) = wave(strict, "claims").moments[-1].outcome.failures
+    assert "tolerates no DRA pool's taint" in failure.reason
+
+
+def test_node_selectors_keep_legacy_pods_on_matching_pools() -> None:
+    a100 = pool("a100", 1, product="A100-80GB")
+    p = platform(
+        [a100, pool("h100", 1)],
+        [workload("h", 2, 8, node_selector={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"})],
+    )
+    (failure,) = wave(p, "base").moments[-1].outcome.failures
+    assert failure.placed == 1
+
+
+def test_migrated_workloads_claim_devices_of_their_tier_and_free_the_device_plugin() -> None:
+    p = platform(
+        [pool("old", 1), pool("new", 1, migrates_in="pilot")], [workload("train", 2, 4, moves_in="move")]
+    )
+    before, after = wave(p, "claims"), wave(p, "move")
+    assert before.moments[-1].demand == {"devicePlugin": 8, "dra": 0}
+    assert after.moments[-1].demand == {"devicePlugin": 0, "dra": 8}
+    assert after.moments[-1].outcome.tiers["full"] == 0

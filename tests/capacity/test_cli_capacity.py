@@ -1,0 +1,107 @@
+"""`gpuplatform capacity`, `check` and `plan --from/--to` end to end: verdicts and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from gpuplatform.cli import main
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.runbooks import render_runbooks
+from tests.capacity.fleets import platform, pool, workload
+from tests.conftest import REPO
+from tests.evidence.builders import Cluster, pod
+from tests.specs import minimal_spec, write_spec
+
+NIM_LAB = str(REPO / "stacks" / "nim-lab.yaml")
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def _short_spec(tmp_path: Path) -> str:
+    spec = minimal_spec()
+    spec["spec"]["workloads"] = [
+        {
+            "kind": "Deployment",
+            "namespace": "team-a",
+            "name": "big",
+            "gpus": 4,
+            "replicas": 4,
+            "tier": "full",
+            "movesIn": "cutover",
+        }
+    ]
+    return str(write_spec(tmp_path / "lab.yaml", spec))
+
+
+def test_a_fitting_wave_exits_0_and_json_has_every_moment() -> None:
+    result = run("capacity", NIM_LAB, "--all", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    waves = json.loads(result.stdout)
+    assert [w["wave"] for w in waves] == [
+        "baseline",
+        "pilot",
+        "validate",
+        "claims",
+        "application",
+        "nim",
+        "drain",
+        "cutover",
+    ]
+    cutover = waves[-1]
+    assert [m["moment"] for m in cutover["moments"]] == ["drain -> cutover: a100 drained", "cutover"]
+    assert cutover["peakDemand"] == 7
+    nim = next(w for w in waves if w["wave"] == "nim")["moments"][-1]
+    assert nim["demand"] == {"devicePlugin": 2, "dra": 7}
+
+
+def test_a_wave_that_does_not_fit_exits_1_and_names_the_workload(tmp_path: Path) -> None:
+    stack = _short_spec(tmp_path)
+    result = run("capacity", stack, "--wave", "base")
+    assert result.exit_code == 1
+    assert (
+        "does not fit: workload team-a/big (spec.workloads[0]): 4 pod(s) x 4 nvidia.com/gpu" in result.stdout
+    )
+
+
+def test_bad_input_exits_2(tmp_path: Path) -> None:
+    assert run("capacity", NIM_LAB, "--wave", "nope").exit_code == 2
+    assert run("capacity", NIM_LAB, "--wave", "nim", "--all").exit_code == 2
+    assert run("capacity", str(tmp_path / "missing.yaml")).exit_code == 2
+
+
+def test_a_snapshot_adds_the_register_workloads(tmp_path: Path) -> None:
+    cluster = Cluster.healthy()
+    extra = [pod(f"batch-{i}", "ml", "gpu-legacy-01", gpus=8) for i in range(3)]
+    cluster.kinds["pods"] = [*(cluster.kinds["pods"] or []), *extra]
+    folder = cluster.write(tmp_path / "snap")
+    stack = str(REPO / "stacks" / "reference.py")
+    result = run("capacity", stack, "--wave", "baseline", "--snapshot", str(folder), "--format", "json")
+    assert result.exit_code == 1
+    (reference, _staging) = json.loads(result.stdout)
+    first = reference["moments"][-1]["firstMisfit"]
+    assert first["workload"].startswith("snapshot workload Pod ml/batch-")
+    assert reference["moments"][-1]["demand"]["devicePlugin"] == 3 * 8 + 2
+
+
+def test_check_warns_and_plan_prints_the_transition_verdict(tmp_path: Path) -> None:
+    stack = _short_spec(tmp_path)
+    checked = run("check", stack)
+    assert "GP280 wave 'base' does not fit" in checked.stderr
+    planned = run("plan", stack, "--from", "base", "--to", "pilot")
+    assert "capacity: does not fit at base -> pilot: new drained" in planned.stdout
+    assert "GP280" in run("explain", "GP280").stdout
+
+
+def test_the_runbook_of_a_tight_or_short_wave_says_so() -> None:
+    tight = platform([pool("old", 2)], [workload("train", 4, 4)])
+    text = render_runbooks(plan_platform(tight))["00-base.md"]
+    assert "**Capacity: this wave is tight** (device plugin 16/16 in use at base)" in text
+    short = platform([pool("old", 2)], [workload("train", 5, 4)])
+    assert "**Capacity: this wave does not fit.**" in render_runbooks(plan_platform(short))["00-base.md"]
+    roomy = platform([pool("old", 2)], [workload("train", 1, 4)])
+    assert "Capacity" not in render_runbooks(plan_platform(roomy))["00-base.md"]
