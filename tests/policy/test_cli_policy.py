@@ -166,3 +166,13 @@ def test_synth_allow_of_an_unknown_code_is_bad_input(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith("error: --allow: no rule GP12O")
     assert not out.exists()
+
+
+def test_the_projects_own_stacks_render_without_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the README's first command renders every stack in stacks/; it must not warn about our own stacks
+    monkeypatch.chdir(REPO)
+    result = run("synth", "--out", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.stderr
+    assert [line.split(":", 1)[0] for line in result.stderr.splitlines()] == ["info"]  # the --out note only
