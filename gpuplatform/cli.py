@@ -383,10 +383,7 @@ def evidence(
         try:
             state = plan.wave(wave)
         except KeyError:
-            waves = ", ".join(w.name for w in plan.waves)
-            raise InputError.single(
-                "--wave", "", f"platform {lp.platform.name!r} has no wave {wave!r} (waves: {waves})"
-            ) from None
+            raise InputError.single("--wave", "", plan.no_wave(wave)) from None
         results = evaluate_wave(plan, state, snap)
         held = held and all_held(results)
         if fmt == "json":

@@ -49,3 +49,11 @@ def write_spec(path: Path, doc: Any) -> Path:
     """Write `doc` as YAML to `path` (tests only; the package has its own dumper)."""
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return path
+
+
+def write_overlay(path: Path, spec: dict[str, Any], name: str | None = None) -> Path:
+    """Write a `PlatformOverlay` with `spec` (and `metadata.name`, when given) to `path`."""
+    doc: dict[str, Any] = {"apiVersion": "gpuplatform.dev/v1alpha1", "kind": "PlatformOverlay", "spec": spec}
+    if name is not None:
+        doc["metadata"] = {"name": name}
+    return write_spec(path, doc)

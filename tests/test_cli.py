@@ -10,7 +10,7 @@ from click.testing import CliRunner, Result
 
 from gpuplatform.cli import main
 from tests.conftest import REPO
-from tests.specs import minimal_spec, write_spec
+from tests.specs import minimal_spec, write_overlay, write_spec
 
 
 def run(*args: str) -> Result:
@@ -218,13 +218,9 @@ def test_an_empty_stacks_folder_is_refused_and_nothing_is_written(
 
 def test_an_overlay_that_appends_by_mistake_exits_2_at_its_own_path(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
-    overlay = write_spec(
+    overlay = write_overlay(
         tmp_path / "staging.yaml",
-        {
-            "apiVersion": "gpuplatform.dev/v1alpha1",
-            "kind": "PlatformOverlay",
-            "spec": {"waves": [{"name": "pilot-pin", "stage": "pilot-pool"}], "activeWave": "pilot-pin"},
-        },
+        {"waves": [{"name": "pilot-pin", "stage": "pilot-pool"}], "activeWave": "pilot-pin"},
     )
     out = tmp_path / "out"
     result = run("synth", str(spec), "--overlay", str(overlay), "--out", str(out))

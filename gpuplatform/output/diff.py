@@ -182,9 +182,7 @@ def loaded_wave_diffs(loaded: Sequence[LoadedPlatform], source: str, target: str
         plan = plan_platform(lp.platform)
         names = [w.name for w in plan.waves]
         missing = [w for w in dict.fromkeys((source, target)) if w not in names]
-        for wave in missing:
-            message = f"platform {lp.platform.name!r} has no wave {wave!r} (waves: {', '.join(names)})"
-            problems.append(Problem("--waves", "", "", message))
+        problems += [Problem("--waves", "", "", plan.no_wave(wave)) for wave in missing]
         if not missing:
             pairs.append((lp, plan.wave(source), plan.wave(target)))
     if problems:

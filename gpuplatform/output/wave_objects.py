@@ -61,10 +61,8 @@ def synth_wave_objects(
     platform = platform_from_document(document, source)
     chosen = _engine(platform, engine, source)
     plan = plan_platform(platform)
-    names = [w.name for w in plan.waves]
-    if wave not in names:
-        message = f"platform {platform.name!r} has no wave {wave!r} (waves: {', '.join(names)})"
-        raise InputError([Problem(source, "wave", "", message)])
+    if wave not in [w.name for w in plan.waves]:
+        raise InputError([Problem(source, "wave", "", plan.no_wave(wave))])
     tree = render_tree(plan)
     policy_findings([LoadedPlatform(platform, source, (), document)], allow, {platform.name: tree})
     root = f"waves/{plan.wave(wave).dir_name}/"

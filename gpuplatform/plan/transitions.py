@@ -183,9 +183,7 @@ def platform_transitions(loaded: Sequence[LoadedPlatform], source: str, target: 
         plan = plan_platform(lp.platform)
         names = [w.name for w in plan.waves]
         missing = [(opt, w) for opt, w in (("--from", source), ("--to", target)) if w not in names]
-        for opt, wave in missing:
-            message = f"platform {lp.platform.name!r} has no wave {wave!r} (waves: {', '.join(names)})"
-            problems.append(Problem(opt, "", "", message))
+        problems += [Problem(opt, "", "", plan.no_wave(wave)) for opt, wave in missing]
         if not missing:
             found.append(transition(plan, source, target))
     if problems:

@@ -94,6 +94,11 @@ class Plan:
                 return state
         raise KeyError(name)
 
+    def no_wave(self, name: str) -> str:
+        """What to say about a wave this plan lacks: the waves it has, in order."""
+        waves = ", ".join(s.name for s in self.waves)
+        return f"platform {self.platform.name!r} has no wave {name!r} (waves: {waves})"
+
     @property
     def active(self) -> WaveState:
         return self.wave(self.platform.active_wave)

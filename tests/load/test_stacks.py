@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gpuplatform.errors import InputError
 from gpuplatform.load.stacks import discover_stacks, load_stack, load_stacks
 from tests.conftest import REPO
-from tests.specs import minimal_spec, write_spec
+from tests.specs import minimal_spec, write_overlay, write_spec
 
 
 def _lines(exc: pytest.ExceptionInfo[InputError]) -> list[str]:
@@ -153,9 +154,8 @@ def test_discover_stacks_skips_private_files(tmp_path: Path) -> None:
     assert [p.name for p in discover_stacks(tmp_path)] == ["a.py", "b.yaml"]
 
 
-def _overlay(tmp_path: Path, spec: dict[str, object], name: str = "staging.yaml") -> Path:
-    doc = {"apiVersion": "gpuplatform.dev/v1alpha1", "kind": "PlatformOverlay", "spec": spec}
-    return write_spec(tmp_path / name, doc)
+def _overlay(tmp_path: Path, spec: dict[str, Any], name: str = "staging.yaml") -> Path:
+    return write_overlay(tmp_path / name, spec)
 
 
 def test_an_overlay_item_that_names_no_base_wave_is_refused_not_appended(tmp_path: Path) -> None:
