@@ -297,12 +297,31 @@ def explain(code: str) -> None:
 @click.option(
     "--nvidia-smi", "smi", multiple=True, metavar="NS/POD", help="Run nvidia-smi in this pod (repeatable)."
 )
+@click.option(
+    "--helm-release",
+    "helm_releases",
+    multiple=True,
+    metavar="NS/NAME",
+    help="Capture this Helm release's chart and values (repeatable; default gpu-operator/gpu-operator).",
+)
 @guarded
-def snapshot(out: str, context: str | None, namespaces: tuple[str, ...], smi: tuple[str, ...]) -> None:
+def snapshot(
+    out: str,
+    context: str | None,
+    namespaces: tuple[str, ...],
+    smi: tuple[str, ...],
+    helm_releases: tuple[str, ...],
+) -> None:
     """Read the cluster with kubectl into a snapshot folder (one JSON file per kind + manifest)."""
-    from gpuplatform.evidence.snapshot import take_snapshot
+    from gpuplatform.evidence.snapshot import DEFAULT_HELM_RELEASE, take_snapshot
 
-    manifest = take_snapshot(Path(out), context=context, namespaces=namespaces, nvidia_smi_pods=smi)
+    manifest = take_snapshot(
+        Path(out),
+        context=context,
+        namespaces=namespaces,
+        nvidia_smi_pods=smi,
+        helm_releases=helm_releases or (DEFAULT_HELM_RELEASE,),
+    )
     if manifest.get("unreachable"):
         where = f" (context {manifest['context']})" if manifest.get("context") else ""
         _fail(f"error: {out}: cannot reach the cluster{where}: {manifest['unreachable']}", EXIT_FINDINGS)
@@ -310,6 +329,8 @@ def snapshot(out: str, context: str | None, namespaces: tuple[str, ...], smi: tu
         click.echo(f"{kind}: {state}")
     for target, state in manifest["nvidiaSmi"].items():
         click.echo(f"nvidia-smi {target}: {state}")
+    for target, state in manifest["helmReleases"].items():
+        click.echo(f"helm release {target}: {state}")
     if manifest["missing"]:
         _fail(f"error: {out}: incomplete snapshot, missing {', '.join(manifest['missing'])}", EXIT_FINDINGS)
 
@@ -415,21 +436,95 @@ def init(snapshot_dir: str, name: str, domain: str, out: str | None) -> None:
 
 @main.command()
 @click.argument("files", nargs=-1, required=True)
-@click.option("--tier", "tier", required=True, help="DeviceClass to claim from (a tier's full class name).")
-@click.option("--out", "out", default=None, help="Folder for the converted files (default: stdout).")
 @click.option(
-    "--per-container", is_flag=True, help="One claim per GPU container instead of one shared claim."
+    "--tier",
+    "tier",
+    required=True,
+    help="Tier of --spec, or a DeviceClass the spec or the DRA chart renders.",
 )
+@click.option(
+    "--spec", "spec", default=None, help="Stack whose tiers, pools and tenants the conversion uses."
+)
+@click.option("--platform", "platform", default=None, help="Platform of --spec (when it has several).")
+@click.option(
+    "--map", "maps", multiple=True, metavar="RESOURCE=TIER", help="Where another nvidia.com/ resource goes."
+)
+@click.option(
+    "--share", is_flag=True, help="Containers share one request (see the same GPUs); default: each its own."
+)
+@click.option("--out", "out", default=None, help="Folder for the converted files (default: stdout).")
 @click.option("--kubernetes", "kubernetes", default="1.36", help="Kubernetes release to validate against.")
 @guarded
-def convert(files: tuple[str, ...], tier: str, out: str | None, per_container: bool, kubernetes: str) -> None:
-    """Rewrite legacy nvidia.com/gpu workloads into ResourceClaimTemplates and pod resourceClaims."""
+def convert(
+    files: tuple[str, ...],
+    tier: str,
+    spec: str | None,
+    platform: str | None,
+    maps: tuple[str, ...],
+    share: bool,
+    out: str | None,
+    kubernetes: str,
+) -> None:
+    """Rewrite device-plugin GPU workloads into ResourceClaimTemplates and pod resourceClaims."""
     from gpuplatform.convert.files import convert_files
+    from gpuplatform.convert.targets import resolve_targets
 
-    for line in convert_files(
-        [Path(f) for f in files], tier, Path(out) if out else None, not per_container, kubernetes
-    ):
+    chosen = None
+    if spec is not None:
+        loaded = load_stack(Path(spec))
+        names = [lp.platform.name for lp in loaded]
+        if platform is None and len(loaded) > 1:
+            raise InputError.single("--platform", "", f"{spec} has platforms {', '.join(names)}: choose one")
+        if platform is not None and platform not in names:
+            raise InputError.single(
+                "--platform", "", f"{spec} has no platform {platform!r} (it has {', '.join(names)})"
+            )
+        chosen = next(lp.platform for lp in loaded if platform in (None, lp.platform.name))
+    elif platform is not None:
+        raise InputError.single("--platform", "", "--platform needs --spec")
+    result = convert_files(
+        [Path(f) for f in files],
+        resolve_targets(tier, chosen, maps),
+        Path(out) if out else None,
+        share=share,
+        kubernetes=kubernetes,
+    )
+    if result.notes:
+        click.echo(format_problems(result.notes), err=True)
+    for line in result.lines:
         click.echo(line, nl=not line.endswith("\n"))
+
+
+@main.group("import")
+def import_group() -> None:
+    """Bring what a running cluster already has into a spec (brownfield adoption)."""
+
+
+@import_group.command("operator-values")
+@click.argument("file")
+@click.option("--stack", "stack", required=True, help="The YAML spec to edit, or the Python stack to update.")
+@click.option("--release-name", "release", default=None, help="The running release's name (helm list).")
+@click.option("--namespace", "namespace", default=None, help="The running release's namespace.")
+@click.option(
+    "--values-out", "values_out", default=None, help="Python stacks: where to write the values YAML."
+)
+@guarded
+def import_operator_values(
+    file: str, stack: str, release: str | None, namespace: str | None, values_out: str | None
+) -> None:
+    """Write a running GPU Operator release's values (FILE: `helm get values -n NS RELEASE -o yaml`,
+    or a snapshot's helm/NS_RELEASE.json) into STACK, so its release upgrades the running one in place."""
+    from gpuplatform.adopt.importer import import_operator_values as run
+
+    lines = run(
+        Path(file),
+        Path(stack),
+        release=release,
+        namespace=namespace,
+        values_out=Path(values_out) if values_out else None,
+    )
+    for line in lines:
+        click.echo(line)
 
 
 if __name__ == "__main__":

@@ -12,16 +12,26 @@ from functools import total_ordering
 from typing import Literal
 
 __all__ = [
+    "ARGOCD_IMPERSONATION_FLAG",
+    "ARGOCD_IMPERSONATION_SINCE",
+    "ARGOCD_MINIMUM",
     "CHART_BRIDGE_SINCE",
     "CHART_DEVICE_CLASSES",
     "DRA_DRIVER_BASELINE",
+    "DRA_DRIVER_DEFAULT",
     "DRA_DRIVER_FEATURE_GATES",
+    "DRIVER_MANAGER_EVICTION_LABEL_SINCE",
+    "FLUX_MINIMUM",
     "GPU_OPERATOR_BASELINE",
+    "GPU_OPERATOR_DEFAULT",
+    "GPU_OPERATOR_DRIVER_MANAGER",
     "GPU_OPERATOR_GPUCLUSTER_SINCE",
     "KUBELET_DRA_EXTENDED_ADMISSION_FIX",
     "KUBERNETES_MINIMUM",
     "KUBERNETES_PREFERRED",
     "KUBE_FEATURE_GATES",
+    "NIM_OPERATOR_MODELLED",
+    "NVIDIA_DRIVER_DEFAULT",
     "NVIDIA_DRIVER_MINIMUM",
     "SCHEDULER_EXPLICIT_ZERO_FIX",
     "VALIDATOR_BUG_FIXED_IN",
@@ -157,11 +167,40 @@ GPU_OPERATOR_GPUCLUSTER_SINCE = parse_release("26.7.0")
 VALIDATOR_BUG_FIXED_IN: Release | None = None
 #: GPU Operator 26.x DRA prerequisites: NVIDIA driver 580 or newer (dra-api.md §10).
 NVIDIA_DRIVER_MINIMUM = parse_release("580.0.0")
+#: The release the walkthrough pins: the 26.3 line documents the DRA-next-to-operator procedure, and
+#: 26.3.1 is the 26.3 release whose chart the tests render (shared/reference/charts/gpu-operator-v26.3.1).
+GPU_OPERATOR_DEFAULT = "26.3.1"
+#: The NVIDIA driver the walkthrough runs. Rendered as `driver.version`: the chart's own default
+#: (580.126.20 in v26.3.1) would otherwise replace the running driver on every GPU node.
+NVIDIA_DRIVER_DEFAULT = "580.126.09"
+#: k8s-driver-manager pauses the node label named by NODE_LABEL_FOR_GPU_POD_EVICTION (`true` ->
+#: `paused-for-driver-upgrade`) with the operator's operands while it reloads the driver, and sets it
+#: back afterwards; a DaemonSet selecting that label (the DRA kubelet plugin) is evicted first.
+#: NVIDIA/k8s-driver-manager commit 6db27df8 (2023-09-28), first tag v0.6.3 (`driver-manager`); kept by
+#: the Go rewrite (v0.10.0 `cmd/driver-manager/main.go`: `nodeLabelForGPUPodEviction`, `maybeSetPaused`).
+#: NVIDIA/gpu-operator itself never names the variable: it passes `driver.manager.env` through.
+DRIVER_MANAGER_EVICTION_LABEL_SINCE = parse_release("0.6.3")
+#: The k8s-driver-manager each GPU Operator release ships (NVIDIA/gpu-operator
+#: `deployments/gpu-operator/values.yaml` `driver.manager.version` at the tag): every 26.3.x honours
+#: the eviction env; v0.12.0 (26.7.0) also drains the operator-managed DRA driver by its own label.
+GPU_OPERATOR_DRIVER_MANAGER: dict[str, Release] = {
+    "25.10.0": parse_release("0.9.0"),
+    "25.10.1": parse_release("0.9.1"),
+    "26.3.0": parse_release("0.10.0"),
+    "26.3.1": parse_release("0.10.0"),
+    "26.3.2": parse_release("0.11.0"),
+    "26.3.3": parse_release("0.11.0"),
+    "26.7.0": parse_release("0.12.0"),
+}
 
 # --- NVIDIA DRA driver --------------------------------------------------------------------------
 
 #: The procedure the project follows is written for DRA driver 0.4.x (dra-api.md §10, §9.1).
 DRA_DRIVER_BASELINE = parse_release("0.4.0")
+#: The DRA driver release the walkthrough installs (chart `dra-driver-nvidia-gpu`, published at
+#: oci://registry.k8s.io/dra-driver-nvidia/charts: kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1
+#: docs/install.md and docs/upgrade.md).
+DRA_DRIVER_DEFAULT = "0.4.1"
 #: From chart 25.12.0 the chart's own `gpu.nvidia.com` class declares
 #: `extendedResourceName: nvidia.com/gpu` when rendered as resource.k8s.io/v1; no value turns it off
 #: (dra-api.md §9.2, samples/dra-driver-helm).
@@ -218,3 +257,31 @@ DRA_DRIVER_FEATURE_GATES: dict[str, DriverGate] = {
         DriverGate("ConsumableShares", "alpha", False, None, "DRAConsumableCapacity"),
     )
 }
+
+
+# --- GitOps engines and the NIM Operator ---------------------------------------------------------
+
+#: argoproj/argo-cd v2.13.0 introduced AppProject `spec.destinationServiceAccounts` and sync under
+#: the matching service account (`controller/sync.go: deriveServiceAccountToImpersonate`); the
+#: feature is off unless `argocd-cm` sets ARGOCD_IMPERSONATION_FLAG to "true"
+#: (`util/settings/settings.go`, default false; Beta since v3.5.0 per
+#: `docs/operator-manual/app-sync-using-impersonation.md`). With it on, a project with no matching
+#: entry fails the sync (v2.13.0 returns an error; v3.5.1 `util/settings/impersonation.go` +
+#: `controller/sync.go` fail unless `application.sync.impersonation.enforced` is "false").
+ARGOCD_IMPERSONATION_SINCE = parse_release("2.13.0")
+ARGOCD_IMPERSONATION_FLAG = "application.sync.impersonation.enabled"
+#: The NIM Operator release whose ResourceClaimTemplate rendering `render/nim_cel.py` reproduces
+#: (NVIDIA/k8s-nim-operator v3.1.2 `manifests/resourceclaimtemplate.yaml`,
+#: `internal/shared/resourceclaims.go: GetDRADeviceCELExpressions`, `internal/k8sutil/cel/cel.go`;
+#: unchanged at main f63f74d7, the commit dra-api.md section 11 was written from).
+NIM_OPERATOR_MODELLED = parse_release("3.1.2")
+
+#: AppProject `clusterResourceWhitelist[].name` (Nodes and CRDs allowed by name): argoproj/argo-cd
+#: e77acec858 (#24674), first in v3.3.0 (pkg/apis/application/v1alpha1/types.go,
+#: ClusterResourceRestrictionItem; app_project_types.go IsGroupKindNamePermitted). An older Argo CD
+#: drops the unknown field, and the entry then allows every object of its kind.
+ARGOCD_MINIMUM = parse_release("3.3.0")
+#: `helm.toolkit.fluxcd.io/v2` HelmRelease (helm-controller v1.0.0, CHANGELOG: "using Flux v2.3
+#: release") and `source.toolkit.fluxcd.io/v1` HelmRepository (source-controller API v1.3.0, the
+#: version helm-controller v1.0.0 builds against).
+FLUX_MINIMUM = parse_release("2.3.0")

@@ -6,6 +6,10 @@ keeps the device plugin until the final cutover. Rendered into `dist/reference/`
 staging variant of `overlays/reference-staging.yaml` in `dist/reference-staging/`.
 """
 
+from pathlib import Path
+
+import yaml
+
 from gpuplatform.model import (
     BridgeClass,
     ClaimTemplate,
@@ -23,6 +27,7 @@ from gpuplatform.model import (
 )
 
 DOMAIN = "platform.example.com"
+HERE = Path(__file__).parent
 
 overlays = ["../overlays/reference-staging.yaml"]
 
@@ -30,16 +35,20 @@ platform = Platform(
     name="reference",
     domain=DOMAIN,
     kubernetes=Kubernetes(version="1.36.1"),
+    # The running operator is adopted in place: its values were imported from
+    # `helm get values -n gpu-operator gpu-operator -o yaml` (gpuplatform import operator-values).
     gpu_operator=GpuOperator(
         version="26.3.1",
         namespace="gpu-operator",
+        release_name="gpu-operator",
         driver_version="580.126.09",
-        chart_repository="https://helm.ngc.nvidia.com/nvidia",
+        managed=True,
+        values=yaml.safe_load((HERE / "values" / "gpu-operator.yaml").read_text()),
     ),
+    # The chart comes from where 0.4.1 is published (oci://registry.k8s.io/dra-driver-nvidia/charts);
+    # set chart_repository to use a mirror.
     dra_driver=DraDriver(
         chart_version="0.4.1",
-        # The team's mirror of the dra-driver-nvidia-gpu chart (a spec field, never hard-coded).
-        chart_repository="oci://registry.example.com/charts",
         namespace="nvidia-dra-driver-gpu",
         nvidia_driver_root="/run/nvidia/driver",
     ),

@@ -1,48 +1,89 @@
-"""`gpuplatform convert`: every file converted in memory first, then written (or printed)."""
+"""`gpuplatform convert`: every file converted in memory first, then written (or printed).
+
+Inputs are never overwritten: an output that would land on an input file, or two outputs that
+would land on one file, refuse the whole run before anything is written.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuplatform.convert.manifests import Conversion, convert_text
+from gpuplatform.convert.targets import Targets
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.yaml_input import read_text
-from gpuplatform.model.base import DNS_SUBDOMAIN
 from gpuplatform.output.yaml import dump_documents
 
-__all__ = ["convert_files"]
+__all__ = ["ConvertResult", "convert_files"]
+
+
+@dataclass
+class ConvertResult:
+    """What to print on stdout, and the warnings and notes for stderr."""
+
+    lines: list[str] = field(default_factory=list)
+    notes: list[Problem] = field(default_factory=list)
+
+
+def _outputs(path: Path, out: Path) -> tuple[Path, Path]:
+    return out / path.name, out / f"{path.stem}.claimtemplates.yaml"
+
+
+def _check_outputs(files: Sequence[Path], out: Path) -> None:
+    inputs = {p.resolve() for p in files}
+    owner: dict[Path, Path] = {}
+    problems = []
+    for path in files:
+        for target in _outputs(path, out):
+            resolved = target.resolve()
+            if resolved in inputs:
+                problems.append(
+                    Problem(
+                        "--out",
+                        "",
+                        "",
+                        f"{target} would overwrite the input {resolved}: choose another --out",
+                    )
+                )
+            elif resolved in owner and owner[resolved] != path:
+                problems.append(
+                    Problem("--out", "", "", f"{owner[resolved]} and {path} would both write {target}")
+                )
+            owner.setdefault(resolved, path)
+    if problems:
+        raise InputError(problems)
 
 
 def convert_files(
-    files: Sequence[Path], tier: str, out: Path | None, shared: bool, kubernetes: str
-) -> list[str]:
+    files: Sequence[Path], targets: Targets, out: Path | None, *, share: bool, kubernetes: str
+) -> ConvertResult:
     """Convert `files`; with `out`, write `<name>` and `<stem>.claimtemplates.yaml` there.
 
-    Returns what to print: the converted documents and templates (stdout mode) or one line per
-    file written. Nothing is written unless every file converts.
+    Nothing is written unless every file converts and no output lands on an input.
     """
-    if not DNS_SUBDOMAIN.match(tier):
-        raise InputError.single("--tier", "", f"{tier!r} is not a DeviceClass name (a DNS subdomain)")
+    if out is not None:
+        _check_outputs(files, out)
     conversions: list[tuple[Path, Conversion]] = []
     problems: list[Problem] = []
     for path in files:
         try:
             conversions.append(
-                (path, convert_text(read_text(path), str(path), tier, shared=shared, kubernetes=kubernetes))
+                (path, convert_text(read_text(path), str(path), targets, share=share, kubernetes=kubernetes))
             )
         except InputError as exc:
             problems += exc.problems
     if problems:
         raise InputError(problems)
+    result = ConvertResult(notes=[n for _, c in conversions for n in c.notes])
     if out is None:
-        return [c.text + "---\n" + dump_documents(c.templates) for _, c in conversions]
+        result.lines = [c.text + "---\n" + dump_documents(c.templates) for _, c in conversions]
+        return result
     out.mkdir(parents=True, exist_ok=True)
-    lines = []
     for path, c in conversions:
-        (out / path.name).write_text(c.text)
-        (out / f"{path.stem}.claimtemplates.yaml").write_text(dump_documents(c.templates))
-        lines.append(
-            f"wrote {out / path.name} ({', '.join(c.converted)}) and {out / (path.stem + '.claimtemplates.yaml')}"
-        )
-    return lines
+        manifest, templates = _outputs(path, out)
+        manifest.write_text(c.text)
+        templates.write_text(dump_documents(c.templates))
+        result.lines.append(f"wrote {manifest} ({', '.join(c.converted)}) and {templates}")
+    return result

@@ -1,17 +1,25 @@
-"""Legacy manifests (`nvidia.com/gpu` limits) -> ResourceClaimTemplates + pod `resourceClaims`.
+"""Legacy manifests (`nvidia.com/*` device-plugin resources) -> ResourceClaimTemplates + pod claims.
 
 Files round-trip through ruamel.yaml (comments, key order and document order kept): the one
-exception to the single-dumper rule, because these files belong to the teams. Only the GPU request
-changes: it is removed from `limits`/`requests`, the pod gains `resourceClaims` and each GPU
-container `resources.claims`. Everything else, and every document that is not a GPU workload,
-is left as it was.
+exception to the single-dumper rule, because these files belong to the teams. What changes is only
+what the move to DRA needs, with the device plugin's meaning kept:
+
+- every GPU container keeps its own distinct devices: one pod claim `gpu` from the template
+  `<workload>-gpu`, one request per container, each container naming its request (a claim never
+  gives one device to two requests); `share=True` makes containers share a request, and says so;
+- an init container reuses an app container's request of the same size, as the kubelet's device
+  manager reuses init containers' devices for the app containers; a sidecar (`restartPolicy:
+  Always`) runs beside them and keeps its own;
+- the pod keeps the toleration the ExtendedResourceToleration admission plugin added for each
+  extended resource it requested (kubernetes/kubernetes
+  `plugin/pkg/admission/extendedresourcetoleration/admission.go`: key = resource name, `Exists`,
+  `NoSchedule`), which it loses with the request, and gains the DRA pools' taint tolerations.
 """
 
 from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,14 +27,17 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
+from gpuplatform.convert.targets import GPU, Placement, Targets
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.yaml_input import parse_yaml_documents
-from gpuplatform.model.base import DNS_SUBDOMAIN
+from gpuplatform.model.base import DNS_LABEL, DNS_SUBDOMAIN
+from gpuplatform.render.meta import Obj
+from gpuplatform.render.tenants import RECREATE_ANNOTATIONS
+from gpuplatform.render.workload_handoff import template_name
 from gpuplatform.validate import SchemaMissing, validate_object
 
-__all__ = ["GPU", "Conversion", "convert_text"]
+__all__ = ["GPU", "POD_SPEC_PATHS", "Conversion", "convert_text", "template_name"]
 
-GPU = "nvidia.com/gpu"
 #: kind -> path from the document to its pod spec.
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "Pod": ("spec",),
@@ -36,15 +47,35 @@ POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "Job": ("spec", "template", "spec"),
     "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
 }
+_CLAIM = "gpu"
+_PREFIX = "nvidia.com/"
 
 
 @dataclass
 class Conversion:
-    """The converted file text and the ResourceClaimTemplates it needs."""
+    """The converted file text, the ResourceClaimTemplates it needs, and what changed in meaning."""
 
     text: str
-    templates: list[dict[str, Any]] = field(default_factory=list)
+    templates: list[Obj] = field(default_factory=list)
     converted: list[str] = field(default_factory=list)
+    notes: list[Problem] = field(default_factory=list)
+
+
+@dataclass
+class _Need:
+    """One extended resource of one container."""
+
+    container: CommentedMap
+    loc: str
+    resource: str
+    count: int
+    placement: Placement
+    init: bool
+    request: str = ""
+
+    @property
+    def key(self) -> tuple[str, tuple[str, ...], int]:
+        return (self.placement.device_class, self.placement.selectors, self.count)
 
 
 def _yaml() -> YAML:
@@ -54,95 +85,252 @@ def _yaml() -> YAML:
     return y
 
 
-def _count(value: Any, source: str, loc: str) -> int:
+def _count(value: Any, resource: str, source: str, loc: str) -> int:
     text = str(value)
     if not text.isdigit() or int(text) < 1:
-        raise InputError.single(source, loc, f"{GPU} must be a whole number of GPUs, got {value!r}")
+        raise InputError.single(source, loc, f"{resource} must be a whole number of devices, got {value!r}")
     return int(text)
 
 
-def _gpu_containers(pod: dict[str, Any], source: str, loc: str) -> Iterator[tuple[CommentedMap, int]]:
+def _refusal(resource: str) -> str:
+    if resource == "nvidia.com/gpu.shared":
+        return (
+            f"{resource} is a time-sliced or MPS replica: give --spec a spec with exactly one sharing tier, "
+            f"or --map {resource}=TIER"
+        )
+    return f"{resource} is a renamed or unknown device-plugin resource: convert it with --map {resource}=TIER"
+
+
+def _needs(pod: dict[str, Any], targets: Targets, source: str, pod_loc: str) -> list[_Need]:
+    needs = []
     for field_name in ("initContainers", "containers"):
         for i, container in enumerate(pod.get(field_name) or []):
+            loc = f"{pod_loc}.{field_name}[{i}].resources"
             resources = container.get("resources") or {}
-            counts = [
-                _count(resources[part][GPU], source, f"{loc}.{field_name}[{i}].resources.{part}.{GPU}")
-                for part in ("limits", "requests")
-                if isinstance(resources.get(part), dict) and GPU in resources[part]
-            ]
-            if counts:
-                if len(set(counts)) > 1:
-                    raise InputError.single(
-                        source, f"{loc}.{field_name}[{i}].resources", f"{GPU} limits and requests differ"
-                    )
-                yield container, counts[0]
+            parts = [p for p in ("limits", "requests") if isinstance(resources.get(p), dict)]
+            names = sorted({str(n) for p in parts for n in resources[p] if str(n).startswith(_PREFIX)})
+            for name in names:
+                counts = {
+                    _count(resources[p][name], name, source, f"{loc}.{p}.{name}")
+                    for p in parts
+                    if name in resources[p]
+                }
+                if len(counts) > 1:
+                    raise InputError.single(source, loc, f"{name} limits and requests differ")
+                placement = targets.place(name)
+                if placement is None:
+                    raise InputError.single(source, f"{loc}.{parts[0]}.{name}", _refusal(name))
+                sidecar = field_name == "initContainers" and container.get("restartPolicy") == "Always"
+                init = field_name == "initContainers" and not sidecar
+                needs.append(_Need(container, loc, name, counts.pop(), placement, init))
+    return needs
 
 
-def _strip_gpu(container: CommentedMap) -> None:
-    resources = container["resources"]
+def _label(base: str, taken: set[str]) -> str:
+    """A DNS label from `base`, unique among `taken`."""
+    name, n = base[:63], 1
+    while name in taken:
+        suffix = f"-{n}"
+        name, n = base[: 63 - len(suffix)] + suffix, n + 1
+    taken.add(name)
+    return name
+
+
+def _assign_requests(needs: list[_Need], share: bool) -> list[Obj]:
+    """Give every need a request name; returns the template's requests."""
+    requests: dict[str, _Need] = {}
+    if share:
+        groups: dict[tuple[str, tuple[str, ...]], list[_Need]] = {}
+        for need in needs:
+            groups.setdefault(need.key[:2], []).append(need)
+        for k, members in enumerate(groups.values()):
+            name = _CLAIM if len(groups) == 1 else f"{_CLAIM}-{k}"
+            biggest = max(members, key=lambda n: n.count)
+            requests[name] = biggest
+            for need in members:
+                need.request = name
+    else:
+        taken: set[str] = set()
+        own = sorted((n for n in needs if not n.init), key=lambda n: ".initContainers[" in n.loc)
+        single = len(own) == 1 and all(n.key == own[0].key for n in needs)
+        for need in own:
+            need.request = _label(_CLAIM if single else str(need.container["name"]), taken)
+            requests[need.request] = need
+        for need in (n for n in needs if n.init):
+            reuse = next((r for r, n in requests.items() if n.key == need.key), None)
+            need.request = reuse or _label(str(need.container["name"]) if requests else _CLAIM, taken)
+            requests.setdefault(need.request, need)
+    out = []
+    for name, need in requests.items():
+        exactly: Obj = {"deviceClassName": need.placement.device_class, "count": need.count}
+        if need.placement.selectors:
+            exactly["selectors"] = [{"cel": {"expression": s}} for s in need.placement.selectors]
+        out.append({"name": name, "exactly": exactly})
+    return out
+
+
+def _strip(need: _Need) -> None:
+    resources = need.container["resources"]
     for part in ("limits", "requests"):
-        if isinstance(resources.get(part), dict) and GPU in resources[part]:
-            del resources[part][GPU]
+        if isinstance(resources.get(part), dict) and need.resource in resources[part]:
+            del resources[part][need.resource]
             if not resources[part]:
                 del resources[part]
 
 
-def _template(name: str, namespace: str | None, tier: str, count: int) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name}
+def _tolerated(tolerations: list[Any], key: str) -> bool:
+    return any(
+        isinstance(t, dict)
+        and t.get("operator") == "Exists"
+        and t.get("key") in (None, "", key)
+        and t.get("effect") in (None, "", "NoSchedule")
+        for t in tolerations
+    )
+
+
+def _add_tolerations(pod: dict[str, Any], resources: list[str], pools: list[Obj]) -> list[str]:
+    """Keep the ExtendedResourceToleration tolerations and add the DRA pools'; says what was added."""
+    tolerations = pod.get("tolerations")
+    if not isinstance(tolerations, list):
+        tolerations = CommentedSeq()
+    kept = [r for r in resources if not _tolerated(tolerations, r)]
+    for resource in kept:
+        tolerations.append(
+            CommentedMap([("key", resource), ("operator", "Exists"), ("effect", "NoSchedule")])
+        )
+    added = [t for t in pools if not any(isinstance(x, dict) and dict(x) == t for x in tolerations)]
+    for toleration in added:
+        tolerations.append(CommentedMap(toleration.items()))
+    if tolerations:
+        pod["tolerations"] = tolerations
+    said = []
+    if kept:
+        said.append(
+            f"kept {', '.join(kept)} (Exists), which ExtendedResourceToleration added for the removed requests"
+        )
+    if added:
+        said.append(
+            "added the DRA pools' "
+            + ", ".join(f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in added)
+        )
+    return said
+
+
+def _template(name: str, namespace: str | None, requests: list[Obj], labels: dict[str, str]) -> Obj:
+    meta: Obj = {"name": name}
     if namespace:
         meta["namespace"] = namespace
-    request = {"name": "gpu", "exactly": {"deviceClassName": tier, "count": count}}
+    if labels:
+        meta["labels"] = dict(labels)
+    meta["annotations"] = dict(RECREATE_ANNOTATIONS)
+    inner: Obj = {"metadata": {"labels": dict(sorted(labels.items()))}} if labels else {}
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaimTemplate",
         "metadata": meta,
-        "spec": {"spec": {"devices": {"requests": [request]}}},
+        "spec": {**inner, "spec": {"devices": {"requests": requests}}},
     }
 
 
-def _convert_workload(
-    doc: CommentedMap, source: str, loc: str, tier: str, shared: bool
-) -> list[dict[str, Any]]:
+def _notes(source: str, what: str, needs: list[_Need], requests: list[Obj], share: bool) -> list[Problem]:
+    notes = [Problem(source, n.loc, "", n.placement.warning, "warning") for n in needs if n.placement.warning]
+    by_request: dict[str, list[_Need]] = {}
+    for need in needs:
+        by_request.setdefault(need.request, []).append(need)
+    sizes = {r["name"]: r["exactly"]["count"] for r in requests}
+    for request, members in by_request.items():
+        names = sorted({str(n.container["name"]) for n in members})
+        if share and len(names) > 1:
+            notes.append(
+                Problem(
+                    source,
+                    members[0].loc,
+                    "",
+                    f"{what}: containers {', '.join(names)} share request {request!r} ({sizes[request]} device(s)): "
+                    "they see the same devices (--share); the device plugin gave each its own",
+                    "warning",
+                )
+            )
+    before = max(
+        max((n.count for n in needs if n.init), default=0), sum(n.count for n in needs if not n.init)
+    )
+    after = sum(sizes.values())
+    alone = [n for n in needs if n.init and not any(m.request == n.request and not m.init for m in needs)]
+    if not share and after != before:
+        notes += [
+            Problem(
+                source,
+                need.loc,
+                "",
+                f"{what}: init container {need.container['name']} matches no app container's request, so it "
+                f"gets its own and the pod holds {after} device(s) instead of {before} (the device plugin "
+                "reused init containers' devices for the app containers)",
+                "warning",
+            )
+            for need in alone
+        ]
+    return notes
+
+
+def _convert_workload(doc: CommentedMap, source: str, loc: str, targets: Targets, share: bool) -> Conversion:
     node: Any = doc
     path = POD_SPEC_PATHS[doc["kind"]]
     for part in path:
         node = node.get(part) if isinstance(node, dict) else None
-    if not isinstance(node, dict):
-        raise InputError.single(source, f"{loc}.{'.'.join(path)}", "no pod spec")
     pod_loc = f"{loc}.{'.'.join(path)}"
-    gpus = list(_gpu_containers(node, source, pod_loc))
-    if not gpus:
-        return []
+    if not isinstance(node, dict):
+        raise InputError.single(source, pod_loc, "no pod spec")
+    needs = _needs(node, targets, source, pod_loc)
     meta = doc.get("metadata") or {}
     name, namespace = str(meta.get("name", "")), meta.get("namespace")
+    what = f"{doc['kind']}/{name}"
+    if not needs:
+        return Conversion("")
     if node.get("resourceClaims"):
         raise InputError.single(
             source, f"{pod_loc}.resourceClaims", "the pod already has resource claims: convert it by hand"
         )
-    claims = CommentedSeq()
-    templates = []
-    if shared:
-        template = f"{name}-gpu"
-        claims.append(CommentedMap([("name", "gpu"), ("resourceClaimTemplateName", template)]))
-        templates.append(_template(template, namespace, tier, max(c for _, c in gpus)))
-    for container, count in gpus:
-        _strip_gpu(container)
-        claim = "gpu" if shared else f"gpu-{container['name']}"
-        if not shared:
-            template = f"{name}-{container['name']}-gpu"
-            claims.append(CommentedMap([("name", claim), ("resourceClaimTemplateName", template)]))
-            templates.append(_template(template, namespace, tier, count))
-        resources = container.setdefault("resources", CommentedMap())
-        resources["claims"] = CommentedSeq([CommentedMap([("name", claim)])])
-    node["resourceClaims"] = claims
-    for t in templates:
-        if not DNS_SUBDOMAIN.match(t["metadata"]["name"]) or len(t["metadata"]["name"]) > 253:
-            raise InputError.single(
+    template = template_name(name)
+    if len(template) > 253 or not DNS_SUBDOMAIN.match(template):
+        raise InputError.single(
+            source, f"{loc}.metadata.name", f"template name {template!r} is not a DNS subdomain"
+        )
+    requests = _assign_requests(needs, share)
+    bad = [r["name"] for r in requests if not DNS_LABEL.match(r["name"])]
+    if bad:
+        raise InputError.single(source, pod_loc, f"request names {bad} are not DNS labels")
+    for need in needs:
+        _strip(need)
+    for container in {id(n.container): n.container for n in needs}.values():
+        refs = list(dict.fromkeys(n.request for n in needs if n.container is container))
+        claims = (
+            [CommentedMap([("name", _CLAIM)])]
+            if len(requests) == 1
+            else [CommentedMap([("name", _CLAIM), ("request", r)]) for r in refs]
+        )
+        container.setdefault("resources", CommentedMap())["claims"] = CommentedSeq(claims)
+    node["resourceClaims"] = CommentedSeq(
+        [CommentedMap([("name", _CLAIM), ("resourceClaimTemplateName", template)])]
+    )
+    removed = sorted({n.resource for n in needs})
+    added = _add_tolerations(node, removed, targets.tolerations())
+    result = Conversion(
+        "",
+        [_template(template, namespace, requests, targets.labels(namespace))],
+        [what],
+        _notes(source, what, needs, requests, share),
+    )
+    if added:
+        result.notes.append(
+            Problem(
                 source,
-                f"{loc}.metadata.name",
-                f"template name {t['metadata']['name']!r} is not a DNS subdomain",
+                f"{pod_loc}.tolerations",
+                "",
+                f"{what}: tolerations: {'; '.join(added)}",
+                "info",
             )
-    return templates
+        )
+    return result
 
 
 def _validate(objects: list[Any], source: str, minor: str) -> None:
@@ -162,7 +350,7 @@ def _validate(objects: list[Any], source: str, minor: str) -> None:
 
 
 def convert_text(
-    text: str, source: str, tier: str, *, shared: bool = True, kubernetes: str = "1.36"
+    text: str, source: str, targets: Targets, *, share: bool = False, kubernetes: str = "1.36"
 ) -> Conversion:
     """Convert every GPU workload of a (multi-document) YAML text; InputError on unsupported input."""
     parse_yaml_documents(text, source)  # duplicate keys, alias bombs and nesting are refused first
@@ -183,16 +371,22 @@ def convert_text(
             item_loc = f"{loc}.items[{j}]" if doc["kind"] == "List" else loc
             kind = item.get("kind") if isinstance(item, dict) else None
             if kind in POD_SPEC_PATHS:
-                templates = _convert_workload(item, source, item_loc, tier, shared)
-                if templates:
-                    result.templates += templates
-                    result.converted.append(f"{kind}/{item.get('metadata', {}).get('name')}")
+                one = _convert_workload(item, source, item_loc, targets, share)
+                result.templates += one.templates
+                result.converted += one.converted
+                result.notes += one.notes
             elif doc["kind"] == "List":
                 raise InputError.single(
                     source, f"{item_loc}.kind", f"unsupported List member {kind!r}: convert it by hand"
                 )
     if not result.converted:
-        raise InputError.single(source, "", f"no workload requests {GPU}: nothing to convert")
+        raise InputError.single(
+            source, "", "no workload requests an nvidia.com/ device-plugin resource: nothing to convert"
+        )
+    if not targets.tolerations():
+        result.notes.append(
+            Problem(source, "", "", "no --spec: the DRA pools' taint tolerations were not added", "warning")
+        )
     _validate([d for d in docs if isinstance(d, dict)] + result.templates, source, kubernetes)
     out = io.StringIO()
     y.dump_all(docs, out)

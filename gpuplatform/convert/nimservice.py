@@ -1,8 +1,10 @@
 """A team's NIMService manifest -> its blue/green successor with `spec.draResources`.
 
 Same round-trip rules as `manifests.py`: the file keeps its comments and order; the copy gets the
-new name, loses its `nvidia.com/gpu` limits and requests, and gains the `draResources` the spec
-chose. The original stays as it is: it is removed by its owner in a later wave.
+new name, loses its `nvidia.com/gpu` limits and requests, gains the `draResources` the spec chose
+and mounts its own NIMCache (`spec.storage.nimCache.name`): engine profiles are built per GPU
+product and an RWO cache volume mounts on one node, so blue and green never share one. The original
+stays as it is: it is removed by its owner in a later wave.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from gpuplatform.convert.manifests import GPU
+from gpuplatform.convert.targets import GPU
 from gpuplatform.errors import InputError
 from gpuplatform.load.yaml_input import parse_yaml_documents
 
@@ -23,7 +25,9 @@ __all__ = ["convert_nimservice"]
 KIND = ("apps.nvidia.com/v1alpha1", "NIMService")
 
 
-def convert_nimservice(text: str, source: str, name: str, dra_resources: list[dict[str, Any]]) -> str:
+def convert_nimservice(
+    text: str, source: str, name: str, dra_resources: list[dict[str, Any]], cache: str
+) -> str:
     """The converted NIMService document (InputError when the file holds no single NIMService)."""
     parse_yaml_documents(text, source)
     y = YAML(typ="rt")
@@ -51,6 +55,9 @@ def convert_nimservice(text: str, source: str, name: str, dra_resources: list[di
     if "resources" in doc["spec"] and not doc["spec"]["resources"]:
         del doc["spec"]["resources"]
     doc["spec"]["draResources"] = json.loads(json.dumps(dra_resources))
+    storage = doc["spec"].get("storage")
+    if isinstance(storage, dict) and isinstance(storage.get("nimCache"), dict):
+        storage["nimCache"]["name"] = cache
     out = io.StringIO()
     y.dump(doc, out)
     return out.getvalue()

@@ -23,6 +23,7 @@ from gpuplatform.inventory.catalog import product_for_label
 from gpuplatform.load.documents import API_VERSION, PLATFORM_KIND
 from gpuplatform.model.workloads import Workload
 from gpuplatform.output.yaml import dump_yaml
+from gpuplatform.versions import DRA_DRIVER_DEFAULT
 
 __all__ = ["initial_spec"]
 
@@ -38,11 +39,12 @@ PROVISIONER_LABELS: tuple[tuple[str, str, str | None], ...] = (
 _WORKLOAD_KINDS = set(Workload.model_fields["kind"].annotation.__args__)  # type: ignore[union-attr]
 _CHART = re.compile(r"^gpu-operator-v?(\d+\.\d+\.\d+)")
 _COMMENTS = {
-    "  draDriver:": "  # TODO: point chartRepository at your mirror of the dra-driver-nvidia-gpu chart.",
+    "  draDriver:": "  # The chart comes from where it is published; set chartRepository to use a mirror.",
     "  delivery:": "  # TODO: the Git repository Argo CD or Flux reads dist/ from.",
     "  tiers:": "  # TODO: decide the service tiers (DeviceClasses) tenants will request; full-gpu is a start.",
     "  waves:": "  # TODO: decide the waves: give pools a migratesIn wave (pilot-pool, then scale) and workloads theirs.",
     "  workloads:": "  # From the register: every workload that requests nvidia.com/gpu today (movesIn is a placeholder).",
+    "  tenantPolicy:": "  # TODO: declare tenants for these namespaces; until then claims there are not restricted.",
 }
 
 
@@ -156,6 +158,7 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
             "namespace": r.namespace,
             "name": r.name,
             "gpus": max(r.gpus, 1),
+            "replicas": max(r.pods, 1),
             "tier": "full-gpu",
             "movesIn": "application",
         }
@@ -170,7 +173,7 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
         "domain": domain,
         "kubernetes": {"version": _server_version(snapshot)},
         **({"gpuOperator": operator} if operator else {}),
-        "draDriver": {"chartVersion": "0.4.1", "chartRepository": "oci://registry.example.com/charts"},
+        "draDriver": {"chartVersion": DRA_DRIVER_DEFAULT},
         "delivery": {"engines": ["argocd"], "repoUrl": "https://git.example.com/platform/gpu.git"},
         "nodePools": pools,
         "tiers": [{"name": "full-gpu", "deviceType": "gpu"}],
@@ -181,6 +184,11 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
         ],
         "activeWave": "baseline",
         **({"workloads": workloads} if workloads else {}),
+        **(
+            {"tenantPolicy": {"allowNamespaces": sorted({w["namespace"] for w in workloads})}}
+            if workloads
+            else {}
+        ),
     }
     doc = {"apiVersion": API_VERSION, "kind": PLATFORM_KIND, "metadata": {"name": name}, "spec": spec}
     lines = [

@@ -15,10 +15,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gpuplatform.adopt.running import capture_releases
 from gpuplatform.errors import InputError
 from gpuplatform.load.yaml_input import read_yaml
 
-__all__ = ["KINDS", "NVIDIA_SMI_QUERY", "Snapshot", "load_snapshot", "snapshot_or_pods", "take_snapshot"]
+__all__ = [
+    "DEFAULT_HELM_RELEASE",
+    "KINDS",
+    "NVIDIA_SMI_QUERY",
+    "Snapshot",
+    "load_snapshot",
+    "snapshot_or_pods",
+    "take_snapshot",
+]
 
 #: kind -> (kubectl resource, namespaced). ReplicaSets and Jobs resolve pod owners to workloads.
 KINDS: dict[str, tuple[str, bool]] = {
@@ -32,6 +41,8 @@ KINDS: dict[str, tuple[str, bool]] = {
     "resourceclaims": ("resourceclaims.resource.k8s.io", True),
     "resourceclaimtemplates": ("resourceclaimtemplates.resource.k8s.io", True),
 }
+#: The GPU Operator's release as its install guide names it (`helm install -n gpu-operator gpu-operator`).
+DEFAULT_HELM_RELEASE = "gpu-operator/gpu-operator"
 NVIDIA_SMI_QUERY = ("nvidia-smi", "--query-gpu=name,memory.total,uuid", "--format=csv")
 _TIMEOUT = 120
 
@@ -52,6 +63,7 @@ def take_snapshot(
     context: str | None = None,
     namespaces: Sequence[str] = (),
     nvidia_smi_pods: Sequence[str] = (),
+    helm_releases: Sequence[str] = (DEFAULT_HELM_RELEASE,),
 ) -> dict[str, Any]:
     """Write one `<kind>.json` per kind and `manifest.json` into `out`; return the manifest.
 
@@ -59,7 +71,9 @@ def take_snapshot(
     the manifest records the reason once under `unreachable`.
 
     `namespaces` limits namespaced kinds (default: all); `nvidia_smi_pods` are `namespace/pod`
-    names in which `nvidia-smi` is run through `kubectl exec`.
+    names in which `nvidia-smi` is run through `kubectl exec`; `helm_releases` are `namespace/name`
+    Helm releases whose chart and user-supplied values are read from Helm's storage (`helm/`); a
+    release that is not installed is noted, a release that cannot be read is missing.
     """
     if shutil.which("kubectl") is None:
         raise InputError.single("kubectl", "", "kubectl is not on PATH; install it or run where it is")
@@ -75,7 +89,11 @@ def take_snapshot(
     if version.returncode != 0:
         # Nothing can be read from a cluster kubectl cannot talk to: say so once, not once per kind.
         manifest["unreachable"] = _reason(version.stderr)
-        manifest["missing"] = list(KINDS) + [f"nvidia-smi {t}" for t in nvidia_smi_pods]
+        manifest["missing"] = [
+            *KINDS,
+            *(f"nvidia-smi {t}" for t in nvidia_smi_pods),
+            *(f"helm release {t}" for t in helm_releases),
+        ]
         return _finish(out, manifest)
     for kind, (resource, namespaced) in KINDS.items():
         items: list[Any] = []
@@ -111,6 +129,17 @@ def take_snapshot(
         else:
             manifest["nvidiaSmi"][target] = "missing: " + _reason(result.stderr)
             manifest["missing"].append(f"nvidia-smi {target}")
+
+    def run(args: list[str]) -> tuple[int, str, str]:
+        done = _kubectl(args, context)
+        return done.returncode, done.stdout, done.stderr
+
+    manifest["helmReleases"] = capture_releases(run, out, helm_releases)
+    manifest["missing"] += [
+        f"helm release {t}"
+        for t, state in manifest["helmReleases"].items()
+        if state != "ok" and "no deployed Helm release" not in state
+    ]
     return _finish(out, manifest)
 
 

@@ -22,12 +22,12 @@ __all__ = ["ADD_MARKER", "Loc", "Origin", "merge_spec", "parse_loc"]
 ADD_MARKER = "$add"
 
 Loc = tuple[int | str, ...]
-_TOKEN = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
+_TOKEN = re.compile(r'\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]|\.?([^.\[\]]+)')
 
 
 def parse_loc(text: str) -> Loc:
-    """`spec.waves[3].stage` -> ("spec", "waves", 3, "stage") (the reverse of `format_loc`)."""
-    return tuple(int(index) if index else key for index, key in _TOKEN.findall(text))
+    """`spec.waves[3].stage` -> ("spec", "waves", 3, "stage"); a quoted key (`x["a.b/c"]`) is one key."""
+    return tuple(int(index) if index else quoted or key for index, quoted, key in _TOKEN.findall(text))
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ class LoadedPlatform:
         if self.origin is None:
             return self.source, loc
         file, where = self.origin.locate(parse_loc(loc))
-        return file, format_loc(where)
+        return (self.source, loc) if file == self.source else (file, format_loc(where))
 
 
 def _read_manifests(platform: Platform, source: Path) -> dict[str, str]:

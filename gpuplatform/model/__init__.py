@@ -11,7 +11,14 @@ from gpuplatform.model.platform import (
     Monitoring,
     Platform,
 )
-from gpuplatform.model.tenants import ClaimTemplate, Tenant, TenantAllowances, TenantQuota
+from gpuplatform.model.tenants import (
+    ClaimTemplate,
+    Tenant,
+    TenantAllowances,
+    TenantGitOps,
+    TenantPolicy,
+    TenantQuota,
+)
 from gpuplatform.model.waves import STAGES, Stage, Wave
 from gpuplatform.model.workloads import (
     AttributeSelector,
@@ -46,6 +53,8 @@ __all__ = [
     "Taint",
     "Tenant",
     "TenantAllowances",
+    "TenantGitOps",
+    "TenantPolicy",
     "TenantQuota",
     "Toleration",
     "ValidationWorkload",

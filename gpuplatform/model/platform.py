@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from gpuplatform.model.base import DnsLabel, DnsSubdomain, LabelKey, ReleaseNumber, SpecModel
 from gpuplatform.model.classes import BridgeClass, ServiceTier
 from gpuplatform.model.nodes import NodePool
-from gpuplatform.model.tenants import Tenant
+from gpuplatform.model.tenants import Tenant, TenantPolicy
 from gpuplatform.model.waves import Wave
 from gpuplatform.model.workloads import NimService, ValidationWorkload, Workload
+from gpuplatform.versions import DRA_DRIVER_DEFAULT, GPU_OPERATOR_DEFAULT, NVIDIA_DRIVER_DEFAULT
 
 __all__ = [
     "Acceptances",
@@ -34,37 +36,74 @@ class Kubernetes(SpecModel):
 
 
 class GpuOperator(SpecModel):
-    """The NVIDIA GPU Operator release and the team's own Helm values (never dropped)."""
+    """The NVIDIA GPU Operator release and the team's own Helm values (never dropped).
 
-    version: ReleaseNumber = "26.3.1"
+    A managed release is an in-place upgrade of the running one: the same release name, namespace
+    and Helm storage, the running values (`gpuplatform import operator-values`) with the platform's
+    merged on top, and `driver.version` set from `driverVersion`.
+    """
+
+    version: ReleaseNumber = GPU_OPERATOR_DEFAULT
     """GPU Operator release (the `gpu-operator` chart version)."""
     namespace: DnsLabel = "gpu-operator"
     """Namespace of the GPU Operator release."""
-    driver_version: ReleaseNumber = "580.126.09"
-    """NVIDIA data-center driver the operator installs (580+ for DRA)."""
+    release_name: DnsLabel = "gpu-operator"
+    """Name of the running Helm release (`helm list -n <namespace>`); Flux and Argo CD reuse it."""
+    driver_version: ReleaseNumber = NVIDIA_DRIVER_DEFAULT
+    """NVIDIA data-center driver the operator installs (580+ for DRA); rendered as `driver.version`."""
     mode: Literal["clusterPolicy", "gpuCluster"] = "clusterPolicy"
     """How the operator is configured: a ClusterPolicy, or GPUCluster (GPU Operator 26.7+)."""
+    managed: bool = False
+    """Render the operator's Helm release (Flux HelmRelease, Argo CD Application); import the
+    running release's values first, or GitOps resets the operator to the chart's defaults."""
     chart_repository: str = ""
-    """Helm repository of the gpu-operator chart; when set, the operator release is rendered too."""
+    """A mirror of the gpu-operator chart; empty: where the chart version is published."""
     values: dict[str, Any] = {}
     """The team's own Helm values; the migration's values are merged on top, nothing set here is dropped."""
 
+    @model_validator(mode="after")
+    def _repository_needs_release(self) -> GpuOperator:
+        if self.chart_repository and not self.managed:
+            raise ValueError(
+                "chartRepository only applies to a release this tool renders: set managed: true "
+                "(after `gpuplatform import operator-values`, so the running values are kept)"
+            )
+        return self
+
 
 class DraDriver(SpecModel):
-    """The NVIDIA DRA driver Helm release (chart `dra-driver-nvidia-gpu`)."""
+    """The NVIDIA DRA driver Helm release (chart `dra-driver-nvidia-gpu`, `nvidia-dra-driver-gpu` before 0.4)."""
 
-    chart_version: ReleaseNumber = "0.4.1"
+    chart_version: ReleaseNumber = DRA_DRIVER_DEFAULT
     """Version of the `dra-driver-nvidia-gpu` chart (25.x calendar releases, then 0.x)."""
-    chart_repository: str = Field(min_length=1)
-    """Helm (https://) or OCI (oci://) repository of the chart; a spec field, never hard-coded."""
+    chart_repository: str = ""
+    """Helm (https://) or OCI (oci://) mirror of the chart; empty: where the chart version is published."""
     namespace: DnsLabel = "nvidia-dra-driver-gpu"
     """Namespace of the DRA driver release (its kubelet plugin runs there)."""
+    release_name: DnsLabel | None = None
+    """Helm release name; default: the chart's name."""
     nvidia_driver_root: str = "/run/nvidia/driver"
-    """`nvidiaDriverRoot` of the chart: where the NVIDIA driver is on the host (the operator's driver: `/run/nvidia/driver`)."""
+    """`nvidiaDriverRoot` of the chart: where the NVIDIA driver is on the host (the operator's: `/run/nvidia/driver`)."""
+    compute_domains: bool = False
+    """Run the ComputeDomain controller and kubelet-plugin container (`resources.computeDomains.enabled`):
+    off until multi-node NVLink (IMEX) workloads need it; a crash of that container would otherwise
+    take the kubelet plugin pod, and with it GPU claims on the node, out of service."""
+    kubelet_plugin_max_unavailable: int | str = 1
+    """`kubeletPlugin.updateStrategy.rollingUpdate.maxUnavailable`: how many nodes' kubelet plugins
+    restart at once on a driver upgrade (the chart's 100% pauses claim preparation on every node)."""
     feature_gates: dict[str, bool] = {}
     """The driver's `featureGates` (alpha ones are refused in production unless accepted)."""
     values: dict[str, Any] = {}
     """The team's own Helm values for the driver; the migration's are merged on top."""
+
+    @field_validator("kubelet_plugin_max_unavailable")
+    @classmethod
+    def _max_unavailable(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value >= 1:
+            return value
+        if isinstance(value, str) and re.fullmatch(r"([1-9][0-9]?|100)%", value):
+            return value
+        raise ValueError(f"{value!r} is not a node count (1 or more) or a percentage (1%..100%)")
 
 
 class Delivery(SpecModel):
@@ -80,6 +119,9 @@ class Delivery(SpecModel):
     """Folder of the rendered tree inside the repository: relative, segments never start with `.`."""
     argocd_namespace: DnsLabel = "argocd"
     """Namespace of Argo CD (its AppProject and Applications)."""
+    argocd_service_account: DnsLabel = "argocd-application-controller"
+    """ServiceAccount (in `argocdNamespace`) the platform's own Application syncs as once Argo CD
+    impersonation is on for the tenants' projects (the platform AppProject's `destinationServiceAccounts`)."""
     flux_namespace: DnsLabel = "flux-system"
     """Namespace of Flux (its GitRepository and Kustomizations)."""
     gates_namespace: DnsLabel = "gpuplatform-gates"
@@ -87,7 +129,8 @@ class Delivery(SpecModel):
     kubectl_image: str = "docker.io/alpine/k8s:1.36.1"
     """Image of the gate Jobs; it must provide `sh`, `kubectl` and `jq` (alpine/k8s does)."""
     cluster_server: str = "https://kubernetes.default.svc"
-    """API server Argo CD deploys to (the in-cluster address when Argo CD runs in this cluster)."""
+    """API server Argo CD deploys to: the in-cluster address when Argo CD runs in this cluster; any
+    other address makes it a remote cluster, whose Applications live on Argo CD's own cluster."""
     timeout_minutes: int = Field(default=15, ge=1)
     """How long Flux waits for a layer, and a post-transition gate for its invariant."""
 
@@ -135,6 +178,8 @@ class Platform(SpecModel):
     """Extended-resource bridge classes that serve legacy `nvidia.com/gpu` requests from DRA."""
     tenants: tuple[Tenant, ...] = ()
     """Team namespaces: their tiers, claim templates, quota and admission policy."""
+    tenant_policy: TenantPolicy = TenantPolicy()
+    """Cluster-wide admission around the tenants: who may grant admin access, where claims may exist."""
     nim_services: tuple[NimService, ...] = ()
     """NIM services moved to DRA blue/green (a new NIMService with `draResources`)."""
     workloads: tuple[Workload, ...] = ()

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from gpuplatform.model.base import DnsLabel, DnsSubdomain, LabelValue, SpecModel
 
-__all__ = ["ClaimTemplate", "Tenant", "TenantAllowances", "TenantQuota"]
+__all__ = ["ClaimTemplate", "Tenant", "TenantAllowances", "TenantGitOps", "TenantPolicy", "TenantQuota"]
 
 
 class ClaimTemplate(SpecModel):
@@ -54,6 +54,35 @@ class TenantAllowances(SpecModel):
     """Claims may pass opaque driver configuration."""
 
 
+class TenantGitOps(SpecModel):
+    """The identity the tenant's GitOps applications run under, instead of the shared controllers'.
+
+    Renders a ServiceAccount in the tenant namespace with the claim-deployer Role (and
+    `clusterRoles` bound in the namespace); with Argo CD, an AppProject whose
+    `destinationServiceAccounts` makes the tenant's Applications sync as that ServiceAccount; with
+    Flux, the account the tenant's Kustomizations name in `spec.serviceAccountName`.
+    """
+
+    enabled: bool = True
+    """Render the tenant's GitOps identity."""
+    service_account: DnsLabel = "gitops-deployer"
+    """Name of the ServiceAccount the tenant's applications sync as."""
+    source_repos: tuple[str, ...] = ("*",)
+    """Repositories the tenant's AppProject lets its Applications read (Argo CD `sourceRepos`)."""
+    cluster_roles: tuple[DnsSubdomain, ...] = ()
+    """ClusterRoles bound to the ServiceAccount inside the namespace (what the applications deploy)."""
+
+
+class TenantPolicy(SpecModel):
+    """Cluster-wide admission around the tenants."""
+
+    admin_groups: tuple[str, ...] = Field(default=("system:masters",), min_length=1)
+    """Groups that may set the `resource.kubernetes.io/admin-access` namespace label."""
+    allow_namespaces: tuple[DnsLabel, ...] = ()
+    """Namespaces besides the tenants' and the platform's where claims are not restricted
+    (e.g. the users of another DRA driver); everywhere else ResourceClaims and templates are refused."""
+
+
 class Tenant(SpecModel):
     """A team namespace: the tiers it may use, who operates its claims, its templates and quota."""
 
@@ -70,9 +99,11 @@ class Tenant(SpecModel):
     groups: tuple[str, ...] = ()
     """Groups bound to the claim-operator Role."""
     owner: LabelValue = ""
-    """Sets the Namespace label `gpuplatform.dev/owner`."""
+    """Sets the label `gpuplatform.dev/owner` on the Namespace and on claims from its templates."""
     cost_center: LabelValue = ""
-    """Sets the Namespace label `gpuplatform.dev/cost-center`."""
+    """Sets the label `gpuplatform.dev/cost-center` on the Namespace and on claims from its templates."""
+    gitops: TenantGitOps = TenantGitOps()
+    """The identity the tenant's own GitOps applications run under."""
     claim_templates: tuple[ClaimTemplate, ...] = ()
     """ResourceClaimTemplates rendered into the tenant's namespace."""
     quota: TenantQuota = TenantQuota()

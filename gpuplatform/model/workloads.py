@@ -25,9 +25,13 @@ class Toleration(SpecModel):
     """A pod toleration (core/v1 `Toleration`), read by `gpuplatform capacity`."""
 
     key: str = ""
+    """Taint key the toleration matches (empty with `Exists`: every taint)."""
     operator: Literal["Equal", "Exists"] = "Equal"
+    """`Equal` matches the value, `Exists` any value."""
     value: str = ""
+    """Taint value to match with `Equal`."""
     effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = ""
+    """Taint effect to match (empty: every effect)."""
 
 
 class Workload(SpecModel):
@@ -40,17 +44,19 @@ class Workload(SpecModel):
     name: DnsSubdomain
     """Name of the workload object."""
     gpus: int = Field(default=1, ge=1, le=32)
-    """GPUs each pod requests today (`nvidia.com/gpu`); the claim template requests as many devices."""
+    """GPUs one pod requests (the device plugin's `nvidia.com/gpu`, summed over its containers)."""
     tier: DnsLabel
     """Tier the converted workload claims from."""
     moves_in: DnsLabel
     """Wave from which the workload uses a claim (its template exists; its owner gets a hand-off)."""
     manifest: str | None = None
     """Path of the original manifest; when given, the converted file is handed off in full."""
-    shared_claim: bool = True
-    """One claim shared by all GPU containers (they see the same GPUs) or one claim per container."""
+    shared_claim: bool = False
+    """All GPU containers share one request (they see the same GPUs); default: each container keeps
+    its own distinct GPUs, as with the device plugin."""
     replicas: int = Field(default=1, ge=0)
-    """Pods the workload runs at peak; each needs `gpus` (read by `gpuplatform capacity`)."""
+    """Pods the workload runs at peak (replicas, parallelism, nodes of a DaemonSet); each needs
+    `gpus` (read by `gpuplatform capacity`, and sizes the legacy quota)."""
     resource: str = Field(default="nvidia.com/gpu", pattern=r"^nvidia\.com/[a-z0-9.-]+$")
     """Extended resource the legacy pods request (`nvidia.com/mig-3g.40gb` on a MIG pool)."""
     node_selector: dict[str, str] = {}
@@ -129,6 +135,9 @@ class NimService(SpecModel):
     """Wave in which the NIMService moves to DRA (its hand-off appears)."""
     manifest: str | None = None
     """Path of the team's original NIMService manifest, converted in full when given."""
+    cache: DnsSubdomain | None = None
+    """NIMCache the new service mounts (default: a cache named like the service). Never the legacy
+    service's cache: engine profiles are GPU-specific and an RWO volume mounts on one node only."""
     accept_preview: bool = False
     """Accept NIM DRA (Technology Preview) in a production tenant or wave."""
 

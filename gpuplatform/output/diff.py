@@ -18,9 +18,10 @@ from pathlib import Path
 
 import yaml
 
+from gpuplatform.convert.handoff import add_converted_manifests
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
-from gpuplatform.output.synth import add_converted_manifests, drift_of, render_all, render_files
+from gpuplatform.output.synth import drift_of, render_all, render_files
 from gpuplatform.plan.transitions import APPLY_ORDER, Step, Transition, platform_transitions
 from gpuplatform.plan.waves import WaveState, plan_platform
 from gpuplatform.render.gate_jobs import GATE_LABEL

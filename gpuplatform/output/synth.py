@@ -8,17 +8,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gpuplatform.convert.manifests import convert_text
-from gpuplatform.convert.nimservice import convert_nimservice
+from gpuplatform.convert.handoff import add_converted_manifests
 from gpuplatform.errors import GpuplatformError, InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
 from gpuplatform.output.write import exclusive_output, recover, remove_tree, replace_tree
-from gpuplatform.plan.waves import Plan, WaveState, plan_platform
+from gpuplatform.plan.waves import plan_platform
 from gpuplatform.policy.rules import RULES, run_rules
-from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationset
-from gpuplatform.render.handoff import converted_file
-from gpuplatform.render.nim import dra_resources
+from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationsets
 from gpuplatform.render.tree import Tree, render_tree
 from gpuplatform.versions import parse_release
 
@@ -26,7 +23,6 @@ __all__ = [
     "NAME_MAX_BYTES",
     "Drift",
     "PolicyRefusal",
-    "add_converted_manifests",
     "check_paths",
     "check_tree",
     "drift_of",
@@ -115,35 +111,9 @@ def _allowed(problem: Problem, allow: Sequence[str]) -> Problem:
     return replace(problem, severity="warning", message=message)
 
 
-def add_converted_manifests(
-    loaded: LoadedPlatform, plan: Plan, tree: Tree, states: Sequence[WaveState] | None = None
-) -> None:
-    """The full converted manifest of each spec workload and NIM service that names one, in the
-    hand-off of every wave (of `states`, default all) from its `movesIn` on (the team applies it;
-    earlier waves keep theirs)."""
-    p = loaded.platform
-    converted: dict[int, str] = {}
-    for state in plan.waves if states is None else states:
-        for i in state.workloads:
-            workload = p.workloads[i]
-            if workload.manifest is None:
-                continue
-            if i not in converted:
-                text = loaded.manifests[workload.manifest]
-                converted[i] = convert_text(
-                    text, workload.manifest, p.class_name(workload.tier), shared=workload.shared_claim
-                ).text
-            tree.files[f"handoff/{state.dir_name}/{converted_file(workload)}"] = converted[i]
-        for nim in p.nim_services:
-            if nim.manifest is not None and nim.name in state.nim_services:
-                text = convert_nimservice(
-                    loaded.manifests[nim.manifest], nim.manifest, nim.name, dra_resources(plan, nim)
-                )
-                tree.files[f"handoff/{state.dir_name}/{converted_file(nim)}"] = text
-
-
 def render_trees(loaded: Sequence[LoadedPlatform]) -> dict[str, Tree]:
-    """Every platform's tree; a stack with several Argo CD platforms gives each the stack's ApplicationSet."""
+    """Every platform's tree; a stack with several Argo CD platforms gives each the stack's
+    ApplicationSets and every member's AppProject."""
     plans = {lp.platform.name: plan_platform(lp.platform) for lp in loaded}
     trees = {name: render_tree(plan) for name, plan in plans.items()}
     for lp in loaded:
@@ -155,9 +125,9 @@ def render_trees(loaded: Sequence[LoadedPlatform]) -> dict[str, Tree]:
     for source, names in by_stack.items():
         if len(names) > 1:
             stem = re.sub(r"[^a-z0-9-]+", "-", Path(source).stem.lower()).strip("-")[:63] or "stack"
-            appset = render_applicationset(stem, [plans[n] for n in names])
+            objects = render_applicationsets(stem, [(plans[n], trees[n].files) for n in names])
             for name in names:
-                trees[name].add_folder(APPLICATIONSET_FOLDER, [appset], engines=False)
+                trees[name].add_folder(APPLICATIONSET_FOLDER, objects, engines=False)
     return trees
 
 

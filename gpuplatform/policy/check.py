@@ -9,6 +9,7 @@ from typing import Any
 
 from gpuplatform.capacity.verdicts import capacity_problems
 from gpuplatform.errors import InputError, Problem
+from gpuplatform.evidence.snapshot import Snapshot, load_snapshot
 from gpuplatform.inventory.resource_slices import Pool, read_resource_slices
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.load.yaml_input import read_yaml
@@ -56,8 +57,10 @@ def check_platform(
     loaded: LoadedPlatform,
     inventory: Sequence[Pool] | None = None,
     cluster_nodes: frozenset[str] | None = None,
+    snapshot: Snapshot | None = None,
 ) -> CheckReport:
-    """Selector checks against modelled pools (and `inventory`), then the policy rules."""
+    """Selector checks against modelled pools (and `inventory`), then the policy rules (with the
+    cluster `snapshot`, those that compare the plan with what runs)."""
     platform = loaded.platform
     report = CheckReport(platform.name)
     modelled, problems = modelled_pools(platform, loaded.source)
@@ -66,7 +69,7 @@ def check_platform(
         row, found = check_target(platform, target, modelled, inventory, loaded.source)
         report.rows.append(row)
         report.problems += found
-    report.problems += run_rules(loaded, cluster_nodes)
+    report.problems += run_rules(loaded, cluster_nodes, snapshot=snapshot)
     report.problems += capacity_problems(loaded)
     return report
 
@@ -94,13 +97,15 @@ def check_platforms(
     """`check` for every loaded platform against the same inventory and snapshot."""
     paths = list(inventory)
     nodes = None
+    snap = None
     if snapshot is not None:
         folder = Path(snapshot)
         nodes = cluster_node_names(folder)
+        snap = load_snapshot(folder)
         if (folder / "resourceslices.json").is_file():
             paths.append(str(folder / "resourceslices.json"))
     pools = read_resource_slices(*paths) if paths else None
-    return [check_platform(lp, pools, nodes) for lp in loaded]
+    return [check_platform(lp, pools, nodes, snap) for lp in loaded]
 
 
 def check_table(report: CheckReport) -> str:

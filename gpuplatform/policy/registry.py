@@ -6,7 +6,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
+from gpuplatform.adopt.running import RunningRelease, load_running_releases
 from gpuplatform.errors import Severity
+from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan, plan_platform
@@ -26,12 +28,14 @@ class Finding:
 
 @dataclass(frozen=True)
 class RuleContext:
-    """What every rule may read: the loaded platform, its plan and, optionally, the cluster's nodes."""
+    """What every rule may read: the loaded platform, its plan and, optionally, the cluster's nodes
+    and a cluster snapshot (`check --snapshot`)."""
 
     loaded: LoadedPlatform
     cluster_nodes: frozenset[str] | None = None
     rendered: Tree | None = None
     """The tree synth already rendered, so that the rules do not render it again."""
+    snapshot: Snapshot | None = None
 
     @property
     def platform(self) -> Platform:
@@ -40,6 +44,11 @@ class RuleContext:
     @cached_property
     def plan(self) -> Plan:
         return plan_platform(self.loaded.platform)
+
+    @cached_property
+    def running(self) -> dict[tuple[str, str], RunningRelease] | None:
+        """Helm releases the snapshot captured, by (namespace, name); None without a snapshot."""
+        return load_running_releases(self.snapshot.folder) if self.snapshot is not None else None
 
     @cached_property
     def tree(self) -> Tree:

@@ -1,68 +1,96 @@
-"""Layer 30-policy: each tenant's allowlist ValidatingAdmissionPolicy, and the admin-access guard.
+"""Layer 30-policy: each tenant's allowlist ValidatingAdmissionPolicy.
 
 Tenants may create ResourceClaims and ResourceClaimTemplates only for their own tiers, in both
 request shapes, and without adminAccess, `allocationMode: All`, device tolerations, opaque config or
-raw selectors unless the spec allows them. Claims the scheduler creates for extended-resource
-(bridge) requests, and what the GitOps controllers apply from reviewed Git, are exempt by the
-requester's identity: never by an annotation, which any tenant can set.
+raw selectors unless the spec allows them. No GitOps controller is exempt: what the platform itself
+applies in a tenant namespace passes by construction (the tenant's tiers; the selectors the spec
+reviewed, including those the NIM Operator writes), and tenants' Applications and Kustomizations
+are checked whoever runs them. The one exempt identity is the scheduler creating the claim of a
+bridged `nvidia.com/gpu` request (by identity, never by annotation, which any tenant can set).
+
+Both specs are immutable, so content is checked on CREATE; on UPDATE the policy only refuses
+dropping the delete-protection finalizer of an allocated claim (the resourceclaim controller
+removes it after deallocation, kubernetes/kubernetes `pkg/controller/resourceclaim/controller.go`;
+`tenantPolicy.adminGroups` may force it).
 """
 
 from __future__ import annotations
 
 from gpuplatform.model.tenants import Tenant
 from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.cluster_admission import (
+    ADMIN_ACCESS_LABEL,
+    API,
+    claim_policy_match,
+    policy_binding,
+    render_cluster_policy,
+)
 from gpuplatform.render.meta import Obj, k8s_object
+from gpuplatform.render.nim_cel import operator_selectors
 from gpuplatform.render.selectors import cel_string
 
-__all__ = ["ADMIN_ACCESS_LABEL", "EXEMPT_USERS", "render_policy", "tenant_policy"]
+__all__ = [
+    "ADMIN_ACCESS_LABEL",
+    "DELETE_PROTECTION",
+    "render_policy",
+    "reviewed_selectors",
+    "tenant_policy",
+]
 
-API = "admissionregistration.k8s.io/v1"
-ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
-#: Requesters whose claims are not tenant input: the scheduler (bridge claims) and the GitOps
-#: controllers (objects reviewed in Git). Identities, not annotations.
-EXEMPT_USERS = (
-    "system:kube-scheduler",
-    "system:serviceaccount:argocd:argocd-application-controller",
-    "system:serviceaccount:flux-system:kustomize-controller",
-)
-
+DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"
 _EXACT = "has(r.exactly)"
 _SUBS = "(has(r.firstAvailable) ? r.firstAvailable : [])"
+_CREATED = "!variables.created || "
 
 
 def _rule(expression: str, message: str) -> Obj:
     return {"expression": expression, "message": message, "reason": "Forbidden"}
 
 
-def _validations(tenant: Tenant, classes: list[str]) -> list[Obj]:
+def _requests_all(exact: str, sub: str | None) -> str:
+    """Every request satisfies `exact` (on `r.exactly`) and each `firstAvailable` item `sub` (on `s`)."""
+    subs = f" && {_SUBS}.all(s, {sub})" if sub is not None else ""
+    return f"variables.requests.all(r, (!{_EXACT} || {exact}){subs})"
+
+
+def _unset_or(field: str, owner: str, check: str) -> str:
+    return f"!has({owner}.{field}) || {check.format(f'{owner}.{field}')}"
+
+
+def _content_checks(tenant: Tenant, classes: list[str]) -> list[Obj]:
     allow = tenant.allow
     checks = [
         _rule(
-            f"variables.requests.all(r, !{_EXACT} || r.exactly.deviceClassName in variables.allowed)"
-            f" && variables.requests.all(r, {_SUBS}.all(s, s.deviceClassName in variables.allowed))",
+            _requests_all(
+                "r.exactly.deviceClassName in variables.allowed", "s.deviceClassName in variables.allowed"
+            ),
             f"tenant {tenant.name} may request only the device classes {', '.join(classes) or '(none)'}",
         )
     ]
     if not allow.admin_access:
         checks.append(
             _rule(
-                f"variables.requests.all(r, !{_EXACT} || !has(r.exactly.adminAccess) || r.exactly.adminAccess == false)",
+                _requests_all(_unset_or("adminAccess", "r.exactly", "{} == false"), None),
                 "adminAccess is not allowed in tenant claims",
             )
         )
     if not allow.allocation_mode_all:
         checks.append(
             _rule(
-                f"variables.requests.all(r, (!{_EXACT} || !has(r.exactly.allocationMode) || r.exactly.allocationMode != 'All')"
-                f" && {_SUBS}.all(s, !has(s.allocationMode) || s.allocationMode != 'All'))",
+                _requests_all(
+                    _unset_or("allocationMode", "r.exactly", "{} != 'All'"),
+                    _unset_or("allocationMode", "s", "{} != 'All'"),
+                ),
                 "allocationMode: All is not allowed in tenant claims (it is charged as the maximum device count)",
             )
         )
     if not allow.tolerations:
         checks.append(
             _rule(
-                f"variables.requests.all(r, (!{_EXACT} || !has(r.exactly.tolerations) || size(r.exactly.tolerations) == 0)"
-                f" && {_SUBS}.all(s, !has(s.tolerations) || size(s.tolerations) == 0))",
+                _requests_all(
+                    _unset_or("tolerations", "r.exactly", "size({}) == 0"),
+                    _unset_or("tolerations", "s", "size({}) == 0"),
+                ),
                 "device tolerations are not allowed in tenant claims",
             )
         )
@@ -74,14 +102,44 @@ def _validations(tenant: Tenant, classes: list[str]) -> list[Obj]:
             )
         )
     if not allow.selectors:
+        reviewed = "{}.all(x, has(x.cel) && x.cel.expression in variables.reviewed)"
         checks.append(
             _rule(
-                f"variables.requests.all(r, (!{_EXACT} || !has(r.exactly.selectors) || size(r.exactly.selectors) == 0)"
-                f" && {_SUBS}.all(s, !has(s.selectors) || size(s.selectors) == 0))",
-                "raw CEL selectors are not allowed in tenant claims: request a tier",
+                _requests_all(
+                    _unset_or("selectors", "r.exactly", reviewed), _unset_or("selectors", "s", reviewed)
+                ),
+                "raw CEL selectors are not allowed in tenant claims: request a tier "
+                "(selectors the spec reviewed for this namespace are the exception)",
             )
         )
-    return checks
+    return [{**c, "expression": _CREATED + c["expression"]} for c in checks]
+
+
+def _finalizer_guard(admin_groups: tuple[str, ...]) -> Obj:
+    key = cel_string(DELETE_PROTECTION)
+    admins = ", ".join(cel_string(g) for g in admin_groups)
+    kept = f"(has(object.metadata.finalizers) && {key} in object.metadata.finalizers)"
+    held = (
+        f"has(oldObject.status) && has(oldObject.status.allocation) && has(oldObject.metadata.finalizers)"
+        f" && {key} in oldObject.metadata.finalizers"
+    )
+    return _rule(
+        f"variables.created || object.kind != 'ResourceClaim' || !({held}) || {kept}"
+        f" || request.userInfo.groups.exists(g, g in [{admins}])",
+        f"the {DELETE_PROTECTION} finalizer stays on an allocated claim (the resourceclaim controller "
+        "removes it; only spec.tenantPolicy.adminGroups may force it)",
+    )
+
+
+def reviewed_selectors(plan: Plan, state: WaveState, tenant: Tenant) -> list[str]:
+    """Selector expressions the spec reviewed for the tenant's namespace: its claim templates' and
+    those the NIM Operator writes for the namespace's NIM services moved by this wave."""
+    p = plan.platform
+    found = [s for t in tenant.claim_templates for s in t.selectors]
+    for nim in p.nim_services:
+        if nim.namespace == tenant.ns and nim.name in state.nim_services and nim.mode == "claimCreationSpec":
+            found += operator_selectors(nim)
+    return sorted(set(found))
 
 
 def tenant_policy(plan: Plan, state: WaveState, tenant: Tenant) -> list[Obj]:
@@ -89,29 +147,15 @@ def tenant_policy(plan: Plan, state: WaveState, tenant: Tenant) -> list[Obj]:
     p = plan.platform
     classes = [p.class_name(t) for t in tenant.tiers if t in state.tiers]
     name = f"gpuplatform-tenant-{tenant.name}"
-    exempt = ", ".join(cel_string(u) for u in EXEMPT_USERS)
     policy = k8s_object(
         API,
         "ValidatingAdmissionPolicy",
         name,
         wave=state.name,
         spec={
-            "failurePolicy": "Fail",
-            "matchConstraints": {
-                "matchPolicy": "Equivalent",
-                "resourceRules": [
-                    {
-                        "apiGroups": ["resource.k8s.io"],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE", "UPDATE"],
-                        "resources": ["resourceclaims", "resourceclaimtemplates"],
-                    }
-                ],
-            },
-            "matchConditions": [
-                {"name": "tenant-requests-only", "expression": f"!(request.userInfo.username in [{exempt}])"}
-            ],
+            **claim_policy_match(["CREATE", "UPDATE"]),
             "variables": [
+                {"name": "created", "expression": "request.operation == 'CREATE'"},
                 {
                     "name": "spec",
                     "expression": "object.kind == 'ResourceClaimTemplate' ? object.spec.spec : object.spec",
@@ -121,73 +165,26 @@ def tenant_policy(plan: Plan, state: WaveState, tenant: Tenant) -> list[Obj]:
                     "expression": "has(variables.spec.devices) && has(variables.spec.devices.requests) ? variables.spec.devices.requests : []",
                 },
                 {"name": "allowed", "expression": "[" + ", ".join(cel_string(c) for c in classes) + "]"},
-            ],
-            "validations": _validations(tenant, classes),
-        },
-    )
-    binding = k8s_object(
-        API,
-        "ValidatingAdmissionPolicyBinding",
-        name,
-        wave=state.name,
-        spec={
-            "policyName": name,
-            "validationActions": ["Deny"],
-            "matchResources": {
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": tenant.ns}}
-            },
-        },
-    )
-    return [policy, binding]
-
-
-def _admin_access_guard(wave: str) -> list[Obj]:
-    name = "gpuplatform-admin-access-label"
-    label = cel_string(ADMIN_ACCESS_LABEL)
-    unchanged = (
-        f"(request.operation == 'UPDATE' && has(oldObject.metadata.labels) && {label} in oldObject.metadata.labels"
-        f" && oldObject.metadata.labels[{label}] == object.metadata.labels[{label}])"
-    )
-    policy = k8s_object(
-        API,
-        "ValidatingAdmissionPolicy",
-        name,
-        wave=wave,
-        spec={
-            "failurePolicy": "Fail",
-            "matchConstraints": {
-                "resourceRules": [
-                    {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE", "UPDATE"],
-                        "resources": ["namespaces"],
-                    }
-                ]
-            },
-            "validations": [
                 {
-                    "expression": f"!has(object.metadata.labels) || !({label} in object.metadata.labels) || {unchanged}"
-                    " || 'system:masters' in request.userInfo.groups",
-                    "message": f"only cluster administrators may set the {ADMIN_ACCESS_LABEL} namespace label",
-                    "reason": "Forbidden",
-                }
+                    "name": "reviewed",
+                    "expression": "["
+                    + ", ".join(cel_string(s) for s in reviewed_selectors(plan, state, tenant))
+                    + "]",
+                },
+            ],
+            "validations": [
+                *_content_checks(tenant, classes),
+                _finalizer_guard(p.tenant_policy.admin_groups),
             ],
         },
     )
-    binding = k8s_object(
-        API,
-        "ValidatingAdmissionPolicyBinding",
-        name,
-        wave=wave,
-        spec={"policyName": name, "validationActions": ["Deny"]},
-    )
+    binding = policy_binding(name, state.name, {"matchLabels": {"kubernetes.io/metadata.name": tenant.ns}})
     return [policy, binding]
 
 
 def render_policy(plan: Plan, state: WaveState) -> list[Obj]:
-    """The admin-access guard (once the driver is installed) and one allowlist per enabled tenant."""
-    objects = _admin_access_guard(state.name) if state.driver_installed or state.tenants else []
+    """The cluster-wide policies (once the driver is installed) and one allowlist per enabled tenant."""
+    objects = render_cluster_policy(plan, state)
     for tenant in plan.platform.tenants:
         if tenant.name in state.tenants:
             objects += tenant_policy(plan, state, tenant)

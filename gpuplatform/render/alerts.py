@@ -1,18 +1,35 @@
 """Alerts (`spec.monitoring.enabled`): a PrometheusRule for states that must never last.
 
-The expressions read kube-state-metrics. Two need its node-label allowlist
-(`--metric-labels-allowlist=nodes=[nvidia.com/dra-kubelet-plugin]`). kube-state-metrics exposes no
-ResourceClaim metrics by default, so "a claim pending too long" is approximated by a pod pending
-that long in a tenant namespace, and "a claim reserved for a pod that no longer exists" is left to
-the `cleanup` evidence check.
+Every expression reads metrics kube-state-metrics exports by default (kubernetes/kube-state-metrics
+docs/metrics: `kube_pod_info`, `kube_node_spec_taint`, `kube_daemonset_status_number_unavailable`,
+`kube_pod_status_phase`), so each can fire as rendered. A DRA node is recognised by its pool's DRA
+taint (`kube_node_spec_taint`), not by the `nvidia.com/dra-kubelet-plugin` label: kube-state-metrics
+exports node labels only when allowlisted (`--metric-labels-allowlist`). It has no ResourceClaim
+metrics by default, so "a claim pending too long" is approximated by a pod pending that long in a
+tenant namespace, and "a claim reserved for a pod that no longer exists" is left to the `cleanup`
+evidence check.
 """
 
 from __future__ import annotations
 
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object
+from gpuplatform.render.tolerations import gpu_node_taints
 
-__all__ = ["render_alerts"]
+__all__ = ["DEVICE_PLUGIN_DAEMONSET", "dra_node_selector", "render_alerts"]
+
+#: The GPU Operator's device plugin DaemonSet (NVIDIA/gpu-operator v26.3.1
+#: assets/state-device-plugin/0500_daemonset.yaml).
+DEVICE_PLUGIN_DAEMONSET = "nvidia-device-plugin-daemonset"
+
+
+def dra_node_selector(plan: Plan) -> str:
+    """PromQL: one series per node carrying a DRA pool's taint (`kube_node_spec_taint`)."""
+    series = [
+        f'kube_node_spec_taint{{key="{t["key"]}", value="{t.get("value", "")}", effect="{t["effect"]}"}}'
+        for t in gpu_node_taints(plan.platform)
+    ]
+    return f"max by (node) ({' or '.join(series)})"
 
 
 def render_alerts(plan: Plan, state: WaveState) -> list[Obj]:
@@ -26,8 +43,8 @@ def render_alerts(plan: Plan, state: WaveState) -> list[Obj]:
         {
             "alert": "GpuDevicePluginOnDraNode",
             "expr": (
-                'count by (node) (kube_pod_info{created_by_name="nvidia-device-plugin-daemonset"}'
-                ' * on (node) group_left() kube_node_labels{label_nvidia_com_dra_kubelet_plugin="true"}) > 0'
+                f'count by (node) (kube_pod_info{{created_by_name="{DEVICE_PLUGIN_DAEMONSET}"}}'
+                f" * on (node) group_left() {dra_node_selector(plan)}) > 0"
             ),
             "for": "5m",
             "labels": {"severity": "critical"},

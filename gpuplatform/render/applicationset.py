@@ -1,9 +1,11 @@
-"""An Argo CD ApplicationSet over every platform (cluster) of one stack.
+"""Argo CD ApplicationSets over every platform (cluster) of one stack, with their AppProjects.
 
-It is an alternative to each cluster's own `delivery/argocd/` Application, for an Argo CD that
-manages several clusters: apply one or the other, not both (they generate the same Application
-names). Each member tree carries the same file under `delivery/argocd-applicationset/`, so every
-tree stays self-contained.
+An alternative to each cluster's own `delivery/argocd/` entry, for an Argo CD that manages several
+clusters: apply one or the other, not both (they generate the same Applications). The sets
+generate exactly each platform's entry Applications (`delivery.entry_apps`): `<stack>` the
+automated ones (each cluster's wave and gate identity, deployed to that cluster), `<stack>-apps`
+the remote clusters' child Applications (on Argo CD's cluster, synced by hand). Each member tree
+carries the same folder, so every tree stays self-contained.
 """
 
 from __future__ import annotations
@@ -11,49 +13,72 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpuplatform.plan.waves import Plan
+from gpuplatform.render.delivery import (
+    ENTRY_SYNC_OPTIONS,
+    TreeFiles,
+    entry_apps,
+    platform_root,
+    render_app_project,
+)
 from gpuplatform.render.meta import Obj, k8s_object
 
-__all__ = ["APPLICATIONSET_FOLDER", "render_applicationset"]
+__all__ = ["APPLICATIONSET_FOLDER", "render_applicationsets"]
 
 APPLICATIONSET_FOLDER = "delivery/argocd-applicationset"
 
 
-def render_applicationset(name: str, plans: Sequence[Plan]) -> Obj:
-    """One list generator element per platform: its project, cluster and active wave's entry path."""
-    first = plans[0].platform
-    elements = [
-        {
-            "name": plan.platform.name,
-            "server": plan.platform.delivery.cluster_server,
-            "path": f"{plan.platform.delivery.path}/{plan.platform.name}/waves/{plan.active.dir_name}/argocd",
-            "repoURL": plan.platform.delivery.repo_url,
-            "revision": plan.platform.delivery.revision,
-        }
-        for plan in sorted(plans, key=lambda p: p.platform.name)
-    ]
+def _applicationset(name: str, wave: str, namespace: str, elements: list[Obj], automated: bool) -> Obj:
+    sync: Obj = {"syncOptions": list(ENTRY_SYNC_OPTIONS)}
+    if automated:
+        sync = {"automated": {"prune": True, "selfHeal": True}, **sync}
     return k8s_object(
         "argoproj.io/v1alpha1",
         "ApplicationSet",
         name,
-        wave="-".join(sorted({p.platform.active_wave for p in plans}))[:63].strip("-"),
-        namespace=first.delivery.argocd_namespace,
+        wave=wave,
+        namespace=namespace,
         spec={
             "generators": [{"list": {"elements": elements}}],
             "template": {
-                "metadata": {"name": "{{name}}"},
+                "metadata": {"name": "{{app}}"},
                 "spec": {
-                    "project": "{{name}}",
+                    "project": "{{project}}",
                     "source": {
                         "repoURL": "{{repoURL}}",
                         "targetRevision": "{{revision}}",
                         "path": "{{path}}",
                     },
-                    "destination": {"server": "{{server}}", "namespace": first.dra_driver.namespace},
-                    "syncPolicy": {
-                        "automated": {"prune": True, "selfHeal": True},
-                        "syncOptions": ["ServerSideApply=true", "PruneLast=true"],
-                    },
+                    "destination": {"server": "{{server}}", "namespace": "{{namespace}}"},
+                    "syncPolicy": sync,
                 },
             },
         },
     )
+
+
+def render_applicationsets(name: str, members: Sequence[tuple[Plan, TreeFiles]]) -> list[Obj]:
+    """Every member's AppProject and the ApplicationSets of their entry Applications."""
+    members = sorted(members, key=lambda m: m[0].platform.name)
+    first = members[0][0].platform
+    wave = "-".join(sorted({plan.platform.active_wave for plan, _ in members}))[:63].strip("-")
+    elements: dict[bool, list[Obj]] = {True: [], False: []}
+    for plan, _ in members:
+        d = plan.platform.delivery
+        for app in entry_apps(plan):
+            elements[app.automated].append(
+                {
+                    "app": app.name,
+                    "project": plan.platform.name,
+                    "server": app.server,
+                    "namespace": app.namespace,
+                    "path": f"{platform_root(plan)}/{app.path}",
+                    "repoURL": d.repo_url,
+                    "revision": d.revision,
+                }
+            )
+    ns = first.delivery.argocd_namespace
+    objects = [render_app_project(plan, files) for plan, files in members]
+    objects.append(_applicationset(name, wave, ns, elements[True], automated=True))
+    if elements[False]:
+        objects.append(_applicationset(f"{name}-apps", wave, ns, elements[False], automated=False))
+    return objects

@@ -1,65 +1,203 @@
 """Entry points (`delivery/`): what Argo CD or Flux is pointed at, naming the active wave.
 
-Changing `activeWave` changes only these files (and the lock file). Both entry kustomizations
-include `delivery/gates/`, the gate Jobs' identity, so it exists before the first PreSync hook.
+Changing `activeWave` changes only these files (and the lock file). Argo CD's objects live where
+Argo CD runs: the AppProject and the entry Applications (`entry_apps`) — the wave and the gate
+identity, each deployed to the platform's cluster, and for a remote cluster (`delivery.clusterServer`
+is not Argo CD's in-cluster address) the wave's child Applications, kept on Argo CD's own cluster.
+A local cluster's wave holds its child Applications itself. Flux runs in each cluster and applies
+that cluster's own folder, gate identity included.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object
-from gpuplatform.render.operators import argocd_application
+from gpuplatform.render.operators import IN_CLUSTER, argocd_application, helm_charts
+from gpuplatform.render.tenant_delivery import platform_sync_account
 
-__all__ = ["ARGO_CLUSTER_KINDS", "layer_kustomizations", "render_argocd_entry", "render_flux_entry"]
+__all__ = [
+    "APPS_FOLDER",
+    "ENTRY_SYNC_OPTIONS",
+    "ArgoInstalls",
+    "EntryApp",
+    "TreeFiles",
+    "argocd_installs",
+    "entry_apps",
+    "is_remote",
+    "layer_kustomizations",
+    "platform_root",
+    "render_app_project",
+    "render_argocd_entry",
+    "render_flux_entry",
+]
 
-#: Cluster-scoped kinds the AppProject allows (Nodes only by name, added per pool node).
-ARGO_CLUSTER_KINDS = (
-    ("", "Namespace"),
-    ("resource.k8s.io", "DeviceClass"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
-    ("rbac.authorization.k8s.io", "ClusterRole"),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-)
+
+#: A remote cluster's wave folder of child Applications (`<platform>-apps` syncs it on Argo CD's cluster).
+APPS_FOLDER = "argocd-apps"
+TreeFiles = Mapping[str, list[Obj] | str]
 
 
-def _root(plan: Plan) -> str:
+def platform_root(plan: Plan) -> str:
+    """The platform's folder in the repository (`<delivery.path>/<platform>`)."""
     return f"{plan.platform.delivery.path}/{plan.platform.name}"
 
 
-def _chart_repos(plan: Plan) -> list[str]:
+def is_remote(plan: Plan) -> bool:
+    """Whether Argo CD deploys the platform to another cluster than its own."""
+    return plan.platform.delivery.cluster_server != IN_CLUSTER
+
+
+def _group(obj: Obj) -> str:
+    api: str = obj["apiVersion"]
+    return api.rsplit("/", 1)[0] if "/" in api else ""
+
+
+@dataclass
+class ArgoInstalls:
+    """What the platform's Applications install, over every wave: kinds, names, namespaces."""
+
+    cluster: dict[tuple[str, str], set[str] | None] = field(default_factory=dict)
+    """Cluster-scoped kinds -> the names installed, or None when a chart installs unnamed ones."""
+    namespaced: set[tuple[str, str]] = field(default_factory=set)
+    destinations: set[tuple[str, str]] = field(default_factory=set)
+    """(server, namespace) pairs objects are applied to."""
+    repositories: set[str] = field(default_factory=set)
+
+    def add(self, server: str, group: str, kind: str, namespace: str | None, name: str | None) -> None:
+        """Record one object; `name` None: any object of the kind (a chart's)."""
+        if namespace is not None:
+            self.namespaced.add((group, kind))
+            self.destinations.add((server, namespace))
+            return
+        key = (group, kind)
+        if name is None:
+            self.cluster[key] = None
+        elif key not in self.cluster:
+            self.cluster[key] = {name}
+        elif (known := self.cluster[key]) is not None:
+            known.add(name)
+
+
+def argocd_installs(plan: Plan, files: TreeFiles) -> ArgoInstalls:
+    """Every object the platform's Applications install in any wave: the wave's own objects (child
+    Applications on Argo CD's cluster), what each child's chart renders with its values (chart
+    facts; CRDs by name), and the gate identity."""
     p = plan.platform
-    repos = [p.dra_driver.chart_repository, p.gpu_operator.chart_repository]
-    return sorted({r.removeprefix("oci://") for r in repos if r})
+    target = p.delivery.cluster_server
+    installs = ArgoInstalls(repositories={p.delivery.repo_url})
+    for path, content in files.items():
+        wave_object = path.startswith("waves/") and "/flux/" not in path
+        if not isinstance(content, list) or not (wave_object or path.startswith("delivery/gates/")):
+            continue
+        for obj in content:
+            if obj.get("kind") != "Kustomization":
+                server = IN_CLUSTER if _group(obj) == "argoproj.io" else target
+                meta = obj["metadata"]
+                installs.add(server, _group(obj), obj["kind"], meta.get("namespace"), meta["name"])
+    for state in plan.waves:
+        for chart in helm_charts(plan, state):
+            installs.repositories.add(chart.repository.removeprefix("oci://"))
+            for kind in chart.facts.installs(chart.values):
+                namespace = chart.namespace if kind.namespaced else None
+                name = kind.name if kind.kind == "CustomResourceDefinition" else None
+                installs.add(target, kind.group, kind.kind, namespace, name)
+    return installs
 
 
-def render_argocd_entry(plan: Plan) -> list[Obj]:
-    """AppProject (least privilege) and the Application that syncs `waves/<active>/argocd`."""
-    p, state = plan.platform, plan.active
-    whitelist = [{"group": "", "kind": "Node", "name": n} for pool in p.node_pools for n in pool.nodes]
-    whitelist += [{"group": g, "kind": k} for g, k in ARGO_CLUSTER_KINDS]
-    project = k8s_object(
+def render_app_project(plan: Plan, files: TreeFiles) -> Obj:
+    """The AppProject: exactly what the Applications install, cluster-scoped objects by name where
+    every one is known (Nodes, Namespaces, the tool's own, the charts' CRDs), by kind otherwise.
+
+    `clusterResourceWhitelist[].name` needs Argo CD 3.3+ (versions.ARGOCD_MINIMUM).
+    """
+    p = plan.platform
+    installs = argocd_installs(plan, files)
+    installs.destinations |= {(a.server, a.namespace) for a in entry_apps(plan)}
+    whitelist: list[Obj] = []
+    for (group, kind), names in sorted(installs.cluster.items()):
+        if names is None:
+            whitelist.append({"group": group, "kind": kind})
+        else:
+            whitelist += [{"group": group, "kind": kind, "name": n} for n in sorted(names)]
+    return k8s_object(
         "argoproj.io/v1alpha1",
         "AppProject",
         p.name,
-        wave=state.name,
+        wave=plan.active.name,
         namespace=p.delivery.argocd_namespace,
         spec={
             "description": f"GPU platform {p.name}: DRA migration waves rendered by gpuplatform",
-            "sourceRepos": [p.delivery.repo_url, *_chart_repos(plan)],
-            "destinations": [{"server": p.delivery.cluster_server, "namespace": "*"}],
+            "sourceRepos": sorted(installs.repositories),
+            "destinations": [{"server": s, "namespace": n} for s, n in sorted(installs.destinations)],
+            "destinationServiceAccounts": [
+                {**platform_sync_account(p), "server": server}
+                for server in sorted({s for s, _ in installs.destinations})
+            ],
             "clusterResourceWhitelist": whitelist,
+            "namespaceResourceWhitelist": [{"group": g, "kind": k} for g, k in sorted(installs.namespaced)],
         },
     )
-    source = {
-        "repoURL": p.delivery.repo_url,
-        "targetRevision": p.delivery.revision,
-        "path": f"{_root(plan)}/waves/{state.dir_name}/argocd",
-    }
-    app = argocd_application(plan, state.name, p.name, source, p.dra_driver.namespace, 0)
-    app["spec"]["syncPolicy"]["syncOptions"] = ["ServerSideApply=true", "PruneLast=true"]
-    app["metadata"].pop("annotations")
-    return [project, app]
+
+
+@dataclass(frozen=True)
+class EntryApp:
+    """One Application of the Argo CD entry (also generated by the stack's ApplicationSets)."""
+
+    name: str
+    path: str
+    """Folder inside the platform's root."""
+    server: str
+    namespace: str
+    automated: bool = True
+
+
+#: The entry Applications' sync options: server-side apply, prune only after everything applied.
+ENTRY_SYNC_OPTIONS = ["ServerSideApply=true", "PruneLast=true"]
+
+
+def entry_apps(plan: Plan) -> list[EntryApp]:
+    """The platform's wave (on its cluster), its gate identity (on its cluster: the PreSync gates
+    run as it; the Job controller retries the pod until it exists) and, for a remote cluster, the
+    wave's child Applications (on Argo CD's cluster). Argo CD orders no two Applications, so
+    remote child Applications sync by hand, after the wave's pre-transition gates passed."""
+    p = plan.platform
+    d = p.delivery
+    wave = f"waves/{plan.active.dir_name}"
+    apps = [
+        EntryApp(p.name, f"{wave}/argocd", d.cluster_server, p.dra_driver.namespace),
+        EntryApp(f"{p.name}-gates", "delivery/gates", d.cluster_server, d.gates_namespace),
+    ]
+    if is_remote(plan):
+        apps.append(
+            EntryApp(f"{p.name}-apps", f"{wave}/{APPS_FOLDER}", IN_CLUSTER, d.argocd_namespace, False)
+        )
+    return apps
+
+
+def render_argocd_entry(plan: Plan, files: TreeFiles) -> list[Obj]:
+    """The AppProject and the entry Applications of the active wave (`entry_apps`)."""
+    d = plan.platform.delivery
+    objects = [render_app_project(plan, files)]
+    for entry in entry_apps(plan):
+        source = {
+            "repoURL": d.repo_url,
+            "targetRevision": d.revision,
+            "path": f"{platform_root(plan)}/{entry.path}",
+        }
+        app = argocd_application(
+            plan,
+            plan.active.name,
+            entry.name,
+            source,
+            {"server": entry.server, "namespace": entry.namespace},
+            automated=entry.automated,
+        )
+        app["spec"]["syncPolicy"]["syncOptions"] = list(ENTRY_SYNC_OPTIONS)
+        objects.append(app)
+    return objects
 
 
 def layer_kustomizations(plan: Plan, state: WaveState, folders: list[str]) -> list[tuple[str, str]]:
@@ -90,7 +228,7 @@ def render_flux_entry(plan: Plan, folders: list[str]) -> list[Obj]:
         name = f"{p.name}-{suffix}"
         spec: Obj = {
             "interval": "10m",
-            "path": f"./{_root(plan)}/waves/{state.dir_name}/{folder}",
+            "path": f"./{platform_root(plan)}/waves/{state.dir_name}/{folder}",
             "prune": True,
             "wait": True,
             "timeout": f"{p.delivery.timeout_minutes}m",

@@ -1,22 +1,45 @@
-"""The Helm values the migration needs, merged onto the team's own values without dropping any."""
+"""The Helm values the migration needs, merged onto the team's own values without dropping any.
+
+The team's values are what the running release has (`gpuplatform import operator-values`); the
+platform's are merged on top: mappings merge, lists of named items merge by name, other lists
+keep the team's items and gain ours. Lists Helm would replace wholesale (tolerations) start from
+the team's list, or the chart's default (chart facts) when the team set none, so that setting them
+never drops what the chart tolerated.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from gpuplatform.charts.facts import MISSING, ChartFacts, chart_facts, value_at
+from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.nodes import DRA_PLUGIN_LABEL, pool_taint
+from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
+from gpuplatform.render.tolerations import gpu_node_taints, tolerations_for
 
-__all__ = ["EVICTION_ENV", "dra_driver_values", "gpu_operator_values", "merge_values"]
+__all__ = [
+    "EVICTION_ENV",
+    "dra_driver_chart",
+    "dra_driver_values",
+    "gpu_operator_chart",
+    "gpu_operator_values",
+    "merge_values",
+]
 
-#: The GPU Operator's driver manager evicts the DRA kubelet plugin on driver upgrades (dra-api.md §10).
+#: The GPU Operator's driver manager evicts the DRA kubelet plugin on driver upgrades (dra-api.md §10;
+#: versions.DRIVER_MANAGER_EVICTION_LABEL_SINCE).
 EVICTION_ENV = {"name": "NODE_LABEL_FOR_GPU_POD_EVICTION", "value": DRA_PLUGIN_LABEL}
 _RESOURCE_API = "resource.k8s.io/v1"
+#: NVIDIA/gpu-operator v26.3.1 controllers/object_controls.go `applyCommonDaemonsetConfig`: the
+#: ClusterPolicy's `daemonsets.tolerations` replace the tolerations of every operand DaemonSet.
+OPERAND_TOLERATIONS = ("daemonsets", "tolerations")
+NFD_WORKER_TOLERATIONS = ("node-feature-discovery", "worker", "tolerations")
+KUBELET_PLUGIN_TOLERATIONS = ("kubeletPlugin", "tolerations")
 
 
 def merge_values(team: Any, ours: Any) -> Any:
     """Deep-merge `ours` onto `team`: mappings merge, lists of named items merge by name, lists of
-    other mappings gain our items they lack, scalars become ours. Team keys we do not set stay."""
+    other items gain our items they lack, scalars become ours. Team keys we do not set stay."""
     if isinstance(team, dict) and isinstance(ours, dict):
         out = dict(team)
         for key, value in ours.items():
@@ -31,40 +54,75 @@ def merge_values(team: Any, ours: Any) -> Any:
     return ours
 
 
+def gpu_operator_chart(platform: Platform) -> ChartFacts:
+    """Facts of the gpu-operator chart the spec pins (the policy reports an inexact match)."""
+    return chart_facts("gpu-operator", platform.gpu_operator.version)[0]
+
+
+def dra_driver_chart(platform: Platform) -> ChartFacts:
+    """Facts of the DRA driver chart the spec pins (its name changed in 0.4.0)."""
+    return chart_facts("dra-driver", platform.dra_driver.chart_version)[0]
+
+
+def _tolerations(team: dict[str, Any], chart: ChartFacts, path: tuple[str, ...], platform: Platform) -> Any:
+    """The team's list at `path` (else the chart's default) tolerating every GPU-node taint."""
+    base = value_at(team, path)
+    if base is MISSING:
+        base = chart.default(path)
+    listed = base if isinstance(base, list) else []
+    return tolerations_for([t for t in listed if isinstance(t, dict)], gpu_node_taints(platform))
+
+
+def _nest(path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {path[-1]: value}
+    for key in reversed(path[:-1]):
+        out = {key: out}
+    return out
+
+
 def gpu_operator_values(plan: Plan, state: WaveState) -> dict[str, Any]:
-    """Team values + driver-manager eviction env + `devicePlugin.enabled` (false once no pool is legacy)."""
-    ours = {
-        "devicePlugin": {"enabled": state.device_plugin_enabled},
-        "driver": {"manager": {"env": [dict(EVICTION_ENV)]}},
-    }
-    merged: dict[str, Any] = merge_values(plan.platform.gpu_operator.values, ours)
+    """Team values + `devicePlugin.enabled` (false once no pool is legacy), `driver.version` from the
+    spec (the chart default would reinstall the driver), the driver-manager eviction env, and
+    operand and NFD worker tolerations for every taint the spec puts on GPU nodes."""
+    p = plan.platform
+    op = p.gpu_operator
+    chart = gpu_operator_chart(p)
+    ours: dict[str, Any] = merge_values(
+        {
+            "devicePlugin": {"enabled": state.device_plugin_enabled},
+            "driver": {"version": op.driver_version, "manager": {"env": [dict(EVICTION_ENV)]}},
+        },
+        _nest(OPERAND_TOLERATIONS, _tolerations(op.values, chart, OPERAND_TOLERATIONS, p)),
+    )
+    if chart.effective(op.values, ("nfd", "enabled")) is True:
+        ours = merge_values(
+            ours, _nest(NFD_WORKER_TOLERATIONS, _tolerations(op.values, chart, NFD_WORKER_TOLERATIONS, p))
+        )
+    merged: dict[str, Any] = merge_values(op.values, ours)
     return merged
-
-
-def _tolerations(plan: Plan) -> list[dict[str, str]]:
-    taints = {tuple(pool_taint(plan.platform, p).items()) for p in plan.platform.node_pools}
-    tolerations = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
-    for taint in sorted((dict(t) for t in taints), key=lambda t: (t["key"], t.get("value", ""), t["effect"])):
-        item = {
-            "key": taint["key"],
-            "operator": "Equal",
-            "value": taint.get("value", ""),
-            "effect": taint["effect"],
-        }
-        tolerations.append(item if item["value"] else {k: v for k, v in item.items() if k != "value"})
-    return tolerations
 
 
 def dra_driver_values(plan: Plan) -> dict[str, Any]:
     """Team values + what the procedure needs: driver root, the device-plugin guard override, the
-    resource API pinned, the kubelet plugin scoped to `nvidia.com/dra-kubelet-plugin=true` and
-    tolerating the DRA pools' taints, and the driver feature gates."""
-    d = plan.platform.dra_driver
+    resource API pinned, ComputeDomains as the spec says (off by default), the kubelet plugin
+    scoped to `nvidia.com/dra-kubelet-plugin=true`, tolerating every GPU-node taint and rolled out
+    `kubeletPluginMaxUnavailable` nodes at a time, and the driver feature gates."""
+    p = plan.platform
+    d = p.dra_driver
+    plugin = {
+        "nodeSelector": {DRA_PLUGIN_LABEL: "true"},
+        "tolerations": _tolerations(d.values, dra_driver_chart(p), KUBELET_PLUGIN_TOLERATIONS, p),
+        "updateStrategy": {
+            "type": "RollingUpdate",
+            "rollingUpdate": {"maxUnavailable": d.kubelet_plugin_max_unavailable},
+        },
+    }
     ours: dict[str, Any] = {
         "nvidiaDriverRoot": d.nvidia_driver_root,
         "gpuResourcesEnabledOverride": True,
         "resourceApiVersion": _RESOURCE_API,
-        "kubeletPlugin": {"nodeSelector": {DRA_PLUGIN_LABEL: "true"}, "tolerations": _tolerations(plan)},
+        "resources": {"computeDomains": {"enabled": d.compute_domains}},
+        "kubeletPlugin": plugin,
     }
     if d.feature_gates:
         ours["featureGates"] = dict(sorted(d.feature_gates.items()))

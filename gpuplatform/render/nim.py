@@ -14,11 +14,11 @@ from gpuplatform.model.tenants import ClaimTemplate
 from gpuplatform.model.workloads import AttributeSelector, NimService
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object, order_keys
-from gpuplatform.render.tenants import claim_template_object
+from gpuplatform.render.nim_cel import NIM_DRIVER
+from gpuplatform.render.tenants import claim_template_object, tenant_labels, tenant_of
 
-__all__ = ["NIM_DRIVER", "dra_resources", "render_nim_handoffs", "render_nim_owned"]
+__all__ = ["NIM_DRIVER", "dra_resources", "nim_cache", "render_nim_handoffs", "render_nim_owned"]
 
-NIM_DRIVER = "gpu.nvidia.com"
 _CHART_GPU_CLASS = "gpu.nvidia.com"
 
 
@@ -29,6 +29,11 @@ def _value(selector: AttributeSelector) -> dict[str, Any]:
 
 def _claim_name(nim: NimService) -> str:
     return f"{nim.name}-gpu"
+
+
+def nim_cache(nim: NimService) -> str:
+    """The NIMCache the new service mounts: never its legacy predecessor's (default: its own name)."""
+    return nim.cache or nim.name
 
 
 def dra_resources(plan: Plan, nim: NimService) -> list[Obj]:
@@ -75,6 +80,7 @@ def render_nim_owned(plan: Plan, state: WaveState) -> list[Obj]:
                 _claim_name(nim),
                 wave=state.name,
                 namespace=nim.namespace,
+                labels=tenant_labels(tenant_of(plan.platform, nim.namespace)),
                 spec=template["spec"]["spec"],
             )
         objects.append(template)
@@ -102,10 +108,13 @@ def render_nim_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
                         },
                         "replaces": nim.replaces or "",
                         "draResources": dra_resources(plan, nim),
+                        "nimCache": nim_cache(nim),
                         "removeResourceLimits": ["nvidia.com/gpu"],
                         "note": "draResources is immutable: create this NIMService next to the one it replaces, "
                         "cut traffic over, and delete the old one in a later wave; rolling back restores the "
-                        "old NIMService's resources.limits nvidia.com/gpu path.",
+                        "old NIMService's resources.limits nvidia.com/gpu path. Give it its own NIMCache "
+                        "(spec.storage.nimCache.name) built for the GPU product it lands on: engine profiles "
+                        "are GPU-specific and an RWO cache mounts on one node only.",
                     },
                 }
             )

@@ -5,16 +5,23 @@ chart's own classes — gets a `<class>.deviceclass.resource.k8s.io/devices` lim
 limit for its tiers, 0 for the rest, except the class that serves the bridge for tenants entitled
 to it (the scheduler charges bridged claims to that class). `allocationMode: All` is charged as the
 maximum device count; the admission policy refuses it unless the tenant is allowed.
+
+`requests.nvidia.com/gpu` follows the workloads: the bridge allowance, plus the GPUs of the legacy
+workloads and NIM services that still run on the device plugin in the namespace, until they move
+and the wave after their move (the one a rollback to the legacy path comes back from) has passed.
 """
 
 from __future__ import annotations
 
+import math
+
+from gpuplatform.gates.matchers import GPU_RESOURCE as GPU
 from gpuplatform.model.tenants import Tenant
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object
 from gpuplatform.versions import CHART_DEVICE_CLASSES
 
-__all__ = ["QUOTA_NAME", "bridge_classes", "render_quota", "tenant_quota"]
+__all__ = ["QUOTA_NAME", "bridge_classes", "legacy_gpus", "render_quota", "tenant_quota"]
 
 QUOTA_NAME = "gpuplatform-gpu-quota"
 
@@ -30,14 +37,40 @@ def bridge_classes(plan: Plan, state: WaveState) -> list[str]:
     return classes
 
 
+def _pods_during_rollout(kind: str, replicas: int) -> int:
+    """Pods that exist at once while the workload rolls out: a Deployment surges by 25% (rounded
+    up; the default `maxSurge`), the others replace pods one by one."""
+    return replicas + (math.ceil(replicas / 4) if kind in ("Deployment", "NIMService") else 0)
+
+
+def legacy_gpus(plan: Plan, state: WaveState, namespace: str) -> dict[str, int]:
+    """`nvidia.com/gpu` the device-plugin workloads of `namespace` need in this wave, by workload.
+
+    A workload requesting `nvidia.com/gpu` counts in every wave up to the one after its `movesIn`
+    (other resources, such as MIG profiles, have no quota); a NIM service's legacy predecessor
+    (`replaces`) likewise, with the new service's count and replicas.
+    """
+    p = plan.platform
+    index = {w.name: i for i, w in enumerate(p.waves)}
+    needs: dict[str, int] = {}
+    for w in p.workloads:
+        if w.resource == GPU and w.namespace == namespace and state.index <= index[w.moves_in] + 1:
+            needs[f"{w.kind}/{w.name}"] = w.gpus * _pods_during_rollout(w.kind, w.replicas)
+    for nim in p.nim_services:
+        if nim.namespace == namespace and nim.replaces and state.index <= index[nim.moves_in] + 1:
+            needs[f"NIMService/{nim.replaces}"] = nim.count * _pods_during_rollout("NIMService", nim.replicas)
+    return needs
+
+
 def tenant_quota(plan: Plan, state: WaveState, tenant: Tenant) -> Obj:
     """The tenant's ResourceQuota in this wave."""
     p = plan.platform
     q = tenant.quota
+    legacy = sum(legacy_gpus(plan, state, tenant.ns).values())
     hard: dict[str, str] = {
         "count/resourceclaims.resource.k8s.io": str(q.claims),
         "count/resourceclaimtemplates.resource.k8s.io": str(q.claim_templates),
-        "requests.nvidia.com/gpu": str(q.gpus if tenant.bridge else 0),
+        "requests.nvidia.com/gpu": str((q.gpus if tenant.bridge else 0) + legacy),
     }
     own = {p.class_name(t) for t in tenant.tiers}
     bridged = set(bridge_classes(plan, state)) if tenant.bridge else set()

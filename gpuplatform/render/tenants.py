@@ -1,4 +1,11 @@
-"""Tenant namespaces: the Namespace, its claim-operator RBAC, claim templates, the validation Job."""
+"""Tenant namespaces: the Namespace, its claim-operator RBAC, claim templates, the validation Job.
+
+The claim-operator Role grants only what a person in the tenant needs (each verb is justified in
+docs/tenants.md): read, create and delete ResourceClaims and ResourceClaimTemplates. No update or
+patch: both specs are immutable (kubernetes/kubernetes `pkg/apis/resource/validation/validation.go`,
+`ValidateResourceClaimTemplateUpdate` and the claim equivalent), so those verbs could only edit
+metadata, such as removing the delete-protection finalizer of an allocated claim.
+"""
 
 from __future__ import annotations
 
@@ -11,83 +18,131 @@ from gpuplatform.render.quota import tenant_quota
 
 __all__ = [
     "CLAIM_OPERATOR_ROLE",
+    "CLAIM_VERBS",
+    "RECREATE_ANNOTATIONS",
+    "claim_role",
     "claim_template_object",
+    "dra_pool_tolerations",
     "render_tenants",
+    "role_binding",
+    "tenant_labels",
     "tenant_namespace",
+    "tenant_of",
     "validation_job",
 ]
 
 CLAIM_OPERATOR_ROLE = "gpu-claim-operator"
-_CLAIM_VERBS = ["get", "list", "watch", "create", "update", "patch", "delete"]
+CLAIM_VERBS = ("get", "list", "watch", "create", "delete")
+RBAC = "rbac.authorization.k8s.io"
+#: A template's spec is immutable, so a changed template must be deleted and created again, and
+#: only then: Argo CD's `ServerSideApply=false,Force=true` runs `kubectl apply --force` for it
+#: (argoproj/gitops-engine `pkg/sync/sync_context.go`), which deletes and recreates only when the
+#: patch is refused as invalid (kubectl `pkg/cmd/apply/patcher.go`); Flux's
+#: `kustomize.toolkit.fluxcd.io/force: enabled` recreates on an immutable-field error
+#: (fluxcd/kustomize-controller v1.9.4 `ForceSelector`, fluxcd/pkg `ssa/manager_apply.go`). Claims
+#: already created from the template are separate objects and stay.
+RECREATE_ANNOTATIONS = {
+    "argocd.argoproj.io/sync-options": "ServerSideApply=false,Force=true",
+    "kustomize.toolkit.fluxcd.io/force": "enabled",
+}
 
 
-def tenant_namespace(tenant: Tenant, wave: str) -> Obj:
-    """The tenant's Namespace, never pruned or deleted, with owner and cost-center labels."""
-    labels = {"gpuplatform.dev/tenant": tenant.name, "gpuplatform.dev/environment": tenant.environment}
+def tenant_of(platform: Platform, namespace: str) -> Tenant | None:
+    """The tenant that owns `namespace`, if any."""
+    return next((t for t in platform.tenants if t.ns == namespace), None)
+
+
+def tenant_labels(tenant: Tenant | None) -> dict[str, str]:
+    """Tenant, owner and cost-center labels (empty values left out)."""
+    if tenant is None:
+        return {}
+    labels = {"gpuplatform.dev/tenant": tenant.name}
     if tenant.owner:
         labels["gpuplatform.dev/owner"] = tenant.owner
     if tenant.cost_center:
         labels["gpuplatform.dev/cost-center"] = tenant.cost_center
+    return labels
+
+
+def tenant_namespace(tenant: Tenant, wave: str) -> Obj:
+    """The tenant's Namespace, never pruned or deleted, with owner and cost-center labels."""
+    labels = {**tenant_labels(tenant), "gpuplatform.dev/environment": tenant.environment}
     return k8s_object(
         "v1", "Namespace", tenant.ns, wave=wave, labels=labels, annotations=NEVER_DELETE_ANNOTATIONS
     )
 
 
-def _rbac(tenant: Tenant, wave: str) -> list[Obj]:
-    role = k8s_object(
-        "rbac.authorization.k8s.io/v1",
+def claim_role(name: str, namespace: str, wave: str, verbs: tuple[str, ...]) -> Obj:
+    """A Role granting `verbs` on ResourceClaims and ResourceClaimTemplates, nothing else."""
+    return k8s_object(
+        f"{RBAC}/v1",
         "Role",
-        CLAIM_OPERATOR_ROLE,
+        name,
         wave=wave,
-        namespace=tenant.ns,
+        namespace=namespace,
         rules=[
             {
                 "apiGroups": ["resource.k8s.io"],
                 "resources": ["resourceclaims", "resourceclaimtemplates"],
-                "verbs": list(_CLAIM_VERBS),
+                "verbs": list(verbs),
             }
         ],
     )
+
+
+def _rbac(tenant: Tenant, wave: str) -> list[Obj]:
+    role = claim_role(CLAIM_OPERATOR_ROLE, tenant.ns, wave, CLAIM_VERBS)
     if not tenant.groups:
         return [role]
-    binding = k8s_object(
-        "rbac.authorization.k8s.io/v1",
+    groups = [{"apiGroup": RBAC, "kind": "Group", "name": g} for g in sorted(tenant.groups)]
+    return [role, role_binding(CLAIM_OPERATOR_ROLE, tenant.ns, wave, groups, "Role", CLAIM_OPERATOR_ROLE)]
+
+
+def role_binding(name: str, namespace: str, wave: str, subjects: list[Obj], kind: str, role: str) -> Obj:
+    """A RoleBinding in `namespace` of `subjects` to the Role or ClusterRole `role`."""
+    return k8s_object(
+        f"{RBAC}/v1",
         "RoleBinding",
-        CLAIM_OPERATOR_ROLE,
+        name,
         wave=wave,
-        namespace=tenant.ns,
-        subjects=[
-            {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g}
-            for g in sorted(tenant.groups)
-        ],
-        roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": CLAIM_OPERATOR_ROLE},
+        namespace=namespace,
+        subjects=subjects,
+        roleRef={"apiGroup": RBAC, "kind": kind, "name": role},
     )
-    return [role, binding]
 
 
-def claim_template_object(platform: Platform, namespace: str, template: ClaimTemplate, wave: str) -> Obj:
-    """A ResourceClaimTemplate asking for `count` devices of the template's tier."""
-    exactly: Obj = {"deviceClassName": platform.class_name(template.tier), "count": template.count}
-    if template.selectors:
-        exactly["selectors"] = [{"cel": {"expression": s}} for s in template.selectors]
+def claim_template_object(
+    platform: Platform, namespace: str, template: ClaimTemplate, wave: str, requests: list[Obj] | None = None
+) -> Obj:
+    """A ResourceClaimTemplate asking for `count` devices of the template's tier (or `requests`).
+
+    The owning tenant's labels go on the template and in `spec.metadata.labels`, which the
+    resourceclaim controller copies onto every claim it creates from the template
+    (kubernetes/kubernetes `pkg/controller/resourceclaim/controller.go`, `handleClaim`).
+    """
+    if requests is None:
+        exactly: Obj = {"deviceClassName": platform.class_name(template.tier), "count": template.count}
+        if template.selectors:
+            exactly["selectors"] = [{"cel": {"expression": s}} for s in template.selectors]
+        requests = [{"name": "gpu", "exactly": exactly}]
+    labels = tenant_labels(tenant_of(platform, namespace))
+    inner: Obj = {"metadata": {"labels": dict(sorted(labels.items()))}} if labels else {}
     return k8s_object(
         "resource.k8s.io/v1",
         "ResourceClaimTemplate",
         template.name,
         wave=wave,
         namespace=namespace,
-        spec={"spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}},
+        labels=labels,
+        annotations=RECREATE_ANNOTATIONS,
+        spec={**inner, "spec": {"devices": {"requests": requests}}},
     )
 
 
-def validation_job(plan: Plan, wave: str) -> Obj:
-    """The pilot Job that runs `nvidia-smi -L` with one claim, tolerating every DRA pool's taint."""
-    p = plan.platform
-    assert p.validation is not None
-    v = p.validation
-    tenant = next(t for t in p.tenants if t.name == v.tenant)
-    taints = {tuple(pool_taint(p, pool).items()) for pool in p.node_pools}
-    tolerations = [
+def dra_pool_tolerations(platform: Platform) -> list[Obj]:
+    """Tolerations for the taint of every pool (each is a DRA pool in some wave), sorted, unique."""
+    taints = {tuple(pool_taint(platform, pool).items()) for pool in platform.node_pools}
+    return [
         {
             "key": t["key"],
             "operator": "Equal",
@@ -96,6 +151,14 @@ def validation_job(plan: Plan, wave: str) -> Obj:
         }
         for t in sorted((dict(t) for t in taints), key=lambda t: (t["key"], t.get("value", "")))
     ]
+
+
+def validation_job(plan: Plan, wave: str) -> Obj:
+    """The pilot Job that runs `nvidia-smi -L` with one claim, tolerating every DRA pool's taint."""
+    p = plan.platform
+    assert p.validation is not None
+    v = p.validation
+    tenant = next(t for t in p.tenants if t.name == v.tenant)
     container = {
         "name": "nvidia-smi",
         "image": v.image,
@@ -109,7 +172,7 @@ def validation_job(plan: Plan, wave: str) -> Obj:
             "restartPolicy": "Never",
             "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": v.claim_template}],
             "containers": [container],
-            "tolerations": tolerations,
+            "tolerations": dra_pool_tolerations(p),
             "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
         },
     }

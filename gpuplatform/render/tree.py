@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.admission import render_policy
 from gpuplatform.render.alerts import render_alerts
-from gpuplatform.render.delivery import render_argocd_entry, render_flux_entry
+from gpuplatform.render.delivery import APPS_FOLDER, is_remote, render_argocd_entry, render_flux_entry
 from gpuplatform.render.device_classes import render_device_classes
 from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate_jobs
 from gpuplatform.render.handoff import render_pool_handoffs
@@ -17,6 +17,7 @@ from gpuplatform.render.nim import render_nim_handoffs, render_nim_owned
 from gpuplatform.render.nodes import render_nodes
 from gpuplatform.render.operators import render_operators
 from gpuplatform.render.runbooks import render_runbooks
+from gpuplatform.render.tenant_delivery import TENANT_NAMESPACE_LABEL, render_tenant_delivery
 from gpuplatform.render.tenants import render_tenants
 from gpuplatform.render.workload_handoff import render_workload_handoffs, render_workload_templates
 
@@ -36,14 +37,20 @@ Renderer = Callable[[Plan, WaveState], list[Obj]]
 
 
 def render_tenant_layer(plan: Plan, state: WaveState) -> list[Obj]:
-    """Tenant namespaces, the NIM services' and converted workloads' claim templates (tool-owned)."""
+    """Tenant namespaces and GitOps identities, the NIM services' and converted workloads' claim
+    templates (tool-owned)."""
     return (
-        render_tenants(plan, state) + render_nim_owned(plan, state) + render_workload_templates(plan, state)
+        render_tenants(plan, state)
+        + render_tenant_delivery(plan, state)
+        + render_nim_owned(plan, state)
+        + render_workload_templates(plan, state)
     )
 
 
 def _namespace_of(obj: Obj) -> str:
     meta = obj["metadata"]
+    if TENANT_NAMESPACE_LABEL in meta.get("labels", {}):
+        return str(meta["labels"][TENANT_NAMESPACE_LABEL])
     return str(meta["name"] if obj["kind"] == "Namespace" else meta.get("namespace", "cluster"))
 
 
@@ -224,7 +231,11 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
     tree.files[f"{root}/kustomization.yaml"] = [kustomization([layer.name for layer in layers])]
     if argo:
         engine_dirs = [f"../{f}" for f in tree.folders(f"{root}/") if f.endswith("/argocd")]
-        entries = [f"../{layer.name}" for layer in layers] + engine_dirs
+        entries = [f"../{layer.name}" for layer in layers]
+        if is_remote(plan):
+            tree.files[f"{root}/{APPS_FOLDER}/kustomization.yaml"] = [kustomization(engine_dirs)]
+        else:
+            entries += engine_dirs
         tree.files[f"{root}/argocd/kustomization.yaml"] = [kustomization(entries)]
     handoffs = (
         render_pool_handoffs(plan, state)
@@ -236,14 +247,17 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
 
 
 def render_delivery(tree: Tree, plan: Plan) -> None:
-    """`delivery/`: the gate identity and each engine's entry point for the active wave."""
+    """`delivery/`: the gate identity and each engine's entry point for the active wave.
+
+    Argo CD applies the gate identity through an entry Application (on the platform's cluster,
+    even when Argo CD runs elsewhere); Flux, which runs in the cluster, includes the folder."""
     p = plan.platform
     tree.add_folder("delivery/gates", gate_identity(plan, p.active_wave))
     if "argocd" in p.delivery.engines:
-        tree.add_folder("delivery/argocd", render_argocd_entry(plan), engines=False, extra=("../gates",))
+        tree.add_folder("delivery/argocd", render_argocd_entry(plan, tree.files), engines=False)
     if "flux" in p.delivery.engines:
         root = f"waves/{plan.active.dir_name}/"
-        folders = [f for f in tree.folders(root) if f and not f.endswith("/argocd") and f != "argocd"]
+        folders = [f for f in tree.folders(root) if f and f.split("/")[-1] not in ("argocd", APPS_FOLDER)]
         layer_folders = [f for f in folders if "/" not in f or f.endswith("/flux")]
         entry = render_flux_entry(plan, layer_folders)
         tree.add_folder("delivery/flux", entry, engines=False, extra=("../gates",))

@@ -2,8 +2,8 @@
 
 From the wave named by `movesIn` on, the workload's template exists and its owner gets a
 `WorkloadHandoff` (the same conversion `gpuplatform convert` does, stated as data) and, when the spec
-names the original manifest, the converted file itself. Earlier waves keep the legacy contract,
-so rolling back restores it.
+names the original manifest, the converted file itself (whose containers keep their own GPUs: see
+`convert/handoff.py`). Earlier waves keep the legacy contract, so rolling back restores it.
 """
 
 from __future__ import annotations
@@ -13,13 +13,24 @@ from gpuplatform.model.workloads import Workload
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.handoff import converted_file
 from gpuplatform.render.meta import Obj, order_keys
-from gpuplatform.render.tenants import claim_template_object
+from gpuplatform.render.tenants import claim_template_object, dra_pool_tolerations
 
-__all__ = ["render_workload_handoffs", "render_workload_templates", "workload_template_name"]
+__all__ = ["render_workload_handoffs", "render_workload_templates", "template_name", "workload_template_name"]
+
+
+def extended_resource_toleration(resource: str) -> Obj:
+    """What ExtendedResourceToleration added while the pods requested `resource` (kubernetes/kubernetes
+    `plugin/pkg/admission/extendedresourcetoleration/admission.go`); converted pods must carry it."""
+    return {"key": resource, "operator": "Exists", "effect": "NoSchedule"}
+
+
+def template_name(workload: str) -> str:
+    """The template a converted workload's pods claim from (`<workload>-gpu`)."""
+    return f"{workload}-gpu"
 
 
 def workload_template_name(workload: Workload) -> str:
-    return f"{workload.name}-gpu"
+    return template_name(workload.name)
 
 
 def _moved(plan: Plan, state: WaveState) -> list[Workload]:
@@ -39,10 +50,22 @@ def render_workload_templates(plan: Plan, state: WaveState) -> list[Obj]:
     ]
 
 
+def _note(w: Workload) -> str:
+    if w.manifest:
+        return "Apply the converted manifest: each GPU container names its own request of the claim."
+    if w.shared_claim:
+        return "Every GPU container references claim gpu and they share its devices (sharedClaim)."
+    return (
+        "Claim gpu is the pod's GPU container's. A pod with several GPU containers needs `manifest` in the "
+        "spec, so that each keeps its own GPUs (one request per container) as with the device plugin."
+    )
+
+
 def render_workload_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
     """One `WorkloadHandoff` per converted workload."""
     out = []
     for w in _moved(plan, state):
+        tolerations = [extended_resource_toleration(w.resource), *dra_pool_tolerations(plan.platform)]
         out.append(
             order_keys(
                 {
@@ -52,12 +75,14 @@ def render_workload_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
                     "spec": {
                         "wave": state.name,
                         "target": {"kind": w.kind, "namespace": w.namespace, "name": w.name},
-                        "removeResource": "nvidia.com/gpu",
+                        "removeResource": w.resource,
                         "podResourceClaims": [
                             {"name": "gpu", "resourceClaimTemplateName": workload_template_name(w)}
                         ],
-                        "containerClaims": [{"name": "gpu"}] if w.shared_claim else [],
+                        "containerClaims": [{"name": "gpu"}],
+                        "tolerations": tolerations,
                         "manifest": converted_file(w),
+                        "note": _note(w),
                     },
                 }
             )

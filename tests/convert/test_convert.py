@@ -9,10 +9,16 @@ import yaml
 from click.testing import CliRunner
 
 from gpuplatform.cli import main
-from gpuplatform.convert.manifests import convert_text
+from gpuplatform.convert.manifests import Conversion, convert_text
+from gpuplatform.convert.targets import Placement, Targets, resolve_targets
 from gpuplatform.errors import InputError
+from gpuplatform.model import Platform
+from tests.admission.lab import lab_spec
+from tests.specs import write_spec
 
 TIER = "nvidia-hopper-large-memory.platform.example.com"
+TARGETS = Targets(Placement(TIER))
+ERT = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 # Rendered by hand from the shape of the public NVIDIA Triton Inference Server Helm chart's
 # Deployment (deploy/k8s-onprem), trimmed: probes and env kept as they ship.
@@ -127,48 +133,215 @@ spec:
 """
 
 
+def _convert(text: str, targets: Targets = TARGETS, **options: bool) -> Conversion:
+    return convert_text(text, "in.yaml", targets, **options)
+
+
+def _pod(result: Conversion, index: int = 0) -> dict:  # type: ignore[type-arg]
+    doc = list(yaml.safe_load_all(result.text))[index]
+    node = doc
+    for part in {"Pod": ("spec",), "CronJob": ("spec", "jobTemplate", "spec", "template", "spec")}.get(
+        doc["kind"], ("spec", "template", "spec")
+    ):
+        node = node[part]
+    return node  # type: ignore[no-any-return]
+
+
+def _requests(result: Conversion) -> list[tuple[str, str, int]]:
+    [template] = result.templates
+    return [
+        (r["name"], r["exactly"]["deviceClassName"], r["exactly"]["count"])
+        for r in template["spec"]["spec"]["devices"]["requests"]
+    ]
+
+
 def test_triton_deployment_converts_and_keeps_everything_else() -> None:
-    result = convert_text(TRITON, "triton.yaml", TIER)
+    result = _convert(TRITON)
     assert result.converted == ["Deployment/example-triton-inference-server"]
     assert "# Source: triton-inference-server/templates/deployment.yaml" in result.text
     assert "# Source: triton-inference-server/templates/service.yaml" in result.text
     docs = list(yaml.safe_load_all(result.text))
-    container = docs[0]["spec"]["template"]["spec"]["containers"][0]
+    pod = docs[0]["spec"]["template"]["spec"]
+    container = pod["containers"][0]
     assert "nvidia.com/gpu" not in str(container["resources"])
     assert container["resources"]["claims"] == [{"name": "gpu"}]
     assert container["livenessProbe"] == {"httpGet": {"path": "/v2/health/live", "port": "http"}}
-    assert docs[0]["spec"]["template"]["spec"]["resourceClaims"] == [
+    assert pod["resourceClaims"] == [
         {"name": "gpu", "resourceClaimTemplateName": "example-triton-inference-server-gpu"}
     ]
+    # the toleration ExtendedResourceToleration used to add for nvidia.com/gpu is kept
+    assert pod["tolerations"] == [ERT]
     assert docs[1] == yaml.safe_load(TRITON.split("---\n")[2])
     [template] = result.templates
-    assert template["metadata"] == {"name": "example-triton-inference-server-gpu", "namespace": "inference"}
-    assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"] == {
-        "deviceClassName": TIER,
-        "count": 1,
-    }
+    assert template["metadata"]["name"] == "example-triton-inference-server-gpu"
+    assert _requests(result) == [("gpu", TIER, 1)]
 
 
 def test_statefulset_with_requests_and_limits_keeps_cpu_and_the_init_container() -> None:
-    result = convert_text(VLLM, "vllm.yaml", TIER)
-    doc = yaml.safe_load(result.text)
-    pod = doc["spec"]["template"]["spec"]
+    result = _convert(VLLM)
+    pod = _pod(result)
     assert pod["containers"][0]["resources"] == {"requests": {"cpu": "8"}, "claims": [{"name": "gpu"}]}
     assert "resources" not in pod["initContainers"][0]
-    assert result.templates[0]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+    assert _requests(result) == [("gpu", TIER, 2)]
 
 
-def test_cronjob_shared_and_per_container_claims() -> None:
-    shared = convert_text(CRONJOB, "cron.yaml", TIER)
-    assert [t["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] for t in shared.templates] == [4]
-    per = convert_text(CRONJOB, "cron.yaml", TIER, shared=False)
-    pod = yaml.safe_load(per.text)["spec"]["jobTemplate"]["spec"]["template"]["spec"]
-    assert [c["name"] for c in pod["resourceClaims"]] == ["gpu-train", "gpu-eval"]
-    assert [t["metadata"]["name"] for t in per.templates] == [
-        "nightly-finetune-train-gpu",
-        "nightly-finetune-eval-gpu",
+def test_every_container_keeps_its_own_gpus_by_default() -> None:
+    # GIVEN train (4 GPUs) and eval (1 GPU): the device plugin gave them 5 distinct GPUs
+    result = _convert(CRONJOB)
+    pod = _pod(result)
+    # THEN one claim, one request per container, each container naming its own
+    assert _requests(result) == [("train", TIER, 4), ("eval", TIER, 1)]
+    assert [c["resources"]["claims"] for c in pod["containers"]] == [
+        [{"name": "gpu", "request": "train"}],
+        [{"name": "gpu", "request": "eval"}],
     ]
-    assert [t["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] for t in per.templates] == [4, 1]
+    assert not [n for n in result.notes if n.severity == "warning" and "share" in n.message]
+
+
+def test_sharing_only_when_asked_and_said() -> None:
+    result = _convert(CRONJOB, share=True)
+    pod = _pod(result)
+    assert _requests(result) == [("gpu", TIER, 4)]
+    assert [c["resources"]["claims"] for c in pod["containers"]] == [[{"name": "gpu"}], [{"name": "gpu"}]]
+    [said] = [n for n in result.notes if "share" in n.message]
+    assert said.severity == "warning" and "train, eval" not in said.message and "eval, train" in said.message
+
+
+MULTI_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: pair, namespace: team-a}
+spec:
+  initContainers:
+  - name: warmup
+    image: x
+    resources: {limits: {nvidia.com/gpu: 1}}
+  - name: proxy
+    image: x
+    restartPolicy: Always
+    resources: {limits: {nvidia.com/gpu: 1}}
+  containers:
+  - name: a
+    image: x
+    resources: {limits: {nvidia.com/gpu: 2}}
+  - name: b
+    image: x
+    resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def test_init_containers_reuse_an_app_request_and_sidecars_keep_their_own() -> None:
+    result = _convert(MULTI_POD)
+    pod = _pod(result)
+    # the sidecar runs beside the app containers: its own GPU; warmup reuses b's, as the kubelet did
+    assert _requests(result) == [("a", TIER, 2), ("b", TIER, 1), ("proxy", TIER, 1)]
+    assert pod["initContainers"][0]["resources"]["claims"] == [{"name": "gpu", "request": "b"}]
+    assert pod["initContainers"][1]["resources"]["claims"] == [{"name": "gpu", "request": "proxy"}]
+    assert not [n for n in result.notes if "init container" in n.message]
+
+
+def test_an_init_container_no_request_matches_gets_its_own_and_it_is_said() -> None:
+    result = _convert(
+        MULTI_POD.replace("nvidia.com/gpu: 1}}\n  - name: proxy", "nvidia.com/gpu: 3}}\n  - name: proxy")
+    )
+    assert ("warmup", TIER, 3) in _requests(result)
+    [said] = [n for n in result.notes if "init container warmup" in n.message]
+    assert said.loc.endswith("initContainers[0].resources") and "7 device(s) instead of 4" in said.message
+
+
+def _lab(**changes: object) -> Platform:
+    return Platform.model_validate({"name": "lab", **lab_spec(**changes)["spec"]})
+
+
+LAB_TIERS = [
+    {"name": "full", "deviceType": "gpu"},
+    {"name": "hopper", "architecture": "Hopper"},
+    {"name": "mig-small", "deviceType": "mig", "migProfile": "1g.10gb"},
+    {"name": "ts", "sharing": "time-slicing"},
+]
+
+
+def _mig_pod(resource: str) -> str:
+    return (
+        MULTI_POD.split("spec:\n")[0]
+        + f"spec:\n  containers:\n  - name: a\n    image: x\n    resources: {{limits: {{{resource}: 1}}}}\n"
+    )
+
+
+def test_mig_resources_become_a_mig_request_with_the_profile() -> None:
+    with_tier = _convert(
+        _mig_pod("nvidia.com/mig-1g.10gb"), resolve_targets("full", _lab(tiers=LAB_TIERS), ())
+    )
+    assert _requests(with_tier) == [("gpu", "mig-small.lab.example.com", 1)]
+    chart = _convert(_mig_pod("nvidia.com/mig-2g.20gb"))
+    [template] = chart.templates
+    [request] = template["spec"]["spec"]["devices"]["requests"]
+    assert request["exactly"]["deviceClassName"] == "mig.nvidia.com"
+    assert request["exactly"]["selectors"] == [
+        {"cel": {"expression": "device.attributes['gpu.nvidia.com'].profile == '2g.20gb'"}}
+    ]
+    assert any(n.severity == "warning" and "raw profile selector" in n.message for n in chart.notes)
+    assert {"key": "nvidia.com/mig-2g.20gb", "operator": "Exists", "effect": "NoSchedule"} in _pod(chart)[
+        "tolerations"
+    ]
+
+
+def test_shared_and_renamed_resources_are_mapped_with_a_warning_or_refused() -> None:
+    shared = _convert(_mig_pod("nvidia.com/gpu.shared"), resolve_targets("full", _lab(tiers=LAB_TIERS), ()))
+    assert _requests(shared) == [("gpu", "ts.lab.example.com", 1)]
+    assert any(n.severity == "warning" and "sharing tier ts" in n.message for n in shared.notes)
+    with pytest.raises(InputError, match="time-sliced or MPS replica"):
+        _convert(_mig_pod("nvidia.com/gpu.shared"))
+    with pytest.raises(InputError, match=r"renamed or unknown .* --map nvidia.com/a100"):
+        _convert(_mig_pod("nvidia.com/a100"))
+    mapped = _convert(
+        _mig_pod("nvidia.com/a100"),
+        resolve_targets("full", _lab(tiers=LAB_TIERS), ["nvidia.com/a100=hopper"]),
+    )
+    assert _requests(mapped) == [("gpu", "hopper.lab.example.com", 1)]
+
+
+def test_tier_must_name_a_tier_or_a_class_that_exists() -> None:
+    lab = _lab()
+    assert resolve_targets("hopper", lab, ()).gpu.device_class == "hopper.lab.example.com"
+    assert resolve_targets("hopper.lab.example.com", lab, ()).gpu.device_class == "hopper.lab.example.com"
+    assert resolve_targets("gpu.nvidia.com", None, ()).gpu.device_class == "gpu.nvidia.com"
+    with pytest.raises(InputError, match="pass --spec STACK"):
+        resolve_targets("hopper-large", None, ())
+    with pytest.raises(InputError, match="'hopper-large' is none of the spec's tiers"):
+        resolve_targets("hopper-large", lab, ())
+    with pytest.raises(InputError, match="is not RESOURCE=TIER"):
+        resolve_targets("hopper", lab, ["nvidia.com/a100"])
+
+
+def test_with_a_spec_pods_get_the_dra_pools_tolerations_and_templates_the_tenants_labels() -> None:
+    result = _convert(
+        CRONJOB.replace("namespace: ml", "namespace: team-a"), resolve_targets("full", _lab(), ())
+    )
+    tolerations = _pod(result)["tolerations"]
+    assert ERT in tolerations
+    assert {
+        "key": "gpu-scheduling.lab.example.com/mode",
+        "operator": "Equal",
+        "value": "dra",
+        "effect": "NoSchedule",
+    } in tolerations
+    [template] = result.templates
+    labels = {
+        "gpuplatform.dev/cost-center": "cc-42",
+        "gpuplatform.dev/owner": "ml-platform",
+        "gpuplatform.dev/tenant": "team-a",
+    }
+    assert template["spec"]["metadata"]["labels"] == labels
+    assert not any("no --spec" in n.message for n in result.notes)
+    assert any("no --spec" in n.message for n in _convert(CRONJOB).notes)
+
+
+def test_a_toleration_the_pod_already_has_is_not_added_twice() -> None:
+    text = TRITON.replace(
+        "      containers:\n", "      tolerations:\n      - {operator: Exists}\n      containers:\n", 1
+    )
+    assert _pod(_convert(text))["tolerations"] == [{"operator": "Exists"}]
 
 
 @pytest.mark.parametrize(
@@ -176,7 +349,7 @@ def test_cronjob_shared_and_per_container_claims() -> None:
     [
         (
             "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x}]\n",
-            "no workload requests nvidia.com/gpu",
+            "no workload requests an nvidia.com/ device-plugin resource",
         ),
         (
             "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 0.5}}}]\n",
@@ -192,7 +365,7 @@ def test_cronjob_shared_and_per_container_claims() -> None:
 )
 def test_unsupported_input_is_refused(text: str, message: str) -> None:
     with pytest.raises(InputError, match=message):
-        convert_text(text, "in.yaml", TIER)
+        _convert(text)
 
 
 def test_cli_writes_nothing_when_one_file_fails(tmp_path: Path) -> None:
@@ -202,12 +375,57 @@ def test_cli_writes_nothing_when_one_file_fails(tmp_path: Path) -> None:
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}]}\n"
     )
     out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["convert", str(good), str(bad), "--tier", TIER, "--out", str(out)])
+    result = CliRunner().invoke(
+        main, ["convert", str(good), str(bad), "--tier", "gpu.nvidia.com", "--out", str(out)]
+    )
     assert result.exit_code == 2
-    assert f"error: {bad}: no workload requests nvidia.com/gpu" in result.stderr
+    assert f"error: {bad}: no workload requests" in result.stderr
     assert not out.exists()
-    result = CliRunner().invoke(main, ["convert", str(good), "--tier", TIER, "--out", str(out)])
+    result = CliRunner().invoke(main, ["convert", str(good), "--tier", "gpu.nvidia.com", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert (out / "good.yaml").is_file() and (out / "good.claimtemplates.yaml").is_file()
-    stdout = CliRunner().invoke(main, ["convert", str(good), "--tier", TIER])
+    stdout = CliRunner().invoke(main, ["convert", str(good), "--tier", "gpu.nvidia.com"])
     assert "kind: ResourceClaimTemplate" in stdout.stdout
+    assert "warning: " in stdout.stderr and "no --spec" in stdout.stderr
+
+
+def test_cli_never_overwrites_its_inputs(tmp_path: Path) -> None:
+    source = tmp_path / "triton.yaml"
+    source.write_text(TRITON)
+    result = CliRunner().invoke(
+        main, ["convert", str(source), "--tier", "gpu.nvidia.com", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 2
+    assert "would overwrite the input" in result.stderr
+    assert source.read_text() == TRITON
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "triton.yaml").write_text(TRITON)
+    twice = CliRunner().invoke(
+        main,
+        [
+            "convert",
+            str(source),
+            str(other / "triton.yaml"),
+            "--tier",
+            "gpu.nvidia.com",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
+    assert twice.exit_code == 2 and "would both write" in twice.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_tier_of_a_spec(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "lab.yaml", lab_spec())
+    source = tmp_path / "job.yaml"
+    source.write_text(CRONJOB)
+    result = CliRunner().invoke(main, ["convert", str(source), "--tier", "hopper", "--spec", str(spec)])
+    assert result.exit_code == 0, result.output
+    assert "deviceClassName: hopper.lab.example.com" in result.stdout
+    unknown = CliRunner().invoke(main, ["convert", str(source), "--tier", "hopper-large"])
+    assert (
+        unknown.exit_code == 2
+        and "error: --tier: 'hopper-large' is none of the chart's classes" in unknown.stderr
+    )

@@ -35,9 +35,11 @@ def test_init_round_trips_through_synth(tmp_path: Path) -> None:
         "namespace": "ml",
         "name": "trainer",
         "gpus": 2,
+        "replicas": 1,
         "tier": "full-gpu",
         "movesIn": "application",
     } in doc["spec"]["workloads"]
+    assert "ml" in doc["spec"]["tenantPolicy"]["allowNamespaces"]
     synth = runner.invoke(main, ["synth", str(spec), "--out", str(tmp_path / "out")])
     assert synth.exit_code == 0, synth.output
     assert (tmp_path / "out" / "prod" / "gpuplatform.lock.json").is_file()

@@ -33,6 +33,7 @@ cat "$FAKE_DIR/$kind.json"
 @pytest.fixture
 def fake_kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     data = Cluster.healthy().write(tmp_path / "cluster")
+    (data / "secrets.json").write_text('{"items": []}')  # no Helm release of the GPU Operator
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "kubectl").write_text(FAKE)

@@ -117,6 +117,13 @@ def test_origin_through_two_overlays() -> None:
 
 def test_parse_loc_reverses_format_loc() -> None:
     assert parse_loc("spec.nodePools[1].nodes[0]") == ("spec", "nodePools", 1, "nodes", 0)
+    assert parse_loc('spec.draDriver.values.nodeSelector["nvidia.com/x"]') == (
+        "spec",
+        "draDriver",
+        "values",
+        "nodeSelector",
+        "nvidia.com/x",
+    )
     assert parse_loc("spec.kubernetes.featureGates.DRAExtendedResource") == (
         "spec",
         "kubernetes",

@@ -76,10 +76,13 @@ def test_handoffs_are_diffed_and_the_wave_is_masked(mixed: LoadedPlatform) -> No
     assert "wave: nim" not in text and "wave: scale" not in text
 
 
-def test_a_drain_wave_changes_only_the_drained_pools_handoff(mixed: LoadedPlatform) -> None:
+def test_a_drain_wave_marks_the_drained_pools_handoff(mixed: LoadedPlatform) -> None:
     (d,) = loaded_wave_diffs([mixed], "scale", "drain")
-    assert [c.key for c in d.changes] == ["handoff/nodepoolhandoff_a100.yaml"]
+    # the hand-off says which pool drains; no node changes allocator; the quota no longer keeps
+    # GPUs for the NIM service retired since (render/quota.py legacy_gpus)
+    assert [c.key for c in d.handoffs] == ["handoff/nodepoolhandoff_a100.yaml"]
     assert "-  drain: false\n+  drain: true" in d.unified()
+    assert d.layers == ("40-tenants",)
 
 
 def test_diff_exits_1_on_differences_and_0_without(tmp_path: Path) -> None:
@@ -105,9 +108,10 @@ def test_plan_transition_omits_unchanged_layers_and_lists_the_handoffs(mixed: Lo
     assert [s.layer for s in t.steps] == ["40-tenants"]
     assert t.handoffs == ("added NimServiceHandoff serving/llm-dra (nimservicehandoff_serving_llm-dra.yaml)",)
     (drain,) = reviewed_transitions([mixed], "scale", "drain")
-    assert drain.steps == ()
+    assert [s.layer for s in drain.steps] == ["40-tenants"]
     assert "hand-offs (never synced: their owners apply them):" in drain.text()
-    assert "(nothing to apply)" in drain.text()
+    (stop,) = reviewed_transitions([mixed], "drain", "drain")
+    assert "(nothing to apply)" in stop.text()
 
 
 def test_plan_transition_of_a_karpenter_pool_names_the_nodepool_patch(mixed: LoadedPlatform) -> None:

@@ -131,7 +131,9 @@ def test_gp210_rendered_kubelet_plugin_without_the_pool_taint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engines: list[str]
 ) -> None:
     # GIVEN a renderer regression that leaves only a foreign toleration on the kubelet plugin
-    monkeypatch.setattr(helm_values, "_tolerations", lambda plan: [{"key": "other", "operator": "Exists"}])
+    monkeypatch.setattr(
+        helm_values, "tolerations_for", lambda base, taints: [{"key": "other", "operator": "Exists"}]
+    )
     doc = minimal_spec()
     doc["spec"]["delivery"]["engines"] = engines
     # WHEN the rules run / THEN every rendered DRA release is reported for the DRA taint
@@ -154,7 +156,7 @@ def test_gp210_rendered_kubelet_plugin_without_the_pool_taint(
 def test_gp210_tolerated_taint_passes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toleration: dict[str, Any]
 ) -> None:
-    monkeypatch.setattr(helm_values, "_tolerations", lambda plan: [toleration])
+    monkeypatch.setattr(helm_values, "tolerations_for", lambda base, taints: [toleration])
     assert "GP210" not in codes(tmp_path, minimal_spec())
 
 

@@ -1,4 +1,4 @@
-"""policy/nim_selectors.py: the CEL the NIM Operator builds from attribute and capacity selectors."""
+"""policy/nim_selectors.py: the NIM Operator's exact CEL for attribute and capacity selectors."""
 
 from __future__ import annotations
 
@@ -30,17 +30,17 @@ def test_selectors_become_the_operators_cel_in_order() -> None:
     assert expressions == [
         (
             "spec.nimServices[0].attributeSelectors[0]",
-            "device.attributes['gpu.nvidia.com'].architecture == 'Ampere'",
+            'device.attributes["gpu.nvidia.com"].architecture == "Ampere"',
         ),
-        ("spec.nimServices[0].attributeSelectors[1]", "device.attributes['example.com'].healthy != false"),
+        ("spec.nimServices[0].attributeSelectors[1]", 'device.attributes["example.com"].healthy != false'),
         (
             "spec.nimServices[0].attributeSelectors[2]",
-            "(device.attributes['gpu.nvidia.com'].cudaComputeCapability).compareTo(semver('8.0.0')) > 0",
+            '(device.attributes["gpu.nvidia.com"].cudaComputeCapability).compareTo(semver("8.0.0")) > 0',
         ),
-        ("spec.nimServices[0].attributeSelectors[3]", "device.attributes['gpu.nvidia.com'].count <= 4"),
+        ("spec.nimServices[0].attributeSelectors[3]", 'device.attributes["gpu.nvidia.com"].count <= 4'),
         (
             "spec.nimServices[0].capacitySelectors[0]",
-            "(device.capacity['gpu.nvidia.com'].memory).compareTo(quantity('40Gi')) >= 0",
+            '(device.capacity["gpu.nvidia.com"].memory).compareTo(quantity("40Gi")) >= 0',
         ),
     ]
     assert refused == []

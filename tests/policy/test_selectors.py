@@ -154,6 +154,7 @@ def _nim(**fields: Any) -> dict[str, Any]:
 def test_nim_attribute_and_capacity_selectors_are_checked_as_the_operator_builds_them(tmp_path: Path) -> None:
     # GIVEN a NIM service asking for Hopper, driver >= 550 and >= 40Gi, as in the operator's samples
     doc = _nim(
+        tier="full",
         attributeSelectors=[
             {"key": "architecture", "value": "Hopper"},
             {"key": "driverVersion", "op": "GreaterThanOrEqual", "value": "550.0.0", "valueType": "version"},

@@ -72,15 +72,43 @@ def test_gate_jobs_are_argo_hooks_recreated_before_each_run(reference: Platform)
         assert job["spec"]["template"]["spec"]["serviceAccountName"] == "gpuplatform-gates"
 
 
-def test_app_project_allows_nodes_only_by_name(reference: Platform) -> None:
+def test_app_project_allows_nodes_namespaces_and_crds_only_by_name(reference: Platform) -> None:
     [project] = [o for o in _delivery(reference, "argocd") if o["kind"] == "AppProject"]
     whitelist = project["spec"]["clusterResourceWhitelist"]
     assert [w for w in whitelist if w["kind"] == "Node"] == [
-        {"group": "", "kind": "Node", "name": "gpu-legacy-01"},
         {"group": "", "kind": "Node", "name": "gpu-dra-01"},
+        {"group": "", "kind": "Node", "name": "gpu-legacy-01"},
     ]
+    assert {w.get("name") for w in whitelist if w["kind"] == "CustomResourceDefinition"} == {
+        "clusterpolicies.nvidia.com",
+        "nvidiadrivers.nvidia.com",
+        "nodefeatures.nfd.k8s-sigs.io",
+        "nodefeaturerules.nfd.k8s-sigs.io",
+        "nodefeaturegroups.nfd.k8s-sigs.io",
+        "computedomains.resource.nvidia.com",
+        "computedomaincliques.resource.nvidia.com",
+    }
+    assert all(
+        "name" in w for w in whitelist if w["kind"] in ("Node", "Namespace", "CustomResourceDefinition")
+    )
     assert {"group": "resource.k8s.io", "kind": "DeviceClass"} in whitelist
-    assert not [w for w in whitelist if w["kind"] in ("ResourceSlice", "CustomResourceDefinition")]
+    assert {"group": "nvidia.com", "kind": "ClusterPolicy"} in whitelist
+    assert not [w for w in whitelist if w["kind"] == "ResourceSlice"]
+    assert {"group": "argoproj.io", "kind": "Application"} in project["spec"]["namespaceResourceWhitelist"]
+
+
+def test_a_chart_toggle_changes_the_whitelist(reference: Platform) -> None:
+    # GIVEN team values that turn the chart's NFD off
+    platform = reference.model_copy(
+        update={
+            "gpu_operator": reference.gpu_operator.model_copy(update={"values": {"nfd": {"enabled": False}}})
+        }
+    )
+    [project] = [o for o in _delivery(platform, "argocd") if o["kind"] == "AppProject"]
+    names = {w.get("name") for w in project["spec"]["clusterResourceWhitelist"]}
+    # THEN the NFD CRDs are no longer permitted
+    assert "nodefeatures.nfd.k8s-sigs.io" not in names
+    assert "clusterpolicies.nvidia.com" in names
 
 
 def test_gate_identity_is_read_only(reference: Platform) -> None:
@@ -103,25 +131,99 @@ def test_changing_the_active_wave_changes_only_delivery_and_the_lock(
     assert all(p.startswith("delivery/") or p == "gpuplatform.lock.json" for p in changed), changed
 
 
-def test_a_stack_with_several_argo_platforms_gets_one_applicationset_in_each_tree(
+def test_a_stack_with_several_argo_platforms_gets_the_same_applicationsets_in_each_tree(
     reference_loaded: list[LoadedPlatform],
 ) -> None:
     from gpuplatform.output.synth import render_all
 
     rendered = render_all(reference_loaded)
-    path = "delivery/argocd-applicationset/applicationset_argocd_reference.yaml"
-    assert rendered["reference"][path] == rendered["reference-staging"][path]
+    folder = "delivery/argocd-applicationset"
+    files = sorted(p for p in rendered["reference"] if p.startswith(folder))
+    assert files == sorted(p for p in rendered["reference-staging"] if p.startswith(folder))
+    assert all(rendered["reference"][p] == rendered["reference-staging"][p] for p in files)
     import yaml
 
-    appset = yaml.safe_load(rendered["reference"][path])
-    elements = appset["spec"]["generators"][0]["list"]["elements"]
-    assert [(e["name"], e["server"], e["path"]) for e in elements] == [
+    automated = yaml.safe_load(rendered["reference"][f"{folder}/applicationset_argocd_reference.yaml"])
+    elements = automated["spec"]["generators"][0]["list"]["elements"]
+    assert [(e["app"], e["server"], e["path"]) for e in elements] == [
         ("reference", "https://kubernetes.default.svc", "dist/reference/waves/03-native-claim-pilot/argocd"),
+        ("reference-gates", "https://kubernetes.default.svc", "dist/reference/delivery/gates"),
         (
             "reference-staging",
             "https://staging-api.example.com:6443",
             "dist/reference-staging/waves/02-driver-validation/argocd",
         ),
+        (
+            "reference-staging-gates",
+            "https://staging-api.example.com:6443",
+            "dist/reference-staging/delivery/gates",
+        ),
     ]
+    manual = yaml.safe_load(rendered["reference"][f"{folder}/applicationset_argocd_reference-apps.yaml"])
+    assert "automated" not in manual["spec"]["template"]["spec"]["syncPolicy"]
+    assert [
+        (e["app"], e["server"], e["namespace"]) for e in manual["spec"]["generators"][0]["list"]["elements"]
+    ] == [("reference-staging-apps", "https://kubernetes.default.svc", "argocd")]
+    # every member's AppProject travels with the sets
+    assert f"{folder}/appproject_argocd_reference.yaml" in files
+    assert f"{folder}/appproject_argocd_reference-staging.yaml" in files
     kustomization = yaml.safe_load(rendered["reference"]["delivery/argocd/kustomization.yaml"])
     assert "../argocd-applicationset" not in kustomization["resources"]
+
+
+def _entry(loaded: list[LoadedPlatform], name: str) -> dict[str, dict]:  # type: ignore[type-arg]
+    from gpuplatform.output.synth import render_trees
+
+    tree = render_trees(loaded)[name]
+    return {
+        o["metadata"]["name"]: o
+        for p, c in tree.files.items()
+        if p.startswith("delivery/argocd/") and isinstance(c, list)
+        for o in c
+        if o["kind"] == "Application"
+    }
+
+
+def test_a_remote_cluster_keeps_its_applications_on_the_managing_cluster(
+    reference_loaded: list[LoadedPlatform],
+) -> None:
+    from gpuplatform.output.synth import render_trees
+
+    apps = _entry(reference_loaded, "reference-staging")
+    staging = "https://staging-api.example.com:6443"
+    # the wave and the gate identity go to the staging cluster
+    assert apps["reference-staging"]["spec"]["destination"]["server"] == staging
+    assert apps["reference-staging-gates"]["spec"]["destination"] == {
+        "server": staging,
+        "namespace": "gpuplatform-gates",
+    }
+    # the child Applications are created where Argo CD runs, synced by hand after the pre gates
+    children = apps["reference-staging-apps"]
+    assert children["spec"]["destination"] == {
+        "server": "https://kubernetes.default.svc",
+        "namespace": "argocd",
+    }
+    assert "automated" not in children["spec"]["syncPolicy"]
+    tree = render_trees(reference_loaded)["reference-staging"]
+    wave = "waves/02-driver-validation"
+    assert tree.files[f"{wave}/argocd-apps/kustomization.yaml"][0]["resources"] == ["../00-operators/argocd"]  # type: ignore[index]
+    assert "../00-operators/argocd" not in tree.files[f"{wave}/argocd/kustomization.yaml"][0]["resources"]  # type: ignore[index]
+    # each child deploys its chart to the staging cluster
+    for path, content in tree.files.items():
+        if path.startswith(f"{wave}/00-operators/argocd/application_"):
+            assert content[0]["spec"]["destination"]["server"] == staging  # type: ignore[index]
+
+
+def test_a_local_cluster_holds_its_child_applications_in_the_wave(
+    reference_loaded: list[LoadedPlatform],
+) -> None:
+    from gpuplatform.output.synth import render_trees
+
+    apps = _entry(reference_loaded, "reference")
+    assert set(apps) == {"reference", "reference-gates"}
+    tree = render_trees(reference_loaded)["reference"]
+    assert (
+        "../00-operators/argocd"
+        in tree.files["waves/03-native-claim-pilot/argocd/kustomization.yaml"][0]["resources"]
+    )  # type: ignore[index]
+    assert not [p for p in tree.files if "/argocd-apps/" in p]

@@ -95,15 +95,19 @@ def test_nim_operator_rules(fields: dict, message: str) -> None:  # type: ignore
 
 
 def test_named_manifests_are_handed_off_converted_from_their_wave_on() -> None:
+    import yaml
+
     from gpuplatform.output.synth import render_all
 
     [loaded] = load_stack(REPO / "stacks" / "nim-lab.yaml")
     files = render_all([loaded])["nim-lab"]
     assert "handoff/03-claims/trainer.yaml" not in files
-    converted = files["handoff/04-application/trainer.yaml"].decode()
-    assert "# The training team's Deployment" in converted
-    assert "nvidia.com/gpu" not in converted
-    assert "resourceClaimTemplateName: trainer-gpu" in converted
+    converted = yaml.safe_load(files["handoff/04-application/trainer.yaml"].decode())
+    assert "# The training team's Deployment" in files["handoff/04-application/trainer.yaml"].decode()
+    pod = converted["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"] == {"limits": {"memory": "64Gi"}, "claims": [{"name": "gpu"}]}
+    assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "trainer-gpu"}]
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
 
 
 def test_a_missing_manifest_is_located(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -133,6 +137,8 @@ def test_named_nimservice_manifest_is_handed_off_as_its_blue_green_successor() -
     doc = yaml.safe_load(text)
     assert doc["metadata"]["name"] == "llama3-8b-dra"
     assert "resources" not in doc["spec"]
+    # blue and green never share a cache: the legacy llama3-8b runs on A100, the new one on H100
+    assert doc["spec"]["storage"]["nimCache"]["name"] == "llama3-8b-dra"
     assert (
         doc["spec"]["draResources"][0]["claimCreationSpec"]["devices"][0]["deviceClassName"]
         == "hopper-80g.lab.example.com"

@@ -20,8 +20,11 @@ def test_driver_release_only_from_the_wave_that_installs_it(reference: Platform)
     assert [o["metadata"]["name"] for o in _by_kind(reference, "baseline")["HelmRelease"]] == ["gpu-operator"]
     names = [o["metadata"]["name"] for o in _by_kind(reference, "pilot-pool")["HelmRelease"]]
     assert names == ["gpu-operator", "dra-driver-nvidia-gpu"]
-    assert "Namespace" not in _by_kind(reference, "baseline")
-    assert _by_kind(reference, "pilot-pool")["Namespace"][0]["metadata"]["name"] == "nvidia-dra-driver-gpu"
+    assert [n["metadata"]["name"] for n in _by_kind(reference, "baseline")["Namespace"]] == ["gpu-operator"]
+    assert [n["metadata"]["name"] for n in _by_kind(reference, "pilot-pool")["Namespace"]] == [
+        "gpu-operator",
+        "nvidia-dra-driver-gpu",
+    ]
 
 
 def test_dra_driver_values_scope_the_kubelet_plugin_and_pin_the_api(reference: Platform) -> None:
@@ -47,7 +50,11 @@ def test_dra_driver_values_scope_the_kubelet_plugin_and_pin_the_api(reference: P
         for r in _by_kind(reference, "pilot-pool")["HelmRepository"]
         if r["metadata"]["name"] == "dra-driver-nvidia-gpu"
     )
-    assert repo["spec"] == {"interval": "1h", "url": "oci://registry.example.com/charts", "type": "oci"}
+    assert repo["spec"] == {
+        "interval": "1h",
+        "url": "oci://registry.k8s.io/dra-driver-nvidia/charts",
+        "type": "oci",
+    }
 
 
 def test_device_plugin_disabled_only_when_no_legacy_pool_remains(reference: Platform) -> None:
@@ -81,7 +88,7 @@ def test_argocd_application_has_a_helm_source_and_only_flux_renders_flux(referen
         for a in _by_kind(reference, "pilot-pool")["Application"]
         if a["metadata"]["name"].endswith("dra-driver-nvidia-gpu")
     )
-    assert app["spec"]["source"]["repoURL"] == "registry.example.com/charts"
+    assert app["spec"]["source"]["repoURL"] == "registry.k8s.io/dra-driver-nvidia/charts"
     assert app["spec"]["source"]["chart"] == "dra-driver-nvidia-gpu"
     assert app["spec"]["source"]["helm"]["valuesObject"]["resourceApiVersion"] == "resource.k8s.io/v1"
     flux_only = reference.model_copy(
@@ -120,3 +127,148 @@ def test_alerts_only_when_monitoring_is_enabled(reference: Platform) -> None:
     }
     assert alerts["GpuClaimPendingTooLong"]["for"] == "30m"
     assert 'namespace=~"gpu-dra-pilot"' in alerts["GpuClaimPendingTooLong"]["expr"]
+
+
+def _with(reference: Platform, **changes: dict) -> Platform:  # type: ignore[type-arg]
+    return reference.model_copy(
+        update={k: getattr(reference, k).model_copy(update=v) for k, v in changes.items()}
+    )
+
+
+def test_the_operator_release_upgrades_the_running_one_in_place(reference: Platform) -> None:
+    # GIVEN a team whose running release is gpu-ops/nvidia-gpu-operator
+    platform = _with(reference, gpu_operator={"namespace": "gpu-ops", "release_name": "nvidia-gpu-operator"})
+    objects = _by_kind(platform, "baseline")
+    # THEN Flux finds it in its Helm storage, under its name, and never prunes it
+    [release] = [r for r in objects["HelmRelease"] if r["spec"]["chart"]["spec"]["chart"] == "gpu-operator"]
+    assert {k: release["spec"][k] for k in ("releaseName", "targetNamespace", "storageNamespace")} == {
+        "releaseName": "nvidia-gpu-operator",
+        "targetNamespace": "gpu-ops",
+        "storageNamespace": "gpu-ops",
+    }
+    assert release["metadata"]["annotations"] == {"kustomize.toolkit.fluxcd.io/prune": "disabled"}
+    # AND Argo CD renders it under the same release name, never pruning or deleting the Application
+    [app] = [a for a in objects["Application"] if a["spec"]["source"]["chart"] == "gpu-operator"]
+    assert app["spec"]["source"]["helm"]["releaseName"] == "nvidia-gpu-operator"
+    assert app["spec"]["destination"]["namespace"] == "gpu-ops"
+    assert app["metadata"]["annotations"]["argocd.argoproj.io/sync-options"] == "Prune=false,Delete=false"
+    # AND its Namespace exists, privileged and protected
+    [ns] = objects["Namespace"]
+    assert ns["metadata"]["name"] == "gpu-ops"
+    assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    assert ns["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/prune"] == "disabled"
+
+
+def test_the_driver_version_comes_from_the_spec_not_the_chart_default(reference: Platform) -> None:
+    platform = _with(reference, gpu_operator={"driver_version": "580.95.05"})
+    [release] = [
+        r for r in _by_kind(platform, "baseline")["HelmRelease"] if r["metadata"]["name"] == "gpu-operator"
+    ]
+    assert release["spec"]["values"]["driver"]["version"] == "580.95.05"
+
+
+def test_an_unmanaged_operator_renders_no_release(reference: Platform) -> None:
+    platform = _with(reference, gpu_operator={"managed": False})
+    objects = _by_kind(platform, "pilot-pool")
+    assert [r["metadata"]["name"] for r in objects["HelmRelease"]] == ["dra-driver-nvidia-gpu"]
+    assert [n["metadata"]["name"] for n in objects["Namespace"]] == ["nvidia-dra-driver-gpu"]
+
+
+def test_operands_and_nfd_workers_tolerate_every_gpu_node_taint(reference: Platform) -> None:
+    values = _by_kind(reference, "baseline")["HelmRelease"][0]["spec"]["values"]
+    taint = {
+        "key": "gpu-scheduling.platform.example.com/mode",
+        "operator": "Equal",
+        "value": "dra",
+        "effect": "NoSchedule",
+    }
+    # the chart's defaults are kept (Helm replaces a list it is given)
+    assert values["daemonsets"]["tolerations"] == [
+        {"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"},
+        taint,
+    ]
+    assert taint in values["node-feature-discovery"]["worker"]["tolerations"]
+    assert {
+        "effect": "NoSchedule",
+        "key": "node-role.kubernetes.io/control-plane",
+        "operator": "Equal",
+        "value": "",
+    } in values["node-feature-discovery"]["worker"]["tolerations"]
+
+
+def test_team_tolerations_are_kept_and_a_tolerated_taint_is_not_added_twice(reference: Platform) -> None:
+    platform = _with(
+        reference, gpu_operator={"values": {"daemonsets": {"tolerations": [{"operator": "Exists"}]}}}
+    )
+    values = _by_kind(platform, "baseline")["HelmRelease"][0]["spec"]["values"]
+    assert values["daemonsets"]["tolerations"] == [{"operator": "Exists"}]
+
+
+def test_nfd_tolerations_only_where_the_chart_runs_nfd(reference: Platform) -> None:
+    platform = _with(reference, gpu_operator={"values": {"nfd": {"enabled": False}}})
+    values = _by_kind(platform, "baseline")["HelmRelease"][0]["spec"]["values"]
+    assert "node-feature-discovery" not in values
+
+
+def test_compute_domains_off_unless_enabled_and_the_plugin_rolls_out_one_node_at_a_time(
+    reference: Platform,
+) -> None:
+    values = _by_kind(reference, "pilot-pool")["HelmRelease"][1]["spec"]["values"]
+    assert values["resources"] == {"computeDomains": {"enabled": False}}
+    assert values["kubeletPlugin"]["updateStrategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": 1},
+    }
+    platform = _with(reference, dra_driver={"compute_domains": True, "kubelet_plugin_max_unavailable": "25%"})
+    values = _by_kind(platform, "pilot-pool")["HelmRelease"][1]["spec"]["values"]
+    assert values["resources"] == {"computeDomains": {"enabled": True}}
+    assert values["kubeletPlugin"]["updateStrategy"]["rollingUpdate"] == {"maxUnavailable": "25%"}
+
+
+def test_child_applications_carry_the_resources_finalizer(reference: Platform) -> None:
+    apps = _by_kind(reference, "pilot-pool")["Application"]
+    assert {a["metadata"]["name"] for a in apps} == {
+        "reference-gpu-operator",
+        "reference-dra-driver-nvidia-gpu",
+    }
+    assert all(a["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"] for a in apps)
+
+
+def test_the_dra_chart_before_0_4_is_nvidia_dra_driver_gpu_from_ngc(reference: Platform) -> None:
+    platform = _with(reference, dra_driver={"chart_version": "25.12.0"})
+    objects = _by_kind(platform, "pilot-pool")
+    [release] = [r for r in objects["HelmRelease"] if r["metadata"]["name"] == "nvidia-dra-driver-gpu"]
+    assert release["spec"]["chart"]["spec"]["chart"] == "nvidia-dra-driver-gpu"
+    [repo] = [r for r in objects["HelmRepository"] if r["metadata"]["name"] == "nvidia-dra-driver-gpu"]
+    assert repo["spec"]["url"] == "https://helm.ngc.nvidia.com/nvidia"
+
+
+#: Series kube-state-metrics exports by default (kubernetes/kube-state-metrics docs/metrics).
+KSM_DEFAULT = {
+    "kube_pod_info",
+    "kube_node_spec_taint",
+    "kube_daemonset_status_number_unavailable",
+    "kube_pod_status_phase",
+}
+
+
+def test_alerts_read_only_default_kube_state_metrics_series(reference: Platform) -> None:
+    import re
+
+    from gpuplatform.render.alerts import render_alerts
+
+    monitored = reference.model_copy(
+        update={"monitoring": reference.monitoring.model_copy(update={"enabled": True})}
+    )
+    plan = plan_platform(monitored)
+    [rule] = render_alerts(plan, plan.wave("pilot-pool"))
+    rules = {r["alert"]: r["expr"] for r in rule["spec"]["groups"][0]["rules"]}
+    for alert, expr in rules.items():
+        series = set(re.findall(r"\b(kube_[a-z_]+)\b", expr))
+        assert series and series <= KSM_DEFAULT, alert
+    # a DRA node is recognised by its pool's taint, not by a label KSM does not export by default
+    assert (
+        'kube_node_spec_taint{key="gpu-scheduling.platform.example.com/mode", value="dra", effect="NoSchedule"}'
+        in rules["GpuDevicePluginOnDraNode"]
+    )
+    assert "kube_node_labels" not in rules["GpuDevicePluginOnDraNode"]

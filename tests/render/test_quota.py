@@ -36,3 +36,24 @@ def test_bridge_entitled_tenant_may_use_the_classes_that_serve_the_bridge(
     assert hard["nvidia-gpu-legacy-bridge.platform.example.com.deviceclass.resource.k8s.io/devices"] == "8"
     assert hard["gpu.nvidia.com.deviceclass.resource.k8s.io/devices"] == "8"
     assert hard["mig.nvidia.com.deviceclass.resource.k8s.io/devices"] == "0"
+
+
+def _legacy_quota(plan: object, wave: str) -> int:
+    from gpuplatform.plan.waves import Plan
+
+    assert isinstance(plan, Plan)
+    team_a = plan.platform.tenants[0]
+    return int(tenant_quota(plan, plan.wave(wave), team_a)["spec"]["hard"]["requests.nvidia.com/gpu"])
+
+
+def test_the_gpu_quota_covers_legacy_workloads_until_the_wave_after_they_move() -> None:
+    from tests.admission.lab import DB_WORKLOAD, lab_plan
+
+    # GIVEN trainer (Deployment, 4 replicas x 2 GPUs, moves in `app`) and the NIM service llm that
+    # llm-dra replaces (1 GPU, 1 replica, moves in `nim`), both in team-a, which has no bridge
+    plan = lab_plan()
+    # THEN a rollout's surge pod is covered too (ceil(25%) of 4 = 1): 5 x 2 + 2 x 1
+    assert [_legacy_quota(plan, w) for w in ("claims", "nim", "app", "cutover")] == [12, 12, 12, 10]
+    earlier = lab_plan(workloads=[DB_WORKLOAD])
+    # a StatefulSet replaces pods one by one: no surge; llm's coverage ends after `app`
+    assert [_legacy_quota(earlier, w) for w in ("claims", "nim", "app", "cutover")] == [5, 5, 2, 0]

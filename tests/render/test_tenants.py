@@ -26,13 +26,14 @@ def test_namespace_is_never_pruned_and_carries_owner_labels(reference: Platform)
     assert ns["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/prune"] == "disabled"
 
 
-def test_role_grants_only_claims_and_templates(reference: Platform) -> None:
+def test_role_grants_only_claims_and_templates_without_update_or_patch(reference: Platform) -> None:
+    # Both specs are immutable: update/patch could only edit metadata, e.g. drop a finalizer.
     objects = _objects(reference, "native-claim-pilot")
     assert objects["Role"]["rules"] == [
         {
             "apiGroups": ["resource.k8s.io"],
             "resources": ["resourceclaims", "resourceclaimtemplates"],
-            "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"],
+            "verbs": ["get", "list", "watch", "create", "delete"],
         }
     ]
     assert objects["RoleBinding"]["subjects"] == [
@@ -40,16 +41,28 @@ def test_role_grants_only_claims_and_templates(reference: Platform) -> None:
     ]
 
 
-def test_claim_template_requests_the_tier_class(reference: Platform) -> None:
+def test_claim_template_requests_the_tier_class_and_labels_its_claims(reference: Platform) -> None:
     template = _objects(reference, "native-claim-pilot")["ResourceClaimTemplate"]
+    tenant = {
+        "gpuplatform.dev/cost-center": "cc-4711",
+        "gpuplatform.dev/owner": "ml-platform",
+        "gpuplatform.dev/tenant": "gpu-dra-pilot",
+    }
     assert template["metadata"] == {
         "name": "hopper-large-gpu",
         "namespace": "gpu-dra-pilot",
         "labels": {
             "app.kubernetes.io/managed-by": "gpuplatform",
+            **tenant,
             "gpuplatform.dev/wave": "native-claim-pilot",
         },
+        "annotations": {
+            "argocd.argoproj.io/sync-options": "ServerSideApply=false,Force=true",
+            "kustomize.toolkit.fluxcd.io/force": "enabled",
+        },
     }
+    # the resourceclaim controller copies spec.metadata.labels onto every claim it creates
+    assert template["spec"]["metadata"] == {"labels": tenant}
     assert template["spec"]["spec"]["devices"]["requests"] == [
         {
             "name": "gpu",

@@ -3,25 +3,30 @@
 from __future__ import annotations
 
 from gpuplatform.errors import Problem
+from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.policy.registry import RULES, RuleContext
-from gpuplatform.policy.rules import allocators, releases, tenants, waves
+from gpuplatform.policy.rules import adoption, allocators, isolation, releases, tenants, waves
 from gpuplatform.render.tree import Tree
 
 __all__ = ["RULES", "run_rules"]
 
-_MODULES = (allocators, releases, tenants, waves)
+_MODULES = (adoption, allocators, isolation, releases, tenants, waves)
 
 
 def run_rules(
-    loaded: LoadedPlatform, cluster_nodes: frozenset[str] | None = None, tree: Tree | None = None
+    loaded: LoadedPlatform,
+    cluster_nodes: frozenset[str] | None = None,
+    tree: Tree | None = None,
+    snapshot: Snapshot | None = None,
 ) -> list[Problem]:
     """Every finding of every rule, as Problems located in the file that wrote the field (the stack
     or an overlay), sorted.
 
-    `tree` is the platform's rendered tree when the caller has it already (synth does).
+    `tree` is the platform's rendered tree when the caller has it already (synth does); rules that
+    compare the plan with a running cluster read `snapshot`.
     """
-    context = RuleContext(loaded, cluster_nodes, tree)
+    context = RuleContext(loaded, cluster_nodes, tree, snapshot)
     problems = []
     for code in sorted(RULES):
         r = RULES[code]

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from gpuplatform.charts.facts import all_chart_facts
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
-from gpuplatform.render.operators import DRA_CHART
+from gpuplatform.render.tolerations import tolerates
 from gpuplatform.versions import CHART_DEVICE_CLASSES
 
 __all__: list[str] = []
@@ -161,6 +162,7 @@ def node_missing_from_cluster(ctx: RuleContext) -> Iterator[Finding]:
 
 def _dra_releases(ctx: RuleContext) -> Iterator[tuple[str, Any]]:
     """(file, Helm values) of every rendered DRA driver release: Flux HelmReleases, Argo CD Applications."""
+    charts = {f.chart for f in all_chart_facts() if f.component == "dra-driver"}
     for path, content in sorted(ctx.tree.files.items()):
         if not isinstance(content, list):
             continue
@@ -168,10 +170,10 @@ def _dra_releases(ctx: RuleContext) -> Iterator[tuple[str, Any]]:
             spec = obj.get("spec", {})
             if (
                 obj.get("kind") == "HelmRelease"
-                and spec.get("chart", {}).get("spec", {}).get("chart") == DRA_CHART
+                and spec.get("chart", {}).get("spec", {}).get("chart") in charts
             ):
                 yield path, spec.get("values", {})
-            elif obj.get("kind") == "Application" and spec.get("source", {}).get("chart") == DRA_CHART:
+            elif obj.get("kind") == "Application" and spec.get("source", {}).get("chart") in charts:
                 yield path, spec["source"].get("helm", {}).get("valuesObject", {})
 
 
@@ -193,21 +195,13 @@ def taint_not_tolerated(ctx: RuleContext) -> Iterator[Finding]:
         tolerations = plugin.get("tolerations") if isinstance(plugin, dict) else None
         listed = [t for t in tolerations if isinstance(t, dict)] if isinstance(tolerations, list) else []
         for pool, taint in sorted(taints.items()):
-            if not any(_tolerates(t, taint) for t in listed):
+            if not any(tolerates(t, taint) for t in listed):
                 yield Finding(
                     "spec.draDriver.values.kubeletPlugin.tolerations",
                     f"{path}: the kubelet plugin does not tolerate {taint['key']}={taint.get('value', '')}:"
                     f"{taint['effect']} of pool {pool!r}",
                     f"tolerate {taint['key']}:{taint['effect']} in kubeletPlugin.tolerations",
                 )
-
-
-def _tolerates(toleration: dict[str, Any], taint: dict[str, str]) -> bool:
-    if toleration.get("effect") not in (None, "", taint["effect"]):
-        return False
-    if toleration.get("operator") == "Exists":
-        return toleration.get("key") in (None, "", taint["key"])
-    return toleration.get("key") == taint["key"] and toleration.get("value", "") == taint.get("value", "")
 
 
 @rule(
@@ -232,7 +226,7 @@ def validation_not_tolerating(ctx: RuleContext) -> Iterator[Finding]:
                 continue
             tolerations = obj["spec"]["template"]["spec"].get("tolerations", [])
             for pool, taint in sorted(taints.items()):
-                if not any(_tolerates(t, taint) for t in tolerations):
+                if not any(tolerates(t, taint) for t in tolerations):
                     yield Finding(
                         "spec.validation",
                         f"{path}: the validation Job does not tolerate the taint of pool {pool!r}",

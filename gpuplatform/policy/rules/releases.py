@@ -173,7 +173,7 @@ def cluster_policy_and_gpucluster(ctx: RuleContext) -> Iterator[Finding]:
         yield Finding(
             "spec.gpuOperator.mode", f"GPUCluster needs GPU Operator {GPU_OPERATOR_GPUCLUSTER_SINCE}+"
         )
-    if op.mode == "gpuCluster" and ctx.platform.dra_driver.chart_repository:
+    if op.mode == "gpuCluster":
         yield Finding(
             "spec.gpuOperator.mode",
             "GPUCluster mode manages the DRA driver; a standalone DRA driver Helm release next to it is not supported",

@@ -1,0 +1,1 @@
+"""Facts about the Helm charts the platform installs, per chart version (see `facts.py`)."""

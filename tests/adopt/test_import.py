@@ -1,0 +1,123 @@
+"""`gpuplatform import operator-values`: YAML specs edited round-trip, Python stacks given a values file."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from gpuplatform.charts.facts import chart_facts
+from gpuplatform.cli import main
+from gpuplatform.load.stacks import load_stack
+from tests.adopt.helm_storage import write_captured
+from tests.conftest import REPO
+from tests.specs import minimal_spec, write_spec
+
+RUNNING = """\
+driver:
+  version: 580.95.05
+  manager:
+    env:
+    - name: ENABLE_AUTO_DRAIN
+      value: "true"
+toolkit:
+  env:
+  - name: CONTAINERD_SOCKET
+    value: /run/containerd/containerd.sock
+"""
+
+
+def _invoke(*args: str) -> object:
+    return CliRunner().invoke(main, ["import", "operator-values", *args])
+
+
+def test_a_yaml_spec_gets_the_running_values_and_keeps_its_comments(tmp_path: Path) -> None:
+    # GIVEN a spec with a comment and the output of `helm get values`
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    spec.write_text("# the lab cluster\n" + spec.read_text())
+    (tmp_path / "running.yaml").write_text(RUNNING)
+    # WHEN it is imported
+    result = _invoke(
+        str(tmp_path / "running.yaml"), "--stack", str(spec), "--release-name", "ops", "--namespace", "gpu"
+    )
+    assert result.exit_code == 0, result.output
+    # THEN the release adopts the running one, the driver version moved to driverVersion
+    assert spec.read_text().startswith("# the lab cluster\n")
+    [loaded] = load_stack(spec)
+    op = loaded.platform.gpu_operator
+    assert (op.managed, op.release_name, op.namespace, op.driver_version) == (True, "ops", "gpu", "580.95.05")
+    assert op.values["toolkit"]["env"][0]["name"] == "CONTAINERD_SOCKET"
+    assert "version" not in op.values["driver"]
+    # AND the rendered release carries them, merged with the platform's values
+    from gpuplatform.plan.waves import plan_platform
+    from gpuplatform.render.helm_values import gpu_operator_values
+
+    plan = plan_platform(loaded.platform)
+    values = gpu_operator_values(plan, plan.waves[0])
+    assert values["driver"]["version"] == "580.95.05"
+    assert [e["name"] for e in values["driver"]["manager"]["env"]] == [
+        "ENABLE_AUTO_DRAIN",
+        "NODE_LABEL_FOR_GPU_POD_EVICTION",
+    ]
+
+
+def test_a_snapshot_capture_names_the_release(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    captured = write_captured(tmp_path / "snap", "nvidia-ops", "gpu-system", {"mig": {"strategy": "mixed"}})
+    result = _invoke(str(captured), "--stack", str(spec))
+    assert result.exit_code == 0, result.output
+    op = load_stack(spec)[0].platform.gpu_operator
+    assert (op.release_name, op.namespace, op.values) == (
+        "nvidia-ops",
+        "gpu-system",
+        {"mig": {"strategy": "mixed"}},
+    )
+
+
+def test_helm_get_values_all_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    before = spec.read_text()
+    facts, _ = chart_facts("gpu-operator", "26.3.1")
+    (tmp_path / "all.yaml").write_text(yaml.safe_dump(facts.defaults))
+    result = _invoke(str(tmp_path / "all.yaml"), "--stack", str(spec))
+    assert result.exit_code == 2
+    assert "helm get values --all" in result.stderr
+    assert spec.read_text() == before
+
+
+def test_bad_input_names_the_file_and_writes_nothing(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    before = spec.read_text()
+    (tmp_path / "bad.yaml").write_text("driver: [unclosed\n")
+    result = _invoke(str(tmp_path / "bad.yaml"), "--stack", str(spec))
+    assert result.exit_code == 2 and str(tmp_path / "bad.yaml") in result.stderr
+    (tmp_path / "ok.yaml").write_text(RUNNING)
+    result = _invoke(str(tmp_path / "ok.yaml"), "--stack", str(spec), "--namespace", "Not_A_Label")
+    assert result.exit_code == 2 and "--namespace" in result.stderr
+    assert spec.read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.yaml", "lab.yaml", "ok.yaml"]
+
+
+def test_a_python_stack_gets_a_values_file_and_the_lines_to_paste(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "stacks", tmp_path / "stacks")
+    shutil.copytree(REPO / "overlays", tmp_path / "overlays")
+    (tmp_path / "running.yaml").write_text(RUNNING)
+    stack = tmp_path / "stacks" / "reference.py"
+    result = _invoke(
+        str(tmp_path / "running.yaml"),
+        "--stack",
+        str(stack),
+        "--values-out",
+        str(tmp_path / "stacks" / "values" / "gpu-operator.yaml"),
+    )
+    assert result.exit_code == 0, result.output
+    assert "driver_version='580.95.05'" in result.stdout
+    assert (
+        "values=yaml.safe_load((Path(__file__).parent / 'values/gpu-operator.yaml').read_text())"
+        in result.stdout
+    )
+    # the stack already loads that file: its platform now carries the imported values
+    op = load_stack(stack)[0].platform.gpu_operator
+    assert op.values["toolkit"]["env"][0]["value"] == "/run/containerd/containerd.sock"
