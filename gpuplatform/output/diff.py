@@ -21,11 +21,13 @@ import yaml
 from gpuplatform.convert.handoff import add_converted_manifests
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
+from gpuplatform.output.serialize import Serializer
 from gpuplatform.output.synth import drift_of, render_all, render_files
 from gpuplatform.plan.transitions import APPLY_ORDER, Step, Transition, platform_transitions
 from gpuplatform.plan.waves import WaveState, plan_platform
 from gpuplatform.render.gate_jobs import GATE_LABEL
 from gpuplatform.render.tree import LAYERS, Tree, render_wave
+from gpuplatform.versions import parse_release
 
 __all__ = [
     "FileChange",
@@ -192,14 +194,21 @@ def loaded_wave_diffs(loaded: Sequence[LoadedPlatform], source: str, target: str
 
 
 def platform_wave_diff(loaded: LoadedPlatform, old: WaveState, new: WaveState) -> WaveDiff:
-    """Render (and validate) only the two waves' folders and hand-offs of `loaded`, then diff them."""
+    """Render only the two waves' folders and hand-offs of `loaded`, diff them, and validate what
+    the diff shows strictly, as synth would (RenderedOutputInvalid names an invalid object)."""
     plan = plan_platform(loaded.platform)
     tree = Tree(loaded.platform.name)
     states = (old,) if old.index == new.index else (old, new)
     for state in states:
         render_wave(tree, plan, state, LAYERS)
     add_converted_manifests(loaded, plan, tree, states)
-    return diff_waves(render_files(loaded, tree=tree), loaded.platform.name, old, new)
+    found = diff_waves(render_files(loaded, tree=tree, validate=False), loaded.platform.name, old, new)
+    shown = {p for c in found.changes for p in (c.old_path, c.new_path) if p is not None}
+    objects = {p: content for p, content in tree.files.items() if p in shown and isinstance(content, list)}
+    Serializer(parse_release(loaded.platform.kubernetes.version).minor).files(
+        Tree(tree.platform, dict(objects))
+    )
+    return found
 
 
 def reviewed_transitions(loaded: Sequence[LoadedPlatform], source: str, target: str) -> list[Transition]:

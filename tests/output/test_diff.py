@@ -119,3 +119,24 @@ def test_plan_transition_of_a_karpenter_pool_names_the_nodepool_patch(mixed: Loa
     assert "changed NodePool gpu-l40s (nodepool_gpu-l40s.yaml)" in t.handoffs
     assert "10-nodes" not in [s.layer for s in t.steps]  # a provisioner pool has no Node objects
     assert t.as_dict()["handoffs"] == list(t.handoffs)
+
+
+def test_what_the_diff_shows_is_validated_strictly(
+    mixed: LoadedPlatform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpuplatform.output import diff
+    from gpuplatform.output.serialize import RenderedOutputInvalid
+
+    real = diff.render_wave
+
+    def corrupt(tree, plan, state, layers):  # type: ignore[no-untyped-def]
+        real(tree, plan, state, layers)
+        for path, content in tree.files.items():
+            if "/20-device-classes/deviceclass_" in path and isinstance(content, list):
+                content[0]["spec"]["bogus"] = 1
+
+    # GIVEN a renderer bug in a file the transition changes
+    monkeypatch.setattr(diff, "render_wave", corrupt)
+    # THEN the diff refuses, naming the object, as synth would
+    with pytest.raises(RenderedOutputInvalid, match=r"DeviceClass/any-gpu\.fleet\.example\.com"):
+        loaded_wave_diffs([mixed], "claims", "apps")
