@@ -34,6 +34,9 @@ _EXPORTS: dict[str, str] = {
     "slices_for_node": "gpuplatform.inventory",
     "read_resource_slices": "gpuplatform.inventory",
     "gates_for_wave": "gpuplatform.gates",
+    "pool_selector": "gpuplatform.gates.nodes",
+    "PoolSelector": "gpuplatform.gates.nodes",
+    "evaluate_wave": "gpuplatform.gates.evaluate",
     "convert_text": "gpuplatform.convert.manifests",
 }
 

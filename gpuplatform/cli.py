@@ -298,6 +298,13 @@ def explain(code: str) -> None:
     "--nvidia-smi", "smi", multiple=True, metavar="NS/POD", help="Run nvidia-smi in this pod (repeatable)."
 )
 @click.option(
+    "--logs",
+    "logs",
+    multiple=True,
+    metavar="NS/POD",
+    help="Keep this pod's log too (the gate and validation pods' are always kept; repeatable).",
+)
+@click.option(
     "--helm-release",
     "helm_releases",
     multiple=True,
@@ -310,9 +317,10 @@ def snapshot(
     context: str | None,
     namespaces: tuple[str, ...],
     smi: tuple[str, ...],
+    logs: tuple[str, ...],
     helm_releases: tuple[str, ...],
 ) -> None:
-    """Read the cluster with kubectl into a snapshot folder (one JSON file per kind + manifest)."""
+    """Read the cluster with kubectl into a snapshot folder (JSON per kind, pod logs, Helm releases, manifest)."""
     from gpuplatform.evidence.snapshot import DEFAULT_HELM_RELEASE, take_snapshot
 
     manifest = take_snapshot(
@@ -320,6 +328,7 @@ def snapshot(
         context=context,
         namespaces=namespaces,
         nvidia_smi_pods=smi,
+        log_pods=logs,
         helm_releases=helm_releases or (DEFAULT_HELM_RELEASE,),
     )
     if manifest.get("unreachable"):
@@ -329,6 +338,8 @@ def snapshot(
         click.echo(f"{kind}: {state}")
     for target, state in manifest["nvidiaSmi"].items():
         click.echo(f"nvidia-smi {target}: {state}")
+    for target, state in manifest["logs"].items():
+        click.echo(f"logs {target}: {state}")
     for target, state in manifest["helmReleases"].items():
         click.echo(f"helm release {target}: {state}")
     if manifest["missing"]:

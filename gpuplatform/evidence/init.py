@@ -19,6 +19,7 @@ from gpuplatform.errors import InputError
 from gpuplatform.evidence.register import PRODUCT_LABEL, workload_rows
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.matchers import GPU_RESOURCE
+from gpuplatform.gates.nodes import PROVISIONER_LABELS
 from gpuplatform.inventory.catalog import product_for_label
 from gpuplatform.load.documents import API_VERSION, PLATFORM_KIND
 from gpuplatform.model.workloads import Workload
@@ -27,15 +28,6 @@ from gpuplatform.versions import DRA_DRIVER_DEFAULT
 
 __all__ = ["initial_spec"]
 
-#: Node label naming a provisioner-managed node's group -> (provisioner kind, cloud):
-#: kubernetes-sigs/karpenter v1.14.1 pkg/apis/v1/labels.go `NodePoolLabelKey`; the EKS, GKE and
-#: AKS node-group labels.
-PROVISIONER_LABELS: tuple[tuple[str, str, str | None], ...] = (
-    ("karpenter.sh/nodepool", "karpenter", None),
-    ("eks.amazonaws.com/nodegroup", "node-group", "eks"),
-    ("cloud.google.com/gke-nodepool", "node-group", "gke"),
-    ("kubernetes.azure.com/agentpool", "node-group", "aks"),
-)
 _WORKLOAD_KINDS = set(Workload.model_fields["kind"].annotation.__args__)  # type: ignore[union-attr]
 _CHART = re.compile(r"^gpu-operator-v?(\d+\.\d+\.\d+)")
 _COMMENTS = {
@@ -76,7 +68,7 @@ class _Group:
 
 def _provisioner(labels: dict[str, str]) -> tuple[str, str, str | None] | None:
     """(kind, group name, cloud) of a provisioner-managed node, from its group label."""
-    for key, kind, cloud in PROVISIONER_LABELS:
+    for (kind, cloud), key in PROVISIONER_LABELS.items():
         if labels.get(key):
             return kind, labels[key], cloud
     return None
@@ -114,7 +106,7 @@ def _pools(snapshot: Snapshot) -> tuple[list[dict[str, Any]], dict[str, list[str
             pool["nodes"] = sorted(n for n, _, _ in group.nodes)
         else:
             kind, group_name, cloud = group.provisioner
-            pool["provisioner"] = {"kind": kind, "name": group_name}
+            pool["provisioner"] = {"kind": kind, "name": group_name, **({"cloud": cloud} if cloud else {})}
             where = f"{cloud.upper()} node group" if cloud else kind.capitalize() + " NodePool"
             nodes = ", ".join(sorted(n for n, _, _ in group.nodes))
             comments.append(

@@ -45,10 +45,23 @@ def evidence_markdown(platform: str, wave: str, snapshot: Snapshot, results: lis
     lines += [f"| `{r.id}` | {_ICONS[r.status]} | {r.title} |" for r in results]
     for r in results:
         lines += ["", f"## {r.id}: {_ICONS[r.status]}", ""]
-        lines += [f"- {f}" for f in r.findings] + [f"- proof: {p}" for p in r.proof] or [
-            "- nothing to check in this wave"
-        ]
+        lines += _section(r)
     return "\n".join(lines) + "\n"
+
+
+def _section(result: GateResult) -> list[str]:
+    """Findings, what could not be judged, then the proof, each under its own heading."""
+    if not (result.findings or result.unknowns or result.proof):
+        return ["Nothing was checked: the wave gives this gate no object to judge."]
+    lines: list[str] = []
+    for heading, items in (
+        ("Findings", result.findings),
+        ("Could not be judged", result.unknowns),
+        ("Proof" if result.status == "held" else "What holds", result.proof),
+    ):
+        if items:
+            lines += [f"{heading}:", "", *[f"- {item}" for item in items], ""]
+    return lines[:-1]
 
 
 def evidence_json(platform: str, wave: str, results: list[GateResult]) -> str:

@@ -1,7 +1,10 @@
 """Cluster snapshots: `kubectl get -o json` per kind into a folder, plus a manifest of what is missing.
 
 A snapshot is read-only evidence: whatever kubectl could read is kept; a forbidden or failing kind
-is recorded in `manifest.json` and later counts as unknown, never as held.
+is recorded in `manifest.json` and later counts as unknown, never as held. The logs of the gates'
+own pods (labelled `gpuplatform.dev/gate` or `gpuplatform.dev/validation`) are kept beside the
+JSON, as `logs/<namespace>_<pod>.log`: they carry what the validation containers saw. The layout
+is documented in docs/evidence.md.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +25,7 @@ from gpuplatform.load.yaml_input import read_yaml
 __all__ = [
     "DEFAULT_HELM_RELEASE",
     "KINDS",
+    "LOGGED_LABELS",
     "NVIDIA_SMI_QUERY",
     "Snapshot",
     "load_snapshot",
@@ -44,7 +48,11 @@ KINDS: dict[str, tuple[str, bool]] = {
 #: The GPU Operator's release as its install guide names it (`helm install -n gpu-operator gpu-operator`).
 DEFAULT_HELM_RELEASE = "gpu-operator/gpu-operator"
 NVIDIA_SMI_QUERY = ("nvidia-smi", "--query-gpu=name,memory.total,uuid", "--format=csv")
+#: Pods whose logs a snapshot keeps: the gate Jobs' and the validation workloads'.
+LOGGED_LABELS = ("gpuplatform.dev/gate", "gpuplatform.dev/validation")
 _TIMEOUT = 120
+_LOG_LIMIT = 1 << 20
+"""Characters of a pod log read back (the validation pods print a few lines)."""
 
 
 def _kubectl(args: Sequence[str], context: str | None) -> subprocess.CompletedProcess[str]:
@@ -57,28 +65,66 @@ def _reason(stderr: str) -> str:
     return "forbidden: " + text if "forbidden" in stderr.lower() else text
 
 
+def _logged_pods(pods: list[dict[str, Any]]) -> list[str]:
+    """`namespace/pod` of the gate and validation pods whose containers have started."""
+    out = []
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        if (
+            any(key in labels for key in LOGGED_LABELS)
+            and (pod.get("status") or {}).get("phase") != "Pending"
+        ):
+            out.append(f"{meta.get('namespace')}/{meta.get('name')}")
+    return sorted(out)
+
+
+def _capture(
+    out: Path,
+    kind: tuple[str, str, str],
+    targets: Sequence[str],
+    command: Callable[[str, str], list[str]],
+    context: str | None,
+    manifest: dict[str, Any],
+) -> None:
+    """Run `command` per `namespace/pod` into `<folder>/<namespace>_<pod>.<suffix>`; record each in the manifest."""
+    folder, suffix, key = kind
+    for target in targets:
+        namespace, _, pod = target.partition("/")
+        result = _kubectl(command(namespace, pod), context)
+        if result.returncode == 0:
+            (out / folder).mkdir(exist_ok=True)
+            (out / folder / f"{namespace}_{pod}.{suffix}").write_text(result.stdout)
+            manifest[key][target] = "ok"
+        else:
+            manifest[key][target] = "missing: " + _reason(result.stderr)
+            manifest["missing"].append(f"{folder} {target}")
+
+
 def take_snapshot(
     out: Path,
     *,
     context: str | None = None,
     namespaces: Sequence[str] = (),
     nvidia_smi_pods: Sequence[str] = (),
+    log_pods: Sequence[str] = (),
     helm_releases: Sequence[str] = (DEFAULT_HELM_RELEASE,),
 ) -> dict[str, Any]:
-    """Write one `<kind>.json` per kind and `manifest.json` into `out`; return the manifest.
+    """Write one `<kind>.json` per kind, the logs and `manifest.json` into `out`; return the manifest.
 
     When kubectl cannot reach the cluster at all (`kubectl version` fails), nothing else is tried:
     the manifest records the reason once under `unreachable`.
 
     `namespaces` limits namespaced kinds (default: all); `nvidia_smi_pods` are `namespace/pod`
-    names in which `nvidia-smi` is run through `kubectl exec`; `helm_releases` are `namespace/name`
-    Helm releases whose chart and user-supplied values are read from Helm's storage (`helm/`); a
-    release that is not installed is noted, a release that cannot be read is missing.
+    names in which `nvidia-smi` is run through `kubectl exec`; `log_pods` are pods whose logs are
+    kept besides the gate and validation pods'; `helm_releases` are `namespace/name` Helm releases
+    whose chart and user-supplied values are read from Helm's storage (`helm/`); a release that is
+    not installed is noted, a release that cannot be read is missing.
     """
     if shutil.which("kubectl") is None:
         raise InputError.single("kubectl", "", "kubectl is not on PATH; install it or run where it is")
     out.mkdir(parents=True, exist_ok=True)
-    manifest: dict[str, Any] = {"context": context, "kinds": {}, "nvidiaSmi": {}, "missing": []}
+    manifest: dict[str, Any] = {"context": context, "kinds": {}, "nvidiaSmi": {}, "logs": {}, "missing": []}
     current = _kubectl(["config", "current-context"], context)
     manifest["context"] = context or (current.stdout.strip() if current.returncode == 0 else None)
     version = _kubectl(["version", "-o", "json"], context)
@@ -92,9 +138,11 @@ def take_snapshot(
         manifest["missing"] = [
             *KINDS,
             *(f"nvidia-smi {t}" for t in nvidia_smi_pods),
+            *(f"logs {t}" for t in log_pods),
             *(f"helm release {t}" for t in helm_releases),
         ]
         return _finish(out, manifest)
+    logged: list[str] = []
     for kind, (resource, namespaced) in KINDS.items():
         items: list[Any] = []
         errors = []
@@ -118,17 +166,24 @@ def take_snapshot(
             json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n"
         )
         manifest["kinds"][kind] = f"{len(items)} object(s)"
-    for target in nvidia_smi_pods:
-        namespace, _, pod = target.partition("/")
-        result = _kubectl(["exec", "-n", namespace, pod, "--", *NVIDIA_SMI_QUERY], context)
-        if result.returncode == 0:
-            smi = out / "nvidia-smi"
-            smi.mkdir(exist_ok=True)
-            (smi / f"{namespace}_{pod}.csv").write_text(result.stdout)
-            manifest["nvidiaSmi"][target] = "ok"
-        else:
-            manifest["nvidiaSmi"][target] = "missing: " + _reason(result.stderr)
-            manifest["missing"].append(f"nvidia-smi {target}")
+        if kind == "pods":
+            logged = _logged_pods(items)
+    _capture(
+        out,
+        ("logs", "log", "logs"),
+        sorted({*logged, *log_pods}),
+        lambda ns, pod: ["logs", "-n", ns, pod, "--all-containers"],
+        context,
+        manifest,
+    )
+    _capture(
+        out,
+        ("nvidia-smi", "csv", "nvidiaSmi"),
+        nvidia_smi_pods,
+        lambda ns, pod: ["exec", "-n", ns, pod, "--", *NVIDIA_SMI_QUERY],
+        context,
+        manifest,
+    )
 
     def run(args: list[str]) -> tuple[int, str, str]:
         done = _kubectl(args, context)
@@ -151,14 +206,26 @@ def _finish(out: Path, manifest: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class Snapshot:
-    """A snapshot folder, read: items per kind (`None` when the kind is missing) and nvidia-smi rows."""
+    """A snapshot folder, read: items per kind (`None` when missing), nvidia-smi rows, pod logs."""
 
     folder: Path
     kinds: dict[str, list[dict[str, Any]] | None] = field(default_factory=dict)
     nvidia_smi: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    logs: dict[str, str] = field(default_factory=dict)
+    """`namespace/pod` -> the `kubectl logs` text."""
 
     def items(self, kind: str) -> list[dict[str, Any]] | None:
         return self.kinds.get(kind)
+
+    def runtime_logs(self) -> dict[str, str]:
+        """Pod logs, with each `--nvidia-smi` CSV row added as the `nvidia-smi -L` line it stands for."""
+        out = dict(self.logs)
+        for target, rows in self.nvidia_smi.items():
+            lines = [
+                f"GPU {i}: {row.get('name', '')} (UUID: {row.get('uuid', '')})" for i, row in enumerate(rows)
+            ]
+            out[target] = out.get(target, "") + "".join(f"{line}\n" for line in lines)
+        return out
 
 
 def _csv_rows(text: str) -> list[dict[str, str]]:
@@ -191,6 +258,12 @@ def load_snapshot(folder: Path) -> Snapshot:
         for path in sorted(smi.glob("*.csv")):
             namespace, _, pod = path.stem.partition("_")
             snapshot.nvidia_smi[f"{namespace}/{pod}"] = _csv_rows(path.read_text())
+    logs = folder / "logs"
+    if logs.is_dir():
+        for path in sorted(logs.glob("*.log")):
+            namespace, _, pod = path.stem.partition("_")
+            with path.open(encoding="utf-8", errors="replace") as f:
+                snapshot.logs[f"{namespace}/{pod}"] = f.read(_LOG_LIMIT)
     return snapshot
 
 

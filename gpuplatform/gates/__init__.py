@@ -1,83 +1,199 @@
-"""Wave gates: each wave's invariants as data, evaluated in the cluster by Jobs (kubectl + jq).
+"""Wave gates: each wave's invariants as data, judged the same way in the cluster and offline.
 
 A gate is stateless: it checks what must hold in the wave it belongs to, whichever way the wave
 is reached (advance or rollback). Pre-transition gates (`protects` non-empty) run before the
-layers they protect and block them; post-transition gates run after the wave is applied and retry
-until the invariant holds or their timeout passes.
+layers they protect and block them; post-transition gates run after the wave is applied. Each
+gate's verdict is one jq program (`gates/programs.py`) over what kubectl reads, fed with the
+wave's facts (`gates/data.py`): the gate Job runs it in the cluster, `gpuplatform evidence` runs
+it on a snapshot.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from gpuplatform.gates import scripts
+from gpuplatform.gates.data import wave_data
 from gpuplatform.plan.waves import Plan, WaveState
 
-__all__ = ["GATES", "Gate", "gate_reads", "gate_script", "gates_for_wave", "node_names"]
+__all__ = [
+    "EVIDENCE_CHECKS",
+    "GATES",
+    "Access",
+    "Gate",
+    "gate_data",
+    "gate_script",
+    "gates_for_wave",
+]
 
 Phase = Literal["pre", "post"]
+Scope = Literal["cluster", "validation", "gates"]
+
+
+@dataclass(frozen=True)
+class Access:
+    """What a gate's script does to the API: verbs on a resource, cluster-wide or in one namespace."""
+
+    scope: Scope
+    group: str
+    resource: str
+    verbs: tuple[str, ...]
+
+
+def _lists(*resources: tuple[str, str]) -> tuple[Access, ...]:
+    return tuple(Access("cluster", group, resource, ("list",)) for group, resource in resources)
+
+
+def _releases(scope: Scope) -> tuple[Access, ...]:
+    """Read a validation pod's log, remove the pod, watch its claim go."""
+    return (
+        Access(scope, "", "pods", ("delete",)),
+        Access(scope, "", "pods/log", ("get",)),
+        Access(scope, "resource.k8s.io", "resourceclaims", ("get",)),
+    )
+
+
+NODES = ("", "nodes")
+PODS = ("", "pods")
+SLICES = ("resource.k8s.io", "resourceslices")
+CLAIMS = ("resource.k8s.io", "resourceclaims")
+CLASSES = ("resource.k8s.io", "deviceclasses")
+_KIND = {
+    NODES: "nodes",
+    PODS: "pods",
+    SLICES: "resourceslices",
+    CLAIMS: "resourceclaims",
+    CLASSES: "deviceclasses",
+}
 
 
 @dataclass(frozen=True)
 class Gate:
-    """A wave invariant: id, what it checks, the layers it must run before (empty: after the wave)."""
+    """A wave invariant: id, what it checks, the layers it runs before (empty: after the wave)."""
 
     id: str
     title: str
     protects: tuple[str, ...]
     reads: tuple[tuple[str, str], ...]
+    """(apiGroup, resource) the verdict reads, each listed cluster-wide."""
+    data: tuple[str, ...]
+    """Keys of the wave's facts (`gates/data.py`) the verdict uses."""
     applies: Callable[[Plan, WaveState], bool]
-    body: Callable[[], str]
+    access: tuple[Access, ...] = ()
+    """Namespaced access beyond listing `reads` (logs, removing validation pods)."""
+    logs: str = ""
+    """jq selecting the pods whose logs the verdict reads, as `<namespace> <pod>` lines."""
 
     @property
     def phase(self) -> Phase:
         return "pre" if self.protects else "post"
 
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The snapshot kinds the verdict reads."""
+        return tuple(_KIND[r] for r in self.reads)
 
-def node_names(plan: Plan, state: WaveState, mode: str) -> list[str]:
-    """The named nodes of the static pools in `mode` in this wave."""
-    return [n for pool in plan.platform.node_pools if state.pool_modes[pool.name] == mode for n in pool.nodes]
+    def accesses(self) -> tuple[Access, ...]:
+        """Everything the gate's identity must be allowed, and nothing more."""
+        return _lists(*self.reads) + self.access
 
 
+def _driver_and_dra(plan: Plan, state: WaveState) -> bool:
+    return state.driver_installed and bool(state.dra_pools)
+
+
+def _validation_runs(plan: Plan, state: WaveState) -> bool:
+    v = plan.platform.validation
+    return state.validation and v is not None and v.tenant in state.tenants
+
+
+_POOLS = ("driver", "pools")
 GATES: tuple[Gate, ...] = (
     Gate(
         "rollback-safety",
-        "no ResourceClaim is allocated on a node this wave declares legacy",
+        "no claim is allocated, and no pod holding a claim is terminating, on a node this wave does not declare DRA",
         ("00-operators", "10-nodes"),
-        (("resource.k8s.io", "resourceclaims"),),
-        lambda plan, state: bool(node_names(plan, state, "legacy")),
-        scripts.rollback_safety,
+        (NODES, PODS, CLAIMS),
+        (*_POOLS, "driverInstalled"),
+        lambda plan, state: bool(state.legacy_pools) or not state.driver_installed,
     ),
     Gate(
         "allocator-exclusivity",
-        "no device-plugin pod and no nvidia.com/gpu allocatable on DRA nodes; the DRA kubelet plugin on each",
+        "no node has both allocators; DRA nodes run a ready kubelet plugin and no device-plugin pod or "
+        "nvidia.com/* resource; legacy nodes run no kubelet plugin, publish no devices and have a ready device plugin",
         (),
-        (("", "nodes"), ("", "pods")),
-        lambda plan, state: state.driver_installed and bool(node_names(plan, state, "dra")),
-        scripts.allocator_exclusivity,
+        (NODES, PODS, SLICES),
+        (*_POOLS, "modeLabel", "driverNamespace", "devicePluginLabel", "devicePluginEnabled"),
+        lambda plan, state: state.driver_installed,
     ),
     Gate(
         "inventory",
-        "every DRA node publishes a ResourceSlice; every tier's DeviceClass exists",
+        "every DRA node publishes the devices its pool declares (count, product, memory); every tier's DeviceClass exists",
         (),
-        (("resource.k8s.io", "resourceslices"), ("resource.k8s.io", "deviceclasses")),
-        lambda plan, state: state.driver_installed and bool(node_names(plan, state, "dra")),
-        scripts.inventory,
+        (NODES, SLICES, CLASSES),
+        (*_POOLS, "inventory", "deviceClasses"),
+        _driver_and_dra,
+    ),
+    Gate(
+        "operands",
+        "the GPU Operator's operands are Ready on every DRA node that schedules them; the DRA driver controller is Ready",
+        (),
+        (NODES, PODS),
+        (*_POOLS, "operands", "operatorNamespace", "driverNamespace", "driverController"),
+        _driver_and_dra,
     ),
     Gate(
         "claim-pilot",
-        "the validation claim is allocated on a DRA node and the container saw its device UUID",
+        "the validation pod's claim is allocated on a DRA node, its container saw that device's UUID, "
+        "and the claim is released once the gate removes the pod",
         (),
-        (
-            ("", "pods"),
-            ("", "pods/log"),
-            ("resource.k8s.io", "resourceclaims"),
-            ("resource.k8s.io", "resourceslices"),
-        ),
-        lambda plan, state: state.validation,
-        scripts.claim_pilot,
+        (NODES, PODS, CLAIMS, SLICES),
+        (*_POOLS, "validation"),
+        _validation_runs,
+        _releases("validation"),
+        "$data.validation as $v | job_pods($in; $v.namespace; $v.job)[]",
+    ),
+    Gate(
+        "bridge",
+        "an unchanged nvidia.com/gpu pod sees exactly one GPU on a legacy node (device plugin) and on a DRA node (bridge claim)",
+        (),
+        (NODES, PODS, CLAIMS, SLICES),
+        (*_POOLS, "bridge"),
+        lambda plan, state: bool(state.bridges),
+        _releases("gates"),
+        "$data.bridge as $b | $b.sides[] | job_pods($in; $b.namespace; .job)[]",
+    ),
+)
+
+
+#: Evidence with no Job of its own: `gpuplatform evidence` checks these against a snapshot.
+EVIDENCE_CHECKS: tuple[Gate, ...] = (
+    Gate(
+        "claim-placement",
+        "claims are allocated only on nodes this wave declares DRA",
+        (),
+        (NODES, CLAIMS),
+        _POOLS,
+        lambda plan, state: True,
+    ),
+    Gate(
+        "cleanup",
+        "no claim stays reserved for, or allocated to, a pod that finished or no longer exists",
+        (),
+        (PODS, CLAIMS),
+        (),
+        lambda plan, state: True,
+    ),
+    Gate(
+        "spec-nodes-exist",
+        "every node the spec names exists (a misspelt SSA Node would be a phantom), every pool can be found",
+        (),
+        (NODES,),
+        ("pools",),
+        lambda plan, state: True,
     ),
 )
 
@@ -87,23 +203,15 @@ def gates_for_wave(plan: Plan, state: WaveState) -> list[Gate]:
     return sorted((g for g in GATES if g.applies(plan, state)), key=lambda g: (g.phase != "pre", g.id))
 
 
-def gate_script(gate: Gate, plan: Plan, state: WaveState) -> str:
-    """The POSIX sh script the gate's Job runs (exit 0 = the invariant holds)."""
-    p = plan.platform
-    variables = {
-        "LEGACY_NODES": " ".join(node_names(plan, state, "legacy")),
-        "DRA_NODES": " ".join(node_names(plan, state, "dra")),
-        "DRA_NAMESPACE": p.dra_driver.namespace,
-        "DEVICE_CLASSES": " ".join(p.class_name(t) for t in state.tiers),
-    }
-    if p.validation is not None:
-        tenant = next(t for t in p.tenants if t.name == p.validation.tenant)
-        variables |= {"NAMESPACE": tenant.ns, "JOB": p.validation.name}
-    used = {k: v for k, v in variables.items() if f"${k}" in gate.body() or f'"${k}"' in gate.body()}
-    timeout = 0 if gate.phase == "pre" else p.delivery.timeout_minutes * 60
-    return scripts.wrap(gate.id, used, gate.body(), timeout)
+def gate_data(gate: Gate, plan: Plan, state: WaveState, workloads: dict[str, Any]) -> dict[str, Any]:
+    """The facts `gate` judges by."""
+    data = wave_data(plan, state, workloads)
+    return {key: data[key] for key in gate.data}
 
 
-def gate_reads(gate: Gate) -> list[tuple[str, str]]:
-    """(apiGroup, resource) the gate's script reads: its RBAC is exactly get/list/watch on these."""
-    return sorted(gate.reads)
+def gate_script(gate: Gate, plan: Plan, state: WaveState, workloads: dict[str, Any]) -> str:
+    """The POSIX sh script the gate's Job runs: exit 0 held, 3 not held within one attempt."""
+    data = json.dumps(gate_data(gate, plan, state, workloads), sort_keys=True, separators=(",", ":"))
+    return scripts.gate_script(
+        gate.id, gate.kinds, data, plan.platform.delivery.timeout_minutes * 60, gate.logs
+    )

@@ -1,39 +1,115 @@
-"""How the allocators' pods are recognised in a cluster: data in one place, used by every gate.
+"""How the allocators and the GPU Operator's operands show up in a cluster: data in one place.
 
-Sources: the GPU Operator's device-plugin DaemonSet asset (samples/gpu-operator/
-state-device-plugin_0500_daemonset.yaml: label `app=nvidia-device-plugin-daemonset`) and the DRA
-driver chart's kubelet-plugin DaemonSet (templates/kubeletplugin.yaml: `<chart name>-kubelet-plugin`
-in the release namespace).
+Sources:
+- GPU Operator v26.3.1 assets (NVIDIA/gpu-operator): `state-device-plugin/0500_daemonset.yaml`
+  (`app=nvidia-device-plugin-daemonset`), `state-driver/0500_daemonset.yaml`
+  (`app.kubernetes.io/component=nvidia-driver`; the `app` label is renamed per OS or kernel in
+  `controllers/object_controls.go`), `state-container-toolkit/0500_daemonset.yaml`,
+  `gpu-feature-discovery/0500_daemonset.yaml`, `state-dcgm/0400_dcgm.yml`,
+  `state-dcgm-exporter/0800_daemonset.yaml`, `state-mig-manager/0600_daemonset.yaml`: each DaemonSet
+  runs where the node label `nvidia.com/gpu.deploy.<operand>=true`; `deployments/gpu-operator/
+  values.yaml` for which operands are enabled by default (standalone `dcgm` is not).
+- NVIDIA/k8s-device-plugin `api/config/v1`: every resource the device plugin advertises
+  (`nvidia.com/gpu`, `nvidia.com/mig-<profile>`, time-sliced or MPS `rename`s and their `.shared`
+  default rename) is prefixed with `nvidia.com/` (`NewResourceName`, `ResourceNamePrefix`).
+- dra-driver-nvidia-gpu chart v0.4.1 `templates/kubeletplugin.yaml` (DaemonSet
+  `<chart name>-kubelet-plugin`) and `templates/controller.yaml` (Deployment `<chart name>-controller`,
+  pods labelled `<chart name>-component: controller`, rendered when `resources.computeDomains.enabled`,
+  on by default in `values.yaml`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
     "DEVICE_PLUGIN_LABEL",
+    "DEVICE_PLUGIN_RESOURCE_PREFIX",
+    "DRA_CONTROLLER_COMPONENT",
     "DRA_DRIVER",
     "DRA_KUBELET_PLUGIN_SUFFIX",
     "GPU_RESOURCE",
+    "OPERANDS",
+    "Operand",
+    "enabled_operands",
     "is_device_plugin_pod",
     "is_dra_kubelet_plugin_pod",
 ]
 
 DEVICE_PLUGIN_LABEL = ("app", "nvidia-device-plugin-daemonset")
+DEVICE_PLUGIN_RESOURCE_PREFIX = "nvidia.com/"
 DRA_KUBELET_PLUGIN_SUFFIX = "-kubelet-plugin"
+DRA_CONTROLLER_COMPONENT = ("-component", "controller")
 DRA_DRIVER = "gpu.nvidia.com"
 GPU_RESOURCE = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A GPU Operator operand: its pods' label, the node label that schedules it, its values switch."""
+
+    name: str
+    label: tuple[str, str]
+    deploy_label: str
+    values_key: str
+    enabled_by_default: bool = True
+
+    def as_data(self) -> dict[str, Any]:
+        return {"name": self.name, "label": list(self.label), "deployLabel": self.deploy_label}
+
+
+OPERANDS: tuple[Operand, ...] = (
+    Operand(
+        "driver", ("app.kubernetes.io/component", "nvidia-driver"), "nvidia.com/gpu.deploy.driver", "driver"
+    ),
+    Operand(
+        "container-toolkit",
+        ("app", "nvidia-container-toolkit-daemonset"),
+        "nvidia.com/gpu.deploy.container-toolkit",
+        "toolkit",
+    ),
+    Operand(
+        "gpu-feature-discovery",
+        ("app", "gpu-feature-discovery"),
+        "nvidia.com/gpu.deploy.gpu-feature-discovery",
+        "gfd",
+    ),
+    Operand("dcgm", ("app", "nvidia-dcgm"), "nvidia.com/gpu.deploy.dcgm", "dcgm", enabled_by_default=False),
+    Operand(
+        "dcgm-exporter",
+        ("app", "nvidia-dcgm-exporter"),
+        "nvidia.com/gpu.deploy.dcgm-exporter",
+        "dcgmExporter",
+    ),
+    Operand("mig-manager", ("app", "nvidia-mig-manager"), "nvidia.com/gpu.deploy.mig-manager", "migManager"),
+)
+
+
+def enabled_operands(values: dict[str, Any]) -> list[Operand]:
+    """The operands the GPU Operator deploys with the team's Helm `values` (`<key>.enabled`)."""
+    out = []
+    for operand in OPERANDS:
+        section = values.get(operand.values_key)
+        enabled = section.get("enabled") if isinstance(section, dict) else None
+        if enabled if isinstance(enabled, bool) else operand.enabled_by_default:
+            out.append(operand)
+    return out
+
+
+def _labels(obj: dict[str, Any]) -> dict[str, Any]:
+    return (obj.get("metadata") or {}).get("labels") or {}
 
 
 def is_device_plugin_pod(pod: dict[str, Any]) -> bool:
     """A pod of the GPU Operator's device-plugin DaemonSet."""
     key, value = DEVICE_PLUGIN_LABEL
-    return (pod.get("metadata", {}).get("labels") or {}).get(key) == value
+    return _labels(pod).get(key) == value
 
 
 def is_dra_kubelet_plugin_pod(pod: dict[str, Any], namespace: str) -> bool:
     """A pod of the DRA driver's kubelet-plugin DaemonSet in the driver's namespace."""
-    meta = pod.get("metadata", {})
+    meta = pod.get("metadata") or {}
     owners = meta.get("ownerReferences") or []
     return meta.get("namespace") == namespace and any(
         o.get("kind") == "DaemonSet" and str(o.get("name", "")).endswith(DRA_KUBELET_PLUGIN_SUFFIX)

@@ -1,110 +1,142 @@
-"""The in-cluster half of each gate: a POSIX sh check using only kubectl and jq.
+"""The in-cluster half of each gate: a POSIX sh script that reads the cluster with kubectl and runs
+the gate's jq program (`gates/programs.py`) on it, attempt after attempt.
 
-Each script defines `check`, which prints one line per violation and fails when there is any;
-post-transition gates retry it until it holds or their timeout passes.
+Exit codes, which the gate Job's `podFailurePolicy` keys on:
+- 0: the invariant holds (proofs printed);
+- 3: it did not hold within one attempt (`TIMEOUT` seconds of re-checking every 10 s): the Job
+  ignores the failure and starts a fresh attempt, so a gate re-runs by itself once the operator
+  fixes the cluster and never blocks a Flux Kustomization forever;
+- 1: broken in a way a new attempt cannot mend (a removed validation pod's claim stays
+  allocated): the Job fails.
 """
 
 from __future__ import annotations
 
-from gpuplatform.gates.matchers import (
-    DEVICE_PLUGIN_LABEL,
-    DRA_DRIVER,
-    DRA_KUBELET_PLUGIN_SUFFIX,
-    GPU_RESOURCE,
-)
+from gpuplatform.gates.programs import prelude_for, program
 
-__all__ = ["allocator_exclusivity", "claim_pilot", "inventory", "rollback_safety", "wrap"]
+__all__ = ["KUBECTL_TIMEOUT", "RELEASE_SECONDS", "gate_script", "quote"]
+
+KUBECTL_TIMEOUT = "30s"
+RELEASE_SECONDS = 300
+_LOG_PODS = '{{pods: $pods[0].items}} as $in | {logs} | select(.status.phase == "Running") | "\\(.metadata.namespace) \\(.metadata.name)"\n'
+_SOURCES = {
+    "nodes": "nodes",
+    "pods": "pods -A",
+    "resourceslices": "resourceslices.resource.k8s.io",
+    "resourceclaims": "resourceclaims.resource.k8s.io -A",
+    "deviceclasses": "deviceclasses.resource.k8s.io",
+}
 
 
-def _quote(value: str) -> str:
+def quote(value: str) -> str:
+    """`value` as one single-quoted sh word."""
     return "'" + value.replace("'", "'\"'\"'") + "'"
 
 
-def wrap(gate_id: str, variables: dict[str, str], body: str, timeout: int) -> str:
-    """The full script: variables, the check, and the retry loop (timeout 0 = check once)."""
-    lines = ["set -eu", *[f"{k}={_quote(v)}" for k, v in sorted(variables.items())], body.strip(), ""]
-    lines.append(f"deadline=$(( $(date +%s) + {timeout} ))")
-    lines.append(
-        "while :; do\n"
-        f'  if out=$(check 2>&1); then echo "gate {gate_id} holds"; exit 0; fi\n'
-        '  if [ "$(date +%s)" -ge "$deadline" ]; then echo "$out" >&2; '
-        f'echo "gate {gate_id} is broken" >&2; exit 1; fi\n'
-        "  sleep 10\n"
-        "done"
-    )
-    return "\n".join(lines) + "\n"
+def _collect(kinds: tuple[str, ...], logs: str) -> list[str]:
+    lines = ["collect() {"]
+    lines += [
+        f'  k get {_SOURCES[kind]} -o json > "$T/{kind}.json" || {{ echo "unknown: {kind} could not be read"; return 1; }}'
+        for kind in kinds
+    ]
+    lines.append("  echo '{}' > \"$T/logs.json\"")
+    if logs:
+        lines += [
+            '  jq -r -n --argjson data "$DATA" --slurpfile pods "$T/pods.json" "$LOG_PODS" > "$T/log-pods" || return 1',
+            "  while read -r ns pod; do",
+            '    k logs -n "$ns" "$pod" > "$T/log" 2>&1 || continue',
+            '    jq --arg k "$ns/$pod" --rawfile v "$T/log" \'. + {($k): $v}\' "$T/logs.json" > "$T/logs.next" || return 1',
+            '    mv "$T/logs.next" "$T/logs.json"',
+            '  done < "$T/log-pods"',
+        ]
+    lines.append("}")
+    return lines
 
 
-def rollback_safety() -> str:
-    """No ResourceClaim allocated on a node this wave declares legacy (pool name = node name)."""
-    return """
-check() {
-  rc=0
-  claims=$(kubectl get resourceclaims -A -o json)
-  for node in $LEGACY_NODES; do
-    held=$(printf '%s' "$claims" | jq -r --arg n "$node" '.items[] | select(.status.allocation != null)
-      | select(([.status.allocation.devices.results[]?.pool] | index($n)) != null
-        or ([.status.allocation.nodeSelector.nodeSelectorTerms[]?.matchFields[]? | select(.key == "metadata.name") | .values[]] | index($n)) != null)
-      | "\\(.metadata.namespace)/\\(.metadata.name)"')
-    for claim in $held; do echo "claim $claim is allocated on legacy node $node"; rc=1; done
+def _verdict(kinds: tuple[str, ...]) -> list[str]:
+    files = " ".join(f'--slurpfile {kind} "$T/{kind}.json"' for kind in kinds)
+    return [
+        "verdict() {",
+        f'  jq -r -n --argjson data "$DATA" {files} --slurpfile logs "$T/logs.json" "$PROGRAM"',
+        "}",
+    ]
+
+
+_RUNTIME = f"""
+released() {{
+  if out=$(k get resourceclaims.resource.k8s.io -n "$1" "$2" -o json 2>&1); then
+    printf '%s' "$out" | jq -e '.status.allocation == null' >/dev/null
+  else
+    case "$out" in *NotFound*|*"not found"*) return 0;; esac
+    return 1
+  fi
+}}
+
+release() {{
+  k delete pod -n "$1" "$2" --wait=false >/dev/null || {{ echo "unknown: could not remove $1/$2"; return 1; }}
+  echo "proof: removed validation pod $1/$2"
+  [ "$3" = - ] && return 0
+  until=$(( $(date +%s) + {RELEASE_SECONDS} ))
+  while ! released "$1" "$3"; do
+    if [ "$(date +%s)" -ge "$until" ]; then
+      echo "violation: claim $1/$3 is still allocated {RELEASE_SECONDS} s after its pod was removed"
+      return 2
+    fi
+    sleep 5
   done
-  return $rc
-}"""
+  echo "proof: claim $1/$3 released after its pod was removed"
+}}
 
-
-def allocator_exclusivity() -> str:
-    """Per DRA node: no device-plugin pod, no `nvidia.com/gpu` allocatable (0 = absent), a kubelet plugin."""
-    key, value = DEVICE_PLUGIN_LABEL
-    return f"""
 check() {{
-  rc=0
-  nodes=$(kubectl get nodes -o json)
-  pods=$(kubectl get pods -A -o json)
-  for node in $DRA_NODES; do
-    found=$(printf '%s' "$nodes" | jq --arg n "$node" '[.items[] | select(.metadata.name == $n)] | length')
-    if [ "$found" = 0 ]; then echo "node $node does not exist"; rc=1; continue; fi
-    gpus=$(printf '%s' "$nodes" | jq -r --arg n "$node" '.items[] | select(.metadata.name == $n) | .status.allocatable["{GPU_RESOURCE}"] // "0"')
-    if [ "$gpus" != 0 ]; then echo "node $node advertises {GPU_RESOURCE}=$gpus (device plugin still allocating)"; rc=1; fi
-    plugin=$(printf '%s' "$pods" | jq --arg n "$node" '[.items[] | select(.spec.nodeName == $n and .metadata.labels["{key}"] == "{value}" and .status.phase != "Succeeded" and .status.phase != "Failed")] | length')
-    if [ "$plugin" != 0 ]; then echo "node $node runs a device-plugin pod"; rc=1; fi
-    dra=$(printf '%s' "$pods" | jq --arg n "$node" --arg ns "$DRA_NAMESPACE" '[.items[] | select(.spec.nodeName == $n and .metadata.namespace == $ns and .status.phase == "Running")
-      | select([.metadata.ownerReferences[]? | select(.kind == "DaemonSet" and (.name | endswith("{DRA_KUBELET_PLUGIN_SUFFIX}")))] | length > 0)] | length')
-    if [ "$dra" = 0 ]; then echo "node $node runs no DRA kubelet plugin"; rc=1; fi
-  done
-  return $rc
-}}"""
+  collect || return 1
+  verdict > "$T/verdict" || {{ echo "unknown: the verdict program failed"; return 1; }}
+  grep -v '^act: ' "$T/verdict" || true
+  if grep -q -e '^violation: ' -e '^unknown: ' "$T/verdict"; then return 1; fi
+  grep '^act: ' "$T/verdict" > "$T/acts" || return 0
+  while read -r _ _ ns pod claim; do release "$ns" "$pod" "$claim" || return $?; done < "$T/acts"
+}}
+
+deadline=$(( $(date +%s) + TIMEOUT ))
+while :; do
+  if out=$(check 2>&1); then
+    printf '%s\\n' "$out"
+    echo "gate $GATE holds"
+    exit 0
+  else
+    rc=$?
+  fi
+  if [ "$rc" -eq 2 ]; then
+    printf '%s\\n' "$out" >&2
+    echo "gate $GATE is broken" >&2
+    exit 1
+  fi
+  if [ "$(date +%s)" -ge "$deadline" ]; then
+    printf '%s\\n' "$out" >&2
+    echo "gate $GATE does not hold yet; the Job starts a new attempt" >&2
+    exit 3
+  fi
+  sleep 10
+done
+"""
 
 
-def inventory() -> str:
-    """At least one ResourceSlice per DRA node and every tier's DeviceClass present."""
-    return f"""
-check() {{
-  rc=0
-  slices=$(kubectl get resourceslices -o json)
-  for node in $DRA_NODES; do
-    n=$(printf '%s' "$slices" | jq --arg n "$node" '[.items[] | select(.spec.driver == "{DRA_DRIVER}" and .spec.nodeName == $n)] | length')
-    if [ "$n" = 0 ]; then echo "node $node publishes no {DRA_DRIVER} ResourceSlice"; rc=1; fi
-  done
-  for class in $DEVICE_CLASSES; do
-    kubectl get deviceclass "$class" >/dev/null 2>&1 || {{ echo "DeviceClass $class is missing"; rc=1; }}
-  done
-  return $rc
-}}"""
-
-
-def claim_pilot() -> str:
-    """The validation claim is allocated on a DRA node and the container saw that device's UUID."""
-    return """
-check() {
-  pod=$(kubectl get pods -n "$NAMESPACE" -l "job-name=$JOB" -o json | jq -r '[.items[] | select(.status.phase == "Succeeded")][0].metadata.name // empty')
-  if [ -z "$pod" ]; then echo "no succeeded pod of Job $NAMESPACE/$JOB"; return 1; fi
-  claim=$(kubectl get pod -n "$NAMESPACE" "$pod" -o json | jq -r '.status.resourceClaimStatuses[]? | select(.name == "gpu") | .resourceClaimName // empty')
-  if [ -z "$claim" ]; then echo "pod $pod has no generated claim"; return 1; fi
-  result=$(kubectl get resourceclaim -n "$NAMESPACE" "$claim" -o json | jq -r '.status.allocation.devices.results[0] // empty | "\\(.pool) \\(.device)"')
-  if [ -z "$result" ]; then echo "claim $claim is not allocated"; return 1; fi
-  pool=${result% *}; device=${result#* }
-  case " $DRA_NODES " in *" $pool "*) ;; *) echo "claim $claim is allocated on $pool, not a DRA node"; return 1;; esac
-  uuid=$(kubectl get resourceslices -o json | jq -r --arg p "$pool" --arg d "$device" '.items[] | select(.spec.pool.name == $p) | .spec.devices[]? | select(.name == $d) | .attributes.uuid.string // empty')
-  if [ -z "$uuid" ]; then echo "device $pool/$device has no uuid in its ResourceSlice"; return 1; fi
-  if ! kubectl logs -n "$NAMESPACE" "$pod" | grep -q "UUID: $uuid)"; then echo "container of $pod did not see $uuid"; return 1; fi
-}"""
+def gate_script(gate_id: str, kinds: tuple[str, ...], data: str, timeout: int, logs: str) -> str:
+    """The whole script of one gate: its facts, its jq program, the collection and the retry loop."""
+    source = "{" + ", ".join(f"{kind}: ${kind}[0].items" for kind in kinds) + ", logs: $logs[0]}"
+    lines = [
+        "set -eu",
+        f"GATE={gate_id}",
+        f"TIMEOUT={timeout}",
+        f"DATA={quote(data)}",
+        f"PROGRAM={quote(program(gate_id, source))}",
+    ]
+    if logs:
+        selection = _LOG_PODS.format(logs=logs)
+        lines.append(f"LOG_PODS={quote(prelude_for(selection) + selection)}")
+    lines += [
+        "T=$(mktemp -d)",
+        f'k() {{ kubectl --request-timeout={KUBECTL_TIMEOUT} "$@"; }}',
+        *_collect(kinds, logs),
+        *_verdict(kinds),
+    ]
+    return "\n".join(lines) + "\n" + _RUNTIME

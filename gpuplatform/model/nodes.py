@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gpuplatform.model.base import DnsLabel, DnsSubdomain, LabelKey, SpecModel
+from gpuplatform.model.base import DnsLabel, DnsSubdomain, LabelKey, LabelValue, SpecModel
 
 __all__ = ["NodePool", "Provisioner", "Taint"]
 
@@ -23,12 +23,33 @@ class Taint(SpecModel):
 
 
 class Provisioner(SpecModel):
-    """The controller that owns a pool's nodes (their labels and taints go to `handoff/`)."""
+    """The controller that owns a pool's nodes (their labels and taints go to `handoff/`).
+
+    Gates find the pool's nodes by label: Karpenter's `karpenter.sh/nodepool=<name>`, the cloud's
+    node-group label (`cloud`), or `nodeLabels` when given (which then replace the default).
+    """
 
     kind: Literal["karpenter", "cluster-api", "node-group"]
     """Karpenter NodePool, Cluster API MachineDeployment, or a cloud node group (EKS, GKE, AKS)."""
     name: DnsSubdomain
     """Name of the Karpenter NodePool, MachineDeployment or cloud node group."""
+    cloud: Literal["eks", "gke", "aks"] | None = None
+    """Cloud of a `node-group` pool: selects nodes by `eks.amazonaws.com/nodegroup`,
+    `cloud.google.com/gke-nodepool` or `kubernetes.azure.com/agentpool` equal to `name`."""
+    node_labels: dict[LabelKey, LabelValue] = {}
+    """Labels every node of the pool carries, used instead of the provisioner's own label (needed for
+    cluster-api, which syncs only `node.cluster.x-k8s.io/*` labels from a Machine to its Node)."""
+    min_nodes: int = Field(default=1, ge=0)
+    """Nodes the pool has whenever its gates run; fewer found is `unknown`, never held. 0 accepts an
+    empty pool (a pool that scales to zero proves nothing while it is empty)."""
+
+    @model_validator(mode="after")
+    def _selector_rules(self) -> Provisioner:
+        if self.cloud is not None and self.kind != "node-group":
+            raise ValueError(f"cloud is for node-group pools, not {self.kind}")
+        if any(not value for value in self.node_labels.values()):
+            raise ValueError("nodeLabels values must not be empty")
+        return self
 
 
 class NodePool(SpecModel):

@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from gpuplatform.model.base import DnsLabel, DnsSubdomain, LabelKey, ReleaseNumber, SpecModel
 from gpuplatform.model.classes import BridgeClass, ServiceTier
+from gpuplatform.model.containers import ContainerResources, Digest, ImageReference, ResourceAmounts
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.tenants import Tenant, TenantPolicy
 from gpuplatform.model.waves import Wave
@@ -126,13 +127,22 @@ class Delivery(SpecModel):
     """Namespace of Flux (its GitRepository and Kustomizations)."""
     gates_namespace: DnsLabel = "gpuplatform-gates"
     """Namespace of the gate Jobs and their read-only identity."""
-    kubectl_image: str = "docker.io/alpine/k8s:1.36.1"
-    """Image of the gate Jobs; it must provide `sh`, `kubectl` and `jq` (alpine/k8s does)."""
+    kubectl_image: ImageReference = "docker.io/alpine/k8s:1.36.1"
+    """Image of the gate Jobs; it must provide `sh`, `kubectl` and `jq` (alpine/k8s does). Pin it:
+    `image@sha256:…` here or `kubectlImageDigest` (GP230 warns while it is a tag only)."""
+    kubectl_image_digest: Digest | None = None
+    """Digest of `kubectlImage` (`sha256:…`): the gate Jobs run `kubectlImage@kubectlImageDigest`."""
+    gate_resources: ContainerResources = ContainerResources(
+        requests=ResourceAmounts(cpu="50m", memory="64Mi"),
+        limits=ResourceAmounts(cpu="500m", memory="512Mi"),
+    )
+    """Requests and limits of every gate container (they hold the cluster's pods and nodes as JSON)."""
     cluster_server: str = "https://kubernetes.default.svc"
     """API server Argo CD deploys to: the in-cluster address when Argo CD runs in this cluster; any
     other address makes it a remote cluster, whose Applications live on Argo CD's own cluster."""
     timeout_minutes: int = Field(default=15, ge=1)
-    """How long Flux waits for a layer, and a post-transition gate for its invariant."""
+    """How long Flux waits for a layer, and one attempt of a gate for its invariant (a gate whose
+    invariant does not hold yet starts a new attempt; it never gives up on its own)."""
 
 
 class Monitoring(SpecModel):

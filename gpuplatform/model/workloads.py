@@ -7,10 +7,13 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from gpuplatform.model.base import SEMVER, DnsLabel, DnsSubdomain, Quantity, SpecModel
+from gpuplatform.model.containers import ContainerResources, Digest, ImageReference, ResourceAmounts
 
 __all__ = [
+    "VALIDATION_IMAGE",
     "AttributeSelector",
     "CapacitySelector",
+    "GpuProbe",
     "NimService",
     "SelectorOp",
     "Toleration",
@@ -159,16 +162,36 @@ class NimService(SpecModel):
         return self
 
 
-class ValidationWorkload(SpecModel):
-    """The pilot workload that proves a claim reaches a container (`nvidia-smi -L`)."""
+VALIDATION_IMAGE = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
+
+
+class GpuProbe(SpecModel):
+    """A container that prints its view of the GPUs it was given (`nvidia-smi -L`) and holds them."""
+
+    image: ImageReference = VALIDATION_IMAGE
+    """Image with `sh` and `nvidia-smi` (the CUDA base images have both); pin it by digest."""
+    image_digest: Digest | None = None
+    """Digest of `image` (`sha256:…`): the probe runs `image@imageDigest`."""
+    command: tuple[str, ...] = ("nvidia-smi", "-L")
+    """What prints the container's view of its GPUs; its output must carry `(UUID: GPU-…)` lines."""
+    resources: ContainerResources = ContainerResources(
+        requests=ResourceAmounts(cpu="10m", memory="16Mi"),
+        limits=ResourceAmounts(cpu="100m", memory="64Mi"),
+    )
+    """Requests and limits of the probe container."""
+
+
+class ValidationWorkload(GpuProbe):
+    """The pilot workload that proves a claim reaches a container.
+
+    Its pod prints `nvidia-smi -L` and holds the claim while the `claim-pilot` gate reads the
+    allocation, the device's UUID in its ResourceSlice and the container's log; the gate then
+    removes it and proves the claim was released. The bridge gate's pods run the same probe.
+    """
 
     tenant: DnsLabel
     """Tenant whose namespace runs the pilot Job."""
     claim_template: DnsSubdomain
     """The tenant's claim template the pilot claims from."""
-    name: DnsLabel = "gpu-dra-validation"
-    """Name of the pilot Job."""
-    image: str = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
-    """Image with `nvidia-smi`."""
-    command: tuple[str, ...] = ("nvidia-smi", "-L")
-    """Command that prints the GPU UUID the container sees (the `claim-pilot` gate reads it)."""
+    name: str = Field(default="gpu-dra-validation", pattern=r"^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$")
+    """Prefix of the validation Job's name (a digest of the wave is appended; at most 52)."""

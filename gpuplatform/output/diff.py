@@ -1,9 +1,11 @@
 """Unified diffs: what `synth` would change on disk, or what really changes between two waves.
 
-Between two waves the wave label (and a hand-off's `spec.wave`) differs on every object, and a gate
-Job's name carries a digest of its wave, so that Flux runs it again on every transition. Neither is
-a change in the cluster: the wave is masked as `<wave>`, and gate Jobs are paired by their gate id
-label (`gpuplatform.dev/gate`), their digests masked, so an identical gate is no change at all.
+Between two waves the wave label (and a hand-off's `spec.wave`) differs on every object, and the
+names of gate Jobs and validation Jobs carry a digest of their wave, so that Flux runs them again
+on every transition. Neither is a change in the cluster: the wave is masked as `<wave>`, and those
+Jobs are paired by their gate or validation id label (`gpuplatform.dev/gate`,
+`gpuplatform.dev/validation`) and namespace, their digests masked (also where a gate names a
+validation Job), so an identical gate is no change at all.
 Hand-offs (`handoff/<NN>-<wave>/`) are compared like the wave folders: they hold the real change of
 provisioner pools, NIM services and converted workloads.
 """
@@ -27,6 +29,7 @@ from gpuplatform.plan.transitions import APPLY_ORDER, Step, Transition, platform
 from gpuplatform.plan.waves import WaveState, plan_platform
 from gpuplatform.render.gate_jobs import GATE_LABEL
 from gpuplatform.render.tree import LAYERS, Tree, render_wave
+from gpuplatform.render.validation import VALIDATION_LABEL
 from gpuplatform.versions import parse_release
 
 __all__ = [
@@ -42,8 +45,16 @@ __all__ = [
 
 HANDOFF = "handoff"
 _GATES = "50-gates/"
-_GATE_NAME = re.compile(rb"^  name: (gate-[a-z0-9-]+?-[0-9a-f]{10})$", re.MULTILINE)
-_GATE_ID = re.compile(rb"^    " + re.escape(GATE_LABEL.encode()) + rb": '?([a-z0-9-]+)'?$", re.MULTILINE)
+_DIGEST_NAME = re.compile(rb"^  name: ([a-z0-9-]+?)-([0-9a-f]{10})$", re.MULTILINE)
+_NAMESPACE = re.compile(rb"^  namespace: '?([a-z0-9-]+)'?$", re.MULTILINE)
+_ROLE = re.compile(
+    rb"^    ("
+    + re.escape(GATE_LABEL.encode())
+    + rb"|"
+    + re.escape(VALIDATION_LABEL.encode())
+    + rb"): '?([a-z0-9-]+)'?$",
+    re.MULTILINE,
+)
 
 
 def unified(old: bytes | None, new: bytes | None, old_name: str, new_name: str) -> str:
@@ -143,10 +154,13 @@ def _side(files: Mapping[str, bytes], state: WaveState) -> dict[str, tuple[str, 
                 continue
             key = prefix + path[len(root) :]
             if key.startswith(_GATES):
-                name, gate = _GATE_NAME.search(content), _GATE_ID.search(content)
-                if name is not None and gate is not None:
-                    gates[name.group(1)] = b"gate-" + gate.group(1) + b"-<digest>"
-                    key = f"{key.rsplit('/', 1)[0]}/gate:{gate.group(1).decode()}"
+                name, role = _DIGEST_NAME.search(content), _ROLE.search(content)
+                if name is not None and role is not None:
+                    gates[name.group(1) + b"-" + name.group(2)] = name.group(1) + b"-<digest>"
+                    kind = "gate" if role.group(1) == GATE_LABEL.encode() else "validation"
+                    namespace = _NAMESPACE.search(content)
+                    where = f"@{namespace.group(1).decode()}" if namespace else ""
+                    key = f"{key.rsplit('/', 1)[0]}/{kind}:{role.group(2).decode()}{where}"
             text = label.sub(rb"\1: <wave>", content)
             side[key] = (path, text, text)
     for key, (path, text, raw) in side.items():

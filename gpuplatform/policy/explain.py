@@ -20,7 +20,7 @@ CHECK_CODES: dict[str, tuple[str, str]] = {
     ),
     "GP311": (
         "a selector that matches no device",
-        "No modelled or inventoried device passes every selector: claims for it would stay pending forever.",
+        "No modelled or inventoried device passes every selector: claims for it would stay pending forever. With `--inventory`, matching no device of the inventory is enough: the cluster is what the scheduler allocates from (a tier asking for `80Gi` matches no H100 80GB, which publishes 81559Mi).",
     ),
     "GP312": (
         "a claim no single node can satisfy",

@@ -160,6 +160,17 @@ def check_target(
         problems.append(
             Problem(file, target.loc, "GP311", f"{target.kind} {target.name!r} matches no device in {where}")
         )
+    elif inventory is not None and row.inventory == 0:
+        problems.append(
+            Problem(
+                file,
+                target.loc,
+                "GP311",
+                f"{target.kind} {target.name!r} matches no device of the inventory "
+                f"(it matches {row.modelled} modelled device(s))",
+                hint="compare the selector with what the cluster publishes: `kubectl get resourceslices -o yaml`",
+            )
+        )
     elif target.count > min(row.best_node, _MAX_DEVICES_PER_CLAIM):
         problems.append(
             Problem(

@@ -1,47 +1,75 @@
-"""Layer 50-gates: one Job per gate of the wave, and the read-only identity they run as.
+"""Layer 50-gates: one Job per gate of the wave, the workloads they prove it with, and their access.
 
 Pre-transition gates are Argo CD PreSync hooks and, for Flux, the first Kustomization that the
 wave's layers depend on; post-transition gates are PostSync hooks and the last Kustomization.
-Job names carry a digest of the wave and the script, so that Flux, which never re-runs a completed
-Job, runs every gate again on every advance and every rollback.
+
+Re-running (`gates/rerun.py` has the operator's text). A gate whose invariant does not hold within
+one attempt exits 3; the Job's `podFailurePolicy` ignores that exit and starts a new attempt, so
+the Job stays active until the gate holds and never ends `Failed` because the cluster was not yet
+safe. That is what lets Flux move on by itself: kustomize-controller never re-runs a Job that
+exists (an unchanged Job applies as a no-op; `force` recreates only on a changed immutable field,
+kustomize-controller v1.9.4 `internal/controller/kustomization_controller.go`), and a failed Job
+would fail every health check until someone deletes it. `ttlSecondsAfterFinished` is not used:
+fluxcd/pkg ssa v0.76.1 `manager_wait.go` counts a TTL Job that is gone as healthy, so a failed gate
+deleted by its TTL could let the wave pass. Job names carry a digest of the wave and the script,
+so every advance and rollback runs new Jobs; Argo CD deletes and recreates hooks on every sync
+(`BeforeHookCreation`).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
+from typing import Any
 
-from gpuplatform.gates import GATES, Gate, gate_reads, gate_script, gates_for_wave
+from gpuplatform.gates import GATES, Access, Gate, gate_script, gates_for_wave
+from gpuplatform.model.containers import pinned_image
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.meta import Obj, k8s_object, restricted_security_context
+from gpuplatform.render.meta import WAVE_LABEL, Obj, k8s_object, restricted_security_context
+from gpuplatform.render.validation import PHASE_LABEL, pod_failure_policy, validation_jobs
 
-__all__ = ["GATE_IDENTITY", "GATE_LABEL", "gate_identity", "gate_job_name", "render_gate_jobs"]
+__all__ = [
+    "GATE_IDENTITY",
+    "GATE_LABEL",
+    "PHASE_LABEL",
+    "gate_identity",
+    "gate_job_name",
+    "rbac_rules",
+    "render_gate_jobs",
+]
 
 GATE_IDENTITY = "gpuplatform-gates"
 GATE_LABEL = "gpuplatform.dev/gate"
-PHASE_LABEL = "gpuplatform.dev/gate-phase"
 _HOOKS = {"pre": "PreSync", "post": "PostSync"}
+_WORK = "work"
+
+
+def _name(plan: Plan, state: WaveState, gate: Gate, script: str) -> str:
+    digest = hashlib.sha256(f"{plan.platform.name}/{state.dir_name}\n{script}".encode())
+    return f"gate-{gate.id}-{digest.hexdigest()[:10]}"
 
 
 def gate_job_name(plan: Plan, state: WaveState, gate: Gate) -> str:
     """`gate-<id>-<digest>`: changes whenever the wave or the script changes."""
-    digest = hashlib.sha256(
-        f"{plan.platform.name}/{state.dir_name}\n{gate_script(gate, plan, state)}".encode()
-    )
-    return f"gate-{gate.id}-{digest.hexdigest()[:10]}"
+    script = gate_script(gate, plan, state, validation_jobs(plan, state).data)
+    return _name(plan, state, gate, script)
 
 
-def _job(plan: Plan, state: WaveState, gate: Gate) -> Obj:
+def _job(plan: Plan, state: WaveState, gate: Gate, workloads: dict[str, Any]) -> Obj:
     d = plan.platform.delivery
+    script = gate_script(gate, plan, state, workloads)
     container = {
         "name": "gate",
-        "image": d.kubectl_image,
-        "command": ["sh", "-c", gate_script(gate, plan, state)],
+        "image": pinned_image(d.kubectl_image, d.kubectl_image_digest),
+        "command": ["sh", "-c", script],
+        "resources": d.gate_resources.as_k8s(),
         "securityContext": restricted_security_context(),
+        "volumeMounts": [{"name": _WORK, "mountPath": "/tmp"}],
     }
     return k8s_object(
         "batch/v1",
         "Job",
-        gate_job_name(plan, state, gate),
+        _name(plan, state, gate, script),
         wave=state.name,
         namespace=d.gates_namespace,
         labels={GATE_LABEL: gate.id, PHASE_LABEL: gate.phase},
@@ -52,13 +80,15 @@ def _job(plan: Plan, state: WaveState, gate: Gate) -> Obj:
         },
         spec={
             "backoffLimit": 0,
-            "activeDeadlineSeconds": d.timeout_minutes * 60 + 300,
+            "podFailurePolicy": pod_failure_policy("gate"),
             "template": {
-                "metadata": {"labels": {GATE_LABEL: gate.id}},
+                "metadata": {"labels": {GATE_LABEL: gate.id, WAVE_LABEL: state.name}},
                 "spec": {
                     "serviceAccountName": GATE_IDENTITY,
+                    "automountServiceAccountToken": True,
                     "restartPolicy": "Never",
                     "containers": [container],
+                    "volumes": [{"name": _WORK, "emptyDir": {"sizeLimit": "256Mi"}}],
                     "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
                 },
             },
@@ -66,30 +96,87 @@ def _job(plan: Plan, state: WaveState, gate: Gate) -> Obj:
     )
 
 
+def rbac_rules(accesses: Iterable[Access]) -> list[Obj]:
+    """RBAC rules granting exactly `accesses`: one rule per API group and verb set."""
+    grouped: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+    for a in accesses:
+        grouped.setdefault((a.group, a.verbs), set()).add(a.resource)
+    return [
+        {"apiGroups": [group], "resources": sorted(resources), "verbs": list(verbs)}
+        for (group, verbs), resources in sorted(grouped.items())
+    ]
+
+
+def _namespace_access(
+    plan: Plan, state: WaveState, gates: list[Gate], workloads: dict[str, Any]
+) -> list[Obj]:
+    """A Role (+Binding) in each namespace where the wave's gates read logs and remove their pods."""
+    namespaces = {
+        "validation": (workloads["validation"] or {}).get("namespace"),
+        "gates": plan.platform.delivery.gates_namespace,
+    }
+    objects: list[Obj] = []
+    for scope, namespace in namespaces.items():
+        accesses = [a for g in gates for a in g.accesses() if a.scope == scope]
+        if not accesses or namespace is None:
+            continue
+        objects += [
+            k8s_object(
+                "rbac.authorization.k8s.io/v1",
+                "Role",
+                GATE_IDENTITY,
+                wave=state.name,
+                namespace=namespace,
+                rules=rbac_rules(accesses),
+            ),
+            k8s_object(
+                "rbac.authorization.k8s.io/v1",
+                "RoleBinding",
+                GATE_IDENTITY,
+                wave=state.name,
+                namespace=namespace,
+                subjects=[
+                    {
+                        "kind": "ServiceAccount",
+                        "name": GATE_IDENTITY,
+                        "namespace": plan.platform.delivery.gates_namespace,
+                    }
+                ],
+                roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": GATE_IDENTITY},
+            ),
+        ]
+    return objects
+
+
 def render_gate_jobs(plan: Plan, state: WaveState) -> list[Obj]:
-    """The wave's gate Jobs (phase in the `gpuplatform.dev/gate-phase` label)."""
-    return [_job(plan, state, gate) for gate in gates_for_wave(plan, state)]
+    """The wave's gate Jobs, validation Jobs and namespaced gate access (phase in `gate-phase`)."""
+    workloads = validation_jobs(plan, state)
+    gates = gates_for_wave(plan, state)
+    jobs = [_job(plan, state, gate, workloads.data) for gate in gates]
+    return _namespace_access(plan, state, gates, workloads.data) + workloads.objects + jobs
 
 
 def gate_identity(plan: Plan, wave: str) -> list[Obj]:
     """Namespace, ServiceAccount and read-only ClusterRole(+Binding) of the gate Jobs.
 
     They are delivered with the entry points, not with the waves: a PreSync hook runs before the
-    wave's own objects exist. The ClusterRole grants get/list/watch on exactly what the gates read.
+    wave's own objects exist. The ClusterRole lists exactly what the gates read, cluster-wide;
+    logs and pod removal are granted per namespace, per wave (`render_gate_jobs`). The
+    ServiceAccount mounts no token by default; only the gate pods ask for one.
     """
     d = plan.platform.delivery
-    by_group: dict[str, set[str]] = {}
-    for gate in GATES:
-        for group, resource in gate_reads(gate):
-            by_group.setdefault(group, set()).add(resource)
-    rules = [
-        {"apiGroups": [group], "resources": sorted(resources), "verbs": ["get", "list", "watch"]}
-        for group, resources in sorted(by_group.items())
-    ]
+    rules = rbac_rules(a for gate in GATES for a in gate.accesses() if a.scope == "cluster")
     name = f"{GATE_IDENTITY}-{plan.platform.name}"
     return [
         k8s_object("v1", "Namespace", d.gates_namespace, wave=wave),
-        k8s_object("v1", "ServiceAccount", GATE_IDENTITY, wave=wave, namespace=d.gates_namespace),
+        k8s_object(
+            "v1",
+            "ServiceAccount",
+            GATE_IDENTITY,
+            wave=wave,
+            namespace=d.gates_namespace,
+            automountServiceAccountToken=False,
+        ),
         k8s_object("rbac.authorization.k8s.io/v1", "ClusterRole", name, wave=wave, rules=rules),
         k8s_object(
             "rbac.authorization.k8s.io/v1",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.waves import Mode, Plan, WaveState
 from gpuplatform.render.handoff import render_pool_handoffs
@@ -17,9 +18,6 @@ from gpuplatform.render.runbook_actions import Action, Steps
 
 __all__ = ["pool_steps"]
 
-#: Node labels that name a provisioner-managed node's group (kubernetes-sigs/karpenter v1.14.1
-#: pkg/apis/v1/labels.go `NodePoolLabelKey`).
-_PROVISIONER_LABELS = {"karpenter": "karpenter.sh/nodepool"}
 _GPU = "nvidia.com/gpu"
 _GPU_PODS = (
     "kubectl get pods -A --field-selector spec.nodeName=$n,status.phase=Running -o json | jq -r "
@@ -33,11 +31,8 @@ _NODE_CLAIMS = (
 
 
 def _target(pool: NodePool) -> str:
-    """kubectl arguments that select the pool's nodes: names, or `-l <label>=<name>`."""
-    if pool.provisioner is None:
-        return " ".join(pool.nodes)
-    label = _PROVISIONER_LABELS.get(pool.provisioner.kind, f"<{pool.provisioner.kind} label>")
-    return f"-l {label}={pool.provisioner.name}"
+    """kubectl arguments that select the pool's nodes: names, or `-l <label>=<value>` (gates.nodes)."""
+    return " ".join(pool_selector(pool).kubectl_args())
 
 
 def _each_node(pool: NodePool, command: str) -> str:
@@ -64,12 +59,11 @@ def _handoff_file(plan: Plan, state: WaveState, kind: str, name: str) -> str:
 
 def _drain(plan: Plan, pool: NodePool, nxt: str) -> list[Action]:
     """Empty a legacy pool of device-plugin GPU pods before wave `nxt` moves it to DRA."""
-    if pool.provisioner is not None:
-        selector = _target(pool).removeprefix("-l ")
+    if pool.provisioner is not None and pool.provisioner.kind == "karpenter":
         return [
             Action(
-                f"Pool `{pool.name}` (nodes `{selector}`) is drained by its provisioner when wave `{nxt}` replaces its "
-                "nodes (Karpenter drains each drifted node, respecting PodDisruptionBudgets). Check that no pod "
+                f"Pool `{pool.name}` ({pool_selector(pool).describe()}) is drained by Karpenter when wave `{nxt}` "
+                "replaces its nodes (each drifted node is drained, respecting PodDisruptionBudgets). Check that no pod "
                 "blocks the replacement with `karpenter.sh/do-not-disrupt`:",
                 (
                     _each_node(
@@ -239,14 +233,25 @@ def _to_legacy(plan: Plan, a: WaveState, b: WaveState, pool: NodePool, steps: St
         )
 
 
+def _unfindable(pool: NodePool) -> Action:
+    return Action(
+        f"Pool `{pool.name}`: the spec gives no way to find its nodes ({pool_selector(pool).describe()}); set "
+        "`provisioner.cloud` or `provisioner.nodeLabels`, then render again: no command here can select them."
+    )
+
+
 def pool_steps(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
     """Add the steps of every pool that changes allocator from `a` to `b`, and of `b`'s drains."""
     for pool in plan.platform.node_pools:
         before, after = a.pool_modes[pool.name], b.pool_modes[pool.name]
         if before == after:
             continue
+        if not pool_selector(pool).resolvable:
+            steps.before.append(_unfindable(pool))
+            continue
         (_to_dra if after == "dra" else _to_legacy)(plan, a, b, pool, steps)
     if b.drains and b.index > a.index:
         nxt = plan.waves[b.index + 1].name
         for name in b.drains:
-            steps.after += _drain(plan, plan.pools[name], nxt)
+            pool = plan.pools[name]
+            steps.after += _drain(plan, pool, nxt) if pool_selector(pool).resolvable else [_unfindable(pool)]

@@ -13,6 +13,7 @@ from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.runbook_actions import Action, Steps
 from gpuplatform.render.runbook_owners import owner_steps
 from gpuplatform.render.runbook_pools import pool_steps
+from gpuplatform.render.validation import validation_jobs
 
 __all__ = ["transition_steps"]
 
@@ -93,19 +94,22 @@ def _objects(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
                 f"The engine prunes what the target wave lacks ({', '.join(gone)}); tenant Namespaces are never deleted.",
             )
         )
-    if b.validation and not a.validation and p.validation is not None:
-        tenant = next(t for t in p.tenants if t.name == p.validation.tenant)
-        job = p.validation.name
-        steps.after += [
+    pilot = validation_jobs(plan, b).data["validation"]
+    if pilot is not None and not a.validation:
+        ns, job, gates = pilot["namespace"], pilot["job"], p.delivery.gates_namespace
+        steps.after.append(
             Action(
-                f"Claim pilot: the claim of Job `{job}` is allocated on a DRA node, and the container printed the UUID of "
-                "the allocated device (the `claim-pilot` gate compares it with the device's `uuid` in its ResourceSlice):",
+                f"Claim pilot: while Job `{ns}/{job}` holds its claim, the claim is allocated on a DRA node and the "
+                "container printed the UUID of the allocated device; the `claim-pilot` gate compares it with the "
+                "device's `uuid` in its ResourceSlice, removes the pod and waits for the claim's release, and its log "
+                "prints the proof:",
                 (
-                    f"kubectl -n {tenant.ns} get resourceclaims -o wide",
-                    f"kubectl -n {tenant.ns} logs job/{job}",
+                    f"kubectl -n {ns} get resourceclaims -o wide",
+                    f"kubectl -n {ns} logs job/{job}",
+                    f"kubectl -n {gates} logs -l gpuplatform.dev/gate=claim-pilot,gpuplatform.dev/wave={b.name}",
                 ),
             )
-        ]
+        )
 
 
 def transition_steps(plan: Plan, a: WaveState, b: WaveState) -> Steps:

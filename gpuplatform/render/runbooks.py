@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from gpuplatform.capacity.verdicts import runbook_capacity_notes
 from gpuplatform.gates import gates_for_wave
+from gpuplatform.gates.rerun import rerun_steps
 from gpuplatform.plan.report import wave_changes
 from gpuplatform.plan.transitions import APPLY_ORDER, Transition, transition
 from gpuplatform.plan.waves import Plan, WaveState
@@ -31,7 +32,6 @@ def _change(line: str) -> str:
 
 def _gates(plan: Plan, state: WaveState) -> list[str]:
     """The target wave's gates, their Jobs, and how to look at and re-run a failed one."""
-    d, p = plan.platform.delivery, plan.platform
     gates = gates_for_wave(plan, state)
     if not gates:
         return ["- No gate."]
@@ -39,23 +39,7 @@ def _gates(plan: Plan, state: WaveState) -> list[str]:
     for g in gates:
         when = f"before {', '.join(g.protects)}" if g.protects else "after the wave is applied"
         lines.append(f"- `{g.id}` ({when}; Job `{gate_job_name(plan, state, g)}`): {g.title}.")
-    lines += [
-        "",
-        f"A failed gate prints why in its log: `kubectl -n {d.gates_namespace} logs job/<job>`. Fix the cause, then re-run it:",
-    ]
-    if "argocd" in d.engines:
-        patch = '{"operation":{"initiatedBy":{"username":"runbook"},"sync":{"syncStrategy":{"hook":{}}}}}'
-        lines.append(
-            f"- Argo CD re-creates hook Jobs on every sync (`BeforeHookCreation`): "
-            f"`kubectl -n {d.argocd_namespace} patch application {p.name} --type merge -p '{patch}'` "
-            "(argoproj/argo-cd v3.5.1 `docs/user-guide/sync-kubectl.md`)."
-        )
-    if "flux" in d.engines:
-        lines.append(
-            f"- Flux never re-runs a finished Job of the same name: delete it and reconcile its layer: "
-            f"`kubectl -n {d.gates_namespace} delete job <job>` then "
-            f"`flux reconcile kustomization {p.name}-gates-<pre|post> -n {d.flux_namespace}`."
-        )
+    lines += ["", "If a gate does not hold:", "", *(f"- {step}" for step in rerun_steps(plan, state))]
     return lines
 
 

@@ -1,4 +1,7 @@
-"""Tenant namespaces: the Namespace, its claim-operator RBAC, claim templates, the validation Job.
+"""Tenant namespaces: the Namespace, its claim-operator RBAC, claim templates.
+
+The validation Job runs in the validation tenant's namespace but is rendered with the gates
+(`render/validation.py`): it is a post-transition hook, not part of the tenant layer.
 
 The claim-operator Role grants only what a person in the tenant needs (each verb is justified in
 docs/tenants.md): read, create and delete ResourceClaims and ResourceClaimTemplates. No update or
@@ -12,7 +15,7 @@ from __future__ import annotations
 from gpuplatform.model.platform import Platform
 from gpuplatform.model.tenants import ClaimTemplate, Tenant
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.meta import NEVER_DELETE_ANNOTATIONS, Obj, k8s_object, restricted_security_context
+from gpuplatform.render.meta import NEVER_DELETE_ANNOTATIONS, Obj, k8s_object
 from gpuplatform.render.nodes import pool_taint
 from gpuplatform.render.quota import tenant_quota
 
@@ -28,7 +31,6 @@ __all__ = [
     "tenant_labels",
     "tenant_namespace",
     "tenant_of",
-    "validation_job",
 ]
 
 CLAIM_OPERATOR_ROLE = "gpu-claim-operator"
@@ -153,41 +155,8 @@ def dra_pool_tolerations(platform: Platform) -> list[Obj]:
     ]
 
 
-def validation_job(plan: Plan, wave: str) -> Obj:
-    """The pilot Job that runs `nvidia-smi -L` with one claim, tolerating every DRA pool's taint."""
-    p = plan.platform
-    assert p.validation is not None
-    v = p.validation
-    tenant = next(t for t in p.tenants if t.name == v.tenant)
-    container = {
-        "name": "nvidia-smi",
-        "image": v.image,
-        "command": list(v.command),
-        "resources": {"claims": [{"name": "gpu"}]},
-        "securityContext": restricted_security_context(),
-    }
-    pod = {
-        "metadata": {"labels": {"app.kubernetes.io/name": v.name}},
-        "spec": {
-            "restartPolicy": "Never",
-            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": v.claim_template}],
-            "containers": [container],
-            "tolerations": dra_pool_tolerations(p),
-            "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-        },
-    }
-    return k8s_object(
-        "batch/v1",
-        "Job",
-        v.name,
-        wave=wave,
-        namespace=tenant.ns,
-        spec={"backoffLimit": 0, "template": pod},
-    )
-
-
 def render_tenants(plan: Plan, state: WaveState) -> list[Obj]:
-    """Every enabled tenant's namespace objects (and the validation Job where it runs)."""
+    """Every enabled tenant's namespace objects."""
     p = plan.platform
     objects: list[Obj] = []
     for tenant in p.tenants:
@@ -197,6 +166,4 @@ def render_tenants(plan: Plan, state: WaveState) -> list[Obj]:
         objects.append(tenant_quota(plan, state, tenant))
         objects += _rbac(tenant, state.name)
         objects += [claim_template_object(p, tenant.ns, t, state.name) for t in tenant.claim_templates]
-    if state.validation and p.validation is not None and p.validation.tenant in state.tenants:
-        objects.append(validation_job(plan, state.name))
     return objects

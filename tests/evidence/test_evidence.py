@@ -1,9 +1,8 @@
-"""Evidence: every gate holds on a healthy snapshot and breaks on the fixture made to break it."""
+"""`gpuplatform evidence`: verdicts from a snapshot, an honest report, and the proof a gate Job recorded."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,118 +10,161 @@ import pytest
 from click.testing import CliRunner
 
 from gpuplatform.cli import main
+from gpuplatform.evidence.report import evidence_markdown
 from gpuplatform.evidence.snapshot import load_snapshot
+from gpuplatform.gates import gates_for_wave
 from gpuplatform.gates.evaluate import evaluate_wave
 from gpuplatform.model import Platform
 from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.gate_jobs import gate_job_name
 from tests.conftest import REPO
-from tests.evidence.builders import Cluster, claim, device_plugin_pod, node
+from tests.evidence.builders import Cluster, build, claim, device_plugin_pod, pod, reference_platform
 
 STACK = str(REPO / "stacks" / "reference.py")
 
 
-def _results(
-    reference: Platform, cluster: Cluster, tmp_path: Path, wave: str = "native-claim-pilot"
-) -> dict[str, Any]:
-    plan = plan_platform(reference)
-    results = evaluate_wave(plan, plan.wave(wave), load_snapshot(cluster.write(tmp_path / "snap")))
-    return {r.id: r for r in results}
+def _results(platform: Platform, cluster: Cluster, folder: Path, wave: str) -> dict[str, Any]:
+    plan = plan_platform(platform)
+    return {r.id: r for r in evaluate_wave(plan, plan.wave(wave), load_snapshot(cluster.write(folder)))}
 
 
-def test_healthy_snapshot_holds_every_gate(reference: Platform, tmp_path: Path) -> None:
-    results = _results(reference, Cluster.healthy(), tmp_path)
-    assert {k: r.status for k, r in results.items()} == {
-        "rollback-safety": "held",
-        "allocator-exclusivity": "held",
-        "claim-pilot": "held",
-        "inventory": "held",
-        "claim-placement": "held",
-        "cleanup": "held",
-        "spec-nodes-exist": "held",
-    }
-    assert any("seen by the container" in p for p in results["claim-pilot"].proof)
+@pytest.mark.parametrize("wave", [s.name for s in plan_platform(reference_platform()).waves])
+def test_a_healthy_reference_cluster_holds_every_gate(tmp_path: Path, wave: str) -> None:
+    platform = reference_platform()
+    results = _results(platform, build(platform, wave), tmp_path, wave)
+    assert {k: r.status for k, r in results.items() if r.status != "held"} == {}
+    assert all(r.proof for r in results.values())
 
 
-def _break(kind: str, change: Callable[[list[dict[str, Any]]], None]) -> Cluster:
-    cluster = Cluster.healthy()
-    items = cluster.kinds[kind]
-    assert items is not None
-    change(items)
+def _validation(cluster: Cluster) -> dict[str, Any]:
+    return next(p for p in cluster.list("pods") if p["metadata"]["labels"].get("gpuplatform.dev/validation"))
+
+
+def _after_the_gate(platform: Platform, wave: str, log: str) -> Cluster:
+    """The snapshot an operator takes after the claim-pilot gate removed its pod: only the Job's log."""
+    cluster = build(platform, wave)
+    v = _validation(cluster)
+    cluster.kinds["pods"] = [p for p in cluster.list("pods") if p is not v]
+    cluster.kinds["resourceclaims"] = [
+        c for c in cluster.list("resourceclaims") if c["metadata"]["namespace"] != "gpu-dra-pilot"
+    ]
+    cluster.logs.clear()
+    plan = plan_platform(platform)
+    gate = next(g for g in gates_for_wave(plan, plan.wave(wave)) if g.id == "claim-pilot")
+    job = gate_job_name(plan, plan.wave(wave), gate)
+    gate_pod = pod(f"{job}-xyz12", "gpuplatform-gates", "cpu-01", labels={"job-name": job}, phase="Succeeded")
+    cluster.list("pods").append(gate_pod)
+    cluster.logs[f"gpuplatform-gates/{job}-xyz12"] = log
     return cluster
 
 
-BREAKS: dict[str, tuple[Cluster, str, str]] = {
-    "device plugin on a DRA node": (
-        _break("pods", lambda pods: pods.append(device_plugin_pod("gpu-dra-01"))),
-        "allocator-exclusivity",
-        "TWO ALLOCATORS",
-    ),
-    "gpus still allocatable": (
-        _break("nodes", lambda nodes: nodes.__setitem__(1, node("gpu-dra-01", gpus="8"))),
-        "allocator-exclusivity",
-        "TWO ALLOCATORS",
-    ),
-    "no kubelet plugin": (
-        _break("pods", lambda pods: pods.pop(1)),
-        "allocator-exclusivity",
-        "runs no DRA kubelet plugin",
-    ),
-    "no slice": (
-        _break("resourceslices", lambda s: s.clear()),
-        "inventory",
-        "publishes no gpu.nvidia.com ResourceSlice",
-    ),
-    "wrong product": (
-        _break(
-            "resourceslices",
-            lambda s: s[0]["spec"]["devices"][0]["attributes"].__setitem__(
-                "productName", {"string": "NVIDIA A100-SXM4-40GB"}
+def test_a_snapshot_taken_after_the_gate_reads_its_recorded_proof(tmp_path: Path) -> None:
+    platform = reference_platform()
+    log = (
+        "proof: claim gpu-dra-pilot/v-gpu-1 holds gpu-dra-01/gpu-0 (uuid GPU-1), seen by the container\n"
+        "proof: claim gpu-dra-pilot/v-gpu-1 released after its pod was removed\n"
+        "gate claim-pilot holds\n"
+    )
+    result = _results(
+        platform, _after_the_gate(platform, "native-claim-pilot", log), tmp_path / "a", "native-claim-pilot"
+    )
+    assert result["claim-pilot"].status == "held"
+    assert (
+        result["claim-pilot"].proof[1].startswith("recorded by gate Job gpuplatform-gates/gate-claim-pilot-")
+    )
+    assert result["cleanup"].status == "held"
+    # a gate Job that never said `holds` proves nothing
+    unproven = _after_the_gate(platform, "native-claim-pilot", "unknown: no pod of the validation Job yet\n")
+    result = _results(platform, unproven, tmp_path / "b", "native-claim-pilot")
+    assert result["claim-pilot"].status == "unknown"
+
+
+def test_uuids_come_from_the_log_or_the_nvidia_smi_csv(tmp_path: Path) -> None:
+    platform = reference_platform()
+    cluster = build(platform, "native-claim-pilot")
+    v = _validation(cluster)
+    key = f"{v['metadata']['namespace']}/{v['metadata']['name']}"
+    uuid = cluster.logs.pop(key).split("(UUID: ")[1].rstrip(")\n")
+    assert (
+        _results(platform, cluster, tmp_path / "none", "native-claim-pilot")["claim-pilot"].status
+        == "unknown"
+    )
+    cluster.nvidia_smi[key] = f"name, memory.total [MiB], uuid\nNVIDIA H100 80GB HBM3, 81559 MiB, {uuid}\n"
+    assert _results(platform, cluster, tmp_path / "csv", "native-claim-pilot")["claim-pilot"].status == "held"
+    cluster.nvidia_smi[key] = "name, memory.total [MiB], uuid\nNVIDIA H100 80GB HBM3, 81559 MiB, GPU-other\n"
+    assert (
+        _results(platform, cluster, tmp_path / "bad", "native-claim-pilot")["claim-pilot"].status == "broken"
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "check", "finding"),
+    [
+        (
+            lambda c: c.list("resourceclaims").append(
+                claim("stale", "ml", "gpu-dra-01", reserved_uid="gone")
             ),
+            "cleanup",
+            "is reserved for pod pod-of-stale, which no longer exists",
         ),
-        "inventory",
-        "pool dra-pilot declares",
-    ),
-    "claim on legacy node": (
-        _break("resourceclaims", lambda c: c.append(claim("old", "ml", "gpu-legacy-01"))),
-        "rollback-safety",
-        "claim ml/old is allocated on legacy node gpu-legacy-01",
-    ),
-    "stale reservation": (
-        _break("resourceclaims", lambda c: c.append(claim("stale", "ml", "gpu-dra-01", reserved_uid="gone"))),
-        "cleanup",
-        "no longer exists",
-    ),
-    "phantom node": (
-        _break("nodes", lambda nodes: nodes.pop(0)),
-        "spec-nodes-exist",
-        "node gpu-legacy-01 of pool legacy is not in the cluster",
-    ),
-}
-
-
-@pytest.mark.parametrize("case", sorted(BREAKS))
-def test_each_failure_breaks_its_gate(reference: Platform, tmp_path: Path, case: str) -> None:
-    cluster, gate, finding = BREAKS[case]
-    result = _results(reference, cluster, tmp_path)[gate]
+        (
+            lambda c: (
+                c.list("pods").append(pod("done", "ml", "gpu-dra-01", phase="Succeeded", uid="u-done")),
+                c.list("resourceclaims").append(
+                    claim("kept", "ml", "gpu-dra-01", owner={"name": "done", "uid": "u-done"})
+                ),
+            ),
+            "cleanup",
+            "claim ml/kept of finished pod done is still allocated",
+        ),
+        (
+            lambda c: c.list("resourceclaims").append(claim("old", "ml", "gpu-legacy-01")),
+            "claim-placement",
+            "claim ml/old is allocated on gpu-legacy-01, not a DRA node of this wave",
+        ),
+        (
+            lambda c: c.kinds.__setitem__("nodes", c.list("nodes")[1:]),
+            "spec-nodes-exist",
+            "node gpu-legacy-01 of pool legacy is not in the cluster",
+        ),
+    ],
+)
+def test_evidence_only_checks_break(tmp_path: Path, change: Any, check: str, finding: str) -> None:
+    platform = reference_platform()
+    cluster = build(platform, "native-claim-pilot")
+    change(cluster)
+    result = _results(platform, cluster, tmp_path, "native-claim-pilot")[check]
     assert result.status == "broken"
     assert any(finding in f for f in result.findings), result.findings
 
 
-def test_runtime_uuid_mismatch_breaks_the_claim_pilot(reference: Platform, tmp_path: Path) -> None:
-    cluster = Cluster.healthy()
-    cluster.nvidia_smi = {
-        k: "name, memory.total [MiB], uuid\nNVIDIA H100 80GB HBM3, 81559 MiB, GPU-other\n"
-        for k in cluster.nvidia_smi
-    }
-    assert _results(reference, cluster, tmp_path)["claim-pilot"].status == "broken"
-
-
-def test_a_missing_kind_is_unknown_never_held(reference: Platform, tmp_path: Path) -> None:
-    cluster = Cluster.healthy()
+def test_the_report_keeps_findings_unknowns_and_proof_apart(tmp_path: Path) -> None:
+    platform = reference_platform()
+    cluster = build(platform, "native-claim-pilot")
+    cluster.list("pods").append(device_plugin_pod("gpu-dra-01"))
     cluster.kinds["resourceclaims"] = None
-    results = _results(reference, cluster, tmp_path)
-    assert results["rollback-safety"].status == "unknown"
-    assert results["claim-placement"].status == "unknown"
+    folder = cluster.write(tmp_path)
+    plan = plan_platform(platform)
+    results = evaluate_wave(plan, plan.wave("native-claim-pilot"), load_snapshot(folder))
+    text = evidence_markdown("reference", "native-claim-pilot", load_snapshot(folder), results)
+    section = text.split("## allocator-exclusivity: BROKEN")[1].split("\n## ")[0]
+    findings, holds = section.split("What holds:")
+    assert "Findings:" in findings and "TWO ALLOCATORS" in findings and "proof" not in findings
+    assert "legacy node gpu-legacy-01" in holds
+    unknown = text.split("## rollback-safety: unknown (counts as not held)")[1].split("\n## ")[0]
+    assert "Could not be judged:" in unknown and "resourceclaims could not be read" in unknown
+    assert "Nothing was checked" not in text
+    assert "Missing from the snapshot: resourceclaims." in text
+
+
+def test_nothing_was_checked_only_when_nothing_was(tmp_path: Path) -> None:
+    from gpuplatform.evidence.report import _section
+    from gpuplatform.gates.verdict import GateResult
+
+    assert _section(GateResult("x", "t")) == [
+        "Nothing was checked: the wave gives this gate no object to judge."
+    ]
+    assert _section(GateResult("x", "t", proof=["p"])) == ["Proof:", "", "- p"]
 
 
 def test_cli_exit_codes_and_formats(tmp_path: Path) -> None:
@@ -133,12 +175,17 @@ def test_cli_exit_codes_and_formats(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "All gates hold." in result.stdout
     assert "| `allocator-exclusivity` | held |" in result.stdout
-    broken = BREAKS["device plugin on a DRA node"][0].write(tmp_path / "bad")
-    result = runner.invoke(main, [*base, "native-claim-pilot", "--snapshot", str(broken), "--format", "json"])
+    broken = Cluster.healthy()
+    broken.list("pods").append(device_plugin_pod("gpu-dra-01"))
+    result = runner.invoke(
+        main,
+        [*base, "native-claim-pilot", "--snapshot", str(broken.write(tmp_path / "bad")), "--format", "json"],
+    )
     assert result.exit_code == 1
     report = json.loads(result.stdout)
     assert report["held"] is False
-    assert [g["status"] for g in report["gates"] if g["id"] == "allocator-exclusivity"] == ["broken"]
+    [gate] = [g for g in report["gates"] if g["id"] == "allocator-exclusivity"]
+    assert gate["status"] == "broken" and gate["findings"] and gate["unknown"] == [] and gate["proof"]
     assert runner.invoke(main, [*base, "nope", "--snapshot", str(healthy)]).exit_code == 2
     assert runner.invoke(main, [*base, "baseline", "--snapshot", str(tmp_path / "none")]).exit_code == 2
     ambiguous = runner.invoke(main, ["evidence", STACK, "--wave", "baseline", "--snapshot", str(healthy)])

@@ -96,7 +96,7 @@ def test_init_groups_provisioner_nodes_and_maps_gfd_products_and_check_accepts_i
         },
         {
             "name": "gpu-l4",
-            "provisioner": {"kind": "node-group", "name": "gpu-l4"},
+            "provisioner": {"kind": "node-group", "name": "gpu-l4", "cloud": "eks"},
             "product": "L4",
             "gpusPerNode": 1,
         },

@@ -23,6 +23,7 @@ case "$1" in
   config) echo fake-context; exit 0;;
   version) echo '{"serverVersion": {"gitVersion": "v1.36.1"}}'; exit 0;;
   exec) [ -f "$FAKE_DIR/smi.csv" ] && cat "$FAKE_DIR/smi.csv" && exit 0; echo 'error: pod not found' >&2; exit 1;;
+  logs) [ -f "$FAKE_DIR/logs/${3}_${4}.log" ] && cat "$FAKE_DIR/logs/${3}_${4}.log" && exit 0; echo 'error: container is waiting to start' >&2; exit 1;;
   get) kind=${2%%.*};;
 esac
 case " ${FAKE_FORBIDDEN:-} " in *" $kind "*) echo "Error from server (Forbidden): $kind is forbidden: User cannot list resource" >&2; exit 1;; esac
@@ -52,6 +53,20 @@ def test_snapshot_reads_every_kind(fake_kubectl: Path, tmp_path: Path) -> None:
     assert manifest["serverVersion"] == "v1.36.1"
     assert manifest["missing"] == []
     assert len(load_snapshot(out).items("resourceslices") or []) == 1
+    # the validation pod's log is kept beside the JSON, named <namespace>_<pod>.log
+    [(target, state)] = manifest["logs"].items()
+    assert target.startswith("gpu-dra-pilot/gpu-dra-validation-") and state == "ok"
+    namespace, pod = target.split("/")
+    assert "(UUID: GPU-" in (out / "logs" / f"{namespace}_{pod}.log").read_text()
+    assert load_snapshot(out).logs[target].startswith("GPU 0: NVIDIA H100 80GB HBM3")
+
+
+def test_extra_logs_and_a_log_that_cannot_be_read(fake_kubectl: Path, tmp_path: Path) -> None:
+    out = tmp_path / "snap"
+    result = CliRunner().invoke(main, ["snapshot", "--out", str(out), "--logs", "ml/trainer-7d4f9-x2x"])
+    assert result.exit_code == 1
+    assert "logs ml/trainer-7d4f9-x2x: missing: error: container is waiting to start" in result.stdout
+    assert "missing logs ml/trainer-7d4f9-x2x" in result.stderr
 
 
 def test_forbidden_kind_is_kept_out_and_named(

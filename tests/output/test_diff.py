@@ -47,23 +47,25 @@ def test_identical_gates_are_no_change_though_their_job_names_differ(mixed: Load
 
 
 def test_a_gate_whose_content_changes_is_one_pair_not_a_delete_and_an_add(mixed: LoadedPlatform) -> None:
-    # GIVEN scale -> drain -> cutover: the cutover moves the A100 pool, so DRA_NODES changes
+    # GIVEN drain -> cutover: the cutover moves the A100 pool, so the gates' data changes
     (d,) = loaded_wave_diffs([mixed], "drain", "cutover")
     gates = [c for c in d.changes if c.key.startswith("50-gates/post/gate:")]
     assert {c.key for c in gates} >= {
-        "50-gates/post/gate:allocator-exclusivity",
-        "50-gates/post/gate:inventory",
+        "50-gates/post/gate:allocator-exclusivity@gpuplatform-gates",
+        "50-gates/post/gate:inventory@gpuplatform-gates",
     }
     assert all(c.state == "changed" for c in gates)
     text = d.unified()
     # THEN the unified diff shows the real file names and only the changed line
     assert "--- a/mixed-fleet/waves/07-drain/50-gates/post/job_gpuplatform-gates_gate-inventory-" in text
     assert "+++ b/mixed-fleet/waves/08-cutover/50-gates/post/job_gpuplatform-gates_gate-inventory-" in text
-    assert "-          DRA_NODES='h100-01 h100-02'" in text
-    assert "+          DRA_NODES='h100-01 h100-02 a100-01 a100-02 a100-03'" in text
+    assert (
+        '+          DATA=\'{"deviceClasses":["hopper.fleet.example.com","any-gpu.fleet.example.com"],"driver":"gpu.nvidia.com","inventory":{"a100":'
+        in text
+    )
     # the paired gates' digests are masked; the one gate that goes (no legacy node left) shows as it is
     (gone,) = [c for c in d.changes if c.new is None]
-    assert gone.key == "50-gates/pre/gate:rollback-safety"
+    assert gone.key == "50-gates/pre/gate:rollback-safety@gpuplatform-gates"
     assert f"-  name: {Path(gone.old_path or '').stem.split('_')[-1]}" in text
     assert text.count("-  name: gate-") == 1 and "+  name: gate-" not in text
 

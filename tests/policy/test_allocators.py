@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from gpuplatform.render import handoff, helm_values, nodes, tenants
-from gpuplatform.render.meta import Obj
+from gpuplatform.render import handoff, helm_values, nodes, validation
 from tests.policy.helpers import codes, findings
 from tests.specs import minimal_spec
 
@@ -176,14 +175,7 @@ def _validated_spec() -> dict[str, Any]:
 
 def test_gp211_validation_job_without_tolerations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a renderer regression that drops the validation Job's tolerations
-    original = tenants.validation_job
-
-    def intolerant(plan: Any, wave: str) -> Obj:
-        job = original(plan, wave)
-        job["spec"]["template"]["spec"]["tolerations"] = []
-        return job
-
-    monkeypatch.setattr(tenants, "validation_job", intolerant)
+    monkeypatch.setattr(validation, "dra_pool_tolerations", lambda platform: [])
     # WHEN / THEN the rendered Job is reported for the DRA pool's taint
     found = [p for p in findings(tmp_path, _validated_spec()) if p.code == "GP211"]
     assert found and {p.loc for p in found} == {"spec.validation"}

@@ -39,6 +39,7 @@ def test_check_reference_prints_the_table_and_exits_0_clean() -> None:
         "tier           nvidia-hopper-large-memory      16       8          8       8          -"
         in result.stdout
     )
+    # the reference stack names the chart's class as its bridge (no GP121) and pins its images (no GP230)
     assert result.stderr == "0 error(s), 0 warning(s)\n"
 
 

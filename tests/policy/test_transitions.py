@@ -35,7 +35,12 @@ def test_forward_transition_lists_changes_and_layers_in_apply_order(tmp_path: Pa
     assert t.direction == "forward"
     assert "pool new: legacy -> dra" in t.changes and "DRA driver installed" in t.changes
     assert [s.layer for s in t.steps] == ["00-operators", "10-nodes", "50-gates"]
-    assert [g.split(" ")[0] for g in t.gates] == ["rollback-safety", "allocator-exclusivity", "inventory"]
+    assert [g.split(" ")[0] for g in t.gates] == [
+        "rollback-safety",
+        "allocator-exclusivity",
+        "inventory",
+        "operands",
+    ]
     assert t.gates[0].startswith("rollback-safety (before 00-operators, 10-nodes): ")
     assert not t.refusals
 

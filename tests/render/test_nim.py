@@ -32,7 +32,7 @@ def test_claim_creation_spec_from_attribute_and_capacity_selectors(lab) -> None:
                         "attributeSelectors": [
                             {"key": "architecture", "op": "Equal", "value": {"stringValue": "Hopper"}}
                         ],
-                        "capacitySelectors": [{"key": "memory", "op": "GreaterThanOrEqual", "value": "80Gi"}],
+                        "capacitySelectors": [{"key": "memory", "op": "GreaterThanOrEqual", "value": "79Gi"}],
                     }
                 ]
             }

@@ -69,20 +69,3 @@ def test_claim_template_requests_the_tier_class_and_labels_its_claims(reference:
             "exactly": {"deviceClassName": "nvidia-hopper-large-memory.platform.example.com", "count": 1},
         }
     ]
-
-
-def test_validation_job_runs_nvidia_smi_with_the_claim_and_the_pool_toleration(reference: Platform) -> None:
-    job = _objects(reference, "native-claim-pilot")["Job"]
-    pod = job["spec"]["template"]["spec"]
-    assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "hopper-large-gpu"}]
-    assert pod["containers"][0]["command"] == ["nvidia-smi", "-L"]
-    assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
-    assert pod["tolerations"] == [
-        {
-            "key": "gpu-scheduling.platform.example.com/mode",
-            "operator": "Equal",
-            "value": "dra",
-            "effect": "NoSchedule",
-        }
-    ]
-    assert pod["containers"][0]["securityContext"]["allowPrivilegeEscalation"] is False

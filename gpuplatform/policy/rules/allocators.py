@@ -9,6 +9,7 @@ from gpuplatform.charts.facts import all_chart_facts
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
 from gpuplatform.render.tolerations import tolerates
+from gpuplatform.render.validation import VALIDATION_LABEL
 from gpuplatform.versions import CHART_DEVICE_CLASSES
 
 __all__: list[str] = []
@@ -222,7 +223,7 @@ def validation_not_tolerating(ctx: RuleContext) -> Iterator[Finding]:
         if not isinstance(content, list):
             continue
         for obj in content:
-            if obj.get("kind") != "Job" or obj["metadata"]["name"] != ctx.platform.validation.name:
+            if obj.get("kind") != "Job" or obj["metadata"]["labels"].get(VALIDATION_LABEL) != "claim-pilot":
                 continue
             tolerations = obj["spec"]["template"]["spec"].get("tolerations", [])
             for pool, taint in sorted(taints.items()):

@@ -1,0 +1,413 @@
+"""Each gate's verdict as a jq program: run by the gate Job on what kubectl read, and offline on a snapshot.
+
+A program reads one object — `nodes`, `pods`, `resourceslices`, `resourceclaims`, `deviceclasses`
+(each a list, or null when it could not be read) and `logs` (`"<namespace>/<pod>"` -> text) — and
+the wave's facts as `$data` (`gates/data.py`). It prints one line per finding:
+
+- `violation: …` the invariant is broken;
+- `unknown: …` it cannot be judged (a kind is missing, a pool has fewer nodes than it must,
+  the validation pod has not run yet): never counts as held;
+- `proof: …` the object that proves the invariant;
+- `act: release <namespace> <pod> <claim|->` a validation pod the Job removes once proven.
+
+The programs keep to jq 1.6 (no regular expressions), which the gate image and the offline
+evaluator both provide.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuplatform.gates.matchers import (
+    DEVICE_PLUGIN_RESOURCE_PREFIX,
+    DRA_CONTROLLER_COMPONENT,
+    DRA_KUBELET_PLUGIN_SUFFIX,
+)
+
+__all__ = ["PRELUDE", "PROGRAMS", "prelude_for", "program"]
+
+_PRELUDE = r"""
+def labels: .metadata.labels // {};
+def nsname: if .metadata.namespace then "\(.metadata.namespace)/\(.metadata.name)" else .metadata.name end;
+def live: (.status.phase // "") as $p | $p != "Succeeded" and $p != "Failed";
+def ready: (.status.containerStatuses // []) as $s | ($s | length) > 0 and all($s[]; .ready == true);
+def unready: [(.status.containerStatuses // [])[] | select(.ready != true) | .name] | join(",");
+def on($n): .spec.nodeName == $n;
+def in_pool($p):
+  if ($p.names | length) > 0 then .metadata.name as $n | any($p.names[]; . == $n)
+  elif ($p.labels | length) > 0 then labels as $l | all($p.labels | to_entries[]; $l[.key] == .value)
+  else false end;
+def device_plugin_pod: labels[$data.devicePluginLabel[0]] == $data.devicePluginLabel[1];
+def kubelet_plugin_pod:
+  .metadata.namespace == $data.driverNamespace
+  and any(.metadata.ownerReferences[]?; .kind == "DaemonSet" and (.name | endswith("@KUBELET_PLUGIN@")));
+def dra_controller_pod:
+  .metadata.namespace == $data.driverNamespace
+  and any(labels | to_entries[]; (.key | endswith("@CONTROLLER_KEY@")) and .value == "@CONTROLLER_VALUE@");
+def dp_resources:
+  [(.status.allocatable // {}) | to_entries[]
+   | select((.key | startswith("@PLUGIN_RESOURCES@")) and ((.value | tostring) != "0")) | "\(.key)=\(.value)"];
+def bytes:
+  . as $q
+  | [["Ki", 1024], ["Mi", 1048576], ["Gi", 1073741824], ["Ti", 1099511627776],
+     ["k", 1000], ["M", 1000000], ["G", 1000000000], ["T", 1000000000000]]
+  | map(select(.[0] as $s | $q | endswith($s)))
+  | if length > 0 then .[0] as $unit | ($q | rtrimstr($unit[0]) | tonumber) * $unit[1] else ($q | tonumber) end;
+def need($in; $kinds):
+  [$kinds[] | select($in[.] == null)] as $m
+  | if ($m | length) > 0 then "unknown: \($m | join(", ")) could not be read" else empty end;
+def found($in):
+  [$data.pools[] | . as $p | $p + {found: [$in.nodes[] | select(in_pool($p)) | .metadata.name]}];
+def coverage($pools):
+  $pools[] | . as $p | select((.found | length) < .minNodes)
+  | if (.names | length) > 0
+    then "unknown: pool \(.name): node(s) \([.names[] | select(. as $n | $p.found | index($n) | not)] | join(", ")) not in the cluster"
+    else "unknown: pool \(.name) must have at least \(.minNodes) node(s) (\(.describe)); \(.found | length) found"
+    end;
+def mode_nodes($in; $fp):
+  ([$in.nodes[] | (labels[$data.modeLabel] // "") as $m | select($m == "dra" or $m == "legacy")
+    | {key: .metadata.name, value: {mode: $m, pool: null}}] | from_entries)
+  + ([$fp[] | . as $p | .found[] | {key: ., value: {mode: $p.mode, pool: $p.name}}] | from_entries);
+def dra_names($fp): [$fp[] | select(.mode == "dra") | .found[]];
+def claim_nodes:
+  if any((.status.allocation.devices.results // [])[]; .driver == $data.driver) then
+    [(.status.allocation.devices.results // [])[] | select(.driver == $data.driver) | .pool]
+    + [(.status.allocation.nodeSelector.nodeSelectorTerms // [])[] | (.matchFields // [])[]
+       | select(.key == "metadata.name") | .values[]]
+    | unique
+  else [] end;
+def has_claims: ((.spec.resourceClaims // []) | length) > 0 or .status.extendedResourceClaimStatus != null;
+def job_pods($in; $ns; $job):
+  [$in.pods[] | select(.metadata.namespace == $ns
+    and ((labels["batch.kubernetes.io/job-name"] // labels["job-name"]) == $job))];
+def current: ([.[] | select(.status.phase == "Running")] + [.[] | select(live)] + .)[0];
+def uuids: [split("\n")[] | select(contains("(UUID: ")) | split("(UUID: ")[1] | split(")")[0]];
+def gpu_lines: [split("\n")[] | select(startswith("GPU ") and contains(": "))];
+def device_uuid($in; $pool; $device):
+  [$in.resourceslices[] | select(.spec.driver == $data.driver and .spec.pool.name == $pool)
+   | (.spec.devices // [])[] | select(.name == $device) | .attributes.uuid.string // empty][0];
+def claim_result($in; $ns; $name):
+  ([$in.resourceclaims[] | select(.metadata.namespace == $ns and .metadata.name == $name)][0]) as $c
+  | if $c == null then null
+    else {claim: $c, result: ([($c.status.allocation.devices.results // [])[] | select(.driver == $data.driver)][0])}
+    end;
+"""
+
+_ALLOCATOR_EXCLUSIVITY = r"""
+def gate_allocator_exclusivity:
+  . as $in
+  | need($in; ["nodes", "pods", "resourceslices"]) // (
+    found($in) as $fp | mode_nodes($in; $fp) as $declared
+    | [$in.pods[] | select(live)] as $pods
+    | ([$in.resourceslices[] | select(.spec.driver == $data.driver and ((.spec.devices // []) | length) > 0)
+        | .spec.nodeName // empty] | unique) as $publishing
+    | coverage($fp),
+      ($in.nodes[] | .metadata.name as $n | (labels[$data.modeLabel] // null) as $mode_label | $declared[$n] as $d
+        | [$pods[] | select(on($n) and device_plugin_pod)] as $dp
+        | [$pods[] | select(on($n) and kubelet_plugin_pod)] as $kp
+        | dp_resources as $res
+        | any($publishing[]; . == $n) as $slices
+        | (($dp | length) > 0 or ($res | length) > 0) as $plugin_side
+        | (($kp | length) > 0 or $slices) as $dra_side
+        | [
+            (if $plugin_side and $dra_side then
+              "violation: node \($n) has TWO ALLOCATORS: the device plugin (\(($res + [$dp[] | nsname]) | join(", "))) and the DRA driver (\(([$kp[] | nsname] + (if $slices then ["ResourceSlice devices"] else [] end)) | join(", ")))"
+             else empty end),
+            (if $d == null then empty
+             elif $d.mode == "dra" then
+               (if $d.pool != null and $mode_label != "dra" then
+                  "violation: node \($n) of pool \($d.pool) is DRA in this wave but carries \($data.modeLabel)=\($mode_label // "<absent>")"
+                else empty end),
+               ($dp[] | "violation: DRA node \($n) runs device-plugin pod \(nsname)"),
+               ($res[] | "violation: DRA node \($n) advertises \(.) (the device plugin still allocates there)"),
+               (if ($kp | length) == 0 then "violation: DRA node \($n) runs no DRA kubelet plugin"
+                else ($kp[] | select(ready | not) | "violation: DRA kubelet plugin \(nsname) on \($n) is not ready (containers not ready: \(unready))")
+                end)
+             else
+               (if $d.pool != null and $mode_label == "dra" then
+                  "violation: node \($n) of pool \($d.pool) is legacy in this wave but carries \($data.modeLabel)=dra"
+                else empty end),
+               ($kp[] | "violation: legacy node \($n) runs DRA kubelet plugin pod \(nsname)"),
+               (if $slices then "violation: legacy node \($n) publishes \($data.driver) devices in a ResourceSlice" else empty end),
+               (if $data.devicePluginEnabled and ([$dp[] | select(ready)] | length) == 0 then
+                  "violation: legacy node \($n) has no ready device-plugin pod"
+                else empty end)
+             end)
+          ] as $v
+        | $v[],
+          (if ($v | length) > 0 or $d == null then empty
+           elif $d.mode == "dra" then "proof: DRA node \($n): kubelet plugin \([$kp[] | nsname] | join(", ")) ready, no device-plugin pod or resource"
+           else "proof: legacy node \($n): no DRA kubelet plugin, no \($data.driver) devices" + (if $data.devicePluginEnabled then ", device plugin \([$dp[] | select(ready) | nsname] | join(", ")) ready" else "" end)
+           end))
+  );
+"""
+
+_INVENTORY = r"""
+def device_findings($p; $i; $n):
+  .name as $dev | (.attributes.productName.string // null) as $product
+  | (.capacity.memory.value // null) as $memory
+  | (if $i.type == "mig" then $i.profiles[.attributes.profile.string // ""] else $i.memory end) as $range
+  | (if $i.productName != null and $product != $i.productName then
+       "violation: \($n)/\($dev) is \($product // "<no productName>"), pool \($p.name) declares \($i.productName)"
+     else empty end),
+    (if $i.type == "mig" and ($i.profiles | length) > 0 and $range == null then
+       "violation: \($n)/\($dev) is MIG profile \(.attributes.profile.string // "<none>"), not in pool \($p.name)'s layout"
+     elif $range == null then empty
+     elif $memory == null then "violation: \($n)/\($dev) publishes no memory capacity"
+     elif ($memory | bytes) < $range.low or ($memory | bytes) > $range.high then
+       "violation: \($n)/\($dev) publishes memory \($memory); the catalog's figure is \($range.describe)"
+     else empty end);
+def gate_inventory:
+  . as $in
+  | need($in; ["nodes", "resourceslices", "deviceclasses"]) // (
+    found($in) as $fp
+    | coverage([$fp[] | select(.mode == "dra")]),
+      ($fp[] | select(.mode == "dra") | . as $p | $data.inventory[$p.name] as $i | .found[] as $n
+        | [$in.resourceslices[] | select(.spec.driver == $data.driver and .spec.nodeName == $n)] as $s
+        | ([$s[] | .spec.pool.generation // 0] | max) as $gen
+        | [$s[] | select((.spec.pool.generation // 0) == $gen) | (.spec.devices // [])[]
+           | select(.attributes.type.string == $i.type)] as $devices
+        | if ($s | length) == 0 then "violation: node \($n) publishes no \($data.driver) ResourceSlice"
+          else
+            [ (if ($devices | length) != $i.count then
+                 "violation: node \($n) publishes \($devices | length) \($i.type) device(s), pool \($p.name) declares \($i.count)"
+               else empty end),
+              ($devices[] | device_findings($p; $i; $n)) ] as $v
+            | $v[],
+              (if ($v | length) > 0 then empty
+               else "proof: node \($n): \($devices | length) \($i.type) device(s)"
+                 + (if $i.productName then ", \($i.productName)" else "" end)
+                 + (if $i.memory then ", memory \([$devices[].capacity.memory.value] | unique | join(", "))" else "" end)
+               end)
+          end),
+      ($data.deviceClasses[] as $c
+        | if any($in.deviceclasses[]; .metadata.name == $c) then "proof: DeviceClass \($c) exists"
+          else "violation: DeviceClass \($c) is missing" end)
+  );
+"""
+
+_OPERANDS = r"""
+def gate_operands:
+  . as $in
+  | need($in; ["nodes", "pods"]) // (
+    found($in) as $fp | [$in.pods[] | select(live)] as $pods
+    | coverage([$fp[] | select(.mode == "dra")]),
+      ($fp[] | select(.mode == "dra") | .found[] as $n
+        | ([$in.nodes[] | select(.metadata.name == $n)][0] | labels) as $node_labels
+        | $data.operands[] as $o
+        | select($node_labels[$o.deployLabel] == "true")
+        | [$pods[] | select(on($n) and .metadata.namespace == $data.operatorNamespace
+            and labels[$o.label[0]] == $o.label[1])] as $op
+        | if ($op | length) == 0 then
+            "violation: DRA node \($n) runs no \($o.name) pod (\($o.label | join("="))) although it carries \($o.deployLabel)=true"
+          elif any($op[]; ready) then "proof: DRA node \($n): \($o.name) \([$op[] | select(ready) | nsname][0]) ready"
+          else "violation: \($o.name) pod \($op[0] | nsname) on DRA node \($n) is not ready (containers not ready: \($op[0] | unready))"
+          end),
+      (if $data.driverController then
+         [$pods[] | select(dra_controller_pod)] as $c
+         | if any($c[]; ready) then "proof: DRA driver controller \([$c[] | select(ready) | nsname][0]) ready"
+           elif ($c | length) == 0 then "violation: the DRA driver controller runs no pod in \($data.driverNamespace)"
+           else "violation: DRA driver controller \($c[0] | nsname) is not ready (containers not ready: \($c[0] | unready))"
+           end
+       else empty end)
+  );
+"""
+
+_ROLLBACK_SAFETY = r"""
+def gate_rollback_safety:
+  . as $in
+  | need($in; ["nodes", "pods", "resourceclaims"]) // (
+    found($in) as $fp | dra_names($fp) as $dra
+    | def outside($n): ($data.driverInstalled | not) or (any($dra[]; . == $n) | not);
+      def why: if $data.driverInstalled then "which this wave does not declare DRA" else "and this wave has no DRA driver" end;
+      [ ($in.resourceclaims[] | . as $c | claim_nodes[] | select(outside(.))
+          | "violation: claim \($c | nsname) is allocated on node \(.), \(why)"),
+        ($in.pods[] | select(.metadata.deletionTimestamp != null and has_claims) | . as $pod
+          | (.spec.nodeName // "") | select(. != "" and outside(.))
+          | "violation: pod \($pod | nsname) with a resource claim is still terminating on node \(.), \(why)") ] as $v
+    | $v[],
+      (if ($v | length) > 0 then empty
+       elif $data.driverInstalled then "proof: no claim allocated and no claim-holding pod terminating outside the DRA nodes (\($dra | join(", ")))"
+       else "proof: no \($data.driver) claim allocated anywhere and no claim-holding pod terminating" end)
+  );
+"""
+
+_CLAIM_PILOT = r"""
+def gate_claim_pilot:
+  . as $in
+  | need($in; ["nodes", "pods", "resourceclaims", "resourceslices"]) // (
+    dra_names(found($in)) as $dra | $data.validation as $v
+    | job_pods($in; $v.namespace; $v.job) as $pods
+    | if ($pods | length) == 0 then "unknown: no pod of the validation Job \($v.namespace)/\($v.job) yet"
+      else ($pods | current) as $pod | ($pod | nsname) as $pn
+      | if $pod.status.phase != "Running" then "unknown: validation pod \($pn) is \($pod.status.phase // "Pending"), not holding its claim"
+        else ([($pod.status.resourceClaimStatuses // [])[] | select(.name == $v.claim) | .resourceClaimName][0]) as $cn
+        | (if $cn == null then null else claim_result($in; $v.namespace; $cn) end) as $cr
+        | if $cn == null then "unknown: validation pod \($pn) has no generated claim yet"
+          elif $cr == null then "unknown: claim \($v.namespace)/\($cn) of \($pn) could not be read"
+          elif $cr.result == null then "violation: claim \($v.namespace)/\($cn) of running pod \($pn) is not allocated by \($data.driver)"
+          else $cr.result.pool as $pool | $cr.result.device as $device
+          | device_uuid($in; $pool; $device) as $uuid
+          | ($in.logs[$pn] // null) as $log
+          | [ (if any($dra[]; . == $pool) | not then "violation: claim \($v.namespace)/\($cn) is allocated on \($pool), not a DRA node of this wave" else empty end),
+              (if $pod.spec.nodeName != $pool then "violation: pod \($pn) runs on \($pod.spec.nodeName), its claim's device is on \($pool)" else empty end),
+              (if $uuid == null then "violation: device \($pool)/\($device) has no uuid in its ResourceSlice" else empty end),
+              (if $log == null then "unknown: the log of \($pn) was not read"
+               elif ($log | uuids | length) == 0 then "unknown: \($pn) has printed no nvidia-smi -L line yet"
+               elif $uuid != null and ($log | uuids | index($uuid)) == null then
+                 "violation: the container of \($pn) saw \($log | uuids | join(", ")); its claim holds \($pool)/\($device) with uuid \($uuid)"
+               else empty end) ] as $f
+          | $f[],
+            (if ($f | length) > 0 then empty
+             else "proof: claim \($v.namespace)/\($cn) holds \($pool)/\($device) (uuid \($uuid)), seen by the container of \($pn) on \($pod.spec.nodeName)",
+                  "act: release \($v.namespace) \($pod.metadata.name) \($cn)"
+             end)
+          end
+        end
+      end
+  );
+"""
+
+_BRIDGE = r"""
+def gate_bridge:
+  . as $in
+  | need($in; ["nodes", "pods", "resourceclaims", "resourceslices"]) // (
+    found($in) as $fp | dra_names($fp) as $dra | [$fp[] | select(.mode == "legacy") | .found[]] as $legacy
+    | $data.bridge as $b
+    | [ $b.sides[] as $side
+        | job_pods($in; $b.namespace; $side.job) as $pods
+        | if ($pods | length) == 0 then "unknown: no pod of the bridge Job \($b.namespace)/\($side.job) yet"
+          else ($pods | current) as $pod | ($pod | nsname) as $pn | ($pod.spec.nodeName // "") as $node
+          | ($pod.status.extendedResourceClaimStatus.resourceClaimName // null) as $cn
+          | ($in.logs[$pn] // null) as $log
+          | if $pod.status.phase != "Running" then "unknown: bridge pod \($pn) is \($pod.status.phase // "Pending")"
+            elif $log == null then "unknown: the log of \($pn) was not read"
+            elif ($log | gpu_lines | length) == 0 then "unknown: \($pn) has printed no nvidia-smi -L line yet"
+            else
+              [ (if ($log | gpu_lines | length) != 1 then "violation: \($pn) requested one nvidia.com/gpu and saw \($log | gpu_lines | length) GPUs" else empty end),
+                (if $side.side == "dra" then
+                   (if any($dra[]; . == $node) | not then "violation: \($pn) runs on \($node), not a DRA node of this wave" else empty end),
+                   (if $cn == null then "violation: \($pn) on DRA node \($node) got no claim from the bridge class (pod.status.extendedResourceClaimStatus is empty)"
+                    else claim_result($in; $b.namespace; $cn) as $cr
+                    | if $cr == null or $cr.result == null then "violation: bridge claim \($b.namespace)/\($cn) of \($pn) is not allocated by \($data.driver)"
+                      else device_uuid($in; $cr.result.pool; $cr.result.device) as $uuid
+                      | if ($log | uuids | index($uuid)) == null then "violation: \($pn) saw \($log | uuids | join(", ")); its bridge claim holds uuid \($uuid)" else empty end
+                      end
+                    end)
+                 else
+                   (if any($legacy[]; . == $node) | not then "violation: \($pn) runs on \($node), not a legacy node of this wave" else empty end),
+                   (if $cn != null then "violation: \($pn) on legacy node \($node) was served by the DRA bridge (claim \($cn)), not the device plugin" else empty end)
+                 end) ] as $f
+              | $f[],
+                (if ($f | length) > 0 then empty
+                 else "proof: \($side.side) side: \($pn) on \($node) saw exactly one GPU (\($log | uuids | join(", ")))"
+                   + (if $cn == null then ", served by the device plugin" else " through bridge claim \($b.namespace)/\($cn)" end),
+                   "act: release \($b.namespace) \($pod.metadata.name) \($cn // "-")"
+                 end)
+            end
+          end ] as $lines
+    | if any($lines[]; startswith("violation: ") or startswith("unknown: ")) then $lines[] | select(startswith("act: ") | not)
+      else $lines[] end
+  );
+"""
+
+_CLAIM_PLACEMENT = r"""
+def gate_claim_placement:
+  . as $in
+  | need($in; ["nodes", "resourceclaims"]) // (
+    dra_names(found($in)) as $dra
+    | [$in.resourceclaims[] | select((claim_nodes | length) > 0)] as $claims
+    | if ($claims | length) == 0 then "proof: no claim holds a \($data.driver) device"
+      else $claims[] | . as $c | claim_nodes[] as $n
+      | ([($c.status.allocation.devices.results // [])[] | select(.driver == $data.driver)
+          | "\(.driver)/\(.pool)/\(.device)"] | join(", ")) as $where
+      | if any($dra[]; . == $n) then "proof: claim \($c | nsname): \($where)"
+        else "violation: claim \($c | nsname) is allocated on \($n), not a DRA node of this wave (\($where))" end
+      end
+  );
+"""
+
+_CLEANUP = r"""
+def gate_cleanup:
+  . as $in
+  | need($in; ["pods", "resourceclaims"]) // (
+    ([$in.pods[] | {key: .metadata.uid, value: .}] | from_entries) as $pods
+    | [ ($in.resourceclaims[] | . as $c | (.status.reservedFor // [])[] | select(.resource == "pods")
+          | $pods[.uid] as $pod
+          | if $pod == null then "violation: claim \($c | nsname) is reserved for pod \(.name), which no longer exists"
+            elif ($pod | live | not) then "violation: claim \($c | nsname) is still reserved for pod \(.name), which has finished (\($pod.status.phase))"
+            else empty end),
+        ($in.resourceclaims[] | select(.status.allocation != null) | . as $c
+          | (.metadata.ownerReferences // [])[] | select(.kind == "Pod" and .controller == true)
+          | $pods[.uid] as $pod
+          | if $pod == null then "violation: claim \($c | nsname) of pod \(.name), which no longer exists, is still allocated"
+            elif ($pod | live | not) then "violation: claim \($c | nsname) of finished pod \(.name) is still allocated"
+            else empty end) ] as $v
+    | $v[],
+      (if ($v | length) > 0 then empty
+       else "proof: \([$in.resourceclaims[] | select(.status.allocation != null)] | length) allocated claim(s), each reserved only for pods that exist and may run" end)
+  );
+"""
+
+_SPEC_NODES_EXIST = r"""
+def gate_spec_nodes_exist:
+  . as $in
+  | need($in; ["nodes"]) // (
+    $data.pools[] | . as $p | [$in.nodes[] | select(in_pool($p)) | .metadata.name] as $found
+    | if ($p.names | length) > 0 then
+        ([$p.names[] | select(. as $n | $found | index($n) | not)] as $missing
+         | ($missing[] | "violation: node \(.) of pool \($p.name) is not in the cluster"),
+           (if ($missing | length) == 0 then "proof: pool \($p.name): \($found | join(", ")) present" else empty end))
+      elif ($p.labels | length) == 0 then
+        "violation: pool \($p.name) names neither nodes nor node labels: no gate can find its nodes"
+      else "proof: pool \($p.name): \($found | length) node(s) labelled \($p.labels | to_entries | map("\(.key)=\(.value)") | join(","))"
+      end
+  );
+"""
+
+PRELUDE = (
+    _PRELUDE.replace("@KUBELET_PLUGIN@", DRA_KUBELET_PLUGIN_SUFFIX)
+    .replace("@CONTROLLER_KEY@", DRA_CONTROLLER_COMPONENT[0])
+    .replace("@CONTROLLER_VALUE@", DRA_CONTROLLER_COMPONENT[1])
+    .replace("@PLUGIN_RESOURCES@", DEVICE_PLUGIN_RESOURCE_PREFIX)
+)
+
+PROGRAMS: dict[str, str] = {
+    "allocator-exclusivity": _ALLOCATOR_EXCLUSIVITY,
+    "inventory": _INVENTORY,
+    "operands": _OPERANDS,
+    "rollback-safety": _ROLLBACK_SAFETY,
+    "claim-pilot": _CLAIM_PILOT,
+    "bridge": _BRIDGE,
+    "claim-placement": _CLAIM_PLACEMENT,
+    "cleanup": _CLEANUP,
+    "spec-nodes-exist": _SPEC_NODES_EXIST,
+}
+
+
+def _definitions(prelude: str) -> dict[str, str]:
+    """The prelude's `def name…;` blocks by name, in order."""
+    blocks = re.split(r"\n(?=def )", prelude.strip())
+    return {block.split()[1].split("(")[0].rstrip(":"): block for block in blocks}
+
+
+_DEFINITIONS = _definitions(PRELUDE)
+
+
+def prelude_for(text: str) -> str:
+    """The prelude definitions `text` uses, directly or through each other, in prelude order."""
+    needed: set[str] = set()
+    pending = [text]
+    while pending:
+        body = pending.pop()
+        for name, block in _DEFINITIONS.items():
+            if name not in needed and re.search(rf"(?<![\w$.]){name}\b", body):
+                needed.add(name)
+                pending.append(block)
+    return "".join(f"{block}\n" for name, block in _DEFINITIONS.items() if name in needed)
+
+
+def program(gate_id: str, source: str = ".") -> str:
+    """The jq program of a gate: the prelude it uses, its definition, applied to `source`."""
+    body = PROGRAMS[gate_id] + f"{source} | gate_{gate_id.replace('-', '_')}\n"
+    return prelude_for(body) + body

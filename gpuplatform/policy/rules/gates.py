@@ -1,0 +1,81 @@
+"""Gates that can judge: images pinned, every pool findable, no pool that can prove nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuplatform.gates.nodes import pool_selector
+from gpuplatform.policy.registry import Finding, RuleContext, rule
+
+__all__: list[str] = []
+
+
+@rule(
+    "GP230",
+    "warning",
+    "a gate or validation image is not pinned by digest",
+    """
+The gate Jobs and the validation pods are the wave's evidence. A tag can be moved to other
+content between the review and the run; a digest cannot. Pin `delivery.kubectlImage` and
+`validation.image` with `@sha256:…` or their `…Digest` field (e.g. `crane digest <image>`).
+""",
+)
+def image_not_pinned(ctx: RuleContext) -> Iterator[Finding]:
+    d = ctx.platform.delivery
+    if "@" not in d.kubectl_image and d.kubectl_image_digest is None:
+        yield Finding(
+            "spec.delivery.kubectlImage",
+            f"the gate image {d.kubectl_image!r} is a tag, not a digest",
+            "set delivery.kubectlImageDigest: sha256:<64 hex> (or kubectlImage: <image>@sha256:<64 hex>)",
+        )
+    v = ctx.platform.validation
+    if v is not None and "@" not in v.image and v.image_digest is None:
+        yield Finding(
+            "spec.validation.image",
+            f"the validation image {v.image!r} is a tag, not a digest",
+            "set validation.imageDigest: sha256:<64 hex> (or image: <image>@sha256:<64 hex>)",
+        )
+
+
+@rule(
+    "GP231",
+    "error",
+    "the gates cannot find a pool's nodes",
+    """
+Gates and `evidence` find a provisioner pool's nodes by label: Karpenter's `karpenter.sh/nodepool`,
+a cloud node group's own label (`provisioner.cloud`: eks, gke, aks), or `provisioner.nodeLabels`.
+A node group without a cloud, or a cluster-api pool without `nodeLabels` (Cluster API copies only
+`node.cluster.x-k8s.io/*` labels from a Machine to its Node), gives the gates nothing to select:
+its nodes would go unchecked.
+""",
+)
+def pool_not_findable(ctx: RuleContext) -> Iterator[Finding]:
+    for i, pool in enumerate(ctx.platform.node_pools):
+        if not pool_selector(pool).resolvable:
+            yield Finding(
+                f"spec.nodePools[{i}].provisioner",
+                f"pool {pool.name!r} ({pool.provisioner.kind if pool.provisioner else 'static'}) names no label "
+                "the gates can find its nodes by",
+                "set provisioner.cloud (node-group) or provisioner.nodeLabels (labels every node of the pool carries)",
+            )
+
+
+@rule(
+    "GP232",
+    "warning",
+    "a DRA pool may be empty while its gates run",
+    """
+With `provisioner.minNodes: 0` a pool may have no node when its wave's gates run; the gates then
+hold without having seen one of its GPUs. Keep at least one node in the pool while it migrates
+(Karpenter: a static NodePool `replicas`, or a placeholder pod) and leave `minNodes` at 1 or more.
+""",
+)
+def empty_dra_pool(ctx: RuleContext) -> Iterator[Finding]:
+    dra = {name for state in ctx.plan.waves for name in state.dra_pools}
+    for i, pool in enumerate(ctx.platform.node_pools):
+        if pool.provisioner is not None and pool.provisioner.min_nodes == 0 and pool.name in dra:
+            yield Finding(
+                f"spec.nodePools[{i}].provisioner.minNodes",
+                f"pool {pool.name!r} becomes DRA but its gates accept finding no node",
+                "set minNodes to the nodes the pool keeps while it migrates",
+            )

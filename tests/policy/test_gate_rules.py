@@ -1,0 +1,49 @@
+"""Rules that keep the gates able to judge: pinned images, findable pools, pools that cannot be empty."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.policy.helpers import codes, findings
+from tests.specs import minimal_spec
+
+DIGEST = "sha256:" + "0" * 64
+
+
+def test_gp230_tags_warn_and_digests_do_not(tmp_path: Path) -> None:
+    doc = minimal_spec()
+    doc["spec"]["validation"] = {"tenant": "team-a", "claimTemplate": "one-gpu"}
+    found = {p.loc for p in findings(tmp_path, doc) if p.code == "GP230"}
+    assert found == {"spec.delivery.kubectlImage", "spec.validation.image"}
+    doc["spec"]["delivery"]["kubectlImageDigest"] = DIGEST
+    doc["spec"]["validation"]["image"] = f"nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04@{DIGEST}"
+    assert "GP230" not in codes(tmp_path, doc)
+
+
+def test_gp231_a_pool_the_gates_cannot_find(tmp_path: Path) -> None:
+    doc = minimal_spec()
+    doc["spec"]["nodePools"][1] = {
+        "name": "new",
+        "provisioner": {"kind": "cluster-api", "name": "md-gpu"},
+        "product": "H100-80GB",
+        "migratesIn": "pilot",
+    }
+    found = [p for p in findings(tmp_path, doc) if p.code == "GP231"]
+    assert [p.loc for p in found] == ["spec.nodePools[1].provisioner"] and found[0].severity == "error"
+    doc["spec"]["nodePools"][1]["provisioner"]["nodeLabels"] = {"node.cluster.x-k8s.io/pool": "gpu"}
+    assert "GP231" not in codes(tmp_path, doc)
+
+
+def test_gp232_an_empty_dra_pool_proves_nothing(tmp_path: Path) -> None:
+    doc = minimal_spec()
+    doc["spec"]["nodePools"][1] = {
+        "name": "new",
+        "provisioner": {"kind": "karpenter", "name": "gpu", "minNodes": 0},
+        "product": "H100-80GB",
+        "migratesIn": "pilot",
+    }
+    assert [p.loc for p in findings(tmp_path, doc) if p.code == "GP232"] == [
+        "spec.nodePools[1].provisioner.minNodes"
+    ]
+    doc["spec"]["nodePools"][1]["provisioner"]["minNodes"] = 1
+    assert "GP232" not in codes(tmp_path, doc)
