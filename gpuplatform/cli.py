@@ -75,6 +75,20 @@ def load_selected(stack: str | None, overlays: Sequence[str]) -> list[LoadedPlat
     return load_stack(Path(stack), [Path(o) for o in overlays] or None)
 
 
+def select_platform(
+    stack: str, loaded: list[LoadedPlatform], platform: str | None, one: bool
+) -> list[LoadedPlatform]:
+    """`--platform`: the named platform, or all of them (`one`: a stack of several needs the name)."""
+    names = [lp.platform.name for lp in loaded]
+    if platform is not None and platform not in names:
+        raise InputError.single(
+            "--platform", "", f"{stack} has no platform {platform!r} (it has {', '.join(names)})"
+        )
+    if platform is None and one and len(loaded) > 1:
+        raise InputError.single("--platform", "", f"{stack} has platforms {', '.join(names)}: choose one")
+    return [lp for lp in loaded if platform in (None, lp.platform.name)]
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Print the traceback of internal errors.")
 @click.version_option(package_name="gpuplatform")
@@ -258,25 +272,33 @@ def check(
     "--snapshot",
     "snapshot",
     default=None,
-    help="Snapshot folder: its register's GPU workloads are placed too.",
+    help="Snapshot folder: capacity of its nodes, slices and claims, with its GPU workloads placed too.",
 )
+@click.option("--platform", "platform", default=None, help="Platform of the stack (needed with --snapshot).")
 @click.option("--wave", "wave", default=None, help="The wave to check (default: the active wave).")
 @click.option("--all", "all_waves", is_flag=True, help="Check every wave.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @guarded
 def capacity(
-    stack: str, overlays: tuple[str, ...], snapshot: str | None, wave: str | None, all_waves: bool, fmt: str
+    stack: str,
+    overlays: tuple[str, ...],
+    snapshot: str | None,
+    platform: str | None,
+    wave: str | None,
+    all_waves: bool,
+    fmt: str,
 ) -> None:
-    """Will it fit? Place each wave's workloads (and each drain moment) on the modelled fleet."""
+    """Will it fit? Place each wave's workloads (and each drain moment) on the fleet."""
     from gpuplatform.capacity.report import capacity_text
     from gpuplatform.capacity.run import stack_capacity
 
-    results = stack_capacity(load_selected(stack, overlays), wave, all_waves, snapshot)
+    loaded = select_platform(stack, load_selected(stack, overlays), platform, one=snapshot is not None)
+    results = stack_capacity(loaded, wave, all_waves, snapshot)
     if fmt == "json":
         click.echo(json.dumps([r.as_dict() for r in results], indent=2))
     else:
         click.echo(capacity_text(results))
-    if not all(r.fits for r in results):
+    if not all(r.fits and not r.depends for r in results):
         sys.exit(EXIT_FINDINGS)
 
 
@@ -401,16 +423,8 @@ def evidence(
     from gpuplatform.plan.waves import plan_platform
 
     snap = load_snapshot(Path(snapshot_dir))
-    loaded = load_selected(stack, overlays)
-    names = [lp.platform.name for lp in loaded]
-    if platform is not None and platform not in names:
-        raise InputError.single(
-            "--platform", "", f"{stack} has no platform {platform!r} (it has {', '.join(names)})"
-        )
-    if platform is None and len(loaded) > 1:
-        raise InputError.single("--platform", "", f"{stack} has platforms {', '.join(names)}: choose one")
     held = True
-    for lp in (x for x in loaded if platform in (None, x.platform.name)):
+    for lp in select_platform(stack, load_selected(stack, overlays), platform, one=True):
         plan = plan_platform(lp.platform)
         try:
             state = plan.wave(wave)

@@ -134,6 +134,23 @@ class Allocator:
         input the scheduler would refuse everywhere; NodeAllocationError when the node has an
         invalid pool and nothing could be allocated.
         """
+        search = self._search(node, claims, allocated)
+        if search is None:
+            return None
+        return [self._result(search, c, claim) for c, claim in enumerate(claims)]
+
+    def devices(
+        self, node: Node, claims: Sequence[Claim], allocated: Iterable[DeviceID] = ()
+    ) -> frozenset[DeviceID] | None:
+        """The devices `allocate` would give the claims (all of them together), or None."""
+        search = self._search(node, claims, allocated)
+        if search is None:
+            return None
+        for c in range(len(claims)):
+            _node_selector([device for _, device in search.results[c]])
+        return frozenset(device.id for found in search.results for _, device in found)
+
+    def _search(self, node: Node, claims: Sequence[Claim], allocated: Iterable[DeviceID]) -> _Search | None:
         pools = self.pools(node)
         devices = [
             [
@@ -150,7 +167,7 @@ class Allocator:
             if any(p.invalid for p in pools):
                 raise NodeAllocationError("invalid resource pools were encountered")
             return None
-        return [self._result(search, c, claim) for c, claim in enumerate(claims)]
+        return search
 
     # --- preparation (validateDeviceRequest) ----------------------------------------------------
 

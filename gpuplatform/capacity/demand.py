@@ -54,6 +54,21 @@ class Demand:
         """What the allocator reads of the claims (their names aside): the memo key of a placement."""
         return claims_signature(self.claims)
 
+    @cached_property
+    def placement_key(self) -> str:
+        """What decides which nodes a pod may use: its node selector and tolerations."""
+        return repr((sorted(self.node_selector.items()), self.tolerations))
+
+    @cached_property
+    def pod_key(self) -> str:
+        """What decides whether one pod fits: pods alike fit or fail alike."""
+        return repr((self.resource, self.per_pod)) + self.signature + self.placement_key
+
+    @cached_property
+    def key(self) -> str:
+        """Everything placement reads of the demand, names included (a moment's memo key)."""
+        return repr((self.name, self.loc, self.pods, self.shared)) + self.pod_key
+
 
 def claims_signature(claims: tuple[Claim, ...]) -> str:
     """The claims' requests and constraints as one comparable string."""

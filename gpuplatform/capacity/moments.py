@@ -9,6 +9,7 @@ drained at once, which is what applying the wave's `10-nodes` layer in one sync 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpuplatform.capacity.claims import DeviceClass
@@ -32,15 +33,22 @@ class Moment:
     drained: tuple[str, ...] = ()
 
 
-def wave_moments(plan: Plan, state: WaveState) -> list[Moment]:
+Demands = Callable[[WaveState], tuple[Demand, ...]]
+
+
+def wave_moments(plan: Plan, state: WaveState, demands: Demands | None = None) -> list[Moment]:
     """The drain moment of the transition into `state` (if it moves a pool), then `state` itself."""
     before = plan.waves[state.index - 1] if state.index > 0 else None
-    return transition_moments(plan, before, state)
+    return transition_moments(plan, before, state, demands)
 
 
-def transition_moments(plan: Plan, source: WaveState | None, target: WaveState) -> list[Moment]:
+def transition_moments(
+    plan: Plan, source: WaveState | None, target: WaveState, demands: Demands | None = None
+) -> list[Moment]:
     """From `source` to `target` (either direction): the pools that change allocator drained while
-    the workloads of `source` still run, then `target`."""
+    the workloads of `source` still run, then `target`. `demands` gives a wave's demand (default
+    `wave_demands`; a run passes a memo)."""
+    demand_of = demands or (lambda s: tuple(wave_demands(plan, s)))
     out = []
     moving = tuple(
         p for p, m in target.pool_modes.items() if source is not None and source.pool_modes[p] != m
@@ -48,9 +56,9 @@ def transition_moments(plan: Plan, source: WaveState | None, target: WaveState) 
     if source is not None and moving:
         modes = {p: ("draining" if p in moving else m) for p, m in source.pool_modes.items()}
         label = f"{source.name} -> {target.name}: {', '.join(moving)} drained"
-        out.append(Moment(label, source, _active(source, modes), tuple(wave_demands(plan, source)), moving))
+        out.append(Moment(label, source, _active(source, modes), demand_of(source), moving))
     modes = _active(target, dict(target.pool_modes))
-    out.append(Moment(target.name, target, modes, tuple(wave_demands(plan, target))))
+    out.append(Moment(target.name, target, modes, demand_of(target)))
     return out
 
 

@@ -1,146 +1,55 @@
 """Place a moment's pods on the fleet: first fit decreasing, packing nodes (most allocated first).
 
-Nodes of a pool are interchangeable, so a pool is a count of nodes per state (free device-plugin
+Nodes of a group are interchangeable, so a group is a count of nodes per state (free device-plugin
 resources, or the set of DRA devices in use) and each pod is tried once per distinct state with
-the real allocator (memoised across pods, states and waves). Claim pods go first, then
+the real allocator (memoised across pods, states, moments and waves). Claim pods go first, then
 device-plugin pods; a device-plugin pod that finds no legacy node may be served by the bridge
 class of its resource on a DRA node whose taint it tolerates (DRAExtendedResource: the scheduler
-creates a claim of that class for the container's count). This is a packing heuristic: "fits"
-means a placement was found; the default scheduler, which spreads (LeastAllocated), may fragment
-where this packs.
+creates a claim of that class for the container's count). A pod no existing node can take makes a
+provisioner add a node to a pool it would provision for (`growth`), up to the pool's limit.
+
+Node states only fill up within a moment, so a pod that found no room stays without room until a
+provisioner adds a node: later pods alike fail without another search. This is a packing
+heuristic: "fits" means a placement was found; the default scheduler, which spreads
+(LeastAllocated), may fragment where this packs.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
-from typing import TypeVar
+from typing import Any
 
-from gpuplatform.capacity.allocator import AllocationError, Allocator, DeviceID
+from gpuplatform.capacity.allocator import AllocationError
+from gpuplatform.capacity.answers import Ask, DraPhase, DraState, PlacementCache
 from gpuplatform.capacity.claims import Claim, DeviceClass
 from gpuplatform.capacity.demand import Demand, claim_for, claims_signature
-from gpuplatform.capacity.fleet import Fleet, PoolModel
-from gpuplatform.capacity.nodes import Node, taints_tolerated
-from gpuplatform.capacity.selectors import SelectorCache
-from gpuplatform.cel import CelCompileError
+from gpuplatform.capacity.fleet import MODES, Fleet, PoolModel, Shape, State
+from gpuplatform.capacity.outcome import Failure, Outcome, PoolUse
 
-__all__ = ["Failure", "Outcome", "PlacementCache", "PoolUse", "place"]
+__all__ = ["place"]
 
-S = TypeVar("S")
 LegacyState = tuple[int, ...]
-DraState = frozenset[DeviceID]
-
-
-@dataclass(frozen=True)
-class Failure:
-    """A demand that did not fit, and why."""
-
-    demand: Demand
-    placed: int
-    reason: str
 
 
 @dataclass
-class PoolUse:
-    """A pool after placement: its mode, nodes, and capacity and free units (GPUs or devices)."""
+class _Slot:
+    """A group of nodes during one moment's placement."""
 
-    name: str
-    mode: str
-    nodes: int
-    capacity: int
-    free: int
+    index: int
+    pool: PoolModel
+    shape: Shape
+    nodes: Counter[Any]
+    version: int = 0
 
-
-@dataclass
-class Outcome:
-    """Everything one moment's placement found."""
-
-    failures: list[Failure] = field(default_factory=list)
-    pools: list[PoolUse] = field(default_factory=list)
-    tiers: dict[str, int] = field(default_factory=dict)
-    """Free DRA devices matching each tier's class."""
-    bridged: int = 0
-    """Device-plugin pods served by a bridge class."""
-
-
-class PlacementCache:
-    """Allocators and allocation outcomes shared by every moment of a run."""
-
-    def __init__(self, kubernetes: str = "1.36") -> None:
-        self.selectors = SelectorCache(kubernetes)
-        self._allocators: dict[tuple[str, str], Allocator] = {}
-        self._outcomes: dict[tuple[str, str, DraState, str], DraState | AllocationError | None] = {}
-
-    def allocator(self, pool: PoolModel, classes: Mapping[str, DeviceClass], classes_key: str) -> Allocator:
-        key = (pool.name, classes_key)
-        found = self._allocators.get(key)
-        if found is None:
-            found = self._allocators[key] = Allocator(classes.values(), pool.slices, selectors=self.selectors)
-        return found
-
-    def allocate(
-        self,
-        pool: PoolModel,
-        classes: Mapping[str, DeviceClass],
-        classes_key: str,
-        state: DraState,
-        claims: Sequence[Claim],
-        signature: str,
-    ) -> DraState | None:
-        """The devices the claims take on a node of `pool` in `state`; None when they do not fit.
-
-        `classes_key` and `signature` identify the classes and the claims' requests in the memo.
-        """
-        key = (pool.name, classes_key, state, signature)
-        if key not in self._outcomes:
-            allocator = self.allocator(pool, classes, classes_key)
-            try:
-                results = allocator.allocate(Node(pool.representative), claims, state)
-                outcome: DraState | AllocationError | None = None
-                if results is not None:
-                    outcome = frozenset(
-                        (r["driver"], r["pool"], r["device"])
-                        for res in results
-                        for r in res["devices"]["results"]
-                    )
-            except AllocationError as exc:
-                outcome = exc
-            self._outcomes[key] = outcome
-        found = self._outcomes[key]
-        if isinstance(found, AllocationError):
-            raise found
-        return found
-
-    def matching(self, pool: PoolModel, device_class: DeviceClass) -> frozenset[DeviceID]:
-        """Devices of a pool's node that a class selects (errors select nothing)."""
-        out = set()
-        for item in pool.slices:
-            spec = item["spec"]
-            verdicts = [True] * len(spec.get("devices") or ())
-            for expression in device_class.selectors:
-                try:
-                    found = self.selectors.verdicts(str(expression), spec)
-                except CelCompileError:
-                    return frozenset()
-                verdicts = [a and b is True for a, b in zip(verdicts, found, strict=True)]
-            out |= {
-                (spec["driver"], spec["pool"]["name"], str(d["name"]))
-                for d, ok in zip(spec.get("devices") or (), verdicts, strict=True)
-                if ok
-            }
-        return frozenset(out)
-
-
-@dataclass
-class _Pools:
-    legacy: dict[str, Counter[LegacyState]]
-    dra: dict[str, Counter[DraState]]
-
-
-def _selects(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
-    return all(labels.get(k) == v for k, v in selector.items())
+    def move(self, before: State, after: State) -> None:
+        self.nodes[before] -= 1
+        if not self.nodes[before]:
+            del self.nodes[before]
+        self.nodes[after] += 1
+        self.version += 1
 
 
 class _Placer:
@@ -153,81 +62,188 @@ class _Placer:
         cache: PlacementCache,
     ) -> None:
         self.fleet, self.modes, self.classes, self.bridges, self.cache = fleet, modes, classes, bridges, cache
-        self.classes_key = repr(sorted(classes.items()))
-        self.by_name = {p.name: p for p in fleet.pools}
-        self.resources = {p.name: sorted(p.resources) for p in fleet.pools}
-        self.state = _Pools(
-            legacy={
-                p.name: Counter({tuple(p.resources[r] for r in self.resources[p.name]): p.nodes})
-                for p in fleet.pools
-                if modes[p.name] == "legacy" and p.nodes
-            },
-            dra={
-                p.name: Counter({frozenset(): p.nodes})
-                for p in fleet.pools
-                if modes[p.name] == "dra" and p.nodes
-            },
+        self._asks: dict[str, Ask] = {}
+        self.slots: dict[str, list[_Slot]] = {mode: [] for mode in MODES}
+        self.added: Counter[str] = Counter()
+        self.grown = 0
+        """Nodes added so far: part of every memo of "no room"."""
+        for pool in fleet.pools:
+            mode = modes.get(pool.name, pool.fixed)
+            for group in pool.groups.get(mode, ()) if mode in MODES else ():
+                self._slot(mode, pool, group.shape, Counter(dict(group.nodes)))
+        self._eligible: dict[tuple[str, ...], list[_Slot]] = {}
+        self._best: dict[tuple[int, str], tuple[int, tuple[int, DraState, DraState] | None]] = {}
+        self._best_legacy: dict[tuple[int, str], tuple[int, tuple[int, LegacyState] | None]] = {}
+        self._full: set[tuple[str, int]] = set()
+
+    def _slot(self, mode: str, pool: PoolModel, shape: Shape, nodes: Counter[Any]) -> _Slot:
+        slot = _Slot(len(self.slots[mode]), pool, shape, nodes)
+        self.slots[mode].append(slot)
+        return slot
+
+    def eligible(self, mode: str, demand: Demand) -> list[_Slot]:
+        """The groups in `mode` the demand's pods may use, in fleet order."""
+        key = (mode, demand.placement_key, str(self.grown))
+        found = self._eligible.get(key)
+        if found is None:
+            found = [
+                s
+                for s in self.slots[mode]
+                if (mode == "dra" or demand.resource in s.shape.resources)
+                and self.cache.admits(s.shape, demand)
+            ]
+            self._eligible[key] = found
+        return found
+
+    def place_legacy(self, demand: Demand, slots: Sequence[_Slot], pods: int = 1) -> int:
+        """Place up to `pods` pods, each on the most allocated node with room; how many were placed.
+
+        The node chosen for a pod takes the next ones until it is full, then the other nodes in
+        the same state do, as placing them one by one would."""
+        best: tuple[int, int, LegacyState, _Slot] | None = None
+        what = f"{demand.resource} {demand.per_pod}"
+        for slot in slots:
+            memo = self._best_legacy.get((slot.index, what))
+            found = memo[1] if memo is not None and memo[0] == slot.version else self._legacy_best(slot, what)
+            if found is not None and (best is None or (found[0], slot.index, found[1]) < best[:3]):
+                best = (found[0], slot.index, found[1], slot)
+        if best is None:
+            return 0
+        free, _, state, slot = best
+        column = slot.shape.resource_names.index(demand.resource)
+        per_node = free // demand.per_pod
+        taken = min(pods, per_node * slot.nodes[state])
+        full, rest = divmod(taken, per_node)
+        for count, n in ((per_node, full), (rest, 1 if rest else 0)):
+            after = tuple(v - count * demand.per_pod if i == column else v for i, v in enumerate(state))
+            for _ in range(n):
+                slot.move(state, after)
+        return taken
+
+    def _legacy_best(self, slot: _Slot, what: str) -> tuple[int, LegacyState] | None:
+        """The group's most allocated state with room for one pod of `what` (resource, count):
+        (free, state)."""
+        resource, _, count = what.rpartition(" ")
+        column = slot.shape.resource_names.index(resource)
+        candidates = [(state[column], state) for state in slot.nodes if state[column] >= int(count)]
+        best = min(candidates) if candidates else None
+        self._best_legacy[(slot.index, what)] = (slot.version, best)
+        return best
+
+    def allocate(
+        self, shape: Shape, state: DraState, claims: Sequence[Claim], signature: str
+    ) -> DraState | None:
+        """`PlacementCache.allocate` with only the classes the claims name (so the memo holds across
+        moments whose other classes differ)."""
+        return self.cache.allocate(shape, state, claims, self.ask(claims, signature))
+
+    def ask(self, claims: Sequence[Claim], signature: str) -> Ask:
+        """What the claims ask of the allocator in this moment's classes (once per signature)."""
+        found = self._asks.get(signature)
+        if found is None:
+            found = self._asks[signature] = Ask.of(claims, signature, self.classes)
+        return found
+
+    def _slot_best(
+        self, slot: _Slot, claims: Sequence[Claim], signature: str
+    ) -> tuple[int, DraState, DraState] | None:
+        """The most allocated state of the group the claims fit in (first such state): (size, state, taken)."""
+        key = (slot.index, signature)
+        memo = self._best.get(key)
+        if memo is not None and memo[0] == slot.version:
+            return memo[1]
+        allocate = partial(self.allocate, slot.shape, claims=claims, signature=signature)
+        best = None
+        for state, count in slot.nodes.items():
+            if not count or (best is not None and len(state) <= best[0]):
+                continue
+            taken = allocate(state)
+            if taken is not None:
+                best = (len(state), state, taken)
+        self._best[key] = (slot.version, best)
+        return best
+
+    def viable(self, demand: Demand, claims: Sequence[Claim], signature: str) -> list[_Slot]:
+        """The DRA groups the demand's pods may use whose empty node can take the claims."""
+        key = ("viable", demand.placement_key, signature, str(self.grown))
+        found = self._eligible.get(key)
+        if found is None:
+            ask = self.ask(claims, signature)
+            found = [s for s in self.eligible("dra", demand) if self.cache.fits_empty(s.shape, claims, ask)]
+            self._eligible[key] = found
+        return found
+
+    def place_claims(self, claims: Sequence[Claim], signature: str, slots: Sequence[_Slot]) -> bool:
+        best: tuple[int, int, DraState, DraState, _Slot] | None = None
+        for slot in slots:
+            found = self._slot_best(slot, claims, signature)
+            if found is not None and (best is None or (-found[0], slot.index) < best[:2]):
+                best = (-found[0], slot.index, found[1], found[2], slot)
+        if best is None:
+            return False
+        _, _, state, taken, slot = best
+        slot.move(state, state | taken)
+        return True
+
+    def existing(self, pool: PoolModel, mode: str) -> int:
+        return sum(sum(s.nodes.values()) for s in self.slots[mode] if s.pool is pool)
+
+    def grow(self, mode: str, demand: Demand, fits: Callable[[Shape], bool]) -> bool:
+        """Add a node for the demand's next pod to the first pool whose provisioner would add one."""
+        for pool in self.fleet.pools:
+            growth = pool.growth
+            if growth is None or self.modes.get(pool.name) != mode:
+                continue
+            shape = pool.added[mode]
+            if growth.headroom(self.existing(pool, mode)) == 0 or self.growth_refusal(pool, mode, demand):
+                continue
+            if not fits(shape):
+                continue
+            slot = next((s for s in self.slots[mode] if s.shape.key == shape.key), None)
+            if slot is None:
+                slot = self._slot(mode, pool, shape, Counter())
+            slot.nodes[shape.empty()] += 1
+            slot.version += 1
+            self.added[pool.name] += 1
+            self.grown += 1
+            return True
+        return False
+
+    def growth_refusal(self, pool: PoolModel, mode: str, demand: Demand) -> str:
+        assert pool.growth is not None
+        node = pool.added[mode].node
+        return pool.growth.refusal(
+            mode, node.labels, node.taints, demand.node_selector, demand.tolerations, demand.on_dra
         )
 
-    def legacy_pools(self, demand: Demand) -> list[PoolModel]:
-        return [
-            self.by_name[n]
-            for n in self.state.legacy
-            if demand.resource in self.by_name[n].resources
-            and _selects(demand.node_selector, self.by_name[n].legacy_labels)
-        ]
+    def claims_phase_key(self, claims: Sequence[Demand], reasons: bool) -> str:
+        """What placing the claim pods reads: DRA groups and their states, provisioners that grow
+        DRA pools, the claim demands and the classes they name."""
+        names = sorted({n for d in claims for n in self.ask(d.claims, d.signature).classes})
+        growing = [p.name for p in self.fleet.pools if p.growth and self.modes.get(p.name) == "dra"]
+        slots = [(s.shape.key, list(s.nodes.items())) for s in self.slots["dra"]]
+        used = [(n, self.classes[n]) for n in names]
+        return repr((reasons, slots, growing, used)) + "".join(d.key for d in claims)
 
-    def dra_pools(self, demand: Demand) -> list[PoolModel]:
-        return [
-            self.by_name[n]
-            for n in self.state.dra
-            if taints_tolerated([self.by_name[n].taint], demand.tolerations)
-            and _selects(demand.node_selector, self.by_name[n].dra_labels)
-        ]
+    def dra_phase(self, failures: list[Failure]) -> DraPhase:
+        """The DRA groups after the claim pods, to start an identical moment from."""
+        slots = tuple((s.pool, s.shape, Counter(s.nodes)) for s in self.slots["dra"])
+        return DraPhase(slots, Counter(self.added), self.grown, tuple(failures))
 
-    def place_legacy(self, demand: Demand, pools: Sequence[PoolModel]) -> bool:
-        best: tuple[int, int, str, LegacyState] | None = None
-        for order, pool in enumerate(pools):
-            column = self.resources[pool.name].index(demand.resource)
-            for state, count in self.state.legacy[pool.name].items():
-                if count and state[column] >= demand.per_pod:
-                    candidate = (state[column], order, pool.name, state)
-                    best = candidate if best is None or candidate < best else best
-        if best is None:
-            return False
-        _, _, name, state = best
-        column = self.resources[name].index(demand.resource)
-        after = tuple(v - demand.per_pod if i == column else v for i, v in enumerate(state))
-        self._move(self.state.legacy[name], state, after)
-        return True
+    def restore(self, phase: DraPhase) -> list[Failure]:
+        """Start from a phase placed before; its failures."""
+        self.slots["dra"] = []
+        for pool, shape, nodes in phase.slots:
+            self._slot("dra", pool, shape, Counter(nodes))
+        self.added, self.grown = Counter(phase.added), phase.grown
+        return list(phase.failures)
 
-    def place_claims(self, claims: Sequence[Claim], signature: str, pools: Sequence[PoolModel]) -> bool:
-        best: tuple[int, int, str, DraState, DraState] | None = None
-        for order, pool in enumerate(pools):
-            allocate = partial(
-                self.cache.allocate, pool, self.classes, self.classes_key, claims=claims, signature=signature
-            )
-            if allocate(frozenset()) is None:
-                continue
-            for state, count in self.state.dra[pool.name].items():
-                if not count:
-                    continue
-                taken = allocate(state)
-                if taken is not None:
-                    candidate = (-len(state), order, pool.name, state, taken)
-                    best = candidate if best is None or candidate[:2] < best[:2] else best
-        if best is None:
-            return False
-        _, _, name, state, taken = best
-        self._move(self.state.dra[name], state, state | taken)
-        return True
+    def full(self, demand: Demand) -> bool:
+        """A pod alike found no room since the last node was added."""
+        return (demand.pod_key, self.grown) in self._full
 
-    @staticmethod
-    def _move(counter: Counter[S], before: S, after: S) -> None:
-        counter[before] -= 1
-        if not counter[before]:
-            del counter[before]
-        counter[after] += 1
+    def mark_full(self, demand: Demand) -> None:
+        self._full.add((demand.pod_key, self.grown))
 
 
 def place(
@@ -238,14 +254,30 @@ def place(
     demands: Sequence[Demand],
     cache: PlacementCache,
     tiers: Mapping[str, str] | None = None,
+    reasons: bool = True,
 ) -> Outcome:
-    """Place every demand; `modes` per pool is legacy, dra or draining; `bridges` maps a resource to
-    its class; `tiers` (tier -> class) get their free matching devices counted."""
+    """Place every demand; `modes` per pool is legacy, dra, dra-no-driver or draining; `bridges` maps
+    a resource to its class; `tiers` (tier -> class) get their free matching devices counted.
+    Without `reasons` only the first failure says why (a verdict needs no more)."""
     placer = _Placer(fleet, modes, classes, bridges, cache)
     outcome = Outcome()
     order = sorted(range(len(demands)), key=lambda i: (not demands[i].on_dra, -demands[i].per_pod, i))
-    for i in order:
-        demand = demands[i]
+    claims = [demands[i] for i in order if demands[i].on_dra]
+    key = placer.claims_phase_key(claims, reasons)
+    phase = cache.claim_phases.get(key)
+    if phase is None:
+        _place_all(placer, claims, outcome, reasons)
+        cache.claim_phases[key] = placer.dra_phase(outcome.failures)
+    else:
+        outcome.failures = placer.restore(phase)
+    _place_all(placer, [demands[i] for i in order if not demands[i].on_dra], outcome, reasons)
+    outcome.pools = _pool_use(placer)
+    outcome.tiers = {t: _free_matching(placer, placer.slots["dra"], {c})[0] for t, c in (tiers or {}).items()}
+    return outcome
+
+
+def _place_all(placer: _Placer, demands: Sequence[Demand], outcome: Outcome, reasons: bool) -> None:
+    for demand in demands:
         placed = 0
         reason = ""
         try:
@@ -254,77 +286,126 @@ def place(
             reason = str(exc)
         wanted = 1 if demand.shared else demand.pods
         if placed < wanted:
-            outcome.failures.append(Failure(demand, placed, reason or _why(placer, demand)))
-    outcome.pools = _pool_use(placer)
-    dra = [placer.by_name[n] for n in placer.state.dra]
-    outcome.tiers = {t: _free_matching(placer, dra, {c})[0] for t, c in (tiers or {}).items()}
-    return outcome
+            if not reason and (reasons or not outcome.failures):
+                reason = _why(placer, demand)
+            outcome.failures.append(Failure(demand, placed, reason))
 
 
 def _place_demand(placer: _Placer, demand: Demand, outcome: Outcome) -> int:
     pods = 1 if demand.shared else demand.pods
     if demand.on_dra:
-        pools = placer.dra_pools(demand)
-        for n in range(pods):
-            if not placer.place_claims(demand.claims, demand.signature, pools):
-                return n
-        return pods
-    legacy = placer.legacy_pools(demand)
+        return _place_claim_pods(placer, demand, pods)
     bridge = placer.bridges.get(demand.resource)
-    bridge_pools = placer.dra_pools(demand) if bridge else []
     claims = (claim_for("bridged", "", bridge, demand.per_pod),) if bridge else ()
     signature = claims_signature(claims)
-    for n in range(pods):
-        if placer.place_legacy(demand, legacy):
+
+    def fits(shape: Shape) -> bool:
+        return shape.resources.get(demand.resource, 0) >= demand.per_pod
+
+    n = 0
+    while n < pods:
+        if placer.full(demand):
+            return n
+        placed = placer.place_legacy(demand, placer.eligible("legacy", demand), pods - n)
+        if placed:
+            n += placed
             continue
-        if bridge_pools and placer.place_claims(claims, signature, bridge_pools):
+        bridge_slots = placer.viable(demand, claims, signature) if bridge else []
+        if bridge_slots and placer.place_claims(claims, signature, bridge_slots):
             outcome.bridged += 1
+            n += 1
             continue
+        placed = placer.grow("legacy", demand, fits) and placer.place_legacy(
+            demand, placer.eligible("legacy", demand), pods - n
+        )
+        if placed:
+            n += placed
+            continue
+        placer.mark_full(demand)
         return n
     return pods
+
+
+def _place_claim_pods(placer: _Placer, demand: Demand, pods: int) -> int:
+    def fits(shape: Shape) -> bool:
+        return placer.allocate(shape, frozenset(), demand.claims, demand.signature) is not None
+
+    for n in range(pods):
+        if placer.full(demand):
+            return n
+        if placer.place_claims(
+            demand.claims, demand.signature, placer.viable(demand, demand.claims, demand.signature)
+        ):
+            continue
+        if placer.grow("dra", demand, fits) and placer.place_claims(
+            demand.claims, demand.signature, placer.viable(demand, demand.claims, demand.signature)
+        ):
+            continue
+        placer.mark_full(demand)
+        return n
+    return pods
+
+
+def _growth_tail(placer: _Placer, mode: str, demand: Demand) -> str:
+    """Why no provisioner pool in `mode` added a node for the demand."""
+    parts = []
+    for pool in placer.fleet.pools:
+        growth = pool.growth
+        if growth is None or placer.modes.get(pool.name) != mode:
+            continue
+        refusal = placer.growth_refusal(pool, mode, demand)
+        if refusal:
+            parts.append(f"pool {pool.name}: {refusal}")
+        elif growth.headroom(placer.existing(pool, mode)) == 0:
+            parts.append(f"pool {pool.name}: {growth.owner} is at its limit of {growth.limit} node(s)")
+        else:
+            parts.append(f"pool {pool.name}: a new node of {growth.owner} cannot take it either")
+    return f"; provisioners: {'; '.join(parts)}" if parts else ""
 
 
 def _why(placer: _Placer, demand: Demand) -> str:
     pods = 1 if demand.shared else demand.pods
     need = f"{pods} pod(s) x {demand.per_pod}"
     if demand.on_dra:
-        pools = placer.dra_pools(demand)
-        if not pools:
-            return f"{need} device(s) through claims, but no DRA node it may use (none in DRA mode, or their taint or labels keep it off)"
+        slots = placer.eligible("dra", demand)
+        tail = _growth_tail(placer, "dra", demand)
+        if not slots:
+            return f"{need} device(s) through claims, but no DRA node it may use (none in DRA mode, or their taint or labels keep it off){tail}"
         classes = {r.exactly.class_name for c in demand.claims for r in c.requests if r.exactly}
-        free, best = _free_matching(placer, pools, classes)
+        free, best = _free_matching(placer, slots, classes)
         what = ", ".join(sorted(classes))
         if free < demand.total:
-            return (
-                f"{need} device(s) of class {what}, but only {free} matching device(s) are free on DRA nodes"
-            )
-        return f"{need} device(s) of class {what}: {free} matching device(s) are free, but at most {best} on one node (fragmented)"
-    pools = placer.legacy_pools(demand)
+            return f"{need} device(s) of class {what}, but only {free} matching device(s) are free on DRA nodes{tail}"
+        return f"{need} device(s) of class {what}: {free} matching device(s) are free, but at most {best} on one node (fragmented){tail}"
+    slots = placer.eligible("legacy", demand)
     bridge = placer.bridges.get(demand.resource)
     tail = ""
-    if bridge and not placer.dra_pools(demand):
+    if bridge and not placer.eligible("dra", demand):
         tail = f"; the bridge class {bridge} cannot serve it: it tolerates no DRA pool's taint"
     elif bridge:
         tail = f"; the bridge class {bridge} found no room either"
-    if not pools:
+    tail += _growth_tail(placer, "legacy", demand)
+    if not slots:
         return f"{need} {demand.resource}, but no device-plugin node offers it to this pod (no legacy pool, or labels differ){tail}"
     free = sum(
-        state[placer.resources[p.name].index(demand.resource)] * n
-        for p in pools
-        for state, n in placer.state.legacy[p.name].items()
+        state[s.shape.resource_names.index(demand.resource)] * n
+        for s in slots
+        for state, n in s.nodes.items()
     )
     if free < demand.per_pod:
         return f"{need} {demand.resource}, but only {free} free on device-plugin nodes{tail}"
     return f"{need} {demand.resource}: {free} free on device-plugin nodes, but no node has {demand.per_pod} free (fragmented){tail}"
 
 
-def _free_matching(placer: _Placer, pools: Sequence[PoolModel], classes: set[str]) -> tuple[int, int]:
+def _free_matching(placer: _Placer, slots: Sequence[_Slot], classes: set[str]) -> tuple[int, int]:
     free = best = 0
-    for pool in pools:
+    for slot in slots:
         matching = frozenset().union(
-            *(placer.cache.matching(pool, placer.classes[c]) for c in classes if c in placer.classes)
+            *(placer.cache.matching(slot.shape, placer.classes[c]) for c in classes if c in placer.classes)
         )
-        for state, n in placer.state.dra[pool.name].items():
+        if not matching:
+            continue
+        for state, n in slot.nodes.items():
             left = len(matching - state)
             free += left * n
             best = max(best, left)
@@ -334,16 +415,23 @@ def _free_matching(placer: _Placer, pools: Sequence[PoolModel], classes: set[str
 def _pool_use(placer: _Placer) -> list[PoolUse]:
     out = []
     for pool in placer.fleet.pools:
-        mode = placer.modes[pool.name]
-        if pool.name in placer.state.legacy:
-            capacity = sum(pool.resources.values()) * pool.nodes
-            free = sum(sum(state) * n for state, n in placer.state.legacy[pool.name].items())
-        elif pool.name in placer.state.dra:
-            capacity = len(pool.devices) * pool.nodes
-            free = sum(
-                (len(pool.devices) - len(state)) * n for state, n in placer.state.dra[pool.name].items()
-            )
-        else:
-            capacity = free = 0
-        out.append(PoolUse(pool.name, mode, pool.nodes, capacity, free))
+        mode = placer.modes.get(pool.name, pool.fixed)
+        slots = [s for s in placer.slots.get(mode, ()) if s.pool is pool]
+        nodes = capacity = free = 0
+        if mode not in MODES:
+            nodes = max(pool.nodes(m) for m in MODES)
+        for slot in slots:
+            for state, n in slot.nodes.items():
+                nodes += n
+                capacity += slot.shape.capacity * n
+                free += slot.shape.free(state) * n
+        use = PoolUse(pool.name, mode, nodes, capacity, free, pool.sources.get(mode, "model"))
+        use.added, use.limit, use.ceiling = placer.added[pool.name], nodes, capacity
+        if pool.growth is not None and mode in MODES:
+            use.limit = pool.growth.limit
+            use.ceiling = None
+            if use.limit is not None:
+                use.ceiling = capacity + max(0, use.limit - nodes) * pool.added[mode].capacity
+            use.caveat = pool.growth.caveat
+        out.append(use)
     return out

@@ -2,17 +2,20 @@
 
 A register row of a spec workload (same namespace, kind and name) gives that workload its real pod
 count, node selector and tolerations; a row the spec does not name is a device-plugin workload that
-stays legacy in every wave. Rows of pods that already use claims are not counted: the modelled
-fleet has no record of which devices they hold.
+stays legacy in every wave. Rows of pods that use claims are counted through the devices their
+claims hold (`capacity.held`), not here; a tenant's claim template counts at least the claims made
+from it that the snapshot holds.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpuplatform.capacity.demand import Demand
 from gpuplatform.evidence.register import WorkloadRow
 from gpuplatform.model.platform import Platform
+from gpuplatform.model.tenants import Tenant
 from gpuplatform.model.workloads import Toleration
 
 __all__ = ["RegisterDemand", "register_demand"]
@@ -20,7 +23,8 @@ __all__ = ["RegisterDemand", "register_demand"]
 
 @dataclass(frozen=True)
 class RegisterDemand:
-    """The spec updated from the register, the extra legacy demand, and the rows not counted."""
+    """The spec updated from the register, the extra legacy demand, and the rows not counted
+    (workloads that request only other nvidia.com resources, such as MIG devices)."""
 
     platform: Platform
     extra: tuple[Demand, ...]
@@ -40,8 +44,11 @@ def _toleration(text: str) -> Toleration:
     )
 
 
-def register_demand(platform: Platform, rows: list[WorkloadRow]) -> RegisterDemand:
-    """Merge the snapshot's GPU workloads into the spec's demand."""
+def register_demand(
+    platform: Platform, rows: list[WorkloadRow], templates: Mapping[tuple[str, str], int] | None = None
+) -> RegisterDemand:
+    """Merge the snapshot's GPU workloads, and the claims made from each tenant template
+    ((namespace, template) -> count), into the spec's demand."""
     index: dict[tuple[str, str, str], int] = {
         (w.namespace, str(w.kind), w.name): i for i, w in enumerate(platform.workloads)
     }
@@ -60,7 +67,9 @@ def register_demand(platform: Platform, rows: list[WorkloadRow]) -> RegisterDema
                     "tolerations": tolerations,
                 }
             )
-        elif row.claims or not row.gpus:
+        elif row.claims:
+            continue
+        elif not row.gpus:
             skipped.append(name)
         else:
             extra.append(
@@ -74,6 +83,14 @@ def register_demand(platform: Platform, rows: list[WorkloadRow]) -> RegisterDema
                     tolerations=tuple({k: v for k, v in t.model_dump().items() if v} for t in tolerations),
                 )
             )
-    return RegisterDemand(
-        platform.model_copy(update={"workloads": tuple(workloads)}), tuple(extra), tuple(skipped)
+    tenants = tuple(_with_found_claims(t, templates or {}) for t in platform.tenants)
+    merged = platform.model_copy(update={"workloads": tuple(workloads), "tenants": tenants})
+    return RegisterDemand(merged, tuple(extra), tuple(skipped))
+
+
+def _with_found_claims(tenant: Tenant, found: Mapping[tuple[str, str], int]) -> Tenant:
+    templates = tuple(
+        t.model_copy(update={"claims": max(t.claims, found.get((tenant.ns, t.name), 0))})
+        for t in tenant.claim_templates
     )
+    return tenant.model_copy(update={"claim_templates": templates})

@@ -17,6 +17,8 @@ from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector,
 __all__ = ["SelectorCache"]
 
 Verdict = bool | CelEvaluationError
+_COMPILED: dict[tuple[str, str, tuple[tuple[str, bool], ...]], DeviceSelector | CelCompileError] = {}
+"""Stored-expression selectors of the process: every run (and every platform) compiles one once."""
 
 
 class SelectorCache:
@@ -34,12 +36,16 @@ class SelectorCache:
         """The stored-expression selector; CelCompileError when it does not compile."""
         found = self._compiled.get(expression)
         if found is None:
-            try:
-                found = DeviceSelector(
-                    expression, kubernetes=self.kubernetes, new_expression=False, features=self.features
-                )
-            except CelCompileError as exc:
-                found = exc
+            key = (expression, self.kubernetes, tuple(sorted(self.features.items())))
+            found = _COMPILED.get(key)
+            if found is None:
+                try:
+                    found = DeviceSelector(
+                        expression, kubernetes=self.kubernetes, new_expression=False, features=self.features
+                    )
+                except CelCompileError as exc:
+                    found = exc
+                _COMPILED[key] = found
             self._compiled[expression] = found
         if isinstance(found, CelCompileError):
             raise found

@@ -2,6 +2,7 @@
 
 GP280 (warning): a wave, or the drain moment of the transition into it, does not fit.
 GP281 (info): a wave fits with an allocator that serves demand at least 90% in use.
+GP282 (warning): a wave fits only if a provisioner adds nodes that no declared limit bounds.
 Warnings, not errors: the placement is a packing heuristic, and `synth` must not refuse a spec
 for it; `gpuplatform capacity` exits 1 on the same verdicts.
 """
@@ -38,6 +39,14 @@ CAPACITY_CODES: dict[str, tuple[str, str, str]] = {
         f"The wave fits, but an allocator that serves demand has at least {TIGHT_USE:.0%} of its capacity "
         "in use; a node failure or a surge will leave pods pending.",
     ),
+    "GP282": (
+        "warning",
+        "a wave that fits only if a provisioner adds nodes without a declared limit",
+        "Placing the wave's workloads needs nodes that a provisioner-managed pool has to add, and the "
+        "spec declares no limit the tool can evaluate (`provisioner.maxNodes`, or Karpenter `limits` on "
+        "`nodes` or `nvidia.com/gpu`; limits on cpu or memory depend on instance types). Whether it fits "
+        "depends on the provisioner. Declare the pool's limit to get a verdict.",
+    ),
 }
 
 
@@ -45,7 +54,7 @@ def capacity_verdicts(
     plan: Plan, waves: list[str] | None = None, file: str = "<spec>"
 ) -> dict[str, WaveCapacity]:
     """Wave name -> its capacity (all waves unless named)."""
-    return {r.wave: r for r in plan_capacity(plan, waves, file)}
+    return {r.wave: r for r in plan_capacity(plan, waves, file, detail=False)}
 
 
 def capacity_problems(loaded: LoadedPlatform) -> list[Problem]:
@@ -73,6 +82,17 @@ def capacity_problems(loaded: LoadedPlatform) -> list[Problem]:
                     hint=f"gpuplatform capacity {loaded.source} --wave {name}",
                 )
             )
+        elif result.depends:
+            problems.append(
+                Problem(
+                    loaded.source,
+                    loc,
+                    "GP282",
+                    f"wave {name!r} {result.verdict}",
+                    "warning",
+                    hint=f"gpuplatform capacity {loaded.source} --wave {name}",
+                )
+            )
         elif result.tight:
             problems.append(
                 Problem(loaded.source, loc, "GP281", f"wave {name!r} is tight: {_use(result)}", "info")
@@ -81,13 +101,12 @@ def capacity_problems(loaded: LoadedPlatform) -> list[Problem]:
 
 
 def _use(result: WaveCapacity) -> str:
-    parts = []
-    for m in result.moments:
-        for mode, label in (("legacy", "device plugin"), ("dra", "DRA")):
-            used, cap = m.use(mode)
-            if cap and used >= TIGHT_USE * cap:
-                parts.append(f"{label} {used}/{cap} in use at {m.moment.label}")
-    return "; ".join(parts)
+    labels = {"legacy": "device plugin", "dra": "DRA"}
+    return "; ".join(
+        f"{labels[mode]} {used}/{cap} in use at {m.moment.label}"
+        for m in result.moments
+        for mode, used, cap in m.tight_uses
+    )
 
 
 def transition_verdict(loaded: LoadedPlatform, source: str, target: str) -> dict[str, object]:
@@ -95,13 +114,19 @@ def transition_verdict(loaded: LoadedPlatform, source: str, target: str) -> dict
     try:
         result = transition_capacity(plan_platform(loaded.platform), source, target, loaded.source)
     except InputError as exc:
-        return {"fits": None, "tight": None, "verdict": f"unknown ({exc.problems[0].message})"}
-    return {"fits": result.fits, "tight": result.tight, "verdict": result.verdict}
+        message = f"unknown ({exc.problems[0].message})"
+        return {"fits": None, "dependsOnProvisioner": None, "tight": None, "verdict": message}
+    return {
+        "fits": result.fits,
+        "dependsOnProvisioner": result.depends,
+        "tight": result.tight,
+        "verdict": result.verdict,
+    }
 
 
 def runbook_capacity_notes(plan: Plan) -> dict[str, str]:
-    """Wave name -> the capacity paragraph of its runbook (only tight or misfit waves; none when the
-    fleet cannot be modelled)."""
+    """Wave name -> the capacity paragraph of its runbook (only tight, misfit or provisioner-dependent
+    waves; none when the fleet cannot be modelled)."""
     try:
         verdicts = capacity_verdicts(plan)
     except InputError:
@@ -111,9 +136,15 @@ def runbook_capacity_notes(plan: Plan) -> dict[str, str]:
 
 
 def runbook_capacity_note(result: WaveCapacity) -> str:
-    """A Markdown paragraph for the wave's runbook when it is tight or does not fit; empty otherwise."""
+    """A Markdown paragraph for the wave's runbook when it is tight, does not fit or depends on a
+    provisioner; empty otherwise."""
     if not result.fits:
         return f"**Capacity: this wave does not fit.** {result.verdict}. See `gpuplatform capacity --wave {result.wave}`."
+    if result.depends:
+        return (
+            f"**Capacity: this wave fits only if the provisioner adds nodes.** {result.verdict}. "
+            "Check that it can before each step, or declare the pool's limit."
+        )
     if result.tight:
         return f"**Capacity: this wave is tight** ({_use(result)}). Check for pending pods after each step."
     return ""

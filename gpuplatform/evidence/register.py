@@ -9,7 +9,7 @@ from typing import Any
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.matchers import GPU_RESOURCE, is_device_plugin_pod, is_dra_kubelet_plugin_pod
 
-__all__ = ["HUMAN_FIELDS", "NodeRow", "WorkloadRow", "gpu_count", "node_rows", "workload_rows"]
+__all__ = ["HUMAN_FIELDS", "NodeRow", "WorkloadRow", "gpu_count", "node_rows", "workload_of", "workload_rows"]
 
 #: Fields only a person can fill; present and empty in every row.
 HUMAN_FIELDS = ("owner", "restartTolerance", "maintenanceWindow", "rollbackOwner", "validationTest")
@@ -54,7 +54,7 @@ def _other_gpu_resources(pod: dict[str, Any]) -> list[str]:
     return sorted(names)
 
 
-def _controller(pod: dict[str, Any], snapshot: Snapshot) -> tuple[str, str]:
+def workload_of(pod: dict[str, Any], snapshot: Snapshot) -> tuple[str, str]:
     """(kind, name) of the workload: a ReplicaSet resolves to its Deployment, a Job to its CronJob."""
     meta = pod.get("metadata", {})
     owner = next((o for o in meta.get("ownerReferences") or [] if o.get("controller")), None)
@@ -127,7 +127,7 @@ def workload_rows(snapshot: Snapshot) -> list[WorkloadRow]:
         if not gpus and not others and not claims:
             continue
         namespace = str(pod["metadata"].get("namespace", ""))
-        kind, name = _controller(pod, snapshot)
+        kind, name = workload_of(pod, snapshot)
         row = rows.setdefault((namespace, kind, name), WorkloadRow(namespace, kind, name))
         spec = pod.get("spec", {})
         row.pods += 1

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gpuplatform.model.base import DnsLabel, DnsSubdomain, LabelKey, LabelValue, SpecModel
+from gpuplatform.model.base import DnsLabel, DnsSubdomain, LabelKey, LabelValue, Quantity, SpecModel
 
 __all__ = ["NodePool", "Provisioner", "Taint"]
 
@@ -27,6 +27,7 @@ class Provisioner(SpecModel):
 
     Gates find the pool's nodes by label: Karpenter's `karpenter.sh/nodepool=<name>`, the cloud's
     node-group label (`cloud`), or `nodeLabels` when given (which then replace the default).
+    Capacity counts `minNodes` nodes and lets the provisioner add nodes up to `maxNodes` / `limits`.
     """
 
     kind: Literal["karpenter", "cluster-api", "node-group"]
@@ -42,6 +43,17 @@ class Provisioner(SpecModel):
     min_nodes: int = Field(default=1, ge=0)
     """Nodes the pool has whenever its gates run; fewer found is `unknown`, never held. 0 accepts an
     empty pool (a pool that scales to zero proves nothing while it is empty)."""
+    max_nodes: int | None = Field(default=None, ge=0)
+    """Most nodes the pool can have: the node group's max size, the cluster-api autoscaler's
+    `max-size` annotation, or Karpenter's `limits.nodes`. Absent (and no `limits`): capacity
+    cannot bound the pool and says its verdict depends on the provisioner."""
+    limits: dict[LabelKey, int | Quantity] = {}
+    """Karpenter only: the NodePool's `spec.limits` as written there (`nodes`, `nvidia.com/gpu`,
+    `cpu`, ...); `nodes` and the pool's GPU resources bound the pool, others depend on instance types."""
+    scales_for_claims: bool | None = None
+    """Whether the provisioner adds nodes for pods with ResourceClaims. Default: Karpenter no (it
+    ignores DRA pods unless IGNORE_DRA_REQUESTS=false), Cluster Autoscaler (node-group,
+    cluster-api) yes (DRA handling is locked on since cluster-autoscaler 1.35)."""
 
     @model_validator(mode="after")
     def _selector_rules(self) -> Provisioner:
@@ -49,6 +61,13 @@ class Provisioner(SpecModel):
             raise ValueError(f"cloud is for node-group pools, not {self.kind}")
         if any(not value for value in self.node_labels.values()):
             raise ValueError("nodeLabels values must not be empty")
+        if self.limits and self.kind != "karpenter":
+            raise ValueError(f"limits are a Karpenter NodePool's; a {self.kind} pool declares maxNodes")
+        negative = sorted(k for k, v in self.limits.items() if str(v).lstrip().startswith("-"))
+        if negative:
+            raise ValueError(f"limits must not be negative: {', '.join(negative)}")
+        if self.max_nodes is not None and self.max_nodes < self.min_nodes:
+            raise ValueError(f"maxNodes {self.max_nodes} is below minNodes {self.min_nodes}")
         return self
 
 

@@ -10,6 +10,7 @@ from gpuplatform.model import (
     DraDriver,
     NodePool,
     Platform,
+    Provisioner,
     ServiceTier,
     Tenant,
     Wave,
@@ -68,4 +69,22 @@ def workload(name: str, replicas: int, gpus: int, moves_in: str = "cutover", **e
         tier="full",
         moves_in=moves_in,
         **extra,
+    )
+
+
+def provisioned(
+    name: str,
+    kind: str = "karpenter",
+    gpus: int = 8,
+    migrates_in: str | None = None,
+    **provisioner: Any,
+) -> NodePool:
+    """A pool a provisioner manages (`minNodes` 1 unless given)."""
+    cloud = {"cloud": "eks"} if kind == "node-group" else {}
+    return NodePool(
+        name=name,
+        provisioner=Provisioner(kind=kind, name=f"{name}-np", **cloud, **provisioner),
+        product="H100-80GB",
+        gpus_per_node=gpus,
+        migrates_in=migrates_in,
     )

@@ -53,10 +53,11 @@ def test_a_mig_layout_offers_mig_resources_to_legacy_pods_and_mig_devices_to_cla
 
 
 def test_a_claim_shared_by_several_pods_takes_its_devices_once() -> None:
+    from gpuplatform.capacity.answers import PlacementCache
     from gpuplatform.capacity.demand import Demand, claim_for
     from gpuplatform.capacity.fleet import build_fleet
     from gpuplatform.capacity.moments import moment_classes
-    from gpuplatform.capacity.placement import PlacementCache, place
+    from gpuplatform.capacity.placement import place
 
     p = platform([pool("new", 1, gpus=2, migrates_in="pilot")])
     plan = plan_platform(p)
@@ -110,3 +111,28 @@ def test_migrated_workloads_claim_devices_of_their_tier_and_free_the_device_plug
     assert before.moments[-1].demand == {"devicePlugin": 8, "dra": 0}
     assert after.moments[-1].demand == {"devicePlugin": 0, "dra": 8}
     assert after.moments[-1].outcome.tiers["full"] == 0
+
+
+def test_classes_that_select_alike_share_answers_but_errors_name_their_own_class() -> None:
+    from gpuplatform.capacity.answers import PlacementCache
+    from gpuplatform.capacity.claims import DeviceClass
+    from gpuplatform.capacity.demand import Demand, claim_for
+    from gpuplatform.capacity.fleet import build_fleet
+    from gpuplatform.capacity.placement import place
+
+    p = platform([pool("new", 1, gpus=2, migrates_in="pilot")])
+    tolerate = ({"operator": "Exists"},)
+    fine = "device.attributes['gpu.nvidia.com'].type == 'gpu'"
+    broken = "device.attributes['gpu.nvidia.com'].noSuchAttribute == 'x'"
+    classes = {n: DeviceClass(n, (e,)) for n, e in (("a", fine), ("b", fine), ("c", broken), ("d", broken))}
+    demands = [
+        Demand(name, "x", 1, 2, claims=(claim_for(name, "team", name, 2),), tolerations=tolerate)
+        for name in "abcd"
+    ]
+    cache = PlacementCache()
+    outcome = place(build_fleet(p), {"new": "dra"}, classes, {}, demands, cache)
+    # a took both devices, so b (same selectors, shared answer) finds none; c and d fail on their own
+    assert [f.demand.name for f in outcome.failures] == ["b", "c", "d"]
+    reasons = {f.demand.name: f.reason for f in outcome.failures}
+    assert reasons["c"].startswith("class c: selector #0: CEL runtime error")
+    assert reasons["d"].startswith("class d: selector #0: CEL runtime error")

@@ -80,9 +80,20 @@ def test_a_snapshot_adds_the_register_workloads(tmp_path: Path) -> None:
     cluster.kinds["pods"] = [*(cluster.kinds["pods"] or []), *extra]
     folder = cluster.write(tmp_path / "snap")
     stack = str(REPO / "stacks" / "reference.py")
-    result = run("capacity", stack, "--wave", "baseline", "--snapshot", str(folder), "--format", "json")
+    result = run(
+        "capacity",
+        stack,
+        "--platform",
+        "reference",
+        "--wave",
+        "baseline",
+        "--snapshot",
+        str(folder),
+        "--format",
+        "json",
+    )
     assert result.exit_code == 1
-    (reference, _staging) = json.loads(result.stdout)
+    (reference,) = json.loads(result.stdout)
     first = reference["moments"][-1]["firstMisfit"]
     assert first["workload"].startswith("snapshot workload Pod ml/batch-")
     assert reference["moments"][-1]["demand"]["devicePlugin"] == 3 * 8 + 2
