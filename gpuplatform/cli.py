@@ -1,11 +1,14 @@
 """The `gpuplatform` command: parse, call one library function, print, pick the exit code.
 
-Exit codes: 0 success; 1 the job ran and found problems; 2 the input could not be used;
-70 an internal error (a bug: one `error: internal:` line, the traceback with `--debug`).
+Exit codes: 0 success; 1 the job ran and found problems; 2 the input could not be used (a located
+`error: <file>:<field>: ...`); 74 the machine refused (disk full, permission denied, read-only
+file system, stdout closed); 130 interrupted (SIGINT); 70 an internal error (a bug: one
+`error: internal:` line, the traceback with `--debug`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -17,7 +20,7 @@ from typing import Any, TypeVar
 
 import click
 
-from gpuplatform.errors import GpuplatformError, InputError, Problem, format_problems
+from gpuplatform.errors import EnvironmentFailure, GpuplatformError, InputError, Problem, format_problems
 from gpuplatform.load.stacks import LoadedPlatform, discover_stacks, load_stack, load_stacks
 from gpuplatform.output.serialize import RenderedOutputInvalid
 
@@ -26,6 +29,8 @@ __all__ = ["main"]
 EXIT_FINDINGS = 1
 EXIT_INPUT = 2
 EXIT_INTERNAL = 70
+EXIT_ENVIRONMENT = 74
+EXIT_INTERRUPTED = 130
 STACKS_DIR = Path("stacks")
 DIST_DIR = Path("dist")
 
@@ -43,6 +48,8 @@ def guarded(func: F) -> F:
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            if sys.stdout is None:
+                raise EnvironmentFailure("stdout", "cannot print the result", "it is closed")
             return func(*args, **kwargs)
         except InputError as exc:
             _fail(format_problems(exc.problems), EXIT_INPUT)
@@ -51,13 +58,25 @@ def guarded(func: F) -> F:
                 "\n".join(f"error: internal: rendered object is invalid: {line}" for line in exc.lines),
                 EXIT_INTERNAL,
             )
+        except EnvironmentFailure as exc:
+            _fail(f"error: {exc}", EXIT_ENVIRONMENT)
         except GpuplatformError as exc:
             _fail(f"error: {exc}", EXIT_INPUT)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except KeyboardInterrupt:
+            _fail("error: interrupted", EXIT_INTERRUPTED)
         except BrokenPipeError:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            sys.exit(EXIT_FINDINGS)
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            _fail(
+                "error: stdout: the reader closed the pipe before the output was complete", EXIT_ENVIRONMENT
+            )
+        except MemoryError:
+            _fail("error: out of memory", EXIT_ENVIRONMENT)
+        except OSError as exc:
+            where = exc.filename if exc.filename is not None else "the system"
+            _fail(f"error: {where}: {exc.strerror or type(exc).__name__}", EXIT_ENVIRONMENT)
         except Exception as exc:
             if click.get_current_context().find_root().params.get("debug"):
                 traceback.print_exc()
@@ -116,12 +135,13 @@ def synth(
     from gpuplatform.output.location import check_location
     from gpuplatform.output.synth import PolicyRefusal, check_tree, synth_tree
 
-    loaded = load_selected(stack, overlays)
     target = Path(out) if out else DIST_DIR
-    notes = check_location(loaded, target)
+    resolved = Path(os.path.abspath(target))  # before a stack runs: a stack may change directory
+    loaded = load_selected(stack, overlays)
+    notes = check_location(loaded, resolved)
     prune = stack is None
     if check:
-        drift = check_tree(loaded, target, prune=prune, overrides=allow)
+        drift = check_tree(loaded, resolved, prune=prune, overrides=allow)
         for d in drift:
             click.echo(f"{d.state}: {target / d.path}", err=True)
         if drift:
@@ -133,7 +153,7 @@ def synth(
         _notes(notes)
         return
     try:
-        written, findings = synth_tree(loaded, target, prune=prune, overrides=allow)
+        written, findings = synth_tree(loaded, resolved, prune=prune, overrides=allow)
     except PolicyRefusal as exc:
         click.echo(format_problems(exc.problems), err=True)
         _fail(
@@ -178,13 +198,15 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
     from gpuplatform.capacity.verdicts import transition_verdict
     from gpuplatform.plan.report import plan_report, plan_text
     from gpuplatform.plan.waves import plan_platform
+    from gpuplatform.policy.selectors import refuse_uncompilable
 
+    loaded = load_selected(stack, overlays)
+    refuse_uncompilable(loaded)  # what synth refuses, plan refuses too
     if source is not None or target is not None:
         from gpuplatform.output.diff import reviewed_transitions
 
         if source is None or target is None:
             raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
-        loaded = load_selected(stack, overlays)
         found = reviewed_transitions(loaded, source, target)
         verdicts = [transition_verdict(lp, source, target) for lp in loaded]
         if fmt == "json":
@@ -202,7 +224,7 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
         if any(t.refusals for t in found):
             sys.exit(EXIT_FINDINGS)
         return
-    reports = [plan_report(plan_platform(lp.platform)) for lp in load_selected(stack, overlays)]
+    reports = [plan_report(plan_platform(lp.platform)) for lp in loaded]
     if fmt == "json":
         click.echo(json.dumps(reports, indent=2))
     else:
@@ -450,12 +472,13 @@ def init(snapshot_dir: str, name: str, domain: str, out: str | None) -> None:
     """Write a starting spec from a running cluster: every GPU node legacy, decisions marked TODO."""
     from gpuplatform.evidence.init import initial_spec
     from gpuplatform.evidence.snapshot import load_snapshot
+    from gpuplatform.output.write import write_file
 
     text = initial_spec(load_snapshot(Path(snapshot_dir)), name, domain)
     if out is None:
         click.echo(text, nl=False)
     else:
-        Path(out).write_text(text)
+        write_file(Path(out), text.encode())
         click.echo(f"wrote {out}")
 
 

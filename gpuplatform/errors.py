@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 __all__ = [
+    "EnvironmentFailure",
     "GpuplatformError",
     "InputError",
     "Problem",
@@ -83,3 +84,13 @@ class InputError(GpuplatformError):
     def single(cls, file: str, loc: str, message: str, code: str = "") -> InputError:
         """Shortcut for one problem."""
         return cls([Problem(file=file, loc=loc, code=code, message=message)])
+
+
+class EnvironmentFailure(GpuplatformError):
+    """The machine refused what a valid run needed: disk full, permission denied, read-only file
+    system, closed stdout (exit 74, sysexits' EX_IOERR); the message names the path and the cause."""
+
+    def __init__(self, where: str, what: str, cause: OSError | str) -> None:
+        self.where = where
+        reason = cause if isinstance(cause, str) else (cause.strerror or type(cause).__name__)
+        super().__init__(f"{where}: {what}: {reason}")

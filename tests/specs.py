@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import Any
 
@@ -57,3 +58,34 @@ def write_overlay(path: Path, spec: dict[str, Any], name: str | None = None) -> 
     if name is not None:
         doc["metadata"] = {"name": name}
     return write_spec(path, doc)
+
+
+def listing(root: Path) -> dict[str, Any]:
+    """Every entry under `root`: file bytes, link targets, folders (never through a link)."""
+    out: dict[str, Any] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                out[rel] = ("link", os.readlink(path))
+            elif path.is_dir():
+                out[rel] = ("dir",)
+            else:
+                out[rel] = ("file", path.read_bytes())
+    return out
+
+
+def python_stack(
+    path: Path, *, names: tuple[str, ...] = ("lab",), wave: str | None = None, body: str = ""
+) -> Path:
+    """A Python stack exposing `minimal_spec()` platforms named `names` (after running `body`)."""
+    path.write_text(
+        "from gpuplatform.model import Platform\n"
+        "from tests.specs import minimal_spec\n"
+        "doc = minimal_spec()\n"
+        + body
+        + (f"doc['spec']['activeWave'] = {wave!r}\n" if wave else "")
+        + f"platforms = [Platform.model_validate({{**doc['spec'], 'name': n}}) for n in {names!r}]\n"
+    )
+    return path

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,27 +11,45 @@ from typing import Any
 
 import pytest
 
-from gpuplatform.output.write import CRASH_AT_ENV
-from tests.specs import minimal_spec, write_spec
+from gpuplatform.output.write import exclusive_output, recover
+from tests.specs import minimal_spec, python_stack, write_spec
 
-#: Runs the CLI; with argv[1] == "no-exchange" it first disables renameat2, forcing the two-rename path.
+#: Runs the CLI: argv[1] "exchange" or "no-exchange" (renameat2 disabled: the two-rename path);
+#: argv[2] a crash point (or "-") and argv[3] at which of its occurrences the run dies.
 _RUNNER = """
-import sys
+import os, sys
 import gpuplatform.output.write as write
-if sys.argv.pop(1) == "no-exchange":
+mode, point, nth = sys.argv[1:4]
+del sys.argv[1:4]
+if mode == "no-exchange":
     write._exchange = lambda a, b: False
+seen = []
+def hook(name):
+    if name == point:
+        seen.append(name)
+        if len(seen) == int(nth):
+            os._exit(86)
+write.crash_hook = hook
 from gpuplatform.cli import main
 main()
 """
 
 
-def _synth(spec: Path, out: Path, *, crash_at: str | None = None, exchange: bool = True) -> int:
-    env = {k: v for k, v in os.environ.items() if k != CRASH_AT_ENV}
-    if crash_at is not None:
-        env[CRASH_AT_ENV] = crash_at
+def _synth(spec: Path, out: Path, *, crash_at: str | None = None, exchange: bool = True, nth: int = 1) -> int:
     mode = "exchange" if exchange else "no-exchange"
-    cmd = [sys.executable, "-c", _RUNNER, mode, "synth", str(spec), "--out", str(out)]
-    return subprocess.run(cmd, env=env, capture_output=True, timeout=120).returncode
+    cmd = [
+        sys.executable,
+        "-c",
+        _RUNNER,
+        mode,
+        crash_at or "-",
+        str(nth),
+        "synth",
+        str(spec),
+        "--out",
+        str(out),
+    ]
+    return subprocess.run(cmd, capture_output=True, timeout=120).returncode
 
 
 def _complete_tree(root: Path) -> str | None:
@@ -58,7 +75,20 @@ def _specs(tmp_path: Path) -> tuple[Path, Path]:
     return write_spec(tmp_path / "old.yaml", old), write_spec(tmp_path / "new.yaml", new)
 
 
-POINTS = [("writing", True), ("staged", True), ("swapped", True), ("moved-old", False), ("swapped", False)]
+POINTS = [
+    ("writing", True),
+    ("staged", True),
+    ("swapped", True),
+    ("committed", True),
+    ("moved-old", False),
+    ("swapped", False),
+]
+
+
+def _recorded_trees(out: Path) -> dict[str, str | None]:
+    """The complete trees in `out`: at their place or at a name the state file records."""
+    found = {p.name: _complete_tree(p) for p in out.iterdir() if p.is_dir()}
+    return {name: wave for name, wave in found.items() if wave is not None}
 
 
 @pytest.mark.parametrize(
@@ -74,12 +104,13 @@ def test_a_killed_synth_leaves_a_whole_tree_and_the_next_run_recovers(
     assert _complete_tree(out / "lab") == "pilot"
     # WHEN a synth of the new spec is killed at `point`
     assert _synth(new, out, crash_at=point, exchange=exchange) == 86
-    # THEN the old or the new tree is complete, at its place or at the fallback name recovery restores
-    found = {name: _complete_tree(out / name) for name in ("lab", ".lab.old")}
+    # THEN the old or the new tree is complete, at its place or at the backup name the state records
+    found = _recorded_trees(out)
     assert set(found.values()) & {"pilot", "claims"}, found
-    if found["lab"] is None:
-        assert found[".lab.old"] == "pilot"
-    # AND the next run recovers and leaves exactly the new tree, no staging or fallback folders
+    if "lab" not in found:
+        state = (out / ".gpuplatform.lock").read_text()
+        assert any(name in state for name, wave in found.items() if wave == "pilot"), (found, state)
+    # AND the next run recovers and leaves exactly the new tree, no staging or backup folders
     assert _synth(new, out) == 0
     assert _complete_tree(out / "lab") == "claims"
     assert sorted(p.name for p in out.iterdir()) == [".gpuplatform.lock", "lab"]
@@ -97,3 +128,19 @@ def test_recovery_alone_restores_the_old_tree_after_a_crash_between_renames(tmp_
     # THEN the old tree is back in place and nothing else is left
     assert _complete_tree(out / "lab") == "pilot"
     assert sorted(p.name for p in out.iterdir()) == [".gpuplatform.lock", "lab"]
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "renames"])
+def test_a_run_killed_between_two_platforms_is_rolled_back_for_both(tmp_path: Path, exchange: bool) -> None:
+    # GIVEN two platforms of one stack written from the old wave
+    out = tmp_path / "out"
+    assert _synth(python_stack(tmp_path / "old.py", names=("one", "two"), wave="pilot"), out) == 0
+    # WHEN a run of the new wave dies right after the first platform went in
+    new = python_stack(tmp_path / "new.py", names=("one", "two"), wave="claims")
+    assert _synth(new, out, crash_at="swapped", exchange=exchange) == 86
+    assert _complete_tree(out / "one") == "claims"
+    # THEN recovery (the first step of the next run) restores both platforms, not only the second
+    with exclusive_output(out) as state:
+        assert recover(state) == []
+    assert (_complete_tree(out / "one"), _complete_tree(out / "two")) == ("pilot", "pilot")
+    assert sorted(p.name for p in out.iterdir()) == [".gpuplatform.lock", "one", "two"]

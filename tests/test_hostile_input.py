@@ -86,7 +86,7 @@ def test_an_overlay_cannot_rename_the_platform_out_of_the_tree(tmp_path: Path) -
 @pytest.mark.parametrize(
     ("mutation", "fragment"),
     [
-        (_set("spec.domain", ".".join(["a" * 60] * 4)), "255"),
+        (_set("spec.domain", ".".join(["a" * 60] * 4)), "spec.domain"),
         (_set("spec.tenants.0.claimTemplates.0.name", ".".join(["c" * 60] * 4)), "255"),
         (_set("spec.delivery.path", "../../etc"), "spec.delivery.path"),
         (_set("spec.delivery.path", "/srv/dist"), "spec.delivery.path"),

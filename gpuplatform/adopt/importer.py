@@ -25,6 +25,7 @@ from gpuplatform.errors import GpuplatformError, InputError
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.load.yaml_input import read_text
 from gpuplatform.model.base import DNS_LABEL
+from gpuplatform.output.write import write_file
 from gpuplatform.output.yaml import dump_yaml
 
 __all__ = ["ALL_VALUES_THRESHOLD", "import_operator_values"]
@@ -75,6 +76,10 @@ def _check_names(release: str | None, namespace: str | None) -> None:
 def _edit_spec(
     stack: Path, values: dict[str, Any], driver: str | None, release: str | None, namespace: str | None
 ) -> list[str]:
+    if stack.is_symlink():
+        raise InputError.single(
+            str(stack), "", "is a symbolic link; import edits the spec in place: name the file itself"
+        )
     y = _yaml()
     try:
         doc = y.load(read_text(stack))
@@ -102,7 +107,7 @@ def _edit_spec(
     buffer = io.StringIO()
     y.dump(doc, buffer)
     temporary = stack.with_name(f".{stack.name}.import")
-    temporary.write_text(buffer.getvalue())
+    write_file(temporary, buffer.getvalue().encode())
     try:
         load_stack(temporary)
     except GpuplatformError:
@@ -125,7 +130,7 @@ def _python_stack(
     target = out or stack.parent / "values" / f"{name}.yaml"
     target.parent.mkdir(parents=True, exist_ok=True)
     header = f"# The running release's user-supplied values, imported from {source.name} by gpuplatform.\n"
-    target.write_text(header + (dump_yaml(values) if values else "{}\n"))
+    write_file(target, (header + (dump_yaml(values) if values else "{}\n")).encode())
     relative = os.path.relpath(target, stack.parent)
     arguments = ["managed=True"]
     if release is not None:

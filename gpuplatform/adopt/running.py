@@ -21,6 +21,7 @@ from typing import Any
 
 from gpuplatform.errors import InputError
 from gpuplatform.load.yaml_input import parse_yaml, read_text
+from gpuplatform.output.write import write_file
 
 __all__ = [
     "HELM_FOLDER",
@@ -161,6 +162,8 @@ def capture_releases(
             continue
         folder = out / HELM_FOLDER
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{namespace}_{name}.json").write_text(json.dumps(release.as_dict(), indent=2) + "\n")
+        write_file(
+            folder / f"{namespace}_{name}.json", (json.dumps(release.as_dict(), indent=2) + "\n").encode()
+        )
         status[target] = "ok"
     return status

@@ -14,6 +14,7 @@ from gpuplatform.convert.manifests import Conversion, convert_text
 from gpuplatform.convert.targets import Targets
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.yaml_input import read_text
+from gpuplatform.output.write import write_file
 from gpuplatform.output.yaml import dump_documents
 
 __all__ = ["ConvertResult", "convert_files"]
@@ -80,10 +81,18 @@ def convert_files(
     if out is None:
         result.lines = [c.text + "---\n" + dump_documents(c.templates) for _, c in conversions]
         return result
+    links = [t for path, _ in conversions for t in _outputs(path, out) if t.is_symlink()]
+    if links:
+        raise InputError(
+            [
+                Problem(str(t), "", "", "is a symbolic link; gpuplatform does not write through links")
+                for t in links
+            ]
+        )
     out.mkdir(parents=True, exist_ok=True)
     for path, c in conversions:
         manifest, templates = _outputs(path, out)
-        manifest.write_text(c.text)
-        templates.write_text(dump_documents(c.templates))
+        write_file(manifest, c.text.encode())
+        write_file(templates, dump_documents(c.templates).encode())
         result.lines.append(f"wrote {manifest} ({', '.join(c.converted)}) and {templates}")
     return result

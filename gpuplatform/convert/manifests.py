@@ -30,7 +30,7 @@ from ruamel.yaml.error import YAMLError
 from gpuplatform.convert.targets import GPU, Placement, Targets
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.yaml_input import parse_yaml_documents
-from gpuplatform.model.base import DNS_LABEL, DNS_SUBDOMAIN
+from gpuplatform.model.base import is_dns_label, is_dns_subdomain
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.tenants import RECREATE_ANNOTATIONS
 from gpuplatform.render.workload_handoff import template_name
@@ -291,12 +291,12 @@ def _convert_workload(doc: CommentedMap, source: str, loc: str, targets: Targets
             source, f"{pod_loc}.resourceClaims", "the pod already has resource claims: convert it by hand"
         )
     template = template_name(name)
-    if len(template) > 253 or not DNS_SUBDOMAIN.match(template):
+    if not is_dns_subdomain(template):
         raise InputError.single(
             source, f"{loc}.metadata.name", f"template name {template!r} is not a DNS subdomain"
         )
     requests = _assign_requests(needs, share)
-    bad = [r["name"] for r in requests if not DNS_LABEL.match(r["name"])]
+    bad = [r["name"] for r in requests if not is_dns_label(r["name"])]
     if bad:
         raise InputError.single(source, pod_loc, f"request names {bad} are not DNS labels")
     for need in needs:

@@ -9,7 +9,6 @@ Git repository) is marked `# TODO` with a valid placeholder, so the file synthes
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from gpuplatform.gates.matchers import GPU_RESOURCE
 from gpuplatform.gates.nodes import PROVISIONER_LABELS
 from gpuplatform.inventory.catalog import product_for_label
 from gpuplatform.load.documents import API_VERSION, PLATFORM_KIND
+from gpuplatform.load.yaml_input import read_data
 from gpuplatform.model.workloads import Workload
 from gpuplatform.output.yaml import dump_yaml
 from gpuplatform.versions import DRA_DRIVER_DEFAULT
@@ -205,9 +205,8 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
 
 def _server_version(snapshot: Snapshot) -> str:
     path = snapshot.folder / "manifest.json"
-    try:
-        version = json.loads(path.read_text()).get("serverVersion") if path.is_file() else None
-    except json.JSONDecodeError:
-        version = None
+    manifest = read_data(path) if path.is_file() else None
+    version = manifest.get("serverVersion") if isinstance(manifest, dict) else None
+    version = version if isinstance(version, str) else None
     match = re.match(r"^v?(\d+\.\d+\.\d+)", version or "")
     return match.group(1) if match else "1.36.1"

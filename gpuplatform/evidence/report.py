@@ -7,6 +7,7 @@ from typing import Any
 
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.evaluate import GateResult
+from gpuplatform.load.yaml_input import read_data
 
 __all__ = ["all_held", "evidence_json", "evidence_markdown"]
 
@@ -22,11 +23,8 @@ def _manifest(snapshot: Snapshot) -> dict[str, Any]:
     path = snapshot.folder / "manifest.json"
     if not path.is_file():
         return {}
-    try:
-        data: dict[str, Any] = json.loads(path.read_text())
-    except json.JSONDecodeError:
-        return {}
-    return data
+    data = read_data(path)
+    return data if isinstance(data, dict) else {}
 
 
 def evidence_markdown(platform: str, wave: str, snapshot: Snapshot, results: list[GateResult]) -> str:

@@ -20,7 +20,9 @@ from typing import Any
 
 from gpuplatform.adopt.running import capture_releases
 from gpuplatform.errors import InputError
-from gpuplatform.load.yaml_input import read_yaml
+from gpuplatform.load.yaml_input import MAX_DATA_BYTES, read_data, read_head, read_text
+from gpuplatform.model.base import is_dns_label, is_dns_subdomain
+from gpuplatform.output.write import write_file
 
 __all__ = [
     "DEFAULT_HELM_RELEASE",
@@ -94,7 +96,7 @@ def _capture(
         result = _kubectl(command(namespace, pod), context)
         if result.returncode == 0:
             (out / folder).mkdir(exist_ok=True)
-            (out / folder / f"{namespace}_{pod}.{suffix}").write_text(result.stdout)
+            write_file(out / folder / f"{namespace}_{pod}.{suffix}", result.stdout.encode())
             manifest[key][target] = "ok"
         else:
             manifest[key][target] = "missing: " + _reason(result.stderr)
@@ -121,6 +123,11 @@ def take_snapshot(
     whose chart and user-supplied values are read from Helm's storage (`helm/`); a release that is
     not installed is noted, a release that cannot be read is missing.
     """
+    for option, targets in (("--nvidia-smi", nvidia_smi_pods), ("--logs", log_pods)):
+        for target in targets:
+            namespace, _, pod = target.partition("/")
+            if not (is_dns_label(namespace) and is_dns_subdomain(pod)):
+                raise InputError.single(option, "", f"{target!r} is not NAMESPACE/POD (Kubernetes names)")
     if shutil.which("kubectl") is None:
         raise InputError.single("kubectl", "", "kubectl is not on PATH; install it or run where it is")
     out.mkdir(parents=True, exist_ok=True)
@@ -162,8 +169,9 @@ def take_snapshot(
             manifest["kinds"][kind] = "missing: " + "; ".join(errors)
             manifest["missing"].append(kind)
             continue
-        (out / f"{kind}.json").write_text(
-            json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n"
+        write_file(
+            out / f"{kind}.json",
+            (json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n").encode(),
         )
         manifest["kinds"][kind] = f"{len(items)} object(s)"
         if kind == "pods":
@@ -200,7 +208,7 @@ def take_snapshot(
 
 def _finish(out: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     manifest["time"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    write_file(out / "manifest.json", (json.dumps(manifest, indent=2) + "\n").encode())
     return manifest
 
 
@@ -246,7 +254,7 @@ def load_snapshot(folder: Path) -> Snapshot:
         if not path.is_file():
             snapshot.kinds[kind] = None
             continue
-        doc = read_yaml(path)
+        doc = read_data(path)
         items = doc.get("items") if isinstance(doc, dict) else None
         if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
             raise InputError.single(
@@ -257,13 +265,12 @@ def load_snapshot(folder: Path) -> Snapshot:
     if smi.is_dir():
         for path in sorted(smi.glob("*.csv")):
             namespace, _, pod = path.stem.partition("_")
-            snapshot.nvidia_smi[f"{namespace}/{pod}"] = _csv_rows(path.read_text())
+            snapshot.nvidia_smi[f"{namespace}/{pod}"] = _csv_rows(read_text(path, MAX_DATA_BYTES))
     logs = folder / "logs"
     if logs.is_dir():
         for path in sorted(logs.glob("*.log")):
             namespace, _, pod = path.stem.partition("_")
-            with path.open(encoding="utf-8", errors="replace") as f:
-                snapshot.logs[f"{namespace}/{pod}"] = f.read(_LOG_LIMIT)
+            snapshot.logs[f"{namespace}/{pod}"] = read_head(path, _LOG_LIMIT)
     return snapshot
 
 
@@ -271,7 +278,7 @@ def snapshot_or_pods(path: Path) -> Snapshot:
     """A snapshot folder, or a lone `kubectl get pods -A -o json` file as a snapshot of pods only."""
     if path.is_dir():
         return load_snapshot(path)
-    doc = read_yaml(path)
+    doc = read_data(path)
     items = doc.get("items") if isinstance(doc, dict) else None
     if not isinstance(items, list):
         raise InputError.single(

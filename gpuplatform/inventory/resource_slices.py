@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from gpuplatform.errors import InputError, Problem
+from gpuplatform.load.yaml_input import MAX_DATA_BYTES, read_text
 
 __all__ = ["Pool", "normalise_slice", "parse_resource_slices", "read_resource_slices"]
 
@@ -99,10 +100,8 @@ def _files(paths: Iterable[Path]) -> list[Path]:
     for path in paths:
         if path.is_dir():
             out.extend(sorted(p for p in path.rglob("*") if p.suffix in (".json", ".yaml", ".yml")))
-        elif path.is_file():
-            out.append(path)
         else:
-            raise InputError.single(str(path), "", "no such file or directory")
+            out.append(path)  # the bounded reader refuses what is missing or not a regular file
     return out
 
 
@@ -110,7 +109,7 @@ def read_resource_slices(*paths: str | Path) -> list[Pool]:
     """Read files/folders; group by node, driver and pool, keeping only each pool's highest generation."""
     pools: dict[tuple[str, str, str], Pool] = {}
     for path in _files(Path(p) for p in paths):
-        for item in parse_resource_slices(path.read_text(encoding="utf-8"), str(path)):
+        for item in parse_resource_slices(read_text(path, MAX_DATA_BYTES), str(path)):
             spec = item["spec"]
             node = spec.get("nodeName") or ""
             key = (node, spec["driver"], spec["pool"]["name"])

@@ -8,6 +8,8 @@ from pydantic import ValidationError
 
 from gpuplatform.errors import InputError, Problem, format_loc
 from gpuplatform.load.merge import Origin
+from gpuplatform.model.identities import identity_errors
+from gpuplatform.model.limits import size_errors
 from gpuplatform.model.platform import Platform
 from gpuplatform.model.references import Loc, reference_errors
 
@@ -16,6 +18,7 @@ __all__ = [
     "OVERLAY_KIND",
     "PLATFORM_KIND",
     "check_envelope",
+    "duplicate_names",
     "platform_document",
     "platform_from_document",
     "problems_from_validation",
@@ -65,6 +68,29 @@ def check_envelope(doc: Any, file: str, kind: str) -> dict[str, Any]:
     return doc
 
 
+def duplicate_names(doc: Any, file: str, at: Loc = ("spec",)) -> list[Problem]:
+    """Every repeated `name` in a list of named items anywhere in `doc`, at the path of the repeat.
+
+    Run on an overlay and on the spec it merges onto, before merging: merging by name would
+    otherwise fold two items of one name into one, silently.
+    """
+    problems: list[Problem] = []
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            problems += duplicate_names(value, file, (*at, key))
+    elif isinstance(doc, list):
+        first: dict[str, int] = {}
+        for i, item in enumerate(doc):
+            name = item.get("name") if isinstance(item, dict) else None
+            if isinstance(name, str) and first.setdefault(name, i) != i:
+                where = format_loc((*at, first[name]))
+                problems.append(
+                    Problem(file, format_loc((*at, i, "name")), "", f"{name!r} is already defined at {where}")
+                )
+            problems += duplicate_names(item, file, (*at, i))
+    return problems
+
+
 def platform_document(platform: Platform) -> dict[str, Any]:
     """The spec document of a Platform (the canonical form overlays merge onto)."""
     body = platform.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -109,7 +135,7 @@ def platform_from_document(doc: dict[str, Any], origin: str | Origin) -> Platfor
         platform = Platform.model_validate(body)
     except ValidationError as exc:
         raise InputError(problems_from_validation(exc, origin)) from None
-    refs = reference_errors(platform)
+    refs = size_errors(platform) or reference_errors(platform) + identity_errors(platform)
     if refs:
         raise InputError([_located(origin, loc, message) for loc, message in refs])
     return platform

@@ -1,12 +1,16 @@
 """Stacks: Python files or YAML specs that declare platforms, plus the overlays merged onto them.
 
 Python stacks are trusted code, run in-process like a setup.py: they expose `platform`,
-`platforms` or `build()`, and may list `overlays` (paths relative to the stack file).
+`platforms` or `build()`, and may list `overlays` (paths relative to the stack file). While a
+stack runs, what it prints goes to stderr (stdout carries `--format json`), and a stack that
+changes the working directory is put back where it started.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -21,6 +25,7 @@ from gpuplatform.load.documents import (
     OVERLAY_KIND,
     PLATFORM_KIND,
     check_envelope,
+    duplicate_names,
     platform_document,
     platform_from_document,
 )
@@ -57,19 +62,29 @@ class LoadedPlatform:
 
 
 def _read_manifests(platform: Platform, source: Path) -> dict[str, str]:
-    """Read each `workloads[].manifest` and `nimServices[].manifest`, relative to the stack file."""
+    """Read each `workloads[].manifest` and `nimServices[].manifest`, inside the stack file's folder.
+
+    The text is copied into `dist/`, so a manifest (after its links are resolved) must stay in the
+    stack's folder: a spec cannot publish /etc/shadow or a neighbour's secrets.
+    """
     texts: dict[str, str] = {}
     problems: list[Problem] = []
     named = [("workloads", i, w.manifest) for i, w in enumerate(platform.workloads)]
     named += [("nimServices", i, n.manifest) for i, n in enumerate(platform.nim_services)]
+    folder = source.parent.resolve()
     for field_name, i, manifest in named:
         if manifest is None:
             continue
-        path = Path(manifest) if Path(manifest).is_absolute() else source.parent / manifest
+        loc = f"spec.{field_name}[{i}].manifest"
+        path = source.parent / manifest
+        if not path.resolve().is_relative_to(folder):
+            problems.append(
+                Problem(str(source), loc, "", f"{path} leads outside the stack's folder {folder}")
+            )
+            continue
         try:
             texts[manifest] = read_text(path)
         except InputError as exc:
-            loc = f"spec.{field_name}[{i}].manifest"
             problems += [Problem(str(source), loc, "", f"{path}: {p.message}") for p in exc.problems]
     if problems:
         raise InputError(problems)
@@ -118,17 +133,20 @@ def _run_python_stack(path: Path) -> tuple[list[Platform], list[str]]:
         raise InputError.single(str(path), "", "cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    cwd = os.getcwd()
     try:
-        spec.loader.exec_module(module)
-        found: Any = module.build() if hasattr(module, "build") else None
-        if found is None:
-            found = getattr(module, "platforms", None) or getattr(module, "platform", None)
-    except InputError:
+        with contextlib.redirect_stdout(sys.stderr):
+            spec.loader.exec_module(module)
+            found: Any = module.build() if hasattr(module, "build") else None
+            if found is None:
+                found = getattr(module, "platforms", None) or getattr(module, "platform", None)
+    except (InputError, KeyboardInterrupt):
         raise
-    except (Exception, SystemExit) as exc:  # a stack's sys.exit() must not pass for a clean run
+    except BaseException as exc:  # a stack's sys.exit() must not pass for a clean run
         raise _stack_error(path, exc) from None
     finally:
         sys.modules.pop(name, None)
+        os.chdir(cwd)
     platforms = list(found) if isinstance(found, list | tuple) else [found]
     if not platforms or not all(isinstance(p, Platform) for p in platforms):
         raise InputError.single(
@@ -147,6 +165,7 @@ def _read_stack(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     if not path.exists():
         raise InputError.single(str(path), "", "no such file")
     if path.suffix == ".py":
+        read_text(path)  # the bounded reader first: a FIFO or /dev/zero would hang the import
         platforms, overlays = _run_python_stack(path)
         return [platform_document(p) for p in platforms], overlays
     doc = check_envelope(read_yaml(path), str(path), PLATFORM_KIND)
@@ -157,6 +176,9 @@ def _read_stack(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
 def _apply(base: dict[str, Any], origin: Origin, overlay_path: Path) -> tuple[dict[str, Any], Origin]:
     """Merge one overlay file onto `base`; its `metadata.name` names the result."""
     overlay = check_envelope(read_yaml(overlay_path), str(overlay_path), OVERLAY_KIND)
+    repeated = duplicate_names(overlay.get("spec", {}), str(overlay_path))
+    if repeated:
+        raise InputError(repeated)
     part: dict[str, Any] = {"spec": overlay.get("spec", {})}
     name = overlay.get("metadata", {}).get("name")
     if name:
@@ -192,6 +214,8 @@ def load_stack(path: Path, overlays: Sequence[Path] | None = None) -> list[Loade
     for doc, chain in variants:
         try:
             merged, origin = doc, Origin(str(path))
+            if chain and (repeated := duplicate_names(doc.get("spec", {}), str(path))):
+                raise InputError(repeated)
             for overlay_path in chain:
                 merged, origin = _apply(merged, origin, overlay_path)
             platform = platform_from_document(merged, origin)
@@ -207,10 +231,10 @@ def load_stack(path: Path, overlays: Sequence[Path] | None = None) -> list[Loade
         loaded.append(LoadedPlatform(platform, str(path), applied, merged, manifests, origin))
     names = [lp.platform.name for lp in loaded]
     for lp in loaded:
-        if names.count(lp.platform.name) > 1 and lp.overlays:
+        if names.count(lp.platform.name) > 1:
             problems.append(
                 Problem(
-                    lp.overlays[-1],
+                    lp.overlays[-1] if lp.overlays else lp.source,
                     "metadata.name",
                     "",
                     f"platform name {lp.platform.name!r} is rendered twice",

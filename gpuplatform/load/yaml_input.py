@@ -1,11 +1,17 @@
-"""Reading YAML that people and tools hand us, defensively.
+"""Reading every file people and tools hand us, defensively: the one bounded reader.
 
-PyYAML accepts duplicate keys silently and expands aliases without bound; this reader refuses
-both, bounds the file size, insists on UTF-8 and on the number of documents the caller expects.
+Only regular files are read (a FIFO would block, `/dev/zero` never ends), at most a size limit
+(8 MiB for specs, overlays and manifests; 32 MiB for cluster data: snapshots and inventories),
+as UTF-8. PyYAML accepts duplicate keys silently and expands aliases without bound; this reader
+refuses both and insists on the number of documents the caller expects. Values are plain data as
+Kubernetes and Helm read them (sigs.k8s.io/yaml): a timestamp stays a string; `!!binary`, `!!set`,
+`!!omap` and `!!pairs` are refused where they are written.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import stat
 from pathlib import Path
 from typing import Any
@@ -15,16 +21,21 @@ import yaml
 from gpuplatform.errors import InputError
 
 __all__ = [
+    "MAX_DATA_BYTES",
     "MAX_DEPTH",
     "MAX_EXPANDED_NODES",
     "MAX_FILE_BYTES",
     "parse_yaml",
+    "read_data",
+    "read_head",
     "read_text",
     "read_yaml",
     "read_yaml_documents",
 ]
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
+#: Cluster data (`kubectl get -o json` of a kind, ResourceSlices): larger, and JSON is parsed fast.
+MAX_DATA_BYTES = 32 * 1024 * 1024
 #: Upper bound on YAML nodes after alias expansion (a "billion laughs" file stops here).
 MAX_EXPANDED_NODES = 1_000_000
 #: Deepest nesting accepted; libyaml's C composer recurses per level and crashes the process near 50,000.
@@ -52,7 +63,24 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
     return out
 
 
+def _construct_timestamp(loader: _StrictLoader, node: yaml.ScalarNode) -> str:
+    value: str = loader.construct_scalar(node)
+    return value
+
+
+def _refuse_tag(loader: _StrictLoader, node: yaml.Node) -> None:
+    raise yaml.constructor.ConstructorError(
+        None,
+        None,
+        f"YAML tag {node.tag.replace('tag:yaml.org,2002:', '!!')} is not supported (values are plain JSON data)",
+        node.start_mark,
+    )
+
+
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+for _tag in ("binary", "set", "omap", "pairs"):
+    _StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
@@ -85,9 +113,9 @@ def _expanded_size(root: yaml.Node, name: str) -> int:
     return sizes[id(root)]
 
 
-def _decode(data: bytes, name: str) -> str:
-    if len(data) > MAX_FILE_BYTES:
-        raise InputError.single(name, "", f"file is {len(data)} bytes, over the limit of {MAX_FILE_BYTES}")
+def _decode(data: bytes, name: str, limit: int = MAX_FILE_BYTES) -> str:
+    if len(data) > limit:
+        raise InputError.single(name, "", f"file is {len(data)} bytes, over the limit of {limit}")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -99,9 +127,11 @@ def _mark(exc: yaml.YAMLError) -> str:
     return f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
 
 
-def _check_depth(text: str, name: str) -> None:
-    """Refuse nesting deeper than MAX_DEPTH, from libyaml's events (its parser keeps no C recursion)."""
+def _check_depth(text: str, name: str) -> bool:
+    """Refuse nesting deeper than MAX_DEPTH, from libyaml's events (its parser keeps no C recursion);
+    whether the stream holds an alias (without one, nothing can expand)."""
     parser = yaml.CSafeLoader(text)
+    aliases = False
     try:
         depth = 0
         while parser.check_event():
@@ -112,14 +142,17 @@ def _check_depth(text: str, name: str) -> None:
                     raise InputError.single(name, "", f"YAML nesting is deeper than {MAX_DEPTH} levels")
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
+            elif isinstance(event, yaml.AliasEvent):
+                aliases = True
     finally:
         parser.dispose()
+    return aliases
 
 
 def parse_yaml_documents(text: str, name: str) -> list[Any]:
     """Parse every document of a YAML stream with the strict rules."""
     try:
-        _check_depth(text, name)
+        aliases = _check_depth(text, name)
         loader = _StrictLoader(text)
         try:
             docs: list[Any] = []
@@ -127,7 +160,7 @@ def parse_yaml_documents(text: str, name: str) -> list[Any]:
                 node = loader.get_node()
                 if node is None:
                     break
-                if _expanded_size(node, name) > MAX_EXPANDED_NODES:
+                if aliases and _expanded_size(node, name) > MAX_EXPANDED_NODES:
                     raise InputError.single(
                         name, "", f"YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes"
                     )
@@ -151,18 +184,21 @@ def parse_yaml(text: str, name: str) -> Any:
     return docs[0]
 
 
-def _read_bytes(path: Path) -> bytes:
-    """At most MAX_FILE_BYTES + 1 bytes of a regular file (a FIFO or /dev/zero would never end)."""
+def _read_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """At most `limit` + 1 bytes of a regular file (a FIFO or /dev/zero would never end)."""
     try:
         info = path.stat()
         if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError
         if not stat.S_ISREG(info.st_mode):
             raise InputError.single(str(path), "", "is not a regular file (a device, FIFO or socket)")
-        if info.st_size > MAX_FILE_BYTES:
-            raise InputError.single(str(path), "", f"file is over the limit of {MAX_FILE_BYTES} bytes")
-        with path.open("rb") as handle:
-            return handle.read(MAX_FILE_BYTES + 1)
+        if info.st_size > limit:
+            raise InputError.single(str(path), "", f"file is over the limit of {limit} bytes")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced between stat and open
+                raise InputError.single(str(path), "", "is not a regular file (a device, FIFO or socket)")
+            return handle.read(limit + 1)
     except FileNotFoundError:
         raise InputError.single(str(path), "", "no such file") from None
     except IsADirectoryError:
@@ -171,16 +207,54 @@ def _read_bytes(path: Path) -> bytes:
         raise InputError.single(str(path), "", f"cannot read: {exc.strerror}") from None
 
 
-def read_text(path: Path) -> str:
-    """The UTF-8 text of a YAML file, with the same size and encoding limits as `read_yaml`."""
-    return _decode(_read_bytes(path), str(path))
+def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> str:
+    """The UTF-8 text of a regular file of at most `limit` bytes."""
+    return _decode(_read_bytes(path, limit), str(path), limit)
+
+
+def read_head(path: Path, limit: int) -> str:
+    """At most the first `limit` bytes of a regular file, as text (undecodable bytes replaced): logs."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise InputError.single(str(path), "", f"cannot read: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError.single(str(path), "", "is not a regular file (a device, FIFO or socket)")
+        return handle.read(limit).decode("utf-8", errors="replace")
 
 
 def read_yaml(path: Path) -> Any:
     """Read one YAML document from `path`."""
-    return parse_yaml(_decode(_read_bytes(path), str(path)), str(path))
+    return parse_yaml(read_text(path), str(path))
 
 
 def read_yaml_documents(path: Path) -> list[Any]:
     """Read every YAML document from `path`."""
-    return parse_yaml_documents(_decode(_read_bytes(path), str(path)), str(path))
+    return parse_yaml_documents(read_text(path), str(path))
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def read_data(path: Path) -> Any:
+    """Cluster data (up to MAX_DATA_BYTES): JSON (`kubectl get -o json`) parsed as JSON, else YAML."""
+    text = read_text(path, MAX_DATA_BYTES)
+    if not text.lstrip().startswith(("{", "[")):
+        return parse_yaml(text, str(path))
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as exc:
+        raise InputError.single(
+            str(path), f"line {exc.lineno} column {exc.colno}", f"JSON error: {exc.msg}"
+        ) from None
+    except ValueError as exc:
+        raise InputError.single(str(path), "", f"JSON error: {exc}") from None
+    except RecursionError:
+        raise InputError.single(str(path), "", "JSON nesting is too deep") from None

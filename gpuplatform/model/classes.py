@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gpuplatform.model.base import DnsLabel, DnsSubdomain, Quantity, SemVer, SpecModel
+from gpuplatform.model.base import (
+    CleanString,
+    DnsLabel,
+    DnsSubdomain,
+    ExtendedResourceName,
+    JsonObject,
+    Quantity,
+    SemVer,
+    SpecModel,
+)
 
 __all__ = ["BridgeClass", "ServiceTier", "Sharing"]
 
@@ -39,11 +48,11 @@ class ServiceTier(SpecModel):
     """Lower bound on the `cudaComputeCapability` attribute (`9.0.0`)."""
     min_driver_version: SemVer | None = None
     """Lower bound on the `driverVersion` attribute (`580.0.0`)."""
-    mig_profile: str | None = None
+    mig_profile: CleanString | None = None
     """MIG profile (`profile` attribute, e.g. `1g.10gb`); needs `deviceType: mig`."""
     cel: str | None = Field(default=None, min_length=1, max_length=10240)
     """Raw CEL selector, instead of the typed predicates."""
-    config: tuple[dict[str, Any], ...] = ()
+    config: tuple[JsonObject, ...] = ()
     """Opaque driver parameters (`resource.nvidia.com/v1beta1` GpuConfig...) for `spec.config`."""
     sharing: Sharing = "exclusive"
     """Sharing mode the tier's config enables; non-exclusive tiers are refused for production tenants."""
@@ -77,7 +86,7 @@ class BridgeClass(SpecModel):
 
     name: DnsLabel
     """Bridge name; a platform bridge's DeviceClass is `<name>.<domain>`."""
-    extended_resource_name: str = "nvidia.com/gpu"
+    extended_resource_name: ExtendedResourceName = "nvidia.com/gpu"
     """The legacy resource the class serves (`spec.extendedResourceName`)."""
     source: Literal["platform", "chart"] = "platform"
     """`platform` renders a DeviceClass; `chart` names the DRA driver chart's `gpu.nvidia.com` class."""

@@ -11,7 +11,7 @@ from gpuplatform.model.base import Quantity, SpecModel
 
 __all__ = ["ContainerResources", "Digest", "ImageReference", "ResourceAmounts", "pinned_image"]
 
-_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+_DIGEST = re.compile(r"\Asha256:[0-9a-f]{64}\Z")
 
 
 def _digest(value: str) -> str:
@@ -22,7 +22,11 @@ def _digest(value: str) -> str:
 
 def _image(value: str) -> str:
     name, at, digest = value.partition("@")
-    if not name or any(c.isspace() for c in value) or (at and not _DIGEST.match(digest)):
+    if (
+        not name
+        or any(c.isspace() or not c.isprintable() for c in value)
+        or (at and not _DIGEST.match(digest))
+    ):
         raise ValueError(f"{value!r} is not an image reference (registry/name[:tag][@sha256:<64 hex>])")
     return value
 

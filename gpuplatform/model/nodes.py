@@ -6,7 +6,16 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gpuplatform.model.base import DnsLabel, DnsSubdomain, LabelKey, LabelValue, Quantity, SpecModel
+from gpuplatform.model.base import (
+    MAX_CLUSTER_NODES,
+    CleanString,
+    DnsLabel,
+    DnsSubdomain,
+    LabelKey,
+    LabelValue,
+    Quantity,
+    SpecModel,
+)
 
 __all__ = ["NodePool", "Provisioner", "Taint"]
 
@@ -16,7 +25,7 @@ class Taint(SpecModel):
 
     key: LabelKey
     """Taint key (`gpu-scheduling.<domain>/mode`)."""
-    value: str = ""
+    value: LabelValue = ""
     """Taint value (`dra`)."""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
     """Taint effect."""
@@ -40,10 +49,10 @@ class Provisioner(SpecModel):
     node_labels: dict[LabelKey, LabelValue] = {}
     """Labels every node of the pool carries, used instead of the provisioner's own label (needed for
     cluster-api, which syncs only `node.cluster.x-k8s.io/*` labels from a Machine to its Node)."""
-    min_nodes: int = Field(default=1, ge=0)
+    min_nodes: int = Field(default=1, ge=0, le=MAX_CLUSTER_NODES)
     """Nodes the pool has whenever its gates run; fewer found is `unknown`, never held. 0 accepts an
     empty pool (a pool that scales to zero proves nothing while it is empty)."""
-    max_nodes: int | None = Field(default=None, ge=0)
+    max_nodes: int | None = Field(default=None, ge=0, le=MAX_CLUSTER_NODES)
     """Most nodes the pool can have: the node group's max size, the cluster-api autoscaler's
     `max-size` annotation, or Karpenter's `limits.nodes`. Absent (and no `limits`): capacity
     cannot bound the pool and says its verdict depends on the provisioner."""
@@ -84,7 +93,7 @@ class NodePool(SpecModel):
     """Node names of a static pool (each gets an SSA partial Node); empty for a provisioner pool."""
     provisioner: Provisioner | None = None
     """The controller that owns the pool's nodes, instead of listing them."""
-    product: str = Field(min_length=1)
+    product: CleanString
     """GPU product, a catalog key (`H100-80GB`) or the driver's productName (`NVIDIA H100 80GB HBM3`)."""
     gpus_per_node: int = Field(default=8, ge=1, le=128)
     """GPUs on each node of the pool."""
@@ -94,7 +103,7 @@ class NodePool(SpecModel):
     """Taint of the DRA pool; default `<modeLabel>=dra:NoSchedule`."""
     operator_validator: bool | None = None
     """Force `nvidia.com/gpu.deploy.operator-validator`; default follows the GPU Operator release."""
-    mig_layout: tuple[str, ...] = ()
+    mig_layout: tuple[CleanString, ...] = ()
     """MIG profiles per GPU (e.g. `["3g.40gb", "3g.40gb"]`) when the pool is MIG-partitioned."""
 
     @model_validator(mode="after")

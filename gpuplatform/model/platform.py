@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from gpuplatform.model.base import DnsLabel, DnsSubdomain, LabelKey, ReleaseNumber, SpecModel
+from gpuplatform.model.base import (
+    INT32_MAX,
+    CleanString,
+    DnsLabel,
+    DnsSubdomain,
+    FeatureGateName,
+    JsonObject,
+    LabelKey,
+    Minutes,
+    ReleaseNumber,
+    SpecModel,
+    Token,
+)
 from gpuplatform.model.classes import BridgeClass, ServiceTier
 from gpuplatform.model.containers import ContainerResources, Digest, ImageReference, ResourceAmounts
 from gpuplatform.model.nodes import NodePool
@@ -32,7 +44,7 @@ class Kubernetes(SpecModel):
 
     version: ReleaseNumber = "1.36.1"
     """Kubernetes release of the cluster (`1.36.1`): drives the API versions and the version rules."""
-    feature_gates: dict[str, bool] = {}
+    feature_gates: dict[FeatureGateName, bool] = {}
     """Feature gates the cluster sets beyond its release's defaults (`DRAExtendedResource: true`)."""
 
 
@@ -57,9 +69,9 @@ class GpuOperator(SpecModel):
     managed: bool = False
     """Render the operator's Helm release (Flux HelmRelease, Argo CD Application); import the
     running release's values first, or GitOps resets the operator to the chart's defaults."""
-    chart_repository: str = ""
+    chart_repository: Literal[""] | Token = ""
     """A mirror of the gpu-operator chart; empty: where the chart version is published."""
-    values: dict[str, Any] = {}
+    values: JsonObject = {}
     """The team's own Helm values; the migration's values are merged on top, nothing set here is dropped."""
 
     @model_validator(mode="after")
@@ -77,13 +89,13 @@ class DraDriver(SpecModel):
 
     chart_version: ReleaseNumber = DRA_DRIVER_DEFAULT
     """Version of the `dra-driver-nvidia-gpu` chart (25.x calendar releases, then 0.x)."""
-    chart_repository: str = ""
+    chart_repository: Literal[""] | Token = ""
     """Helm (https://) or OCI (oci://) mirror of the chart; empty: where the chart version is published."""
     namespace: DnsLabel = "nvidia-dra-driver-gpu"
     """Namespace of the DRA driver release (its kubelet plugin runs there)."""
     release_name: DnsLabel | None = None
     """Helm release name; default: the chart's name."""
-    nvidia_driver_root: str = "/run/nvidia/driver"
+    nvidia_driver_root: CleanString = "/run/nvidia/driver"
     """`nvidiaDriverRoot` of the chart: where the NVIDIA driver is on the host (the operator's: `/run/nvidia/driver`)."""
     compute_domains: bool = False
     """Run the ComputeDomain controller and kubelet-plugin container (`resources.computeDomains.enabled`):
@@ -92,15 +104,15 @@ class DraDriver(SpecModel):
     kubelet_plugin_max_unavailable: int | str = 1
     """`kubeletPlugin.updateStrategy.rollingUpdate.maxUnavailable`: how many nodes' kubelet plugins
     restart at once on a driver upgrade (the chart's 100% pauses claim preparation on every node)."""
-    feature_gates: dict[str, bool] = {}
+    feature_gates: dict[FeatureGateName, bool] = {}
     """The driver's `featureGates` (alpha ones are refused in production unless accepted)."""
-    values: dict[str, Any] = {}
+    values: JsonObject = {}
     """The team's own Helm values for the driver; the migration's are merged on top."""
 
     @field_validator("kubelet_plugin_max_unavailable")
     @classmethod
     def _max_unavailable(cls, value: int | str) -> int | str:
-        if isinstance(value, int) and value >= 1:
+        if isinstance(value, int) and 1 <= value <= INT32_MAX:
             return value
         if isinstance(value, str) and re.fullmatch(r"([1-9][0-9]?|100)%", value):
             return value
@@ -112,9 +124,9 @@ class Delivery(SpecModel):
 
     engines: tuple[Literal["argocd", "flux"], ...] = ("argocd",)
     """GitOps engines to render entry points for (`argocd`, `flux` or both)."""
-    repo_url: str = Field(min_length=1)
+    repo_url: Token
     """Git repository the engines read the rendered tree from."""
-    revision: str = "main"
+    revision: Token = "main"
     """Branch (Flux `ref.branch`) or revision (Argo CD `targetRevision`) to follow."""
     path: str = Field(default="dist", max_length=255, pattern=r"^[\w-][\w.-]*(/[\w-][\w.-]*)*$")
     """Folder of the rendered tree inside the repository: relative, segments never start with `.`."""
@@ -137,10 +149,10 @@ class Delivery(SpecModel):
         limits=ResourceAmounts(cpu="500m", memory="512Mi"),
     )
     """Requests and limits of every gate container (they hold the cluster's pods and nodes as JSON)."""
-    cluster_server: str = "https://kubernetes.default.svc"
+    cluster_server: Token = "https://kubernetes.default.svc"
     """API server Argo CD deploys to: the in-cluster address when Argo CD runs in this cluster; any
     other address makes it a remote cluster, whose Applications live on Argo CD's own cluster."""
-    timeout_minutes: int = Field(default=15, ge=1)
+    timeout_minutes: Minutes = 15
     """How long Flux waits for a layer, and one attempt of a gate for its invariant (a gate whose
     invariant does not hold yet starts a new attempt; it never gives up on its own)."""
 
@@ -152,14 +164,14 @@ class Monitoring(SpecModel):
     """Render a PrometheusRule for states that must never last."""
     namespace: DnsLabel = "monitoring"
     """Namespace of the PrometheusRule."""
-    claim_pending_minutes: int = Field(default=15, ge=1)
+    claim_pending_minutes: Minutes = 15
     """Alert when a GPU pod of a tenant stays pending this long."""
 
 
 class Acceptances(SpecModel):
     """Risks the team accepts explicitly; everything here is refused unless named."""
 
-    alpha_features: tuple[str, ...] = ()
+    alpha_features: tuple[FeatureGateName, ...] = ()
     """Driver alpha gates allowed in production or first-cutover waves (e.g. `DynamicMIG`)."""
     nim_preview: bool = False
     """Accept NIM DRA (Technology Preview) in production tenants and waves."""

@@ -6,7 +6,16 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpuplatform.model.base import DnsLabel, DnsSubdomain, LabelValue, SpecModel
+from gpuplatform.model.base import (
+    CleanString,
+    DnsLabel,
+    DnsSubdomain,
+    LabelValue,
+    NonNegativeInt32,
+    NonNegativeInt64,
+    SpecModel,
+    Token,
+)
 
 __all__ = ["ClaimTemplate", "Tenant", "TenantAllowances", "TenantGitOps", "TenantPolicy", "TenantQuota"]
 
@@ -22,20 +31,20 @@ class ClaimTemplate(SpecModel):
     """Devices the claim requests (all from one node)."""
     selectors: tuple[str, ...] = ()
     """Extra CEL selectors ANDed with the tier's class selectors."""
-    claims: int = Field(default=1, ge=0)
+    claims: NonNegativeInt32 = 1
     """Claims of this template in use at peak, one pod each (read by `gpuplatform capacity`)."""
 
 
 class TenantQuota(SpecModel):
     """Closed-world ResourceQuota limits of a tenant namespace."""
 
-    claims: int = Field(default=16, ge=0)
+    claims: NonNegativeInt64 = 16
     """`count/resourceclaims.resource.k8s.io` of the namespace."""
-    claim_templates: int = Field(default=8, ge=0)
+    claim_templates: NonNegativeInt64 = 8
     """`count/resourceclaimtemplates.resource.k8s.io` of the namespace."""
-    devices: int = Field(default=8, ge=0)
+    devices: NonNegativeInt64 = 8
     """`<class>.deviceclass.resource.k8s.io/devices` for each of the tenant's tiers."""
-    gpus: int = Field(default=8, ge=0)
+    gpus: NonNegativeInt64 = 8
     """`requests.nvidia.com/gpu` where the tenant may use the bridge."""
 
 
@@ -67,7 +76,7 @@ class TenantGitOps(SpecModel):
     """Render the tenant's GitOps identity."""
     service_account: DnsLabel = "gitops-deployer"
     """Name of the ServiceAccount the tenant's applications sync as."""
-    source_repos: tuple[str, ...] = ("*",)
+    source_repos: tuple[Token, ...] = ("*",)
     """Repositories the tenant's AppProject lets its Applications read (Argo CD `sourceRepos`)."""
     cluster_roles: tuple[DnsSubdomain, ...] = ()
     """ClusterRoles bound to the ServiceAccount inside the namespace (what the applications deploy)."""
@@ -76,7 +85,7 @@ class TenantGitOps(SpecModel):
 class TenantPolicy(SpecModel):
     """Cluster-wide admission around the tenants."""
 
-    admin_groups: tuple[str, ...] = Field(default=("system:masters",), min_length=1)
+    admin_groups: tuple[CleanString, ...] = Field(default=("system:masters",), min_length=1)
     """Groups that may set the `resource.kubernetes.io/admin-access` namespace label."""
     allow_namespaces: tuple[DnsLabel, ...] = ()
     """Namespaces besides the tenants' and the platform's where claims are not restricted
@@ -96,7 +105,7 @@ class Tenant(SpecModel):
     """Tiers the tenant may claim (admission policy and quota enforce it)."""
     bridge: bool = False
     """May use legacy `nvidia.com/gpu` requests served by the bridge class."""
-    groups: tuple[str, ...] = ()
+    groups: tuple[CleanString, ...] = ()
     """Groups bound to the claim-operator Role."""
     owner: LabelValue = ""
     """Sets the label `gpuplatform.dev/owner` on the Namespace and on claims from its templates."""

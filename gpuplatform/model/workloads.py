@@ -6,7 +6,17 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gpuplatform.model.base import SEMVER, DnsLabel, DnsSubdomain, Quantity, SpecModel
+from gpuplatform.model.base import (
+    INT32_MAX,
+    SEMVER,
+    DnsLabel,
+    DnsSubdomain,
+    LabelKey,
+    LabelValue,
+    Quantity,
+    RelativePath,
+    SpecModel,
+)
 from gpuplatform.model.containers import ContainerResources, Digest, ImageReference, ResourceAmounts
 
 __all__ = [
@@ -27,11 +37,11 @@ SelectorOp = Literal["Equal", "NotEqual", "GreaterThan", "GreaterThanOrEqual", "
 class Toleration(SpecModel):
     """A pod toleration (core/v1 `Toleration`), read by `gpuplatform capacity`."""
 
-    key: str = ""
+    key: Literal[""] | LabelKey = ""
     """Taint key the toleration matches (empty with `Exists`: every taint)."""
     operator: Literal["Equal", "Exists"] = "Equal"
     """`Equal` matches the value, `Exists` any value."""
-    value: str = ""
+    value: LabelValue = ""
     """Taint value to match with `Equal`."""
     effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = ""
     """Taint effect to match (empty: every effect)."""
@@ -52,17 +62,17 @@ class Workload(SpecModel):
     """Tier the converted workload claims from."""
     moves_in: DnsLabel
     """Wave from which the workload uses a claim (its template exists; its owner gets a hand-off)."""
-    manifest: str | None = None
+    manifest: RelativePath | None = None
     """Path of the original manifest; when given, the converted file is handed off in full."""
     shared_claim: bool = False
     """All GPU containers share one request (they see the same GPUs); default: each container keeps
     its own distinct GPUs, as with the device plugin."""
-    replicas: int = Field(default=1, ge=0)
+    replicas: int = Field(default=1, ge=0, le=INT32_MAX)
     """Pods the workload runs at peak (replicas, parallelism, nodes of a DaemonSet); each needs
     `gpus` (read by `gpuplatform capacity`, and sizes the legacy quota)."""
     resource: str = Field(default="nvidia.com/gpu", pattern=r"^nvidia\.com/[a-z0-9.-]+$")
     """Extended resource the legacy pods request (`nvidia.com/mig-3g.40gb` on a MIG pool)."""
-    node_selector: dict[str, str] = {}
+    node_selector: dict[LabelKey, LabelValue] = {}
     """The legacy pods' `nodeSelector` (capacity places them only on nodes with these labels)."""
     tolerations: tuple[Toleration, ...] = ()
     """The legacy pods' tolerations (a DRA pool's taint keeps pods that lack one off it)."""
@@ -130,13 +140,13 @@ class NimService(SpecModel):
     """NIM Operator `celExpressions` (instead of attribute and capacity selectors)."""
     count: int = Field(default=1, ge=1, le=32)
     """Devices per replica."""
-    replicas: int = Field(default=1, ge=1)
+    replicas: int = Field(default=1, ge=1, le=INT32_MAX)
     """Replicas of the NIMService."""
     mode: Literal["claimCreationSpec", "template", "claim"] = "claimCreationSpec"
     """How `draResources` asks: the operator creates claims, or a tool-rendered template or claim."""
     moves_in: DnsLabel
     """Wave in which the NIMService moves to DRA (its hand-off appears)."""
-    manifest: str | None = None
+    manifest: RelativePath | None = None
     """Path of the team's original NIMService manifest, converted in full when given."""
     cache: DnsSubdomain | None = None
     """NIMCache the new service mounts (default: a cache named like the service). Never the legacy

@@ -14,23 +14,20 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-import yaml
-
 from gpuplatform import __version__
 from gpuplatform.errors import GpuplatformError
-from gpuplatform.model.base import DNS_SUBDOMAIN
-from gpuplatform.output.yaml import dump_many, dump_yaml
+from gpuplatform.model.base import is_dns_label, is_dns_subdomain
+from gpuplatform.output.write import LOCK_FILE
+from gpuplatform.output.yaml import dump_many, dump_yaml, needs_quotes
 from gpuplatform.render.meta import WAVE_LABEL, Obj
 from gpuplatform.render.tree import Tree
 from gpuplatform.validate import SchemaMissing, validate_object
 
 __all__ = ["LOCK_FILE", "RenderedOutputInvalid", "Serializer", "lock_document"]
 
-LOCK_FILE = "gpuplatform.lock.json"
 _WAVE = "gpuplatform-wave-placeholder-0"
 _NAME = "gpuplatform-name-placeholder-0"
 _NAMESPACE = "gpuplatform-namespace-placeholder-0"
-_RESOLVER = yaml.resolver.Resolver()
 
 
 class RenderedOutputInvalid(GpuplatformError):
@@ -53,24 +50,42 @@ class _Template:
 
 
 def _template(obj: Obj) -> _Template:
+    """The object with its wave label, name and namespace masked, keyed by that shape.
+
+    Masking is sound only when each placeholder used occurs once in the shape and the others not
+    at all: an object whose own content holds a placeholder's text is kept whole (its own key),
+    so restoring the values can never rewrite user content.
+    """
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
-        return _Template(json.dumps(obj, separators=(",", ":")), obj, None, None, None)
+        return _whole(obj)
     meta = dict(meta)
     labels = meta.get("labels")
     wave = None
-    if isinstance(labels, dict) and isinstance(labels.get(WAVE_LABEL), str):
+    if (
+        isinstance(labels, dict)
+        and isinstance(labels.get(WAVE_LABEL), str)
+        and is_dns_label(labels[WAVE_LABEL])
+    ):
         wave = labels[WAVE_LABEL]
         meta["labels"] = {**labels, WAVE_LABEL: _WAVE}
     name, namespace = _mask(meta, "name", _NAME), _mask(meta, "namespace", _NAMESPACE)
     masked = {**obj, "metadata": meta}
-    return _Template(json.dumps(masked, separators=(",", ":")), masked, wave, name, namespace)
+    key = json.dumps(masked, separators=(",", ":"))
+    for placeholder, value in ((_WAVE, wave), (_NAME, name), (_NAMESPACE, namespace)):
+        if key.count(placeholder) != (value is not None):
+            return _whole(obj)
+    return _Template("masked:" + key, masked, wave, name, namespace)
+
+
+def _whole(obj: Obj) -> _Template:
+    return _Template("whole:" + json.dumps(obj, separators=(",", ":")), obj, None, None, None)
 
 
 def _mask(meta: Obj, key: str, placeholder: str) -> str | None:
     """Replace `meta[key]` by `placeholder` when it is a DNS name; return what it was."""
     value = meta.get(key)
-    if not isinstance(value, str) or not DNS_SUBDOMAIN.match(value):
+    if not isinstance(value, str) or not is_dns_subdomain(value):
         return None
     meta[key] = placeholder
     return value
@@ -78,10 +93,8 @@ def _mask(meta: Obj, key: str, placeholder: str) -> str | None:
 
 @cache
 def _scalar(name: str) -> str:
-    """How the dumper writes `name`: plain, or single-quoted where YAML would read another type."""
-    tag = _RESOLVER.resolve(yaml.ScalarNode, name, (True, False))  # type: ignore[no-untyped-call]
-    plain = tag == "tag:yaml.org,2002:str"
-    return name if plain else f"'{name}'"
+    """How the dumper writes `name` (a DNS name, never holding a quote): plain or single-quoted."""
+    return f"'{name}'" if needs_quotes(name) else name
 
 
 @dataclass
@@ -113,7 +126,7 @@ class Serializer:
     def _restore(self, template: _Template) -> str:
         text = self._texts[template.key]
         if template.wave is not None:
-            text = text.replace(_WAVE, template.wave)
+            text = text.replace(_WAVE, _scalar(template.wave))
         if template.name is not None:
             text = text.replace(_NAME, _scalar(template.name))
         if template.namespace is not None:

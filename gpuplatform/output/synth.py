@@ -11,12 +11,14 @@ from pathlib import Path
 from gpuplatform.convert.handoff import add_converted_manifests
 from gpuplatform.errors import GpuplatformError, InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
+from gpuplatform.model.limits import MAX_FILES, estimated_files
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
-from gpuplatform.output.write import exclusive_output, recover, remove_tree, replace_tree
+from gpuplatform.output.write import owned_tree, read_regular_file, tree_entries, write_trees
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.policy.rules import RULES, run_rules
+from gpuplatform.policy.selectors import refuse_uncompilable
 from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationsets
-from gpuplatform.render.tree import Tree, render_tree
+from gpuplatform.render.tree import Tree, render_tree, tree_collisions
 from gpuplatform.versions import parse_release
 
 __all__ = [
@@ -61,7 +63,14 @@ def render_files(
 ) -> dict[str, bytes]:
     """Every file of one platform's tree (`tree` when already rendered), lock file included, validated."""
     platform = loaded.platform
-    tree = tree if tree is not None else render_tree(plan_platform(platform))
+    if tree is None:
+        refuse_uncompilable([loaded])
+        tree = render_tree(plan_platform(platform))
+    collisions = tree_collisions(tree)
+    if collisions:
+        raise InputError(
+            [Problem(loaded.source, "", "", f"platform {platform.name!r} {c}") for c in collisions]
+        )
     files = Serializer(parse_release(platform.kubernetes.version).minor, validate=validate).files(tree)
     check_paths(loaded.source, files)
     stack_dir = Path(loaded.source).parent
@@ -111,11 +120,21 @@ def _allowed(problem: Problem, allow: Sequence[str]) -> Problem:
     return replace(problem, severity="warning", message=message)
 
 
+def _refuse_oversized(loaded: Sequence[LoadedPlatform], files: int, about: str) -> None:
+    if files > MAX_FILES:
+        sources = sorted({lp.source for lp in loaded})
+        message = f"the run would render {about}{files} files, over the limit of {MAX_FILES}; render fewer platforms at once"
+        raise InputError([Problem(s, "", "", message) for s in sources])
+
+
 def render_trees(loaded: Sequence[LoadedPlatform]) -> dict[str, Tree]:
     """Every platform's tree; a stack with several Argo CD platforms gives each the stack's
     ApplicationSets and every member's AppProject."""
+    refuse_uncompilable(loaded)
+    _refuse_oversized(loaded, sum(estimated_files(lp.platform) for lp in loaded), "about ")
     plans = {lp.platform.name: plan_platform(lp.platform) for lp in loaded}
     trees = {name: render_tree(plan) for name, plan in plans.items()}
+    _refuse_oversized(loaded, sum(len(t.files) for t in trees.values()), "")
     for lp in loaded:
         add_converted_manifests(lp, plans[lp.platform.name], trees[lp.platform.name])
     by_stack: dict[str, list[str]] = {}
@@ -142,32 +161,35 @@ def render_all(
     }
 
 
-def _owned_platforms(out: Path) -> set[str]:
+def _prunable(out: Path, rendered: Mapping[str, object]) -> list[str]:
+    """Platform trees of ours in `out` that no loaded stack renders (what `synth` would prune)."""
     if not out.is_dir():
-        return set()
-    return {p.name for p in out.iterdir() if p.is_dir() and (p / LOCK_FILE).is_file()}
+        return []
+    return sorted(
+        p.name
+        for p in out.iterdir()
+        if p.name not in rendered
+        and not p.name.startswith(".")
+        and not isinstance(owned_tree(p, p.name, digests=True), str)
+    )
 
 
 def synth_tree(
     loaded: Sequence[LoadedPlatform], out: Path, *, prune: bool = False, overrides: Sequence[str] = ()
 ) -> tuple[list[str], list[Problem]]:
-    """Render everything in memory, then swap each platform's tree in.
+    """Render and validate every platform in memory, then replace all their trees at once.
 
-    Returns the platforms written and the rule findings (warnings, overridden errors as warnings).
+    Returns the platforms written and the findings (rule warnings, overridden errors as warnings,
+    and the writer's warnings about folders it left in place).
 
     With `prune`, platform trees of ours that no loaded stack renders any more are removed.
-    Refuses (PolicyRefusal) when an error-level rule fires whose code is not in `overrides`.
+    Refuses (PolicyRefusal) when an error-level rule fires whose code is not in `overrides`;
+    nothing in `out` changes unless every platform is written.
     """
     trees = render_trees(loaded)
     findings = policy_findings(loaded, overrides, trees)
     rendered = render_all(loaded, overrides, trees)
-    with exclusive_output(out):
-        recover(out)
-        for name in sorted(rendered):
-            replace_tree(out, name, rendered[name])
-        if prune:
-            for name in sorted(_owned_platforms(out) - set(rendered)):
-                remove_tree(out, name)
+    findings += write_trees(out, rendered, prune=prune)
     return sorted(rendered), findings
 
 
@@ -187,23 +209,19 @@ def check_tree(
 
 
 def drift_of(rendered: dict[str, dict[str, bytes]], out: Path, *, prune: bool = False) -> list[Drift]:
-    """The files where `out` differs from already rendered trees."""
+    """The files where `out` differs from already rendered trees (links and other non-files differ)."""
     drift: list[Drift] = []
     for name in sorted(rendered):
         root = out / name
-        on_disk = (
-            {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
-            if root.is_dir()
-            else set()
-        )
-        for rel in sorted(set(rendered[name]) | on_disk):
+        on_disk = tree_entries(root)
+        for rel in sorted(set(rendered[name]) | set(on_disk)):
             path = f"{name}/{rel}"
             if rel not in on_disk:
                 drift.append(Drift(path, "missing"))
             elif rel not in rendered[name]:
                 drift.append(Drift(path, "extra"))
-            elif (root / rel).read_bytes() != rendered[name][rel]:
+            elif read_regular_file(root / rel, len(rendered[name][rel])) != rendered[name][rel]:
                 drift.append(Drift(path, "changed"))
     if prune:
-        drift += [Drift(f"{name}/", "extra") for name in sorted(_owned_platforms(out) - set(rendered))]
+        drift += [Drift(f"{name}/", "extra") for name in _prunable(out, rendered)]
     return drift

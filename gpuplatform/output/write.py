@@ -1,13 +1,24 @@
-"""Crash-consistent replacement of `<out>/<platform>/` trees, one synth at a time.
+"""All-or-nothing replacement of `<out>/<platform>/` trees that touches only what gpuplatform created.
 
-Protocol: take an exclusive lock on `<out>/.gpuplatform.lock`; recover what a killed run left;
-write the new tree to `<out>/.<platform>.new`; exchange it with `<out>/<platform>` atomically
-(renameat2 RENAME_EXCHANGE where the kernel has it, else two renames with `.old` as the fallback
-that recovery restores); remove the old tree. At every instant a complete tree is at
-`<out>/<platform>` or, between the two fallback renames, at `<out>/.<platform>.old`.
+Ownership. A platform tree is ours when its `gpuplatform.lock.json` has the shape
+`serialize.lock_document` writes, for that platform, and the tree holds nothing the lock does not
+list (no foreign file, folder or link); a tree is pruned only when every file also still has the
+digest its lock records. The
+staging and backup folders of a run carry a random run id (`.gpuplatform-staging.<run>.<platform>`)
+and are recorded in the state file `<out>/.gpuplatform.lock` before they are created; recovery acts
+on the recorded names only, never on names that merely look like ours. Links are never followed.
 
-Test hook: `GPUPLATFORM_CRASH_AT=<point>` ends the process with `os._exit(86)` at that named point
-(`writing`, `staged`, `moved-old`, `swapped`), so tests/test_crash_consistency.py can kill a run there.
+Protocol (one run at a time, under an flock on the state file):
+1. recover what a killed run recorded: roll it back, or finish its clean-up if it had committed;
+2. check every target (ours, or absent) and every prune candidate before anything changes;
+3. record the plan, stage every platform, flush the staging file system once (syncfs(2): one call
+   for all files, instead of an fsync per file);
+4. swap every platform in (renameat2 RENAME_EXCHANGE where the kernel has it, else two renames
+   through the backup name), fsync `<out>`, record "committed", remove the old trees.
+A failure or SIGINT before "committed" restores every platform of the run; a kill is restored by
+the next run. At every instant each platform has a complete tree at its place or at a recorded name.
+
+Tests kill runs at named points by replacing `crash_hook` (tests/test_crash_consistency.py).
 """
 
 from __future__ import annotations
@@ -16,35 +27,68 @@ import contextlib
 import ctypes
 import errno
 import fcntl
+import hashlib
+import json
 import os
+import re
+import secrets
 import shutil
+import stat
+import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from gpuplatform.errors import InputError
-from gpuplatform.output.serialize import LOCK_FILE
+from gpuplatform.errors import EnvironmentFailure, InputError, Problem
 
-__all__ = ["LOCK_TIMEOUT_SECONDS", "exclusive_output", "recover", "remove_tree", "replace_tree"]
+__all__ = [
+    "LOCK_FILE",
+    "LOCK_TIMEOUT_SECONDS",
+    "STATE_FILE",
+    "crash_hook",
+    "exclusive_output",
+    "owned_tree",
+    "read_regular_file",
+    "tree_entries",
+    "write_file",
+    "write_trees",
+]
 
+#: The lock file of a platform tree: digests of every file, and what it was rendered from.
+LOCK_FILE = "gpuplatform.lock.json"
+STATE_FILE = ".gpuplatform.lock"
 LOCK_TIMEOUT_SECONDS = 30.0
-CRASH_AT_ENV = "GPUPLATFORM_CRASH_AT"
+_STATE_FORMAT = "gpuplatform.dev/output-state/v1"
+_STAGING = ".gpuplatform-staging"
+_BACKUP = ".gpuplatform-backup"
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
+#: A platform's lock lists every file; 19,000 files make about 2 MB.
+_LOCK_MAX_BYTES = 64 * 1024 * 1024
 
 
-def _crash_point(point: str) -> None:
-    """Tests only: die here, as a killed run would, when CRASH_AT_ENV names `point`."""
-    if os.environ.get(CRASH_AT_ENV) == point:
-        os._exit(86)
+def crash_hook(point: str) -> None:
+    """Called at `writing`, `staged`, `moved-old`, `swapped`, `committed`; tests make it kill the run."""
+
+
+def _fail(path: Path, what: str, exc: OSError) -> EnvironmentFailure:
+    return EnvironmentFailure(str(path), what, exc)
+
+
+def _libc() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
 
 
 def _exchange(a: Path, b: Path) -> bool:
     """Atomically swap two paths; False where renameat2 is not available."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
+    libc = _libc()
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
         return False
     rc = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
     if rc == 0:
@@ -55,21 +99,287 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-@contextlib.contextmanager
-def exclusive_output(out: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
-    """Hold the output folder's lock; wait up to `timeout` seconds for another synth to finish."""
+def _sync_filesystem(folder: Path) -> None:
+    """Flush every written file of `folder`'s file system in one call (syncfs(2); sync(2) elsewhere)."""
+    syncfs = getattr(_libc(), "syncfs", None)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        if syncfs is None or syncfs(fd) != 0:
+            os.sync()
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_regular_file(path: Path, limit: int) -> bytes | None:
+    """The bytes of `path` if it is a regular file (never through a link) of at most `limit` bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        os.close(fd)
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(limit + 1)
+
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def _is_lock_of(doc: Any, platform: str) -> bool:
+    """Whether `doc` has the shape `serialize.lock_document` writes, for `platform`."""
+    if (
+        not isinstance(doc, dict)
+        or doc.get("platform") != platform
+        or not isinstance(doc.get("sdkVersion"), str)
+    ):
+        return False
+    files = doc.get("files")
+    return (
+        isinstance(doc.get("specDigest"), str)
+        and _DIGEST.fullmatch(doc["specDigest"]) is not None
+        and isinstance(files, dict)
+        and all(
+            isinstance(rel, str)
+            and isinstance(digest, str)
+            and _DIGEST.fullmatch(digest) is not None
+            and not rel.startswith("/")
+            and ".." not in rel.split("/")
+            for rel, digest in files.items()
+        )
+    )
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Write a file the user named (`init --out`, `convert --out`), never through a link.
+
+    InputError when `path` is a link, a folder or not a regular file; EnvironmentFailure when the
+    machine refuses the write.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError.single(
+                str(path), "", "is a symbolic link; gpuplatform does not write through links"
+            ) from None
+        if exc.errno in (errno.EISDIR, errno.ENXIO):
+            raise InputError.single(str(path), "", "is not a regular file") from None
+        raise _fail(path, "cannot write", exc) from None
+    with os.fdopen(fd, "wb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError.single(str(path), "", "is not a regular file")
+        try:
+            os.ftruncate(fd, 0)
+            handle.write(data)
+            handle.flush()
+        except OSError as exc:
+            raise _fail(path, "cannot write", exc) from None
+
+
+def _digest(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _lock_digest(root: Path) -> str | None:
+    """Digest of `root`'s lock file when `root` is a real folder holding one."""
+    if not root.is_dir() or root.is_symlink():
+        return None
+    data = read_regular_file(root / LOCK_FILE, _LOCK_MAX_BYTES)
+    return None if data is None else _digest(data)
+
+
+@dataclass(frozen=True)
+class OwnedTree:
+    """A platform tree gpuplatform wrote: its lock file's digest and the files the lock lists."""
+
+    lock_digest: str
+    files: dict[str, str]
+
+
+def _walk(root: Path, rel: str = "") -> Iterator[tuple[str, os.DirEntry[str]]]:
+    with os.scandir(root / rel if rel else root) as entries:
+        for entry in entries:
+            path = f"{rel}/{entry.name}" if rel else entry.name
+            yield path, entry
+            if entry.is_dir(follow_symlinks=False):
+                yield from _walk(root, path)
+
+
+def tree_entries(root: Path) -> set[str]:
+    """Every file, link or other non-folder entry under `root` (a real folder), never through a link."""
+    if root.is_symlink() or not root.is_dir():
+        return set()
+    return {rel for rel, entry in _walk(root) if not entry.is_dir(follow_symlinks=False)}
+
+
+def owned_tree(root: Path, platform: str, *, digests: bool = False) -> OwnedTree | str:
+    """The tree at `root` if gpuplatform wrote it, else why not (a sentence).
+
+    Ours: a real folder whose lock file is a lock of `platform` and that holds only the files the
+    lock lists (and their folders); with `digests`, every file still has the content we wrote.
+    """
+    if root.is_symlink():
+        return "is a symbolic link"
+    if not root.is_dir():
+        return "is not a folder"
+    data = read_regular_file(root / LOCK_FILE, _LOCK_MAX_BYTES)
+    if data is None:
+        return f"has no {LOCK_FILE} (a regular file)"
+    try:
+        doc: Any = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        doc = None
+    if not _is_lock_of(doc, platform):
+        return f"has a {LOCK_FILE} that gpuplatform did not write for platform {platform!r}"
+    files: dict[str, str] = doc["files"]
+    folders = {rel.rsplit("/", i)[0] for rel in files for i in range(1, rel.count("/") + 1)}
+    foreign = []
+    for rel, entry in _walk(root):
+        if entry.is_dir(follow_symlinks=False):
+            ok = rel in folders
+        elif entry.is_file(follow_symlinks=False):
+            ok = rel in files or rel == LOCK_FILE
+            if ok and digests and rel != LOCK_FILE:
+                content = read_regular_file(root / rel, _LOCK_MAX_BYTES)
+                ok = content is not None and _digest(content) == files[rel]
+        else:
+            ok = False
+        if not ok:
+            foreign.append(rel)
+    if foreign:
+        shown = ", ".join(sorted(foreign)[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        what = (
+            "files gpuplatform did not write or that were changed since"
+            if digests
+            else "files gpuplatform did not write"
+        )
+        return f"holds {what}: {shown}"
+    return OwnedTree(_digest(data), files)
+
+
+# --- the state file ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Entry:
+    """One platform of a run: its names and the lock digests of the old and the new tree."""
+
+    name: str
+    staging: str
+    backup: str
+    old: str | None
+    new: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "staging": self.staging,
+            "backup": self.backup,
+            "old": self.old,
+            "new": self.new,
+        }
+
+
+@dataclass
+class _State:
+    """The run's phase (staging, swapping, committed, idle) and its entries; `leftovers` are old
+    folders of earlier runs that could not be removed yet (retried, with a warning, every run)."""
+
+    phase: str
+    entries: list[_Entry]
+    leftovers: list[_Entry] = field(default_factory=list)
+
+
+class _StateFile:
+    """`<out>/.gpuplatform.lock`: the flock every run holds, and the record of the run in progress.
+
+    Empty when no run is in progress. A record is one JSON line written in place (one small write,
+    then fsync); a torn tail after it is ignored.
+    """
+
+    def __init__(self, out: Path, fd: int) -> None:
+        self.out = out
+        self.fd = fd
+
+    @property
+    def path(self) -> Path:
+        return self.out / STATE_FILE
+
+    def read(self) -> _State | None:
+        data = os.pread(self.fd, 1 << 20, 0)
+        if not data.strip(b"\0 \n"):
+            return None
+        try:
+            doc = json.loads(data.split(b"\n", 1)[0])
+            if doc.get("format") != _STATE_FORMAT:
+                raise ValueError
+            entries = [_Entry(**e) for e in doc["entries"]]
+            return _State(doc["phase"], entries, [_Entry(**e) for e in doc.get("leftovers", [])])
+        except (ValueError, TypeError, KeyError, AttributeError):
+            raise InputError.single(
+                str(self.path),
+                "",
+                "holds data gpuplatform did not write; if no other tool uses it, remove it and run again",
+            ) from None
+
+    def write(self, state: _State | None) -> None:
+        if state is None:
+            os.ftruncate(self.fd, 0)
+        else:
+            doc = {
+                "format": _STATE_FORMAT,
+                "phase": state.phase,
+                "entries": [e.as_dict() for e in state.entries],
+                "leftovers": [e.as_dict() for e in state.leftovers],
+            }
+            data = (json.dumps(doc, separators=(",", ":")) + "\n").encode()
+            os.pwrite(self.fd, data, 0)
+            os.ftruncate(self.fd, len(data))
+        os.fsync(self.fd)
+
+
+def _open_state(out: Path) -> int:
     try:
         out.mkdir(parents=True, exist_ok=True)
-        handle = open(out / ".gpuplatform.lock", "a+")  # noqa: SIM115 (closed by the `with` below)
+        fd = os.open(
+            out / STATE_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644
+        )
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError.single(
+                str(out / STATE_FILE), "", "is a symbolic link; gpuplatform locks only a file it created"
+            ) from None
         raise InputError.single(
             str(out), "", f"cannot be used as the output folder: {exc.strerror}"
         ) from None
-    with handle:
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InputError.single(
+            str(out / STATE_FILE), "", "is not a regular file; gpuplatform locks only a file it created"
+        )
+    return fd
+
+
+@contextlib.contextmanager
+def exclusive_output(out: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[_StateFile]:
+    """Hold the output folder's lock; wait up to `timeout` seconds for another synth to finish."""
+    fd = _open_state(out)
+    try:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
@@ -80,67 +390,230 @@ def exclusive_output(out: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterat
                     ) from None
                 time.sleep(0.05)
         try:
-            yield
+            yield _StateFile(out, fd)
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
-def recover(out: Path) -> None:
-    """Finish or undo whatever a killed run left in `out` (call with the lock held)."""
-    if not out.is_dir():
-        return
-    for entry in sorted(out.iterdir()):
-        name = entry.name
-        if name.startswith(".") and name.endswith(".old"):
-            target = out / name[1:-4]
-            if target.exists():
-                shutil.rmtree(entry)
-            else:
-                entry.rename(target)
-        elif name.startswith(".") and name.endswith(".new"):
-            shutil.rmtree(entry)
+# --- removing and restoring ---------------------------------------------------------------------
+
+
+def _remove(path: Path, warnings: list[Problem]) -> bool:
+    """Remove a folder of ours (never through a link); False, with a warning, when it is still there."""
+    if not os.path.lexists(path):
+        return True
+    if path.is_symlink() or not path.is_dir():
+        warnings.append(
+            Problem(str(path), "", "", "left in place: not a folder gpuplatform created", "warning")
+        )
+        return True
+
+    def writable_parent(func: Callable[..., Any], target: str, _: object) -> None:
+        parent = os.path.dirname(target)
+        os.chmod(parent, os.stat(parent).st_mode | stat.S_IWUSR | stat.S_IXUSR)
+        func(target)
+
+    try:
+        if sys.version_info >= (3, 12):
+            shutil.rmtree(path, onexc=writable_parent)
+        else:
+            shutil.rmtree(path, onerror=writable_parent)
+    except OSError as exc:
+        warnings.append(
+            Problem(
+                str(path),
+                "",
+                "",
+                f"could not remove an old tree (retried next run): {exc.strerror}",
+                "warning",
+            )
+        )
+        return False
+    return True
+
+
+def _roll_back(out: Path, entry: _Entry, warnings: list[Problem]) -> bool:
+    """Put the tree that was at `<out>/<name>` before the run back there; True when the run's own
+    folders may go (False when they may hold that tree: they stay, named in a warning)."""
+    target, staging, backup = out / entry.name, out / entry.staging, out / entry.backup
+    if entry.old is None:
+        if entry.new is not None and _lock_digest(target) == entry.new:
+            aside = staging if not os.path.lexists(staging) else backup
+            if not os.path.lexists(aside):
+                target.rename(aside)
+        return True
+    if _lock_digest(target) == entry.old:
+        return True
+    found = [p for p in (staging, backup) if _lock_digest(p) == entry.old]
+    problem = ""
+    if not found:
+        problem = "the tree from before the interrupted run was not found"
+    elif os.path.lexists(target) and _lock_digest(target) != entry.new:
+        problem = f"is not gpuplatform's; the tree from before the interrupted run stays at {found[0]}"
+    if problem:
+        warnings.append(Problem(str(target), "", "", problem, "warning"))
+        return False
+    if os.path.lexists(target):
+        target.rename(backup if found[0] == staging else staging)
+    found[0].rename(target)
+    return True
+
+
+def _clean(out: Path, entries: list[_Entry], warnings: list[Problem]) -> list[_Entry]:
+    """Remove the staging and backup folders of `entries`; the entries where one is still there."""
+    kept = []
+    for entry in entries:
+        removed = [_remove(out / name, warnings) for name in (entry.staging, entry.backup)]
+        if not all(removed):
+            kept.append(entry)
+    return kept
+
+
+def _finish(state: _StateFile, recorded: _State, warnings: list[Problem]) -> list[_Entry]:
+    """Complete a recorded run: clean up after "committed", else restore every platform first.
+
+    Folders that cannot be removed stay recorded as leftovers (returned), retried by the next run.
+    """
+    done = recorded.entries
+    if recorded.phase not in ("committed", "idle"):
+        done = [e for e in reversed(recorded.entries) if _roll_back(state.out, e, warnings)]
+    leftovers = _clean(state.out, done + recorded.leftovers, warnings)
+    _fsync_dir(state.out)
+    state.write(_State("idle", [], leftovers) if leftovers else None)
+    return leftovers
+
+
+def recover(state: _StateFile) -> list[Problem]:
+    """Finish or undo what a killed run recorded (call with the lock held); warnings for leftovers."""
+    warnings: list[Problem] = []
+    recorded = state.read()
+    if recorded is not None:
+        try:
+            _finish(state, recorded, warnings)
+        except OSError as exc:
+            raise _fail(state.path, "cannot finish the interrupted run it records", exc) from None
+    return warnings
+
+
+# --- one run ---------------------------------------------------------------------------------------
 
 
 def _write_files(root: Path, files: Mapping[str, bytes]) -> None:
+    """Create `root` (it must not exist) and every file under it, never through a link."""
+    os.mkdir(root, 0o755)
+    made = {""}
     for n, (rel, data) in enumerate(files.items()):
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        parent = rel.rpartition("/")[0]
+        if parent not in made:
+            os.makedirs(root / parent, exist_ok=True)
+            made.update(parent.rsplit("/", i)[0] for i in range(parent.count("/") + 1))
+        fd = os.open(root / rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         if n == len(files) // 2:
-            _crash_point("writing")
+            crash_hook("writing")
 
 
-def replace_tree(out: Path, platform: str, files: Mapping[str, bytes]) -> None:
-    """Replace `<out>/<platform>` by `files`; refuse a folder that has no lock file of ours."""
-    target = out / platform
-    if target.exists() and not (target / LOCK_FILE).is_file():
-        raise InputError.single(
-            str(target),
-            "",
-            f"exists but has no {LOCK_FILE}: gpuplatform did not create it and will not replace it",
-        )
-    staging = out / f".{platform}.new"
-    if staging.exists():
-        shutil.rmtree(staging)
-    _write_files(staging, files)
-    _crash_point("staged")
-    if not target.exists():
+def _plan(
+    out: Path, trees: Mapping[str, Mapping[str, bytes]], prune: bool
+) -> tuple[list[_Entry], list[Problem]]:
+    """Check every target and prune candidate before anything changes; the run's entries."""
+    run = secrets.token_hex(8)
+    entries: list[_Entry] = []
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+
+    def entry(name: str, old: str | None, new: str | None) -> _Entry:
+        return _Entry(name, f"{_STAGING}.{run}.{name}", f"{_BACKUP}.{run}.{name}", old, new)
+
+    for name in sorted(trees):
+        target = out / name
+        old = None
+        if os.path.lexists(target):
+            owned = owned_tree(target, name)
+            if isinstance(owned, str):
+                problems.append(
+                    Problem(
+                        str(target), "", "", f"{owned}: gpuplatform did not create it and will not replace it"
+                    )
+                )
+                continue
+            old = owned.lock_digest
+        entries.append(entry(name, old, _digest(bytes(trees[name][LOCK_FILE]))))
+    if prune:
+        for candidate in sorted(out.iterdir()):
+            name = candidate.name
+            if name in trees or name.startswith(".") or not os.path.lexists(candidate / LOCK_FILE):
+                continue
+            owned = owned_tree(candidate, name, digests=True)
+            if isinstance(owned, str):
+                warnings.append(Problem(str(candidate), "", "", f"not pruned: {owned}", "warning"))
+            else:
+                entries.append(entry(name, owned.lock_digest, None))
+    if problems:
+        raise InputError(problems)
+    return entries, warnings
+
+
+def _swap(out: Path, entry: _Entry) -> None:
+    target, staging, backup = out / entry.name, out / entry.staging, out / entry.backup
+    if entry.new is None:
+        target.rename(backup)
+    elif entry.old is None:
         staging.rename(target)
-        return
-    if _exchange(staging, target):
-        _crash_point("swapped")
-        shutil.rmtree(staging)
-        return
-    old = out / f".{platform}.old"
-    target.rename(old)
-    _crash_point("moved-old")
-    staging.rename(target)
-    _crash_point("swapped")
-    shutil.rmtree(old)
+    elif not _exchange(staging, target):
+        target.rename(backup)
+        crash_hook("moved-old")
+        staging.rename(target)
+    crash_hook("swapped")
 
 
-def remove_tree(out: Path, platform: str) -> None:
-    """Remove a platform tree that no stack renders any more (only one with our lock file)."""
-    target = out / platform
-    if (target / LOCK_FILE).is_file():
-        shutil.rmtree(target)
+def write_trees(
+    out: Path,
+    trees: Mapping[str, Mapping[str, bytes]],
+    *,
+    prune: bool = False,
+    timeout: float = LOCK_TIMEOUT_SECONDS,
+) -> list[Problem]:
+    """Replace `<out>/<name>` by each of `trees` (and, with `prune`, remove our trees not in it),
+    all or nothing. Returns warnings (leftovers that could not be removed, trees not pruned).
+
+    InputError when a target is not ours (nothing changes); EnvironmentFailure when the machine
+    refuses a write (every platform is restored first).
+    """
+    with exclusive_output(out, timeout) as state:
+        warnings = recover(state)
+        leftovers = (state.read() or _State("idle", [])).leftovers
+        entries, found = _plan(out, trees, prune)
+        warnings += found
+        recorded = _State("staging", entries, leftovers)
+        try:
+            state.write(recorded)
+            for e in entries:
+                if e.new is not None:
+                    _write_files(out / e.staging, trees[e.name])
+            _sync_filesystem(out)
+            crash_hook("staged")
+            recorded.phase = "swapping"
+            state.write(recorded)
+            for e in entries:
+                _swap(out, e)
+            _fsync_dir(out)
+            state.write(_State("committed", entries, leftovers))
+            recorded.phase = "committed"
+            crash_hook("committed")
+        except BaseException as exc:
+            try:
+                _finish(state, recorded, warnings)
+            except OSError as undo:
+                raise _fail(
+                    state.path, "the run failed and could not be undone; the next run will", undo
+                ) from exc
+            if isinstance(exc, OSError):
+                where = Path(exc.filename) if exc.filename else out
+                raise _fail(where, "cannot write the output (nothing was changed)", exc) from None
+            raise
+        _finish(state, recorded, warnings)
+    return warnings

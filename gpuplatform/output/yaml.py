@@ -1,4 +1,16 @@
-"""The only YAML writer of the package: PyYAML's C dumper, no wrapping, literal multi-line strings."""
+"""The only YAML writer of the package: PyYAML's C dumper, no wrapping, literal multi-line strings.
+
+Every reader of the output must read a string as a string. PyYAML quotes what YAML 1.1 (as PyYAML
+implements it) would resolve to another type; this writer also quotes what YAML 1.1 proper (y/n),
+YAML 1.2's core schema and go-yaml resolve to a boolean, null, number or timestamp. go-yaml's rules,
+read in go-yaml/yaml `resolve.go` (v3, commit 0d383ff): the words true/false/null/~ in their three
+spellings and `<<`; a plain scalar starting with a digit, `+`, `-` or `.` that strconv.ParseInt /
+ParseUint (base 0: 0x, 0o, 0b, leading-0 octal) or ParseFloat (`yamlStyleFloat`) accepts after
+every `_` is removed, or that looks like a timestamp (`2006-1-2`, with or without a time). yaml.v2,
+which sigs.k8s.io/yaml embeds (kubectl, the API machinery of Argo CD and Flux), also reads
+y/Y/yes/no/on/off in their spellings as booleans. `kubectl kustomize` (go-yaml v3) is the oracle of
+tests/output/test_readers_agree.py.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +19,71 @@ from typing import Any
 
 import yaml
 
-__all__ = ["dump_documents", "dump_many", "dump_yaml"]
+__all__ = ["dump_documents", "dump_many", "dump_yaml", "needs_quotes"]
 
 _DOCUMENT_START = re.compile(r"^---\n", re.MULTILINE)
+_STR = "tag:yaml.org,2002:str"
+_RESOLVER = yaml.resolver.Resolver()
+_WORDS = frozenset(
+    [
+        "y",
+        "Y",
+        "yes",
+        "Yes",
+        "YES",
+        "n",
+        "N",
+        "no",
+        "No",
+        "NO",
+        "true",
+        "True",
+        "TRUE",
+        "false",
+        "False",
+        "FALSE",
+        "on",
+        "On",
+        "ON",
+        "off",
+        "Off",
+        "OFF",
+        "null",
+        "Null",
+        "NULL",
+        "~",
+        "<<",
+        "=",
+    ]
+) | {""}
+_NUMBER_START = frozenset("+-.0123456789")
+_INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO]?[0-7]+|0[bB][01]+|[0-9]+)")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_SPECIAL_FLOAT = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
+_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:\Z|[Tt ])")
+
+
+def _other_readers_resolve(value: str) -> bool:
+    """Whether YAML 1.1, YAML 1.2 core or go-yaml reads the plain scalar `value` as a non-string."""
+    if value in _WORDS:
+        return True
+    if value[0] not in _NUMBER_START:
+        return False
+    plain = value.replace("_", "")
+    return bool(
+        _INT.fullmatch(plain)
+        or _FLOAT.fullmatch(plain)
+        or _SPECIAL_FLOAT.fullmatch(value)
+        or _TIMESTAMP.match(value)
+    )
+
+
+def needs_quotes(value: str) -> bool:
+    """Whether `value`, written plain, would be read as something other than this string by any reader."""
+    if _other_readers_resolve(value):
+        return True
+    tag: str = _RESOLVER.resolve(yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]
+    return tag != _STR
 
 
 class _Dumper(yaml.CSafeDumper):
@@ -18,8 +92,10 @@ class _Dumper(yaml.CSafeDumper):
 
 def _str(dumper: _Dumper, value: str) -> yaml.ScalarNode:
     if "\n" in value:
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+        return dumper.represent_scalar(_STR, value, style="|")
+    if _other_readers_resolve(value):
+        return dumper.represent_scalar(_STR, value, style="'")
+    return dumper.represent_scalar(_STR, value)
 
 
 _Dumper.add_representer(str, _str)

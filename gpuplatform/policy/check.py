@@ -12,7 +12,7 @@ from gpuplatform.errors import InputError, Problem
 from gpuplatform.evidence.snapshot import Snapshot, load_snapshot
 from gpuplatform.inventory.resource_slices import Pool, read_resource_slices
 from gpuplatform.load.stacks import LoadedPlatform
-from gpuplatform.load.yaml_input import read_yaml
+from gpuplatform.load.yaml_input import read_data
 from gpuplatform.policy.devices import modelled_pools
 from gpuplatform.policy.rules import run_rules
 from gpuplatform.policy.selectors import SelectorRow, check_target
@@ -77,7 +77,7 @@ def check_platform(
 def cluster_node_names(snapshot: Path) -> frozenset[str]:
     """Node names in a snapshot folder's `nodes.json` (`kubectl get nodes -o json`)."""
     path = snapshot / "nodes.json"
-    doc = read_yaml(path)
+    doc = read_data(path)
     items = doc.get("items") if isinstance(doc, dict) else None
     if not isinstance(items, list):
         raise InputError.single(str(path), "items", "expected `kubectl get nodes -o json` output (a List)")

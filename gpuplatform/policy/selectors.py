@@ -8,18 +8,19 @@ an attribute read that raises on some devices (GP314, with the `in` guard to add
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.inventory.catalog import published_attributes
 from gpuplatform.inventory.resource_slices import Pool
+from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.platform import Platform
-from gpuplatform.policy.targets import SelectorTarget
+from gpuplatform.policy.targets import SelectorTarget, selector_targets
 from gpuplatform.versions import parse_release
 
-__all__ = ["CEL_GATES", "SelectorRow", "check_target"]
+__all__ = ["CEL_GATES", "SelectorRow", "check_target", "compile_problems", "refuse_uncompilable"]
 
 #: Kubernetes gates that change the DRA CEL environment.
 CEL_GATES = ("DRAConsumableCapacity", "DRAListTypeAttributes")
@@ -59,6 +60,32 @@ def _compile(
                 )
             )
     return compiled
+
+
+def compile_problems(platform: Platform, file: str) -> list[Problem]:
+    """GP310 for every selector of the platform that cannot be built or does not compile.
+
+    What `synth` refuses before it renders (the API server would reject the object); each distinct
+    selector is compiled once, at the spec path that wrote it.
+    """
+    problems: list[Problem] = []
+    seen: set[tuple[str, str]] = set()
+    for target in selector_targets(platform):
+        problems += [
+            Problem(file, loc, "GP310", f"{target.kind} {target.name!r}: selector cannot be built: {why}")
+            for loc, why in target.refused
+        ]
+        fresh = tuple(e for e in target.expressions if e not in seen)
+        seen.update(fresh)
+        _compile(platform, replace(target, expressions=fresh), file, problems)
+    return sorted(set(problems))
+
+
+def refuse_uncompilable(loaded: Sequence[LoadedPlatform]) -> None:
+    """InputError (GP310) when a selector of any platform does not compile (`synth`, `plan`)."""
+    problems = [p for lp in loaded for p in compile_problems(lp.platform, lp.source)]
+    if problems:
+        raise InputError(problems)
 
 
 def _unpublished(

@@ -31,6 +31,7 @@ __all__ = [
     "kustomization",
     "render_tree",
     "sort_objects",
+    "tree_collisions",
 ]
 
 Renderer = Callable[[Plan, WaveState], list[Obj]]
@@ -151,12 +152,81 @@ def kustomization(resources: list[str]) -> Obj:
     }
 
 
+def _describe(content: list[Obj] | str) -> str:
+    if isinstance(content, str):
+        return "a text file"
+    return " + ".join(_identity_text(o) for o in content) or "an empty file"
+
+
+def _identity(obj: Obj) -> tuple[str, str, str, str]:
+    meta = obj.get("metadata") or {}
+    return (_group(obj), str(obj.get("kind")), str(meta.get("namespace", "")), str(meta.get("name")))
+
+
+def _identity_text(obj: Obj) -> str:
+    _, kind, namespace, name = _identity(obj)
+    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+
+
+class _Files(dict[str, list[Obj] | str]):
+    """The files of a tree; writing a path twice keeps the first and records the collision."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.collisions: list[str] = []
+
+    def __setitem__(self, path: str, content: list[Obj] | str) -> None:
+        if path in self:
+            self.collisions.append(f"renders {path} twice: {_describe(self[path])} and {_describe(content)}")
+            return
+        super().__setitem__(path, content)
+
+
+def _applied_sets(tree: Tree) -> dict[str, list[str]]:
+    """Paths whose objects one cluster holds together: each wave with the gate identity it runs as
+    (`delivery/gates`), each entry point of `delivery/` and each hand-off folder on its own (entry
+    points are alternatives: one engine, one Application or ApplicationSet)."""
+    sets: dict[str, list[str]] = {}
+    for path in tree.files:
+        parts = path.split("/")
+        if parts[0] in ("waves", "handoff", "delivery") and len(parts) > 2:
+            sets.setdefault(f"{parts[0]}/{parts[1]}", []).append(path)
+    gates = sets.get("delivery/gates", [])
+    for key in sets:
+        if key.startswith("waves/"):
+            sets[key] += gates
+    return sets
+
+
+def tree_collisions(tree: Tree) -> list[str]:
+    """Every path rendered twice, and every identity (group, kind, namespace, name) that a wave (with
+    its gate identity), an entry point or a hand-off folder holds twice."""
+    found = list(getattr(tree.files, "collisions", []))
+    for label, paths in sorted(_applied_sets(tree).items()):
+        seen: dict[tuple[str, str, str, str], str] = {}
+        for path in sorted(paths):
+            content = tree.files[path]
+            if isinstance(content, str):
+                continue
+            for obj in content:
+                if _group(obj) == "kustomize.config.k8s.io":
+                    continue
+                key = _identity(obj)
+                first = seen.setdefault(key, path)
+                if first != path:
+                    found.append(f"{label} applies {_identity_text(obj)} twice: {first} and {path}")
+    return found
+
+
 @dataclass
 class Tree:
-    """The rendered files of one platform: relative path -> YAML documents or text."""
+    """The rendered files of one platform: relative path -> YAML documents or text.
+
+    A path is written once: a second write is kept out and recorded (see `tree_collisions`).
+    """
 
     platform: str
-    files: dict[str, list[Obj] | str] = field(default_factory=dict)
+    files: dict[str, list[Obj] | str] = field(default_factory=_Files)
 
     def add_folder(
         self,

@@ -121,3 +121,33 @@ def test_a_python_stack_gets_a_values_file_and_the_lines_to_paste(tmp_path: Path
     # the stack already loads that file: its platform now carries the imported values
     op = load_stack(stack)[0].platform.gpu_operator
     assert op.values["toolkit"]["env"][0]["value"] == "/run/containerd/containerd.sock"
+
+
+def test_import_never_writes_through_a_link(tmp_path: Path) -> None:
+    # GIVEN a spec reached through a link, and a values file name that is a link to a precious file
+    (tmp_path / "running.yaml").write_text(RUNNING)
+    real = write_spec(tmp_path / "real.yaml", minimal_spec())
+    before = real.read_text()
+    (tmp_path / "lab.yaml").symlink_to(real)
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me\n")
+    shutil.copytree(REPO / "stacks", tmp_path / "stacks")
+    shutil.copytree(REPO / "overlays", tmp_path / "overlays")
+    link = tmp_path / "stacks" / "values" / "linked.yaml"
+    link.symlink_to(precious)
+    # WHEN either is the target of an import
+    through_spec = _invoke(str(tmp_path / "running.yaml"), "--stack", str(tmp_path / "lab.yaml"))
+    through_values = _invoke(
+        str(tmp_path / "running.yaml"),
+        "--stack",
+        str(tmp_path / "stacks" / "reference.py"),
+        "--values-out",
+        str(link),
+    )
+    # THEN both are refused as bad input, naming the link, and nothing behind a link changed
+    assert through_spec.exit_code == 2
+    assert f"error: {tmp_path / 'lab.yaml'}:" in through_spec.stderr
+    assert through_values.exit_code == 2
+    assert "symbolic link" in through_values.stderr
+    assert real.read_text() == before
+    assert precious.read_text() == "keep me\n"

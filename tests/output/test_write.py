@@ -1,48 +1,290 @@
-"""Replacing a platform tree: atomic swap, refusal of foreign folders, recovery, the lock."""
+"""The writer touches only what it created: ownership, recovery by record, all-or-nothing, durability."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
+import json
+import os
+import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gpuplatform.errors import InputError
-from gpuplatform.output.serialize import LOCK_FILE
-from gpuplatform.output.write import exclusive_output, recover, replace_tree
+import gpuplatform.output.write as write
+from gpuplatform.errors import EnvironmentFailure, InputError
+from gpuplatform.output.serialize import LOCK_FILE, lock_document
+from gpuplatform.output.write import STATE_FILE, exclusive_output, owned_tree, recover, write_trees
+from tests.specs import listing
 
 
-def _files(marker: str) -> dict[str, bytes]:
-    return {LOCK_FILE: b"{}", "waves/a.yaml": marker.encode(), f"only-{marker}.yaml": b"x"}
+def _files(platform: str, marker: str) -> dict[str, bytes]:
+    files = {"waves/a.yaml": marker.encode(), f"only-{marker}.yaml": b"x"}
+    files[LOCK_FILE] = lock_document(files, platform=platform, spec={}, origin={"activeWave": marker})
+    return files
 
 
-def test_replace_swaps_the_whole_tree(tmp_path: Path) -> None:
-    replace_tree(tmp_path, "lab", _files("old"))
-    replace_tree(tmp_path, "lab", _files("new"))
+def test_replace_swaps_the_whole_tree_and_leaves_only_the_tree_and_the_lock(tmp_path: Path) -> None:
+    write_trees(tmp_path, {"lab": _files("lab", "old")})
+    write_trees(tmp_path, {"lab": _files("lab", "new")})
     assert (tmp_path / "lab" / "waves" / "a.yaml").read_text() == "new"
     assert not (tmp_path / "lab" / "only-old.yaml").exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["lab"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [STATE_FILE, "lab"]
+    assert (tmp_path / STATE_FILE).read_bytes() == b"", "the state file is empty between runs"
 
 
-def test_refuses_a_folder_without_our_lock_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("prepare", "fragment"),
+    [
+        (lambda t: (t / "precious.txt").write_text("mine"), "has no gpuplatform.lock.json"),
+        (lambda t: (t / LOCK_FILE).write_text("whatever"), "did not write for platform 'lab'"),
+        (
+            lambda t: (t / LOCK_FILE).write_bytes(_files("other", "x")[LOCK_FILE]),
+            "did not write for platform 'lab'",
+        ),
+    ],
+    ids=["no-lock", "garbage-lock", "lock-of-another-platform"],
+)
+def test_a_folder_that_is_not_ours_is_refused_and_kept(tmp_path: Path, prepare: Any, fragment: str) -> None:
     (tmp_path / "lab").mkdir()
-    (tmp_path / "lab" / "precious.txt").write_text("mine")
-    with pytest.raises(InputError, match=r"has no gpuplatform\.lock\.json"):
-        replace_tree(tmp_path, "lab", _files("new"))
-    assert (tmp_path / "lab" / "precious.txt").read_text() == "mine"
+    prepare(tmp_path / "lab")
+    before = listing(tmp_path)
+    with pytest.raises(InputError, match=fragment):
+        write_trees(tmp_path, {"lab": _files("lab", "new")})
+    assert {k: v for k, v in listing(tmp_path).items() if k != STATE_FILE} == before
 
 
-def test_recover_restores_an_old_tree_left_between_renames(tmp_path: Path) -> None:
-    (tmp_path / ".lab.old").mkdir()
-    (tmp_path / ".lab.old" / LOCK_FILE).write_text("{}")
-    (tmp_path / ".other.new").mkdir()
-    recover(tmp_path)
-    assert (tmp_path / "lab" / LOCK_FILE).is_file()
-    assert not (tmp_path / ".other.new").exists()
+@pytest.mark.parametrize("intruder", ["file", "folder", "link"])
+def test_our_tree_with_something_foreign_inside_is_refused(tmp_path: Path, intruder: str) -> None:
+    # GIVEN a tree synth wrote, into which someone put a file, a folder or a link
+    write_trees(tmp_path, {"lab": _files("lab", "old")})
+    inside = tmp_path / "lab" / "waves" / "notes"
+    if intruder == "file":
+        inside.write_text("mine")
+    elif intruder == "folder":
+        inside.mkdir()
+    else:
+        inside.symlink_to(tmp_path.parent)
+    before = listing(tmp_path)
+    # WHEN it is replaced / THEN the run is refused and nothing changes
+    with pytest.raises(InputError, match=r"holds files gpuplatform did not write: waves/notes"):
+        write_trees(tmp_path, {"lab": _files("lab", "new")})
+    assert listing(tmp_path) == before
+
+
+def test_a_platform_folder_replaced_by_a_link_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    write_trees(elsewhere, {"lab": _files("lab", "old")})
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "lab").symlink_to(elsewhere / "lab")
+    before = listing(tmp_path)
+    with pytest.raises(InputError, match="is a symbolic link"):
+        write_trees(out, {"lab": _files("lab", "new")})
+    assert {k: v for k, v in listing(tmp_path).items() if k != f"out/{STATE_FILE}"} == before
+
+
+@pytest.mark.parametrize("dangling", [True, False])
+def test_a_state_file_that_is_a_link_is_refused_and_nothing_is_created_where_it_points(
+    tmp_path: Path, dangling: bool
+) -> None:
+    out, target = tmp_path / "out", tmp_path / "victim"
+    out.mkdir()
+    if not dangling:
+        target.write_text("precious")
+    (out / STATE_FILE).symlink_to(target)
+    with pytest.raises(InputError, match="is a symbolic link"):
+        write_trees(out, {"lab": _files("lab", "new")})
+    assert (not target.exists()) if dangling else target.read_text() == "precious"
+    assert not (out / "lab").exists()
+
+
+def test_a_state_file_with_foreign_content_is_refused(tmp_path: Path) -> None:
+    (tmp_path / STATE_FILE).write_text("someone else's lock\n")
+    with pytest.raises(InputError, match="holds data gpuplatform did not write"):
+        write_trees(tmp_path, {"lab": _files("lab", "new")})
+    assert (tmp_path / STATE_FILE).read_text() == "someone else's lock\n"
+
+
+LOOKALIKES = {
+    ".venv.old": "venv",
+    ".terraform.old": None,
+    ".release.new": None,
+    ".lab.old": "lab",
+    ".lab.new": None,
+    ".gpuplatform-staging.0000000000000000.lab": None,
+    ".gpuplatform-backup.0000000000000000.lab": "lab",
+}
+
+
+@pytest.mark.parametrize("refused", [False, True], ids=["written", "refused"])
+def test_names_that_look_like_staging_or_backups_are_never_touched(tmp_path: Path, refused: bool) -> None:
+    # GIVEN folders and files next to the output whose names merely look like a writer's leftovers
+    for name, sibling in LOOKALIKES.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "data").write_text(name)
+        if sibling is not None and sibling != "lab":
+            (tmp_path / sibling).mkdir(exist_ok=True)
+    (tmp_path / ".bashrc.new").write_text("alias ll='ls -l'\n")
+    if refused:
+        (tmp_path / "lab").mkdir()
+        (tmp_path / "lab" / "mine.txt").write_text("mine")
+    before = listing(tmp_path)
+    # WHEN synth writes `lab` (or is refused because `lab` is not ours)
+    if refused:
+        with pytest.raises(InputError):
+            write_trees(tmp_path, {"lab": _files("lab", "new")})
+    else:
+        write_trees(tmp_path, {"lab": _files("lab", "new")})
+    # THEN every one of them is exactly as it was
+    after = listing(tmp_path)
+    assert {k: v for k, v in after.items() if k in before} == before
+
+
+def test_pruning_removes_only_trees_whose_lock_verifies(tmp_path: Path) -> None:
+    # GIVEN our tree `gone`, our tree `edited` with a changed file, and a folder that merely holds a
+    # file named gpuplatform.lock.json
+    write_trees(tmp_path, {"gone": _files("gone", "a"), "edited": _files("edited", "a")})
+    (tmp_path / "edited" / "waves" / "a.yaml").write_text("hand edit")
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / LOCK_FILE).write_text('{"npm": "lockfile"}')
+    (tmp_path / "project" / "src.py").write_text("print()")
+    # WHEN synth prunes while writing only `lab`
+    warnings = write_trees(tmp_path, {"lab": _files("lab", "x")}, prune=True)
+    # THEN only `gone` is removed; the others stay, with a warning each
+    assert sorted(p.name for p in tmp_path.iterdir()) == [STATE_FILE, "edited", "lab", "project"]
+    assert (tmp_path / "edited" / "waves" / "a.yaml").read_text() == "hand edit"
+    assert (tmp_path / "project" / "src.py").read_text() == "print()"
+    assert sorted(Path(w.file).name for w in warnings) == ["edited", "project"]
+    assert all(w.severity == "warning" and "not pruned" in w.message for w in warnings)
+
+
+def test_a_refused_platform_leaves_every_other_platform_as_it_was(tmp_path: Path) -> None:
+    # GIVEN two platforms written before, and then `b` taken over by something that is not ours
+    write_trees(tmp_path, {"a": _files("a", "old"), "b": _files("b", "old")})
+    (tmp_path / "b" / "mine.txt").write_text("mine")
+    before = listing(tmp_path)
+    # WHEN a run writes both / THEN it is refused and `a` is not replaced either
+    with pytest.raises(InputError, match=r"mine\.txt"):
+        write_trees(tmp_path, {"a": _files("a", "new"), "b": _files("b", "new")})
+    assert listing(tmp_path) == before
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "renames"])
+@pytest.mark.parametrize("failure", [OSError(errno.EIO, "Input/output error"), KeyboardInterrupt()])
+def test_a_failure_mid_swap_restores_every_platform(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exchange: bool, failure: BaseException
+) -> None:
+    # GIVEN three platforms, and a swap that fails after the first platform went in
+    write_trees(tmp_path, {n: _files(n, "old") for n in "abc"})
+    before = listing(tmp_path)
+    swap, calls = write._swap, []
+    if not exchange:
+        monkeypatch.setattr(write, "_exchange", lambda a, b: False)
+
+    def failing(out: Path, entry: Any) -> None:
+        calls.append(entry.name)
+        if len(calls) == 2:
+            raise failure
+        swap(out, entry)
+
+    monkeypatch.setattr(write, "_swap", failing)
+    # WHEN the run fails / THEN the error surfaces and every platform is as before, nothing left over
+    with pytest.raises(EnvironmentFailure if isinstance(failure, OSError) else KeyboardInterrupt):
+        write_trees(tmp_path, {n: _files(n, "new") for n in "abc"})
+    assert listing(tmp_path) == before
+
+
+def test_a_full_disk_while_staging_is_an_environment_failure_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_trees(tmp_path, {"lab": _files("lab", "old")})
+    before = listing(tmp_path)
+    real = write._write_files
+
+    def full(root: Path, files: dict[str, bytes]) -> None:
+        real(root, dict(list(files.items())[:1]))
+        raise OSError(errno.ENOSPC, "No space left on device", str(root / "waves"))
+
+    monkeypatch.setattr(write, "_write_files", full)
+    with pytest.raises(EnvironmentFailure, match="No space left on device"):
+        write_trees(tmp_path, {"lab": _files("lab", "new")})
+    assert listing(tmp_path) == before
+
+
+def test_an_old_tree_that_cannot_be_removed_is_a_warning_and_blocks_no_later_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN an old tree the machine will not let us remove (read-only folder, as a non-root user)
+    write_trees(tmp_path, {"lab": _files("lab", "old")})
+    rmtree = write.shutil.rmtree
+
+    def refused(path: Any, *args: Any, **kwargs: Any) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(write.shutil, "rmtree", refused)
+    # WHEN it is replaced / THEN the run succeeds, warns, and records the leftover
+    warnings = write_trees(tmp_path, {"lab": _files("lab", "new")})
+    assert (tmp_path / "lab" / "waves" / "a.yaml").read_text() == "new"
+    assert [w.message for w in warnings] == [
+        "could not remove an old tree (retried next run): Permission denied"
+    ]
+    leftover = Path(warnings[0].file).name
+    assert leftover in (tmp_path / STATE_FILE).read_text()
+    # AND the next run (the machine allows it again) removes it and is not blocked
+    monkeypatch.setattr(write.shutil, "rmtree", rmtree)
+    assert write_trees(tmp_path, {"lab": _files("lab", "newer")}) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == [STATE_FILE, "lab"]
+    assert (tmp_path / STATE_FILE).read_bytes() == b""
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root removes read-only folders anyway")
+def test_a_read_only_folder_in_the_old_tree_is_removed(tmp_path: Path) -> None:
+    write_trees(tmp_path, {"lab": _files("lab", "old")})
+    os.chmod(tmp_path / "lab" / "waves" / "a.yaml", stat.S_IRUSR)
+    os.chmod(tmp_path / "lab" / "waves", stat.S_IRUSR | stat.S_IXUSR)
+    assert write_trees(tmp_path, {"lab": _files("lab", "new")}) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == [STATE_FILE, "lab"]
+
+
+def test_recovery_acts_on_the_recorded_run_only(tmp_path: Path) -> None:
+    # GIVEN a record of a run that moved `lab` to its backup name and died, next to a look-alike
+    write_trees(tmp_path, {"lab": _files("lab", "old")})
+    digest = owned_tree(tmp_path / "lab", "lab")
+    assert not isinstance(digest, str)
+    (tmp_path / "lab").rename(tmp_path / ".gpuplatform-backup.run1.lab")
+    (tmp_path / ".gpuplatform-backup.run2.lab").mkdir()
+    entry = {
+        "name": "lab",
+        "staging": ".gpuplatform-staging.run1.lab",
+        "backup": ".gpuplatform-backup.run1.lab",
+        "old": digest.lock_digest,
+        "new": "sha256:0",
+    }
+    record = {"format": "gpuplatform.dev/output-state/v1", "phase": "swapping", "entries": [entry]}
+    (tmp_path / STATE_FILE).write_text(json.dumps(record) + "\n")
+    # WHEN the next run takes the lock
+    with exclusive_output(tmp_path) as state:
+        assert recover(state) == []
+    # THEN the old tree is back, the record is cleared, the look-alike is untouched
+    assert (tmp_path / "lab" / "waves" / "a.yaml").read_text() == "old"
+    assert (tmp_path / ".gpuplatform-backup.run2.lab").is_dir()
+    assert (tmp_path / STATE_FILE).read_bytes() == b""
+
+
+def test_durability_is_one_filesystem_sync_per_run_not_one_per_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    syncs: list[Path] = []
+    monkeypatch.setattr(write, "_sync_filesystem", syncs.append)
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
+    write_trees(tmp_path, {n: _files(n, "x") for n in "abc"})
+    assert syncs == [tmp_path]
 
 
 def test_second_writer_fails_clearly_while_the_lock_is_held(tmp_path: Path) -> None:
-    with open(tmp_path / ".gpuplatform.lock", "a+") as handle:
+    with open(tmp_path / STATE_FILE, "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         with (
             pytest.raises(InputError, match="another gpuplatform synth holds the lock"),
