@@ -300,8 +300,11 @@ def check(
 ) -> None:
     """Check selectors against modelled pools and inventory, and run every safety rule."""
     from gpuplatform.policy.check import check_platforms, check_table
+    from gpuplatform.policy.selectors import refuse_uncompilable
 
-    reports = check_platforms(load_selected(stack, overlays), inventory, snapshot)
+    loaded = load_selected(stack, overlays)
+    refuse_uncompilable(loaded)
+    reports = check_platforms(loaded, inventory, snapshot)
     if fmt == "json":
         click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
     else:
