@@ -107,7 +107,9 @@ def test_names_and_values_kubernetes_rejects_are_refused_by_every_command_at_the
     assert not out.exists()
 
 
-def test_a_raw_selector_that_does_not_compile_is_refused_alike_by_synth_plan_and_check(tmp_path: Path) -> None:
+def test_a_raw_selector_that_does_not_compile_is_refused_alike_by_synth_plan_and_check(
+    tmp_path: Path,
+) -> None:
     spec = _spec(
         tmp_path, _set("spec.tiers.0", {"name": "full", "cel": "device.attributes['gpu.nvidia.com'"})
     )
