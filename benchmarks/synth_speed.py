@@ -1,96 +1,87 @@
-"""Synth of the fleet against cdk8s ApiObjects and a bare PyYAML C dump of the same objects.
+"""`gpuplatform synth benchmarks/fleet.py` as a whole process, against cdk8s for the same objects.
 
-Run: `FLEET_NODES=2000 .venv/bin/python benchmarks/synth_speed.py` — prints one JSON object.
-Goals (issue 2): synth (policy rules + render + strict validation + serialisation + lock, in
-memory; writing files is left out as it is the same for every renderer) at least 10x faster
-than cdk8s for the same objects, and within 3x of merely dumping them with the C dumper.
+Run: `.venv/bin/python benchmarks/synth_speed.py` — prints one JSON object.
+
+- synth of the 2,000-node fleet into a fresh folder and again over its own output (what a
+  re-run after a one-line change costs): import, load, rules, render, validation, write, lock.
+- The peer, in the same run: every object synth wrote, through cdk8s ApiObjects in one Chart,
+  synthesised to one file per resource, as a whole process (`cdk8s_peer.py`).
+  Goal: synth at most 0.1x the peer.
+- Linearity: fresh synth at 500, 1,000, 2,000 and 4,000 nodes; CPU seconds per 1,000 nodes
+  should stay flat.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import time
+import sys
+import tempfile
 from pathlib import Path
 
 import yaml
+from harness import FLEET, GPUPLATFORM, load, repeat, report
 
-from gpuplatform.load.documents import platform_document
-from gpuplatform.load.stacks import LoadedPlatform, load_stack
-from gpuplatform.model.platform import Platform
-from gpuplatform.output.synth import policy_findings, render_files
-from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.tree import render_tree
-
-os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "1")
-FLEET = Path(__file__).resolve().parent / "fleet.py"
+NODES = 2000
 
 
-def build() -> Platform:
-    """The fleet stack, loaded the way `gpuplatform synth benchmarks/fleet.py` loads it."""
-    return load_stack(FLEET)[0].platform
-
-
-def _objects() -> list[dict]:  # type: ignore[type-arg]
-    tree = render_tree(plan_platform(build()))
-    return [obj for content in tree.files.values() if isinstance(content, list) for obj in content]
-
-
-def _time_synth() -> float:
-    platform = build()
-    loaded = LoadedPlatform(platform, "benchmarks/fleet.py", (), platform_document(platform))
-    start = time.perf_counter()
-    tree = render_tree(plan_platform(platform))
-    policy_findings([loaded], trees={platform.name: tree})
-    render_files(loaded, tree=tree)
-    return time.perf_counter() - start
-
-
-def _time_dump(objects: list[dict]) -> float:  # type: ignore[type-arg]
-    start = time.perf_counter()
-    for obj in objects:
-        yaml.dump(obj, Dumper=yaml.CSafeDumper, sort_keys=False, default_flow_style=False, width=1 << 30)
-    return time.perf_counter() - start
-
-
-def _time_cdk8s(objects: list[dict]) -> float:  # type: ignore[type-arg]
-    import cdk8s
-
-    start = time.perf_counter()
-    app = cdk8s.App()
-    chart = cdk8s.Chart(app, "fleet")
-    for i, obj in enumerate(objects):
-        api_object = cdk8s.ApiObject(
-            chart, f"o{i}", api_version=obj["apiVersion"], kind=obj["kind"], metadata=obj.get("metadata", {})
-        )
-        for key, value in obj.items():
-            if key not in ("apiVersion", "kind", "metadata"):
-                api_object.add_json_patch(cdk8s.JsonPatch.add(f"/{key}", value))
-    app.synth_yaml()
-    return time.perf_counter() - start
+def _files(root: Path) -> dict[str, list[object]]:
+    """Every YAML file synth wrote under `root`, relative path -> its documents."""
+    return {
+        path.relative_to(root).as_posix(): [
+            d for d in yaml.load_all(path.read_text(), Loader=yaml.CSafeLoader) if d is not None
+        ]
+        for path in sorted(root.rglob("*.yaml"))
+    }
 
 
 def main() -> None:
-    objects = _objects()
-    synth = min(_time_synth() for _ in range(3))
-    dump = min(_time_dump(objects) for _ in range(3))
-    cdk8s = _time_cdk8s(objects)
-    print(
-        json.dumps(
-            {
-                "fleetNodes": int(os.environ.get("FLEET_NODES", "2000")),
-                "objects": len(objects),
-                "synthSeconds": round(synth, 3),
-                "pyyamlDumpSeconds": round(dump, 3),
-                "cdk8sSeconds": round(cdk8s, 3),
-                "cdk8sOverSynth": round(cdk8s / synth, 1),
-                "synthOverDump": round(synth / dump, 2),
-                "goals": {"cdk8sOverSynthAtLeast": 10, "synthOverDumpAtMost": 3},
-            },
-            indent=2,
-        )
+    times = int(os.environ.get("BENCH_RUNS", "5"))
+    start_load = load()
+    with tempfile.TemporaryDirectory(prefix="gpuplatform-bench-") as tmp:
+        work = Path(tmp)
+        env = {"FLEET_NODES": str(NODES)}
+
+        def synth(n: int) -> list[str]:
+            return [GPUPLATFORM, "synth", str(FLEET), "--out", str(work / f"synth-{n}")]
+
+        # A new folder per run: deleting a tree makes the next file creations on it slow on some
+        # file systems for half a minute (ext4 without a journal skips recently freed inodes).
+        first = repeat(synth, times, env)
+        again = repeat(lambda n: synth(0), times, env)
+        files = _files(work / "synth-0")
+        (work / "files.json").write_text(json.dumps(files))
+        objects = sum(len(docs) for docs in files.values())
+        peer_args = [sys.executable, str(Path(__file__).with_name("cdk8s_peer.py")), str(work / "files.json")]
+        peer = repeat(lambda n: [*peer_args, str(work / f"cdk8s-{n}")], max(1, times // 2))
+        scaling = {
+            str(nodes): repeat(
+                [GPUPLATFORM, "synth", str(FLEET), "--out", str(work / f"scale-{nodes}")],
+                1,
+                {"FLEET_NODES": str(nodes)},
+            )["minCpuSeconds"]
+            for nodes in (500, 1000, 2000, 4000)
+        }
+    report(
+        "synth",
+        {
+            "fleetNodes": NODES,
+            "objects": objects,
+            "filesWritten": len(files) + 1,
+            "synthFresh": first,
+            "synthOverItsOwnOutput": again,
+            "peerCdk8sWholeProcess": peer,
+            "synthOverPeer": round(first["minSeconds"] / peer["minSeconds"], 3),
+            "synthOverPeerMedian": round(first["medianSeconds"] / peer["medianSeconds"], 3),
+            "synthOverPeerCpu": round(first["minCpuSeconds"] / peer["minCpuSeconds"], 3),
+            "freshCpuSecondsByNodes": scaling,
+            "cpuSecondsPer1000NodesFrom500To4000": round((scaling["4000"] - scaling["500"]) / 3.5, 3),
+            "goals": {"synthOverPeerAtMost": 0.1},
+            "loadAverageBeforeAfter": [start_load, load()],
+        },
     )
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(__file__))
     main()

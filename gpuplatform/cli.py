@@ -20,9 +20,15 @@ from typing import Any, TypeVar
 
 import click
 
-from gpuplatform.errors import EnvironmentFailure, GpuplatformError, InputError, Problem, format_problems
+from gpuplatform.errors import (
+    EnvironmentFailure,
+    GpuplatformError,
+    InputError,
+    Problem,
+    RenderedOutputInvalid,
+    format_problems,
+)
 from gpuplatform.load.stacks import LoadedPlatform, discover_stacks, load_stack, load_stacks
-from gpuplatform.output.serialize import RenderedOutputInvalid
 
 __all__ = ["main"]
 
@@ -232,6 +238,46 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
 
 
 @main.command()
+@click.argument("stack")
+@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@click.option("--from", "source", default=None, metavar="WAVE", help="Replay one transition: from WAVE...")
+@click.option("--to", "target", default=None, metavar="WAVE", help="...to WAVE (forward or back).")
+@click.option("--all", "every", is_flag=True, help="Replay every transition plan accepts (the default).")
+@click.option("--engine", type=click.Choice(["argocd", "flux", "both"]), default="both")
+@click.option(
+    "--snapshot", default=None, help="Snapshot folder (or pods JSON): its GPU pods are the workload mix."
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@guarded
+def simulate(
+    stack: str,
+    overlays: tuple[str, ...],
+    source: str | None,
+    target: str | None,
+    every: bool,
+    engine: str,
+    snapshot: str | None,
+    fmt: str,
+) -> None:
+    """Replay transitions on a model of the cluster's controllers; exit 1 at the first violation."""
+    from gpuplatform.simulate.run import ENGINES, report_text, simulate_platforms
+
+    if (source is None) != (target is None):
+        raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
+    if every and source is not None:
+        raise InputError.single("--all", "", "--all replays every transition: leave out --from/--to")
+    engines = ENGINES if engine == "both" else (engine,)
+    path = Path(snapshot) if snapshot is not None else None
+    reports = simulate_platforms(load_selected(stack, overlays), source, target, engines, path)
+    if fmt == "json":
+        click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
+    else:
+        click.echo("\n\n".join(report_text(r) for r in reports))
+    if any(r.failed for r in reports):
+        sys.exit(EXIT_FINDINGS)
+
+
+@main.command()
 @click.argument("stack", required=False)
 @click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
 @click.option("--out", "out", default=None, help="Folder to compare with instead of dist/.")
@@ -272,8 +318,11 @@ def check(
 ) -> None:
     """Check selectors against modelled pools and inventory, and run every safety rule."""
     from gpuplatform.policy.check import check_platforms, check_table
+    from gpuplatform.policy.selectors import refuse_uncompilable
 
-    reports = check_platforms(load_selected(stack, overlays), inventory, snapshot)
+    loaded = load_selected(stack, overlays)
+    refuse_uncompilable(loaded)
+    reports = check_platforms(loaded, inventory, snapshot)
     if fmt == "json":
         click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
     else:

@@ -11,6 +11,7 @@ __all__ = [
     "GpuplatformError",
     "InputError",
     "Problem",
+    "RenderedOutputInvalid",
     "Severity",
     "format_loc",
     "format_problems",
@@ -94,3 +95,11 @@ class EnvironmentFailure(GpuplatformError):
         self.where = where
         reason = cause if isinstance(cause, str) else (cause.strerror or type(cause).__name__)
         super().__init__(f"{where}: {what}: {reason}")
+
+
+class RenderedOutputInvalid(GpuplatformError):
+    """A rendered object failed validation: a bug in a renderer, reported with the object named."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        super().__init__("\n".join(lines))

@@ -163,7 +163,8 @@ GPU_OPERATOR_BASELINE = parse_release("26.3.0")
 GPU_OPERATOR_GPUCLUSTER_SINCE = parse_release("26.7.0")
 #: NVIDIA/gpu-operator#2550: nvidia-operator-validator crash-loops in plugin-validation on nodes
 #: labelled `nvidia.com/gpu.deploy.device-plugin=false`; the fix (PR #2686) was unreleased at the
-#: newest release we know (26.7.0), so every known release needs the validator label workaround.
+#: newest release we know (26.7.0). The crash loop is accepted by default (the validator has written
+#: the marker the operands wait for by then); turning the validator off costs that marker (GP245).
 VALIDATOR_BUG_FIXED_IN: Release | None = None
 #: GPU Operator 26.x DRA prerequisites: NVIDIA driver 580 or newer (dra-api.md §10).
 NVIDIA_DRIVER_MINIMUM = parse_release("580.0.0")

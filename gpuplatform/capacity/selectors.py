@@ -2,9 +2,9 @@
 
 The scheduler compiles selectors as stored expressions (k8s.io/dynamic-resource-allocation
 cel.Cache) and evaluates them lazily per device; a runtime error aborts the allocation only when
-the device is actually evaluated. Verdicts here come from `DeviceSelector.match_many` over a
-whole slice; when a slice raises, each device keeps its own verdict or error, so errors still
-surface only where upstream would evaluate.
+the device is actually evaluated. Each slice is prepared once as a `DeviceSet` (widened when a
+selector reads more) and a selector is evaluated once per distinct row; each device keeps its
+own verdict or error, so errors still surface only where upstream would evaluate.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ class SelectorCache:
         self.features = dict(features or {})
         self._compiled: dict[str, DeviceSelector | CelCompileError] = {}
         self._verdicts: dict[tuple[str, int], list[Verdict]] = {}
-        self._device_sets: dict[int, DeviceSet] = {}
         self._keep: dict[int, Mapping[str, Any]] = {}
+        self._tables: dict[int, tuple[DeviceSet, list[int]]] = {}
 
     def compile(self, expression: str) -> DeviceSelector:
         """The stored-expression selector; CelCompileError when it does not compile."""
@@ -58,20 +58,14 @@ class SelectorCache:
         if found is not None:
             return found
         selector = self.compile(expression)
-        driver = str(spec["driver"])
-        devices = self._device_sets.get(id(spec))
-        if devices is None:
-            devices = self._device_sets[id(spec)] = DeviceSet(driver, spec.get("devices") or [])
-            self._keep[id(spec)] = spec
-        out: list[Verdict]
-        try:
-            out = list(selector.match_many(driver, devices))
-        except CelEvaluationError:
-            out = []
-            for device in devices.devices:
-                try:
-                    out.append(selector.matches(driver, device))
-                except CelEvaluationError as exc:
-                    out.append(exc)
+        self._keep[id(spec)] = spec
+        table, rows = self._tables.get(id(spec), (None, []))
+        if table is None or not selector.reads <= table.position.keys():
+            reads = selector.reads | (table.position.keys() if table is not None else set())
+            table = DeviceSet(str(spec["driver"]), reads)
+            rows = table.add(None, spec.get("devices") or [])
+            self._tables[id(spec)] = (table, rows)
+        outcomes = selector.row_verdicts(table)
+        out = [outcomes[row] for row in rows]
         self._verdicts[key] = out
         return out

@@ -1,19 +1,32 @@
-"""ResourceSlice v1 devices as CEL input, and a column store of them for memoised matching."""
+"""ResourceSlice v1 devices as CEL input, and a device set prepared once for many selectors.
+
+A `DeviceSet` reduces every device to a *row*: the values the selectors it serves read (see
+`DeviceSelector.reads`) plus whether the scheduler could build the device's CEL variable at all.
+Devices with equal rows get equal verdicts, so a selector is evaluated once per distinct row, on one
+representative device, however many devices share it. Only representatives are kept, so a modelled
+fleet of 64,000 devices costs the memory of its few hundred distinct rows.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 from gpuplatform.cel.quantity import QuantityError, parse_quantity
 from gpuplatform.cel.runtime import EvalError
 from gpuplatform.cel.semver import SemverError, parse_semver
 
-__all__ = ["DeviceSet", "device_variable", "split_name"]
+__all__ = ["MISSING", "DeviceSet", "Read", "device_variable", "split_name"]
 
+Read = tuple[str | None, ...]
 _SCALARS = ("string", "int", "bool", "version")
 _LISTS = ("strings", "ints", "bools", "versions")
+_PLAIN = frozenset({"string", "int", "bool"})
 MISSING = ("missing",)
+_ALLOW_MULTIPLE = ("allowMultipleAllocations",)
+_ALL = ("all",)
 
 
 class _DomainMap(dict[str, Any]):
@@ -66,9 +79,9 @@ def device_variable(driver: str, device: Mapping[str, Any], lists: bool) -> dict
 
 
 def _freeze(value: Any) -> Any:
-    if isinstance(value, dict) and len(value) == 1:
+    if type(value) is dict and len(value) == 1:
         ((key, inner),) = value.items()
-        if isinstance(inner, str | int | float | bool):
+        if type(inner) in (str, int, bool, float):
             return ((key, inner),)
     if isinstance(value, Mapping):
         return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
@@ -77,56 +90,147 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-class DeviceSet:
-    """Devices of one driver, flattened once; `column()` gives one hashable value per device."""
+@cache
+def _parses(kind: str, raw: str) -> bool:
+    """Whether `raw` is a valid semantic version (`kind` "version") or quantity ("quantity")."""
+    try:
+        parse_semver(raw) if kind == "version" else parse_quantity(raw)
+    except (SemverError, QuantityError):
+        return False
+    return True
 
-    def __init__(self, driver: str, devices: Sequence[Mapping[str, Any]]) -> None:
+
+def _attribute_ok(value: Any, lists: bool) -> bool:
+    """Whether `_attribute` accepts the value (one known kind, versions that parse)."""
+    if not isinstance(value, Mapping):
+        return False
+    kinds = [k for k in (*_SCALARS, *(_LISTS if lists else ())) if k in value]
+    if len(kinds) != 1:
+        return False
+    if kinds[0] == "version":
+        return _parses("version", str(value["version"]))
+    if kinds[0] == "versions":
+        return all(_parses("version", str(v)) for v in value["versions"])
+    return True
+
+
+def _health(device: Mapping[str, Any]) -> tuple[bool | str, bool | str]:
+    """Whether the device's CEL variable can be built with list attributes off, and on.
+
+    True, or the name of the attribute or capacity that makes building it fail.
+    """
+    scalar: bool | str = True
+    listed: bool | str = True
+    for name, value in (device.get("attributes") or {}).items():
+        if type(value) is dict and len(value) == 1:
+            kind = next(iter(value))
+            if kind in _PLAIN or (kind == "version" and _parses("version", str(value[kind]))):
+                continue
+        if scalar is True and not _attribute_ok(value, False):
+            scalar = name
+        if listed is True and not _attribute_ok(value, True):
+            listed = name
+    for name, value in (device.get("capacity") or {}).items():
+        raw = value.get("value") if isinstance(value, Mapping) else value
+        if not _parses("quantity", str(raw)):
+            return name, name
+    return scalar, listed
+
+
+def _getter(read: Read, driver: str) -> Callable[[Mapping[str, Any]], Any]:
+    """A function giving one device's hashable value of `read` (MISSING when absent)."""
+    if read == _ALLOW_MULTIPLE:
+        return lambda d: bool(d.get("allowMultipleAllocations"))
+    if read == _ALL:
+        return _freeze
+    kind, domain, name = str(read[0]), read[1], read[2]
+    if name is not None:
+        keys = (f"{domain}/{name}", name) if domain == driver else (f"{domain}/{name}",)
+
+        def one(device: Mapping[str, Any]) -> Any:
+            values = device.get(kind) or {}
+            for key in keys:
+                value = values.get(key)
+                if value is not None:
+                    return _freeze(value)
+            return MISSING
+
+        return one
+
+    def domain_values(device: Mapping[str, Any]) -> Any:
+        values = device.get(kind) or {}
+        return tuple(
+            sorted(
+                (split_name(k, driver), _freeze(v))
+                for k, v in values.items()
+                if domain is None or split_name(k, driver)[0] == domain
+            )
+        )
+
+    return domain_values
+
+
+class DeviceSet:
+    """Devices of one driver, each reduced to a row of the values `reads` names, grouped by owner.
+
+    `add(owner, devices)` takes the devices of one owner (a node, a ResourceSlice pool); verdicts
+    are computed per row (`DeviceSelector.row_verdicts`) and counted per owner with `counts`.
+    Selectors served by the set must read nothing outside `reads`.
+    """
+
+    def __init__(self, driver: str, reads: Iterable[Read]) -> None:
         self.driver = driver
-        self.devices = list(devices)
-        self._flat: list[dict[tuple[str, str, str], Any]] = []
-        names: dict[tuple[str, str], tuple[str, str, str]] = {}
-        for device in self.devices:
-            flat: dict[tuple[str, str, str], Any] = {}
-            for kind in ("attributes", "capacity"):
-                for name, value in (device.get(kind) or {}).items():
-                    triple = names.get((kind, name))
-                    if triple is None:
-                        triple = names[(kind, name)] = (kind, *split_name(name, driver))
-                    flat[triple] = _freeze(value)
-            self._flat.append(flat)
-        self._columns: dict[tuple[Any, ...], list[Any]] = {}
+        self.reads: tuple[Read, ...] = tuple(sorted(set(reads), key=repr))
+        self.position = {read: i for i, read in enumerate(self.reads)}
+        self._getters = [_getter(read, driver) for read in self.reads]
+        self._row_ids: dict[tuple[Any, ...], int] = {}
+        self.rows: list[tuple[Any, ...]] = []
+        """Distinct rows: the value of each read, then `_health` (list attributes off, on)."""
+        self.representatives: list[Mapping[str, Any]] = []
+        self._signatures: dict[tuple[tuple[int, int], ...], int] = {}
+        self.signatures: list[tuple[tuple[int, int], ...]] = []
+        """Distinct owners' contents: (row, number of devices) pairs."""
+        self.owners: dict[Hashable, int] = {}
+        """Owner → index of its signature."""
 
     def __len__(self) -> int:
-        return len(self.devices)
+        sizes = [sum(n for _, n in signature) for signature in self.signatures]
+        return sum(sizes[index] for index in self.owners.values())
 
-    def column(self, read: tuple[Any, ...]) -> list[Any]:
-        """Per-device values of one read: a (kind, domain, name) triple, a whole domain, or everything."""
-        cached = self._columns.get(read)
-        if cached is not None:
-            return cached
-        values: list[Any]
-        if read == ("allowMultipleAllocations",):
-            values = [bool(d.get("allowMultipleAllocations")) for d in self.devices]
-        elif read == ("all",):
-            values = [_freeze(d) for d in self.devices]
-        elif read[2] is not None:
-            triple = (str(read[0]), str(read[1]), str(read[2]))
-            values = [flat.get(triple, MISSING) for flat in self._flat]
-        else:
-            kind, domain = read[0], read[1]
-            values = [
-                tuple(sorted((k, v) for k, v in flat.items() if k[0] == kind and domain in (None, k[1])))
-                for flat in self._flat
-            ]
-        self._columns[read] = values
-        return values
+    def add(self, owner: Hashable, devices: Iterable[Mapping[str, Any]]) -> list[int]:
+        """Reduce `devices` to rows, record them under `owner` (merged if it exists); their rows."""
+        devices = list(devices)
+        keys = list(
+            zip(*[list(map(get, devices)) for get in self._getters], map(_health, devices), strict=False)
+        )
+        counts: Counter[int] = Counter()
+        row_ids = self._row_ids
+        for key, n in Counter(keys).items():
+            row = row_ids.get(key)
+            if row is None:
+                row = row_ids[key] = len(self.rows)
+                self.rows.append(key)
+                self.representatives.append(devices[keys.index(key)])
+            counts[row] += n
+        if owner in self.owners:
+            counts.update(dict(self.signatures[self.owners[owner]]))
+        signature = tuple(sorted(counts.items()))
+        index = self._signatures.get(signature)
+        if index is None:
+            index = self._signatures[signature] = len(self.signatures)
+            self.signatures.append(signature)
+        self.owners[owner] = index
+        return list(map(row_ids.__getitem__, keys))
 
-    def scalar_problems(self) -> list[Any]:
-        """Per device: whether it has a list-valued attribute (an error while list attributes are off)."""
-        key = ("problems",)
-        if key not in self._columns:
-            self._columns[key] = [
-                any(k[0] == "attributes" and v and v[0][0] in _LISTS for k, v in flat.items())
-                for flat in self._flat
-            ]
-        return self._columns[key]
+    def add_like(self, owner: Hashable, like: Hashable) -> None:
+        """Record `owner` as holding the same devices as `like` (a node identical in what is read)."""
+        self.owners[owner] = self.owners[like]
+
+    def signature_counts(self, alive: Sequence[bool]) -> list[int]:
+        """Per signature, how many of its devices have a row marked True in `alive`."""
+        return [sum(n for row, n in sig if alive[row]) for sig in self.signatures]
+
+    def counts(self, alive: Sequence[bool]) -> dict[Hashable, int]:
+        """Per owner, how many of its devices have a row marked True in `alive`."""
+        per_signature = self.signature_counts(alive)
+        return {owner: per_signature[index] for owner, index in self.owners.items()}

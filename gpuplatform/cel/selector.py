@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
-from gpuplatform.cel.checker import check
+from gpuplatform.cel.checker import Checked, check
 from gpuplatform.cel.device import DeviceSet, device_variable
 from gpuplatform.cel.environment import Environment, environment_for
 from gpuplatform.cel.errors import CelCompileError, CelEvaluationError
 from gpuplatform.cel.interpreter import evaluate
 from gpuplatform.cel.runtime import EvalError, type_name
-from gpuplatform.cel.syntax import parse
+from gpuplatform.cel.syntax import Expr, parse
 
 __all__ = ["MAX_COST", "MAX_LENGTH", "DeviceSelector"]
 
 MAX_LENGTH = 10_240
 MAX_COST = 1_000_000
 _MEMO_LIMIT = 1 << 16
+
+
+@lru_cache(maxsize=4096)
+def _compile(expression: str, environment: Environment) -> tuple[Expr, Checked]:
+    """Parse and check once per (expression, environment); ASTs are never mutated, so they are shared."""
+    ast = parse(expression)
+    return ast, check(ast, environment)
 
 
 class DeviceSelector:
@@ -39,8 +46,7 @@ class DeviceSelector:
                 f"expression too long: {size} bytes, may not be more than {MAX_LENGTH} bytes"
             )
         self.environment: Environment = environment_for(kubernetes, new_expression, features)
-        self._ast = parse(expression)
-        checked = check(self._ast, self.environment)
+        self._ast, checked = _compile(expression, self.environment)
         allowed = {"bool", "any"} | ({"dyn"} if self.environment.list_attributes else set())
         if checked.output.name not in allowed:
             raise CelCompileError(f"must evaluate to bool or the unknown type, not {checked.output}")
@@ -70,46 +76,61 @@ class DeviceSelector:
             )
         return result
 
-    def _keys(self, devices: DeviceSet) -> list[tuple[Any, ...]]:
-        columns = [devices.column(read) for read in self._key_reads]
-        if not self.environment.list_attributes:
-            columns.append(devices.scalar_problems())
-        if not columns:
-            return [()] * len(devices)
-        return list(zip(*columns, strict=True))
+    def row_verdicts(self, devices: DeviceSet) -> list[bool | CelEvaluationError]:
+        """One outcome per distinct row of `devices`: the verdict, or the error evaluation raises.
 
-    def _verdicts(
-        self, devices: DeviceSet, keys: list[tuple[Any, ...]], unique: Iterable[tuple[Any, ...]]
-    ) -> dict[tuple[Any, ...], bool]:
-        """Verdict per distinct key, evaluating one representative device for each memo miss."""
+        Rows of devices the scheduler can read that agree on everything this selector reads share
+        one evaluation (memoised across device sets of the same driver); a row of a device whose
+        attributes cannot be read is evaluated on its own (the error names the attribute).
+        """
+        missing = self.reads - set(devices.position)
+        if missing:
+            raise ValueError(f"device set does not prepare {sorted(missing, key=repr)}")
+        health = 1 if self.environment.list_attributes else 0
+        positions = [devices.position[read] for read in self._key_reads]
         if len(self._memo) > _MEMO_LIMIT:
             self._memo.clear()
-        verdicts: dict[tuple[Any, ...], bool] = {}
-        for key in unique:
-            memo_key = (devices.driver, key)
-            outcome = self._memo.get(memo_key)
+        outcomes: list[bool | CelEvaluationError] = []
+        for row, device in zip(devices.rows, devices.representatives, strict=True):
+            healthy = row[-1][health] is True
+            key = (devices.driver, *(row[p] for p in positions))
+            outcome = self._memo.get(key) if healthy else None
             if outcome is None:
                 try:
-                    outcome = self.matches(devices.driver, devices.devices[keys.index(key)])
+                    outcome = self.matches(devices.driver, device)
                 except CelEvaluationError as exc:
                     outcome = exc
-                self._memo[memo_key] = outcome
-            if isinstance(outcome, CelEvaluationError):
-                raise outcome
-            verdicts[key] = outcome
-        return verdicts
+                if healthy:
+                    self._memo[key] = outcome
+            outcomes.append(outcome)
+        return outcomes
 
-    def match_many(self, driver: str, devices: Sequence[Mapping[str, Any]] | DeviceSet) -> list[bool]:
+    def verdicts(self, driver: str, devices: Sequence[Mapping[str, Any]]) -> list[bool | CelEvaluationError]:
+        """Per device, its verdict or the error evaluating it raises (each distinct row once)."""
+        table = DeviceSet(driver, self.reads)
+        rows = table.add(None, devices)
+        outcomes = self.row_verdicts(table)
+        return [outcomes[row] for row in rows]
+
+    def match_many(self, driver: str, devices: Sequence[Mapping[str, Any]]) -> list[bool]:
         """One verdict per device, evaluating each distinct combination of the values read only once."""
-        table = devices if isinstance(devices, DeviceSet) else DeviceSet(driver, devices)
-        keys = self._keys(table)
-        verdicts = self._verdicts(table, keys, dict.fromkeys(keys))
-        return [verdicts[k] for k in keys]
+        return self._raise_first(self.verdicts(driver, devices))
 
     def count_matches(self, driver: str, devices: Sequence[Mapping[str, Any]] | DeviceSet) -> int:
-        """How many devices match (memoised like `match_many`)."""
-        table = devices if isinstance(devices, DeviceSet) else DeviceSet(driver, devices)
-        keys = self._keys(table)
-        counts = Counter(keys)
-        verdicts = self._verdicts(table, keys, counts)
-        return sum(n for key, n in counts.items() if verdicts[key])
+        """How many devices match (memoised like `match_many`); `devices` may be a prepared set."""
+        if isinstance(devices, DeviceSet):
+            table = devices
+        else:
+            table = DeviceSet(driver, self.reads)
+            table.add(None, devices)
+        outcomes = self._raise_first(self.row_verdicts(table))
+        return sum(table.counts(outcomes).values())
+
+    @staticmethod
+    def _raise_first(outcomes: list[bool | CelEvaluationError]) -> list[bool]:
+        verdicts = []
+        for outcome in outcomes:
+            if isinstance(outcome, CelEvaluationError):
+                raise outcome
+            verdicts.append(outcome)
+        return verdicts

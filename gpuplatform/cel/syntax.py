@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
-from typing import Any
-
-import lark
-from celpy.celparser import CELParseError, CELParser
-from celpy.evaluation import celbytes, celstr
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gpuplatform.cel.errors import CelCompileError
+
+if TYPE_CHECKING:
+    import lark
+    from celpy.celparser import CELParser
 
 __all__ = ["Call", "Comprehension", "Const", "Expr", "Ident", "ListLit", "MapLit", "Select", "parse"]
 
@@ -82,23 +86,71 @@ class Comprehension(Expr):
     transform: Expr | None = None
 
 
-_PARSER = CELParser()
+def _cache_file() -> str | bool:
+    """Where Lark keeps the parser tables it built (per user; False: build them every time)."""
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpuplatform"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return str(root / "cel-grammar.lark") if os.access(root, os.W_OK) else False
+
+
+@cache
+def _parser() -> CELParser:
+    """cel-python's parser, built on first use.
+
+    Building the LALR tables takes ~0.2 s, so they are cached with Lark's own cache (keyed by the
+    grammar, the options and the Lark version), with exactly the options `CELParser` uses.
+    """
+    from celpy import celparser
+    from celpy.celparser import CELParser
+    from lark import Lark
+
+    if CELParser.CEL_PARSER is None:
+        grammar = (Path(celparser.__file__).parent / "cel.lark").read_text()
+        CELParser.CEL_PARSER = Lark(
+            grammar,
+            parser="lalr",
+            start="expr",
+            debug=True,
+            g_regex_flags=re.M,
+            lexer_callbacks={"IDENT": CELParser.ambiguous_literals},
+            propagate_positions=True,
+            maybe_placeholders=False,
+            priority="invert",
+            cache=_cache_file(),
+        )
+    return CELParser()
 
 
 def parse(expression: str) -> Expr:
     """Parse `expression`; CelCompileError("Syntax error: ...") if it is not CEL."""
+    from celpy.celparser import CELParseError
+
     try:
-        tree = _PARSER.parse(expression)
+        tree = _parser().parse(expression)
     except CELParseError as exc:
-        raise CelCompileError(f"compilation failed: ERROR: <input>: Syntax error: {exc}") from None
+        raise CelCompileError(_syntax_error(expression, exc.line or 1, exc.column or 1)) from None
     except RecursionError:
         raise CelCompileError("compilation failed: Syntax error: expression nested too deeply") from None
     return _Builder().build(tree)
 
 
+def _syntax_error(expression: str, line: int, column: int) -> str:
+    """Kubernetes' shape of a syntax error: position, the source line and a caret under the column."""
+    lines = expression.split("\n")
+    source = lines[min(line, len(lines)) - 1]
+    near = (source[column - 1 :].split() or ["<end>"])[0]
+    return (
+        f"compilation failed: ERROR: <input>:{line}:{column}: Syntax error near {near!r}\n"
+        f" | {source}\n | {'.' * (column - 1)}^"
+    )
+
+
 class _Builder:
     def build(self, node: lark.Tree[Any] | lark.Token) -> Expr:
-        if isinstance(node, lark.Token):
+        if isinstance(node, str):  # a lark.Token where a tree was expected
             raise CelCompileError(f"compilation failed: Syntax error: unexpected token {node!s}")
         pos = (getattr(node.meta, "line", 1), getattr(node.meta, "column", 1))
         kids: list[Any] = list(node.children)
@@ -216,8 +268,12 @@ def _literal(token: lark.Token) -> object:
     if kind == "FLOAT_LIT":
         return float(text)
     if kind in ("STRING_LIT", "MLSTRING_LIT"):
+        from celpy.evaluation import celstr
+
         return str(celstr(token))
     if kind == "BYTES_LIT":
+        from celpy.evaluation import celbytes
+
         return bytes(celbytes(token))
     if kind == "BOOL_LIT":
         return text == "true"

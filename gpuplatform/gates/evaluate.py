@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gpuplatform.cel import CelError, DeviceSelector
+from gpuplatform.cel import CelError, DeviceSelector, DeviceSet
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates import EVIDENCE_CHECKS, Gate, gate_data, gates_for_wave
 from gpuplatform.gates.matchers import DRA_DRIVER
@@ -52,15 +52,17 @@ def _selectors(plan: Plan, state: WaveState, snapshot: Snapshot, result: GateRes
     tiers = {t.name: t for t in p.tiers}
     targets = [(f"tier {name}", tier_expression(tiers[name])) for name in state.tiers]
     targets += [(f"bridge {name}", full_gpu_expression()) for name in state.bridges]
-    published = _dra_devices(plan, state, snapshot)
-    for label, expression in targets:
-        selector = DeviceSelector(expression, kubernetes=minor, new_expression=False)
+    selectors = [(label, DeviceSelector(e, kubernetes=minor, new_expression=False)) for label, e in targets]
+    reads = {read for _, selector in selectors for read in selector.reads}
+    published: dict[str, DeviceSet] = {}
+    for i, (driver, devices) in enumerate(_dra_devices(plan, state, snapshot)):
+        published.setdefault(driver, DeviceSet(driver, reads)).add(i, devices)
+    for label, selector in selectors:
         count = 0
-        for driver, devices in published:
-            try:
-                count += selector.count_matches(driver, devices)
-            except CelError as exc:
-                result.findings.append(f"{label}: {exc}")
+        for prepared in published.values():
+            outcomes = selector.row_verdicts(prepared)
+            result.findings += [f"{label}: {o}" for o in outcomes if isinstance(o, CelError)]
+            count += sum(prepared.counts([o is True for o in outcomes]).values())
         if count:
             result.proof.append(f"{label}: {count} device(s) of the DRA nodes match")
         elif result.unknowns:

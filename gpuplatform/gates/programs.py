@@ -56,8 +56,12 @@ def bytes:
 def need($in; $kinds):
   [$kinds[] | select($in[.] == null)] as $m
   | if ($m | length) > 0 then "unknown: \($m | join(", ")) could not be read" else empty end;
+def by_node: map(select(.spec.nodeName != null)) | group_by(.spec.nodeName)
+  | map({key: .[0].spec.nodeName, value: .}) | from_entries;
 def found($in):
-  [$data.pools[] | . as $p | $p + {found: [$in.nodes[] | select(in_pool($p)) | .metadata.name]}];
+  [$data.pools[] | . as $p | ($p.names | map({key: ., value: true}) | from_entries) as $set
+   | $p + {found: [$in.nodes[] | select(if ($p.names | length) > 0 then ($set[.metadata.name] // false)
+                                         else in_pool($p) end) | .metadata.name]}];
 def coverage($pools):
   $pools[] | . as $p | select((.found | length) < .minNodes)
   | if (.names | length) > 0
@@ -98,15 +102,15 @@ def gate_allocator_exclusivity:
   . as $in
   | need($in; ["nodes", "pods", "resourceslices"]) // (
     found($in) as $fp | mode_nodes($in; $fp) as $declared
-    | [$in.pods[] | select(live)] as $pods
+    | ([$in.pods[] | select(live)] | by_node) as $pods_on
     | ([$in.resourceslices[] | select(.spec.driver == $data.driver and ((.spec.devices // []) | length) > 0)
-        | .spec.nodeName // empty] | unique) as $publishing
+        | .spec.nodeName // empty] | map({key: ., value: true}) | from_entries) as $publishing
     | coverage($fp),
       ($in.nodes[] | .metadata.name as $n | (labels[$data.modeLabel] // null) as $mode_label | $declared[$n] as $d
-        | [$pods[] | select(on($n) and device_plugin_pod)] as $dp
-        | [$pods[] | select(on($n) and kubelet_plugin_pod)] as $kp
+        | [($pods_on[$n] // [])[] | select(device_plugin_pod)] as $dp
+        | [($pods_on[$n] // [])[] | select(kubelet_plugin_pod)] as $kp
         | dp_resources as $res
-        | any($publishing[]; . == $n) as $slices
+        | ($publishing[$n] // false) as $slices
         | (($dp | length) > 0 or ($res | length) > 0) as $plugin_side
         | (($kp | length) > 0 or $slices) as $dra_side
         | [
@@ -161,9 +165,10 @@ def gate_inventory:
   . as $in
   | need($in; ["nodes", "resourceslices", "deviceclasses"]) // (
     found($in) as $fp
+    | ([$in.resourceslices[] | select(.spec.driver == $data.driver)] | by_node) as $slices_on
     | coverage([$fp[] | select(.mode == "dra")]),
       ($fp[] | select(.mode == "dra") | . as $p | $data.inventory[$p.name] as $i | .found[] as $n
-        | [$in.resourceslices[] | select(.spec.driver == $data.driver and .spec.nodeName == $n)] as $s
+        | ($slices_on[$n] // []) as $s
         | ([$s[] | .spec.pool.generation // 0] | max) as $gen
         | [$s[] | select((.spec.pool.generation // 0) == $gen) | (.spec.devices // [])[]
            | select(.attributes.type.string == $i.type)] as $devices
@@ -190,13 +195,14 @@ _OPERANDS = r"""
 def gate_operands:
   . as $in
   | need($in; ["nodes", "pods"]) // (
-    found($in) as $fp | [$in.pods[] | select(live)] as $pods
+    found($in) as $fp | [$in.pods[] | select(live)] as $pods | ($pods | by_node) as $pods_on
+    | ($in.nodes | map({key: .metadata.name, value: labels}) | from_entries) as $labels_of
     | coverage([$fp[] | select(.mode == "dra")]),
       ($fp[] | select(.mode == "dra") | .found[] as $n
-        | ([$in.nodes[] | select(.metadata.name == $n)][0] | labels) as $node_labels
+        | $labels_of[$n] as $node_labels
         | $data.operands[] as $o
         | select($node_labels[$o.deployLabel] == "true")
-        | [$pods[] | select(on($n) and .metadata.namespace == $data.operatorNamespace
+        | [($pods_on[$n] // [])[] | select(.metadata.namespace == $data.operatorNamespace
             and labels[$o.label[0]] == $o.label[1])] as $op
         | if ($op | length) == 0 then
             "violation: DRA node \($n) runs no \($o.name) pod (\($o.label | join("="))) although it carries \($o.deployLabel)=true"

@@ -20,6 +20,7 @@ from gpuplatform.inventory.catalog_data import (
 
 __all__ = [
     "DRIVER",
+    "NODE_SPECIFIC_ATTRIBUTES",
     "lookup_product",
     "mig_profiles",
     "product_for_label",
@@ -33,6 +34,11 @@ DRIVER = "gpu.nvidia.com"
 DRIVER_VERSION = "580.126.20"
 CUDA_VERSION = "13.0.0"
 _NAMESPACE = uuid.UUID("6f1c9a52-3d0e-4f4e-9a57-0d5c6a2b8e11")
+#: The only attributes whose values `slices_for_node` derives from the node's name: two nodes of one
+#: pool publish devices that differ in nothing else (tests/inventory/test_catalog.py holds this).
+NODE_SPECIFIC_ATTRIBUTES = frozenset(
+    {"uuid", "parentUUID", "pcieBusID", "resource.kubernetes.io/pciBusID", "resource.kubernetes.io/pcieRoot"}
+)
 _BY_KEY = {p.key.lower(): p for p in PRODUCTS}
 _BY_NAME = {p.product_name.lower(): p for p in PRODUCTS}
 

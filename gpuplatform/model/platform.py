@@ -29,6 +29,7 @@ from gpuplatform.model.workloads import NimService, ValidationWorkload, Workload
 from gpuplatform.versions import DRA_DRIVER_DEFAULT, GPU_OPERATOR_DEFAULT, NVIDIA_DRIVER_DEFAULT
 
 __all__ = [
+    "IN_CLUSTER",
     "Acceptances",
     "Delivery",
     "DraDriver",
@@ -37,6 +38,10 @@ __all__ = [
     "Monitoring",
     "Platform",
 ]
+
+
+IN_CLUSTER = "https://kubernetes.default.svc"
+"""The API server address of the cluster a pod runs in (Argo CD's in-cluster destination)."""
 
 
 class Kubernetes(SpecModel):
@@ -149,12 +154,17 @@ class Delivery(SpecModel):
         limits=ResourceAmounts(cpu="500m", memory="512Mi"),
     )
     """Requests and limits of every gate container (they hold the cluster's pods and nodes as JSON)."""
-    cluster_server: Token = "https://kubernetes.default.svc"
+    cluster_server: Token = IN_CLUSTER
     """API server Argo CD deploys to: the in-cluster address when Argo CD runs in this cluster; any
     other address makes it a remote cluster, whose Applications live on Argo CD's own cluster."""
     timeout_minutes: Minutes = 15
     """How long Flux waits for a layer, and one attempt of a gate for its invariant (a gate whose
     invariant does not hold yet starts a new attempt; it never gives up on its own)."""
+
+    @property
+    def remote(self) -> bool:
+        """Whether Argo CD deploys the platform to another cluster than its own."""
+        return self.cluster_server != IN_CLUSTER
 
 
 class Monitoring(SpecModel):

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from gpuplatform import __version__
-from gpuplatform.errors import GpuplatformError
+from gpuplatform.errors import RenderedOutputInvalid
 from gpuplatform.model.base import is_dns_label, is_dns_subdomain
 from gpuplatform.output.write import LOCK_FILE
-from gpuplatform.output.yaml import dump_many, dump_yaml, needs_quotes
+from gpuplatform.output.yaml import dump_many, dump_yaml, scalar
 from gpuplatform.render.meta import WAVE_LABEL, Obj
 from gpuplatform.render.tree import Tree
 from gpuplatform.validate import SchemaMissing, validate_object
@@ -28,73 +29,86 @@ __all__ = ["LOCK_FILE", "RenderedOutputInvalid", "Serializer", "lock_document"]
 _WAVE = "gpuplatform-wave-placeholder-0"
 _NAME = "gpuplatform-name-placeholder-0"
 _NAMESPACE = "gpuplatform-namespace-placeholder-0"
-
-
-class RenderedOutputInvalid(GpuplatformError):
-    """A rendered object failed validation: a bug in a renderer, reported with the object named."""
-
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-        super().__init__("\n".join(lines))
+_WAVE_B, _NAME_B, _NAMESPACE_B = (p.encode() for p in (_WAVE, _NAME, _NAMESPACE))
 
 
 @dataclass(frozen=True)
 class _Template:
-    """An object with its wave label and name replaced by placeholders, and what they were."""
+    """An object keyed by its shape: wave label, name and namespace replaced by placeholders."""
 
-    key: str
-    obj: Obj
+    key: bytes
+    source: Obj
     wave: str | None
     name: str | None
     namespace: str | None
 
+    @property
+    def obj(self) -> Obj:
+        """The masked object (built on demand: only shapes not seen before are dumped)."""
+        if self.wave is None and self.name is None and self.namespace is None:
+            return self.source
+        meta = dict(self.source["metadata"])
+        if self.wave is not None:
+            meta["labels"] = {**meta["labels"], WAVE_LABEL: _WAVE}
+        if self.name is not None:
+            meta["name"] = _NAME
+        if self.namespace is not None:
+            meta["namespace"] = _NAMESPACE
+        return {**self.source, "metadata": meta}
+
+
+def _key(obj: Obj) -> bytes:
+    """Equal bytes for equal plain data (marshal format 2 has no back-references; JSON otherwise)."""
+    try:
+        return b"m" + marshal.dumps(obj, 2)
+    except ValueError:
+        return b"j" + json.dumps(obj, separators=(",", ":")).encode()
+
+
+def _put(meta: Obj, values: tuple[str | None, str | None, str | None]) -> None:
+    """Set the wave label, name and namespace of `meta` to `values` (None: leave it)."""
+    wave, name, namespace = values
+    if wave is not None:
+        meta["labels"][WAVE_LABEL] = wave
+    if name is not None:
+        meta["name"] = name
+    if namespace is not None:
+        meta["namespace"] = namespace
+
 
 def _template(obj: Obj) -> _Template:
-    """The object with its wave label, name and namespace masked, keyed by that shape.
+    """The object keyed by its shape, its wave label, name and namespace masked.
 
-    Masking is sound only when each placeholder used occurs once in the shape and the others not
-    at all: an object whose own content holds a placeholder's text is kept whole (its own key),
-    so restoring the values can never rewrite user content.
+    The key is taken with the values swapped for placeholders in place and put back at once (no
+    copy per object). Masking is sound only when each placeholder used occurs once in the shape
+    and the others not at all: an object whose own content holds a placeholder's text is kept
+    whole, so restoring the values can never rewrite user content.
     """
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
-        return _whole(obj)
-    meta = dict(meta)
+        return _Template(_key(obj), obj, None, None, None)
     labels = meta.get("labels")
-    wave = None
-    if (
-        isinstance(labels, dict)
-        and isinstance(labels.get(WAVE_LABEL), str)
-        and is_dns_label(labels[WAVE_LABEL])
-    ):
-        wave = labels[WAVE_LABEL]
-        meta["labels"] = {**labels, WAVE_LABEL: _WAVE}
-    name, namespace = _mask(meta, "name", _NAME), _mask(meta, "namespace", _NAMESPACE)
-    masked = {**obj, "metadata": meta}
-    key = json.dumps(masked, separators=(",", ":"))
-    for placeholder, value in ((_WAVE, wave), (_NAME, name), (_NAMESPACE, namespace)):
+    wave = labels.get(WAVE_LABEL) if isinstance(labels, dict) else None
+    wave = wave if isinstance(wave, str) and is_dns_label(wave) else None
+    name, namespace = meta.get("name"), meta.get("namespace")
+    name = name if isinstance(name, str) and is_dns_subdomain(name) else None
+    namespace = namespace if isinstance(namespace, str) and is_dns_subdomain(namespace) else None
+    masks = (_WAVE if wave is not None else None, _NAME if name else None, _NAMESPACE if namespace else None)
+    try:
+        _put(meta, masks)
+        key = _key(obj)
+    finally:
+        _put(meta, (wave, name, namespace))
+    for placeholder, value in ((_WAVE_B, wave), (_NAME_B, name), (_NAMESPACE_B, namespace)):
         if key.count(placeholder) != (value is not None):
-            return _whole(obj)
-    return _Template("masked:" + key, masked, wave, name, namespace)
-
-
-def _whole(obj: Obj) -> _Template:
-    return _Template("whole:" + json.dumps(obj, separators=(",", ":")), obj, None, None, None)
-
-
-def _mask(meta: Obj, key: str, placeholder: str) -> str | None:
-    """Replace `meta[key]` by `placeholder` when it is a DNS name; return what it was."""
-    value = meta.get(key)
-    if not isinstance(value, str) or not is_dns_subdomain(value):
-        return None
-    meta[key] = placeholder
-    return value
+            return _Template(_key(obj), obj, None, None, None)
+    return _Template(key, obj, wave, name, namespace)
 
 
 @cache
 def _scalar(name: str) -> str:
-    """How the dumper writes `name` (a DNS name, never holding a quote): plain or single-quoted."""
-    return f"'{name}'" if needs_quotes(name) else name
+    """How the dumper writes `name` (a DNS name, never holding a quote), memoised."""
+    return scalar(name)
 
 
 @dataclass
@@ -108,8 +122,8 @@ class Serializer:
 
     minor: str
     validate: bool = True
-    _texts: dict[str, str] = field(default_factory=dict)
-    _errors: dict[str, list[str]] = field(default_factory=dict)
+    _texts: dict[bytes, str] = field(default_factory=dict)
+    _errors: dict[bytes, list[str]] = field(default_factory=dict)
 
     def _check(self, template: _Template) -> list[str]:
         errors = self._errors.get(template.key)
@@ -146,14 +160,14 @@ class Serializer:
         Templates not seen before are dumped together in one emitter run.
         """
         entries: dict[str, list[_Template]] = {}
-        missing: dict[str, Obj] = {}
+        missing: dict[bytes, _Template] = {}
         for path, content in tree.files.items():
             if isinstance(content, list):
                 entries[path] = [_template(obj) for obj in content]
                 for t in entries[path]:
                     if t.key not in self._texts:
-                        missing.setdefault(t.key, t.obj)
-        self._texts.update(zip(missing, dump_many(list(missing.values())), strict=True))
+                        missing.setdefault(t.key, t)
+        self._texts.update(zip(missing, dump_many([t.obj for t in missing.values()]), strict=True))
         out: dict[str, bytes] = {}
         problems: list[str] = []
         for path in sorted(tree.files):
@@ -164,9 +178,10 @@ class Serializer:
             texts = []
             for t in entries[path]:
                 texts.append(self._restore(t))
-                name = t.name or (t.obj.get("metadata") or {}).get("name")
-                label = f"{t.obj.get('kind')}/{name}"
-                problems += [f"{tree.platform}/{path}: {label}: {e}" for e in self._check(t)]
+                errors = self._check(t)
+                if errors:
+                    label = f"{t.source.get('kind')}/{(t.source.get('metadata') or {}).get('name')}"
+                    problems += [f"{tree.platform}/{path}: {label}: {e}" for e in errors]
             out[path] = "---\n".join(texts).encode()
         if problems:
             raise RenderedOutputInvalid(problems)
@@ -178,11 +193,22 @@ def lock_document(
 ) -> bytes:
     """`gpuplatform.lock.json`: sdk version, spec digest, origin and the sha256 of every file."""
     canonical = json.dumps(spec, sort_keys=True, separators=(",", ":")).encode()
-    doc = {
+    head = {
         "sdkVersion": __version__,
         "platform": platform,
         "specDigest": "sha256:" + hashlib.sha256(canonical).hexdigest(),
         **origin,
-        "files": {p: "sha256:" + hashlib.sha256(b).hexdigest() for p, b in sorted(files.items())},
     }
-    return (json.dumps(doc, indent=2) + "\n").encode()
+    return (
+        _indented(head, {p: "sha256:" + hashlib.sha256(b).hexdigest() for p, b in sorted(files.items())})
+    ).encode()
+
+
+def _indented(head: dict[str, Any], files: dict[str, str]) -> str:
+    """`json.dumps({**head, "files": files}, indent=2)` plus a newline, with the (large, flat) files
+    mapping written by the C string encoder instead of the pure-Python indenting encoder."""
+    text = json.dumps(head, indent=2)[:-2]
+    if not files:
+        return text + ',\n  "files": {}\n}\n'
+    body = ",\n".join(f"    {json.dumps(p)}: {json.dumps(d)}" for p, d in files.items())
+    return text + ',\n  "files": {\n' + body + "\n  }\n}\n"

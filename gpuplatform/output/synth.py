@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -13,11 +14,13 @@ from gpuplatform.errors import GpuplatformError, InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.limits import MAX_FILES, estimated_files
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
+from gpuplatform.output.wave_diff import diff_waves
 from gpuplatform.output.write import owned_tree, read_regular_file, tree_entries, write_trees
-from gpuplatform.plan.waves import plan_platform
+from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.policy.rules import RULES, run_rules
 from gpuplatform.policy.selectors import refuse_uncompilable
 from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationsets
+from gpuplatform.render.runbooks import render_runbooks
 from gpuplatform.render.tree import Tree, render_tree, tree_collisions
 from gpuplatform.versions import parse_release
 
@@ -32,6 +35,7 @@ __all__ = [
     "render_all",
     "render_files",
     "render_trees",
+    "runbook_files",
     "synth_tree",
 ]
 
@@ -59,9 +63,15 @@ def check_paths(source: str, files: Mapping[str, bytes]) -> None:
 
 
 def render_files(
-    loaded: LoadedPlatform, *, overrides: Sequence[str] = (), validate: bool = True, tree: Tree | None = None
+    loaded: LoadedPlatform,
+    *,
+    overrides: Sequence[str] = (),
+    validate: bool = True,
+    tree: Tree | None = None,
+    runbooks: bool = True,
 ) -> dict[str, bytes]:
-    """Every file of one platform's tree (`tree` when already rendered), lock file included, validated."""
+    """Every file of one platform's tree (`tree` when already rendered), the runbooks (unless
+    `runbooks` is false: `tree` holds only some waves) and the lock file, validated."""
     platform = loaded.platform
     if tree is None:
         refuse_uncompilable([loaded])
@@ -72,6 +82,8 @@ def render_files(
             [Problem(loaded.source, "", "", f"platform {platform.name!r} {c}") for c in collisions]
         )
     files = Serializer(parse_release(platform.kubernetes.version).minor, validate=validate).files(tree)
+    if runbooks:
+        files.update(runbook_files(plan_platform(platform), files))
     check_paths(loaded.source, files)
     stack_dir = Path(loaded.source).parent
     origin = {
@@ -82,6 +94,17 @@ def render_files(
     }
     files[LOCK_FILE] = lock_document(files, platform=platform.name, spec=loaded.document, origin=origin)
     return files
+
+
+def runbook_files(plan: Plan, files: Mapping[str, bytes]) -> dict[str, bytes]:
+    """`runbooks/<NN>-<wave>.md` of `plan`, whose sync steps are cut to the units that change in
+    the rendered `files` (the cut `plan --from/--to` makes)."""
+    changed: dict[tuple[str, str], frozenset[str]] = {}
+    for a, b in itertools.pairwise(plan.waves):
+        changed[(a.name, b.name)] = changed[(b.name, a.name)] = diff_waves(
+            files, plan.platform.name, a, b
+        ).units
+    return {f"runbooks/{name}": text.encode() for name, text in render_runbooks(plan, changed).items()}
 
 
 class PolicyRefusal(GpuplatformError):

@@ -40,8 +40,8 @@ def wave_changes(plan: Plan, prev: WaveState | None, cur: WaveState) -> list[str
         changes.append("DRA driver " + ("installed" if cur.driver_installed else "removed"))
         if cur.driver_installed and plan.chart_bridge_live:
             changes.append(
-                "the chart's gpu.nvidia.com class serves nvidia.com/gpu on DRA nodes from here on; "
-                "only the DRA pool taint keeps unmigrated workloads off them"
+                "the chart's gpu.nvidia.com class is rendered without extendedResourceName "
+                "until a wave names it as the bridge (source: chart)"
             )
     if (prev.device_plugin_enabled if prev else True) != cur.device_plugin_enabled:
         changes.append(

@@ -1,4 +1,4 @@
-"""Transitions between two waves, forward or back: what changes, in which order, and whether it is safe.
+"""Transitions between two waves, forward or back: what changes, its steps, and whether it is safe.
 
 Engines apply layers in one direction (operators, nodes, classes, policy, tenants, gates), so a
 single transition that both moves a node between allocators and adds or removes the claim-bearing
@@ -16,10 +16,10 @@ from gpuplatform.errors import InputError, Problem
 from gpuplatform.gates import gates_for_wave
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.plan.report import wave_changes
+from gpuplatform.plan.steps import Step, transition_steps
 from gpuplatform.plan.waves import Plan, WaveState, plan_platform
 
 __all__ = [
-    "APPLY_ORDER",
     "Step",
     "Transition",
     "claim_changes",
@@ -27,20 +27,6 @@ __all__ = [
     "pool_moves",
     "transition",
 ]
-
-#: The order in which Argo CD sync waves and Flux `dependsOn` chains apply a wave's layers (the
-#: folders of `render.tree.LAYERS`; a test keeps the two equal).
-APPLY_ORDER: tuple[tuple[str, str], ...] = (
-    (
-        "00-operators",
-        "GPU Operator and DRA driver releases (driver install or removal, device plugin switch)",
-    ),
-    ("10-nodes", "node labels: which allocator each node has"),
-    ("20-device-classes", "tiers and bridge classes"),
-    ("30-policy", "RBAC, admission policies, quotas"),
-    ("40-tenants", "namespaces, claim templates, workloads, NIM services"),
-    ("50-gates", "gate Jobs that check the wave's invariants"),
-)
 
 
 def pool_moves(a: WaveState, b: WaveState) -> list[str]:
@@ -61,14 +47,6 @@ def claim_changes(a: WaveState, b: WaveState) -> list[str]:
     if a.validation != b.validation:
         out.append("validation workload")
     return out
-
-
-@dataclass(frozen=True)
-class Step:
-    """One layer the engine applies during the transition, with what changes in it."""
-
-    layer: str
-    what: str
 
 
 @dataclass(frozen=True)
@@ -94,7 +72,18 @@ class Transition:
             "to": self.target,
             "direction": self.direction,
             "changes": list(self.changes),
-            "applyOrder": [{"layer": s.layer, "what": s.what} for s in self.steps],
+            "steps": [
+                {
+                    "kind": s.kind,
+                    "action": s.action,
+                    "layer": s.layer,
+                    "what": s.what,
+                    "pools": list(s.pools),
+                    "after": s.after,
+                }
+                for s in self.steps
+            ],
+            "applyOrder": [{"layer": s.layer, "what": s.what} for s in self.steps if s.kind == "sync"],
             "gates": list(self.gates),
             "handoffs": list(self.handoffs),
             "refused": list(self.refusals),
@@ -104,10 +93,12 @@ class Transition:
         """The transition as a terminal page."""
         lines = [f"platform {self.platform}: {self.source} -> {self.target} ({self.direction})", "changes:"]
         lines += [f"  {c}" for c in self.changes] or ["  (none)"]
-        lines.append("apply order:")
-        lines += [f"  {n}. {s.layer}: {s.what}" for n, s in enumerate(self.steps, 1)] or [
-            "  (nothing to apply)"
-        ]
+        lines.append("steps (manual steps are yours; sync steps are the engine's, in this order):")
+        lines += [
+            f"  {n}. {'[' + s.kind + ']':8} {s.layer or s.action}: {s.what}"
+            + (f" (once {s.after} has applied; do not wait for the rest of the sync)" if s.after else "")
+            for n, s in enumerate(self.steps, 1)
+        ] or ["  (nothing to do)"]
         if self.handoffs:
             lines.append("hand-offs (never synced: their owners apply them):")
             lines += [f"  {h}" for h in self.handoffs]
@@ -117,19 +108,6 @@ class Transition:
             lines.append("REFUSED:")
             lines += [f"  {r}" for r in self.refusals]
         return "\n".join(lines)
-
-
-def _steps(a: WaveState, b: WaveState) -> list[Step]:
-    touched = {
-        "00-operators": a.driver_installed != b.driver_installed
-        or a.device_plugin_enabled != b.device_plugin_enabled,
-        "10-nodes": bool(pool_moves(a, b)),
-        "20-device-classes": a.tiers != b.tiers or a.bridges != b.bridges,
-        "30-policy": a.tenants != b.tenants,
-        "40-tenants": bool(claim_changes(a, b)),
-        "50-gates": True,
-    }
-    return [Step(layer, what) for layer, what in APPLY_ORDER if touched[layer]]
 
 
 def _refusals(plan: Plan, a: WaveState, b: WaveState) -> list[str]:
@@ -170,7 +148,7 @@ def transition(plan: Plan, source: str, target: str) -> Transition:
         target=target,
         direction=direction,
         changes=tuple(wave_changes(plan, a, b)),
-        steps=tuple(_steps(a, b)) if direction != "none" else (),
+        steps=transition_steps(plan, a, b),
         gates=tuple(gates) if direction != "none" else (),
         refusals=tuple(_refusals(plan, a, b)),
     )

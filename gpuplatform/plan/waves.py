@@ -20,9 +20,14 @@ from typing import Literal
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.model.waves import STAGES, Wave
-from gpuplatform.versions import CHART_BRIDGE_SINCE, dra_driver_at_least, kube_gate_default, parse_release
+from gpuplatform.versions import (
+    CHART_BRIDGE_SINCE,
+    dra_driver_at_least,
+    kube_gate_default,
+    parse_release,
+)
 
-__all__ = ["Mode", "Plan", "WaveState", "plan_platform", "wave_dir_name"]
+__all__ = ["Mode", "Plan", "WaveState", "plan_platform", "validator_workaround", "wave_dir_name"]
 
 Mode = Literal["legacy", "dra"]
 
@@ -103,6 +108,12 @@ class Plan:
     def active(self) -> WaveState:
         return self.wave(self.platform.active_wave)
 
+    def chart_bridges(self, state: WaveState) -> bool:
+        """The chart's `gpu.nvidia.com` class serves `nvidia.com/gpu` in `state`: only from the wave
+        that names it as a bridge (`source: chart`); before, the renderer patches the field away."""
+        chart = {b.name for b in self.platform.bridges if b.source == "chart"}
+        return state.driver_installed and self.chart_bridge_live and bool(chart & set(state.bridges))
+
     @cached_property
     def chart_bridge_live(self) -> bool:
         """The chart's `gpu.nvidia.com` class serves `nvidia.com/gpu` once the driver is installed.
@@ -117,6 +128,22 @@ class Plan:
         return bool(gate) and dra_driver_at_least(
             parse_release(p.dra_driver.chart_version), CHART_BRIDGE_SINCE
         )
+
+
+def validator_workaround(platform: Platform, pool: NodePool, device_plugin_enabled: bool) -> bool:
+    """Whether the pool's DRA nodes carry `nvidia.com/gpu.deploy.operator-validator=false`: only when the
+    pool asks for it (`operatorValidator: false`), and then only while the device plugin is enabled.
+
+    The workaround silences the validator's crash loop in `plugin-validation` on nodes without
+    `nvidia.com/gpu` (NVIDIA/gpu-operator#2550; that init container exists only while
+    `devicePlugin.enabled`, object_controls.go `TransformValidatorComponent`). It costs more than the
+    crash loop: stopping the validator runs its preStop (`rm -f /run/nvidia/validations/*-ready`) and
+    nothing else writes `toolkit-ready` again, so after any restart, driver upgrade (the operator's
+    upgrade controller runs them unattended) or on a new node, GFD, DCGM and the MIG manager wait
+    for it for ever. By default the validator keeps running: its `toolkit-validation` writes the
+    marker before `plugin-validation` fails.
+    """
+    return pool.operator_validator is False and device_plugin_enabled
 
 
 def plan_platform(platform: Platform) -> Plan:

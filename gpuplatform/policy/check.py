@@ -13,9 +13,9 @@ from gpuplatform.evidence.snapshot import Snapshot, load_snapshot
 from gpuplatform.inventory.resource_slices import Pool, read_resource_slices
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.load.yaml_input import read_data
-from gpuplatform.policy.devices import modelled_pools
+from gpuplatform.policy.devices import inventory_devices, modelled_devices
 from gpuplatform.policy.rules import run_rules
-from gpuplatform.policy.selectors import SelectorRow, check_target
+from gpuplatform.policy.selectors import ChainCache, SelectorRow, check_target, compile_targets
 from gpuplatform.policy.targets import selector_targets
 
 __all__ = ["CheckReport", "check_platform", "check_platforms", "check_table", "cluster_node_names"]
@@ -60,13 +60,21 @@ def check_platform(
     snapshot: Snapshot | None = None,
 ) -> CheckReport:
     """Selector checks against modelled pools (and `inventory`), then the policy rules (with the
-    cluster `snapshot`, those that compare the plan with what runs)."""
+    cluster `snapshot`, those that compare the plan with what runs).
+
+    Every selector is compiled first; the modelled fleet and the inventory are then prepared once,
+    reduced to what those selectors read, and every target is evaluated against them.
+    """
     platform = loaded.platform
     report = CheckReport(platform.name)
-    modelled, problems = modelled_pools(platform, loaded.source)
+    compiled = compile_targets(platform, selector_targets(platform), loaded.source)
+    reads = {read for c in compiled for _, s in c.selectors or () for read in s.reads}
+    modelled, problems = modelled_devices(platform, loaded.source, reads)
     report.problems += problems
-    for target in selector_targets(platform):
-        row, found = check_target(platform, target, modelled, inventory, loaded.source)
+    prepared = inventory_devices(inventory, reads) if inventory is not None else None
+    caches: dict[int, ChainCache] = {}
+    for target in compiled:
+        row, found = check_target(target, modelled, prepared, loaded.source, caches)
         report.rows.append(row)
         report.problems += found
     report.problems += run_rules(loaded, cluster_nodes, snapshot=snapshot)

@@ -12,7 +12,7 @@ from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan, plan_platform
-from gpuplatform.render.tree import Tree, render_tree
+from gpuplatform.render.tree import LAYERS, Tree, render_wave
 
 __all__ = ["RULES", "Finding", "Rule", "RuleContext", "rule"]
 
@@ -52,8 +52,15 @@ class RuleContext:
 
     @cached_property
     def tree(self) -> Tree:
-        """The rendered tree of every wave (rules that read rendered objects share it)."""
-        return self.rendered if self.rendered is not None else render_tree(self.plan)
+        """The rendered objects of every wave, hand-offs included (rules that read rendered objects
+        share it). Without synth's tree, only the waves are rendered: rules read no runbook or entry
+        point, and the runbooks' capacity notes are the most expensive part of a tree."""
+        if self.rendered is not None:
+            return self.rendered
+        tree = Tree(self.plan.platform.name)
+        for state in self.plan.waves:
+            render_wave(tree, self.plan, state, LAYERS)
+        return tree
 
 
 Check = Callable[[RuleContext], Iterable[Finding]]

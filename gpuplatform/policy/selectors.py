@@ -3,24 +3,37 @@
 Errors: a selector that does not compile (GP310) or matches no device (GP311); a claim template no
 single node can satisfy (GP312); an attribute the target driver release does not publish (GP313);
 an attribute read that raises on some devices (GP314, with the `in` guard to add).
+
+Every selector of the platform is compiled first (each distinct expression once); the modelled
+fleet and the inventory are then prepared once as `DeviceSet`s holding exactly what those selectors
+read, and each target is evaluated on distinct device rows, never device by device.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector
+from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector, DeviceSet
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.inventory.catalog import published_attributes
-from gpuplatform.inventory.resource_slices import Pool
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.platform import Platform
 from gpuplatform.policy.targets import SelectorTarget, selector_targets
 from gpuplatform.versions import parse_release
 
-__all__ = ["CEL_GATES", "SelectorRow", "check_target", "compile_problems", "refuse_uncompilable"]
+__all__ = [
+    "CEL_GATES",
+    "ChainCache",
+    "Compiled",
+    "FleetDevices",
+    "SelectorRow",
+    "check_target",
+    "compile_problems",
+    "compile_targets",
+    "refuse_uncompilable",
+]
 
 #: Kubernetes gates that change the DRA CEL environment.
 CEL_GATES = ("DRAConsumableCapacity", "DRAListTypeAttributes")
@@ -41,25 +54,79 @@ class SelectorRow:
         return sum(self.per_pool.values())
 
 
+@dataclass
+class FleetDevices:
+    """Devices prepared once: one `DeviceSet` per driver; owners are (group, node) pairs.
+
+    `groups` lists the groups in report order (modelled pool names, or the inventory's one group).
+    """
+
+    sets: list[DeviceSet]
+    groups: list[str]
+    _per_group: list[dict[str, Counter[int]]] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        for devices in self.sets:
+            per_group: dict[str, Counter[int]] = {}
+            for owner, signature in devices.owners.items():
+                group = owner[0] if isinstance(owner, tuple) else str(owner)
+                per_group.setdefault(group, Counter())[signature] += 1
+            self._per_group.append(per_group)
+
+    def count(self, alive: Sequence[Sequence[bool]]) -> tuple[dict[str, int], int]:
+        """Devices with a live row, per group, and the most on one owner (node)."""
+        totals = dict.fromkeys(self.groups, 0)
+        best = 0
+        for devices, per_group, live in zip(self.sets, self._per_group, alive, strict=True):
+            per_signature = devices.signature_counts(live)
+            for group, signatures in per_group.items():
+                totals[group] += sum(per_signature[s] * n for s, n in signatures.items())
+                best = max([best, *(per_signature[s] for s in signatures)])
+        return totals, best
+
+
+@dataclass
+class Compiled:
+    """A target's compiled selectors, in evaluation order (None when one did not compile)."""
+
+    target: SelectorTarget
+    selectors: list[tuple[str, DeviceSelector]] | None
+    problems: list[Problem]
+
+
 def _features(platform: Platform) -> dict[str, bool]:
     return {g: v for g, v in platform.kubernetes.feature_gates.items() if g in CEL_GATES}
 
 
-def _compile(
-    platform: Platform, target: SelectorTarget, file: str, problems: list[Problem]
-) -> list[tuple[str, DeviceSelector]]:
+def compile_targets(platform: Platform, targets: Sequence[SelectorTarget], file: str) -> list[Compiled]:
+    """Compile every target's selectors (each distinct expression once) and check what they read."""
     minor = parse_release(platform.kubernetes.version).minor
-    compiled = []
-    for loc, expression in target.expressions:
-        try:
-            compiled.append((loc, DeviceSelector(expression, kubernetes=minor, features=_features(platform))))
-        except CelCompileError as exc:
-            problems.append(
-                Problem(
-                    file, loc, "GP310", f"{target.kind} {target.name!r}: selector does not compile: {exc}"
-                )
-            )
-    return compiled
+    features = _features(platform)
+    cache: dict[str, DeviceSelector | CelCompileError] = {}
+    out = []
+    for target in targets:
+        problems = [
+            Problem(file, loc, "GP310", f"{target.kind} {target.name!r}: selector cannot be built: {why}")
+            for loc, why in target.refused
+        ]
+        selectors = []
+        for loc, expression in target.expressions:
+            if expression not in cache:
+                try:
+                    cache[expression] = DeviceSelector(expression, kubernetes=minor, features=features)
+                except CelCompileError as exc:
+                    cache[expression] = exc
+            compiled = cache[expression]
+            if isinstance(compiled, CelCompileError):
+                message = f"{target.kind} {target.name!r}: selector does not compile: {compiled}"
+                problems.append(Problem(file, loc, "GP310", message))
+            else:
+                selectors.append((loc, compiled))
+        complete = len(selectors) == len(target.expressions) and not target.refused
+        if complete:
+            problems += _unpublished(platform, target, selectors, file)
+        out.append(Compiled(target, selectors if complete else None, problems))
+    return out
 
 
 def compile_problems(platform: Platform, file: str) -> list[Problem]:
@@ -69,15 +136,12 @@ def compile_problems(platform: Platform, file: str) -> list[Problem]:
     selector is compiled once, at the spec path that wrote it.
     """
     problems: list[Problem] = []
-    seen: set[tuple[str, str]] = set()
-    for target in selector_targets(platform):
-        problems += [
-            Problem(file, loc, "GP310", f"{target.kind} {target.name!r}: selector cannot be built: {why}")
-            for loc, why in target.refused
-        ]
-        fresh = tuple(e for e in target.expressions if e not in seen)
-        seen.update(fresh)
-        _compile(platform, replace(target, expressions=fresh), file, problems)
+    seen: set[str] = set()
+    for compiled in compile_targets(platform, selector_targets(platform), file):
+        for problem in compiled.problems:
+            if problem.code == "GP310" and problem.loc not in seen:
+                seen.add(problem.loc)
+                problems.append(problem)
     return sorted(set(problems))
 
 
@@ -117,24 +181,43 @@ def _unpublished(
     return problems
 
 
-def _match(
-    compiled: Sequence[tuple[str, DeviceSelector]], pool: Pool, errors: dict[str, set[str]]
-) -> list[dict[str, Any]]:
-    """Devices matching every selector in order; a selector sees only the devices earlier ones kept."""
-    devices = pool.devices
-    for loc, selector in compiled:
-        try:
-            verdicts = selector.match_many(pool.driver, devices)
-        except CelEvaluationError:
-            verdicts = []
-            for device in devices:
-                try:
-                    verdicts.append(selector.matches(pool.driver, device))
-                except CelEvaluationError as exc:
-                    errors.setdefault(loc, set()).add(str(exc).split("CEL runtime error: ", 1)[-1])
-                    verdicts.append(False)
-        devices = [d for d, ok in zip(devices, verdicts, strict=True) if ok]
-    return devices
+def _runtime_message(error: CelEvaluationError) -> str:
+    return str(error).split("CEL runtime error: ", 1)[-1]
+
+
+@dataclass
+class ChainCache:
+    """Per device set, the rows a chain of selectors keeps, and the errors met on the way (cached)."""
+
+    fleet: FleetDevices
+    verdicts: dict[tuple[int, int], list[bool | CelEvaluationError]] = field(default_factory=dict)
+    chains: dict[tuple[int, ...], tuple[list[list[bool]], list[set[str]]]] = field(default_factory=dict)
+
+    def _verdicts(self, index: int, selector: DeviceSelector) -> list[bool | CelEvaluationError]:
+        key = (index, id(selector))
+        if key not in self.verdicts:
+            self.verdicts[key] = selector.row_verdicts(self.fleet.sets[index])
+        return self.verdicts[key]
+
+    def run(self, selectors: Sequence[DeviceSelector]) -> tuple[list[list[bool]], list[set[str]]]:
+        """Rows each selector keeps, a later one seeing only what earlier ones kept (like a claim)."""
+        key = tuple(id(s) for s in selectors)
+        if key not in self.chains:
+            errors: list[set[str]] = [set() for _ in selectors]
+            alive_per_set = []
+            for index, devices in enumerate(self.fleet.sets):
+                alive = [True] * len(devices.rows)
+                for position, selector in enumerate(selectors):
+                    outcomes = self._verdicts(index, selector)
+                    for row, outcome in enumerate(outcomes):
+                        if not alive[row] or outcome is True:
+                            continue
+                        alive[row] = False
+                        if isinstance(outcome, CelEvaluationError):
+                            errors[position].add(_runtime_message(outcome))
+                alive_per_set.append(alive)
+            self.chains[key] = (alive_per_set, errors)
+        return self.chains[key]
 
 
 def _guard_hint(message: str) -> str:
@@ -145,31 +228,37 @@ def _guard_hint(message: str) -> str:
 
 
 def check_target(
-    platform: Platform,
-    target: SelectorTarget,
-    modelled: Mapping[str, list[Pool]],
-    inventory: Sequence[Pool] | None,
+    compiled: Compiled,
+    modelled: FleetDevices,
+    inventory: FleetDevices | None,
     file: str,
+    caches: dict[int, ChainCache] | None = None,
 ) -> tuple[SelectorRow, list[Problem]]:
-    """Count what `target` matches in the modelled pools and the inventory; report its problems."""
-    problems = [
-        Problem(file, loc, "GP310", f"{target.kind} {target.name!r}: selector cannot be built: {why}")
-        for loc, why in target.refused
-    ]
-    compiled = _compile(platform, target, file, problems)
+    """Count what a compiled target matches in the modelled fleet and the inventory; its problems.
+
+    `caches` (one per check run) shares verdicts and chains between targets that reuse selectors.
+    """
+    target, problems = compiled.target, list(compiled.problems)
     row = SelectorRow(target)
-    if len(compiled) != len(target.expressions):
+    if compiled.selectors is None:
         return row, problems
-    problems += _unpublished(platform, target, compiled, file)
+    caches = caches if caches is not None else {}
     errors: dict[str, set[str]] = {}
-    for pool_name, pools in modelled.items():
-        counts = [len(_match(compiled, p, errors)) for p in pools]
-        row.per_pool[pool_name] = sum(counts)
-        row.best_node = max([row.best_node, *counts])
-    if inventory is not None:
-        inventory_counts = [len(_match(compiled, p, errors)) for p in inventory]
-        row.inventory = sum(inventory_counts)
-        row.best_node = max([row.best_node, *inventory_counts])
+    selectors = [s for _, s in compiled.selectors]
+    for fleet in (modelled, inventory):
+        if fleet is None:
+            continue
+        chains = caches.setdefault(id(fleet), ChainCache(fleet))
+        alive, found = chains.run(selectors)
+        for (loc, _), messages in zip(compiled.selectors, found, strict=True):
+            if messages:
+                errors.setdefault(loc, set()).update(messages)
+        totals, best = fleet.count(alive)
+        row.best_node = max(row.best_node, best)
+        if fleet is modelled:
+            row.per_pool = totals
+        else:
+            row.inventory = sum(totals.values())
     for loc, messages in sorted(errors.items()):
         for message in sorted(messages):
             problems.append(

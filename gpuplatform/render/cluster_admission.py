@@ -23,6 +23,7 @@ __all__ = [
     "OUTSIDE_TENANTS_POLICY",
     "SCHEDULER",
     "claim_policy_match",
+    "core_policy_match",
     "declared_namespaces",
     "policy_binding",
     "render_cluster_policy",
@@ -44,6 +45,18 @@ def scheduler_bridge_claim() -> str:
         f"request.userInfo.username == {cel_string(SCHEDULER)} && request.operation == 'CREATE'"
         " && object.kind == 'ResourceClaim'"
     )
+
+
+def core_policy_match(resources: list[str], operations: list[str]) -> Obj:
+    """failurePolicy and matchConstraints of a policy on core (v1) `resources`."""
+    return {
+        "failurePolicy": "Fail",
+        "matchConstraints": {
+            "resourceRules": [
+                {"apiGroups": [""], "apiVersions": ["v1"], "operations": operations, "resources": resources}
+            ]
+        },
+    }
 
 
 def claim_policy_match(operations: list[str]) -> Obj:
@@ -129,17 +142,9 @@ def _admin_access_guard(plan: Plan, wave: str) -> list[Obj]:
         name,
         wave=wave,
         spec={
-            "failurePolicy": "Fail",
-            "matchConstraints": {
-                "resourceRules": [
-                    {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE", "UPDATE"],
-                        "resources": ["namespaces", "namespaces/finalize", "namespaces/status"],
-                    }
-                ]
-            },
+            **core_policy_match(
+                ["namespaces", "namespaces/finalize", "namespaces/status"], ["CREATE", "UPDATE"]
+            ),
             "variables": [
                 {"name": "admin", "expression": f"request.userInfo.groups.exists(g, g in [{admins}])"}
             ],

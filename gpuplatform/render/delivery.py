@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gpuplatform.model.platform import IN_CLUSTER
+from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object
-from gpuplatform.render.operators import IN_CLUSTER, argocd_application, helm_charts
+from gpuplatform.render.operators import argocd_application, helm_charts
 from gpuplatform.render.tenant_delivery import platform_sync_account
 
 __all__ = [
@@ -47,7 +49,7 @@ def platform_root(plan: Plan) -> str:
 
 def is_remote(plan: Plan) -> bool:
     """Whether Argo CD deploys the platform to another cluster than its own."""
-    return plan.platform.delivery.cluster_server != IN_CLUSTER
+    return plan.platform.delivery.remote
 
 
 def _group(obj: Obj) -> str:
@@ -201,13 +203,15 @@ def render_argocd_entry(plan: Plan, files: TreeFiles) -> list[Obj]:
 
 
 def layer_kustomizations(plan: Plan, state: WaveState, folders: list[str]) -> list[tuple[str, str]]:
-    """(Flux Kustomization name suffix, folder inside the wave) in apply order, gates around them."""
-    order: list[tuple[str, str]] = [("gates-pre", "50-gates/pre")]
-    for folder in folders:
-        if not folder.startswith("50-gates"):
-            order.append((folder.replace("/", "-"), folder))
-    order.append(("gates-post", "50-gates/post"))
-    return order
+    """(Flux Kustomization name suffix, folder inside the wave) in the order of `SYNC_UNITS`.
+
+    A unit's engine subfolder (`00-operators/flux`) follows the unit; the gates keep their names.
+    """
+    rank = {u.id: i for i, u in enumerate(SYNC_UNITS)}
+    found = [f for f in folders if not f.startswith("50-gates")] + ["50-gates/pre", "50-gates/post"]
+    ordered = sorted(found, key=lambda f: (rank[unit_of_folder(f).id], f))
+    names = {"50-gates/pre": "gates-pre", "50-gates/post": "gates-post"}
+    return [(names.get(f, f.replace("/", "-")), f) for f in ordered]
 
 
 def render_flux_entry(plan: Plan, folders: list[str]) -> list[Obj]:

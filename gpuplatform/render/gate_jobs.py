@@ -25,7 +25,7 @@ from typing import Any
 from gpuplatform.gates import GATES, Access, Gate, gate_script, gates_for_wave
 from gpuplatform.model.containers import pinned_image
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.meta import WAVE_LABEL, Obj, k8s_object, restricted_security_context
+from gpuplatform.render.meta import WAVE_LABEL, Obj, cluster_identity, k8s_object, restricted_security_context
 from gpuplatform.render.validation import PHASE_LABEL, pod_failure_policy, validation_jobs
 
 __all__ = [
@@ -169,21 +169,7 @@ def gate_identity(plan: Plan, wave: str) -> list[Obj]:
     name = f"{GATE_IDENTITY}-{plan.platform.name}"
     return [
         k8s_object("v1", "Namespace", d.gates_namespace, wave=wave),
-        k8s_object(
-            "v1",
-            "ServiceAccount",
-            GATE_IDENTITY,
-            wave=wave,
-            namespace=d.gates_namespace,
-            automountServiceAccountToken=False,
-        ),
-        k8s_object("rbac.authorization.k8s.io/v1", "ClusterRole", name, wave=wave, rules=rules),
-        k8s_object(
-            "rbac.authorization.k8s.io/v1",
-            "ClusterRoleBinding",
-            name,
-            wave=wave,
-            subjects=[{"kind": "ServiceAccount", "name": GATE_IDENTITY, "namespace": d.gates_namespace}],
-            roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        *cluster_identity(
+            GATE_IDENTITY, d.gates_namespace, name, rules, wave=wave, automountServiceAccountToken=False
         ),
     ]

@@ -12,7 +12,7 @@ from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.workloads import NimService, Workload
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, order_keys
-from gpuplatform.render.nodes import node_labels, pool_taint
+from gpuplatform.render.nodes import node_labels, pool_taint, provisioner_labels
 
 __all__ = ["HANDOFF_API", "converted_file", "render_pool_handoffs"]
 
@@ -44,7 +44,10 @@ def render_pool_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
     objects: list[Obj] = []
     for pool in plan.platform.node_pools:
         mode = state.pool_modes[pool.name]
-        labels = node_labels(plan.platform, pool, mode)
+        if pool.provisioner is None:
+            labels = node_labels(plan.platform, pool, mode, state.device_plugin_enabled)
+        else:
+            labels = provisioner_labels(plan.platform, pool, mode, state.device_plugin_enabled)
         taints = [pool_taint(plan.platform, pool)] if mode == "dra" else []
         owner = {"kind": "static", "name": pool.name}
         if pool.provisioner is not None:

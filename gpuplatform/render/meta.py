@@ -85,3 +85,21 @@ def k8s_object(
     if annotations:
         meta["annotations"] = dict(annotations)
     return order_keys({"apiVersion": api_version, "kind": kind, "metadata": meta, **body})
+
+
+def cluster_identity(
+    account: str, namespace: str, role: str, rules: list[Obj], *, wave: str, **account_fields: Any
+) -> list[Obj]:
+    """A ServiceAccount bound to a ClusterRole of `rules` (role and binding named `role`)."""
+    return [
+        k8s_object("v1", "ServiceAccount", account, wave=wave, namespace=namespace, **account_fields),
+        k8s_object("rbac.authorization.k8s.io/v1", "ClusterRole", role, wave=wave, rules=rules),
+        k8s_object(
+            "rbac.authorization.k8s.io/v1",
+            "ClusterRoleBinding",
+            role,
+            wave=wave,
+            subjects=[{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+            roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        ),
+    ]

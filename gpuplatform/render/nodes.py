@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
-from gpuplatform.plan.waves import Mode, Plan, WaveState
+from gpuplatform.plan.waves import Mode, Plan, WaveState, validator_workaround
 from gpuplatform.render.meta import NEVER_DELETE_ANNOTATIONS, Obj, k8s_object
-from gpuplatform.versions import VALIDATOR_BUG_FIXED_IN, parse_release
 
 __all__ = [
     "DEVICE_PLUGIN_LABEL",
@@ -14,6 +13,7 @@ __all__ = [
     "VALIDATOR_LABEL",
     "node_labels",
     "pool_taint",
+    "provisioner_labels",
     "render_nodes",
 ]
 
@@ -22,28 +22,37 @@ DEVICE_PLUGIN_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 VALIDATOR_LABEL = "nvidia.com/gpu.deploy.operator-validator"
 
 
-def _validator_off(platform: Platform, pool: NodePool) -> bool:
-    if pool.operator_validator is not None:
-        return not pool.operator_validator
-    fixed = VALIDATOR_BUG_FIXED_IN
-    return fixed is None or parse_release(platform.gpu_operator.version) < fixed
+def node_labels(
+    platform: Platform, pool: NodePool, mode: Mode, device_plugin_enabled: bool = True
+) -> dict[str, str]:
+    """Labels GitOps applies to a pool's nodes in `mode`.
 
-
-def node_labels(platform: Platform, pool: NodePool, mode: Mode) -> dict[str, str]:
-    """Labels a pool's nodes carry in `mode`.
-
-    DRA: `nvidia.com/dra-kubelet-plugin=true`, `nvidia.com/gpu.deploy.device-plugin=false`, the
-    mode label `dra` and, where the GPU Operator release has the validator bug,
-    `nvidia.com/gpu.deploy.operator-validator=false`. Legacy: the mode label only; the operator
-    owns its `nvidia.com/gpu.deploy.*=true` labels.
+    DRA: the mode label `dra`, `nvidia.com/gpu.deploy.device-plugin=false` and, while the
+    validator workaround is needed, `nvidia.com/gpu.deploy.operator-validator=false`. Never
+    `nvidia.com/dra-kubelet-plugin`: the allocator switch Jobs own it (render/allocator_switch.py).
+    Legacy: the mode label only; the operator owns its `nvidia.com/gpu.deploy.*=true` labels.
     """
     labels: dict[str, str] = {platform.mode_label_key: mode}
     if mode == "dra":
-        labels[DRA_PLUGIN_LABEL] = "true"
         labels[DEVICE_PLUGIN_LABEL] = "false"
-        if _validator_off(platform, pool):
+        if validator_workaround(platform, pool, device_plugin_enabled):
             labels[VALIDATOR_LABEL] = "false"
     return labels
+
+
+def provisioner_labels(
+    platform: Platform, pool: NodePool, mode: Mode, device_plugin_enabled: bool = True
+) -> dict[str, str]:
+    """Labels a provisioner gives the pool's new nodes: `node_labels` and, on DRA, the kubelet plugin's.
+
+    A new node never ran the device plugin, so it may start with both; provisioners set template
+    labels only when a node registers and never write them back (karpenter v1.9.1
+    `registration.go` `syncNode`), so they do not fight the driver manager.
+    """
+    labels = node_labels(platform, pool, mode, device_plugin_enabled)
+    if mode == "dra":
+        labels[DRA_PLUGIN_LABEL] = "true"
+    return dict(sorted(labels.items()))
 
 
 def pool_taint(platform: Platform, pool: NodePool) -> dict[str, str]:
@@ -58,7 +67,7 @@ def render_nodes(plan: Plan, state: WaveState) -> list[Obj]:
     """One partial Node per node of every static pool, never pruned and never deleted."""
     objects: list[Obj] = []
     for pool in plan.platform.node_pools:
-        labels = node_labels(plan.platform, pool, state.pool_modes[pool.name])
+        labels = node_labels(plan.platform, pool, state.pool_modes[pool.name], state.device_plugin_enabled)
         for node in pool.nodes:
             objects.append(
                 k8s_object(

@@ -27,21 +27,37 @@ from gpuplatform.render.helm_values import (
     gpu_operator_values,
 )
 from gpuplatform.render.meta import Obj, k8s_object, order_keys
+from gpuplatform.versions import CHART_BRIDGE_SINCE, dra_driver_at_least, parse_release
 
 __all__ = [
     "ARGOCD_FINALIZER",
-    "IN_CLUSTER",
+    "CHART_BRIDGE_PATCH",
+    "SYNC_RETRY",
     "HelmChart",
     "argocd_application",
+    "argocd_wrappers",
+    "chart_class_patches",
     "helm_charts",
     "release_namespace",
     "render_operators",
 ]
 
-IN_CLUSTER = "https://kubernetes.default.svc"
 #: Deleting an Application with this finalizer deletes what it installed (argoproj/argo-cd v3.3.0
 #: pkg/apis/application/v1alpha1/application_defaults.go `ResourcesFinalizerName`).
 ARGOCD_FINALIZER = "resources-finalizer.argocd.argoproj.io"
+#: Argo CD retries a failed automated sync only `retry.limit` times (5 when unset) and then never
+#: again for the same commit (argo-cd v3.5.1 controller/appcontroller.go `autoSync`,
+#: `alreadyAttemptedSync`). A blocking gate that fails because the operator has not yet released
+#: the claims must be retried until it holds: unlimited, backing off to 5 minutes.
+SYNC_RETRY = {"limit": -1, "backoff": {"duration": "30s", "factor": 2, "maxDuration": "5m"}}
+#: The chart's own `gpu.nvidia.com` class serves `nvidia.com/gpu` from chart 25.12.0 (templates/
+#: deviceclass-gpu.yaml, whenever the resource API is v1, which the values pin); no value turns it off.
+#: Until the wave that names it as the bridge (`source: chart`), this post-render patch removes it,
+#: so no unmigrated `nvidia.com/gpu` pod can land on a DRA node before the bridge wave.
+CHART_BRIDGE_PATCH: Obj = {
+    "target": {"kind": "DeviceClass", "name": "gpu.nvidia.com"},
+    "patch": "- op: remove\n  path: /spec/extendedResourceName\n",
+}
 #: The operator and DRA driver run privileged pods (NVIDIA/gpu-operator v26.3.1
 #: config/manager/manager.yaml labels its Namespace so).
 PRIVILEGED = {"pod-security.kubernetes.io/enforce": "privileged"}
@@ -105,6 +121,62 @@ def helm_charts(plan: Plan, state: WaveState) -> list[HelmChart]:
     return charts
 
 
+def _dra_chart_name(plan: Plan) -> str:
+    return dra_driver_chart(plan.platform).chart
+
+
+def chart_class_patches(plan: Plan, state: WaveState) -> list[Obj]:
+    """The post-render patches of the DRA driver release in this wave."""
+    p = plan.platform
+    if not dra_driver_at_least(parse_release(p.dra_driver.chart_version), CHART_BRIDGE_SINCE):
+        return []
+    if any(b.source == "chart" for b in p.bridges if b.name in state.bridges):
+        return []
+    return [dict(CHART_BRIDGE_PATCH)]
+
+
+def argocd_wrapped(plan: Plan) -> bool:
+    """Argo CD renders the DRA driver chart through a kustomization (its class needs a patch)."""
+    return dra_driver_at_least(parse_release(plan.platform.dra_driver.chart_version), CHART_BRIDGE_SINCE)
+
+
+def wrapper_folder(plan: Plan, state: WaveState) -> str:
+    """The folder (in the tree) of the DRA driver's kustomize wrapper for Argo CD."""
+    return f"waves/{state.dir_name}/00-operators/argocd/{_dra_chart_name(plan)}"
+
+
+def argocd_wrappers(plan: Plan, state: WaveState) -> dict[str, Obj]:
+    """Folder -> kustomization that renders the DRA driver chart with its post-render patches.
+
+    Argo CD has no post-renderer for a Helm source; a kustomize source with `helmCharts` and
+    `patches` is its equivalent (argo-cd v3.5.1 docs/user-guide/kustomize.md: needs
+    `kustomize.buildOptions: --enable-helm` in argocd-cm).
+    """
+    p = plan.platform
+    if not state.driver_installed or "argocd" not in p.delivery.engines or not argocd_wrapped(plan):
+        return {}
+    chart = next(c for c in helm_charts(plan, state) if c.chart == _dra_chart_name(plan))
+    body: Obj = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "helmCharts": [
+            {
+                "name": chart.chart,
+                "repo": chart.repository,
+                "version": chart.version,
+                "releaseName": chart.release,
+                "namespace": chart.namespace,
+                "includeCRDs": True,
+                "valuesInline": chart.values,
+            }
+        ],
+    }
+    patches = chart_class_patches(plan, state)
+    if patches:
+        body["patches"] = patches
+    return {wrapper_folder(plan, state): body}
+
+
 def release_namespace(name: str, wave: str, *, keep: bool) -> Obj:
     """A release's Namespace, labelled for privileged pods; `keep`: never pruned or deleted."""
     annotations = None
@@ -154,6 +226,9 @@ def _flux(plan: Plan, state: WaveState, chart: HelmChart) -> list[Obj]:
             "values": chart.values,
         },
     )
+    patches = chart_class_patches(plan, state) if chart.chart == _dra_chart_name(plan) else []
+    if patches:
+        release["spec"]["postRenderers"] = [{"kustomize": {"patches": patches}}]
     return [source, release]
 
 
@@ -172,7 +247,7 @@ def argocd_application(
     p = plan.platform
     sync: Obj = {"syncOptions": ["CreateNamespace=false", "ServerSideApply=true"]}
     if automated:
-        sync = {"automated": {"prune": True, "selfHeal": True}, **sync}
+        sync = {"automated": {"prune": True, "selfHeal": True}, **sync, "retry": dict(SYNC_RETRY)}
     app = k8s_object(
         "argoproj.io/v1alpha1",
         "Application",
@@ -200,6 +275,13 @@ def _argocd(plan: Plan, state: WaveState, chart: HelmChart) -> Obj:
         "targetRevision": chart.version,
         "helm": {"releaseName": chart.release, "valuesObject": chart.values},
     }
+    if chart.chart == _dra_chart_name(plan) and argocd_wrapped(plan):
+        d = plan.platform.delivery
+        source = {
+            "repoURL": d.repo_url,
+            "targetRevision": d.revision,
+            "path": f"{d.path}/{plan.platform.name}/{wrapper_folder(plan, state)}",
+        }
     destination = {"server": plan.platform.delivery.cluster_server, "namespace": chart.namespace}
     return argocd_application(
         plan,

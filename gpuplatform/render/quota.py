@@ -30,9 +30,7 @@ def bridge_classes(plan: Plan, state: WaveState) -> list[str]:
     """The classes that serve `nvidia.com/gpu` requests in this wave."""
     p = plan.platform
     classes = [p.class_name(b.name) for b in p.bridges if b.name in state.bridges and b.source == "platform"]
-    if state.driver_installed and (
-        plan.chart_bridge_live or any(b.source == "chart" for b in p.bridges if b.name in state.bridges)
-    ):
+    if plan.chart_bridges(state):
         classes += [c for c, resource in CHART_DEVICE_CLASSES.items() if resource]
     return classes
 

@@ -1,12 +1,15 @@
-"""Runbook steps for what other teams own: NIM services (blue/green) and converted workloads.
+"""Runbook commands for what other teams own: NIM services (blue/green) and converted workloads.
 
-Their owners apply the hand-offs; going forward they act after the sync (the claim templates exist
-from then on), going back before it (their claims must be released before the templates go).
+The workload steps follow the plan's sequence (`plan.steps`: release-claims before the merge,
+convert-workloads and restore-legacy-workloads after it). A NIM service moves blue/green: its owner
+creates, verifies and switches to the new NIMService after the sync (its claim template exists
+from then on), and going back switches to the old one and deletes the new one before the sync.
 """
 
 from __future__ import annotations
 
 from gpuplatform.model.workloads import NimService, Workload
+from gpuplatform.plan.steps import Step
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.handoff import converted_file
 from gpuplatform.render.meta import file_name
@@ -14,7 +17,7 @@ from gpuplatform.render.nim import render_nim_handoffs
 from gpuplatform.render.runbook_actions import Action, Steps
 from gpuplatform.render.workload_handoff import render_workload_handoffs, workload_template_name
 
-__all__ = ["owner_steps"]
+__all__ = ["OWNER_ACTIONS", "nim_steps", "owner_actions"]
 
 
 def _nim_in(plan: Plan, state: WaveState, nim: NimService) -> list[Action]:
@@ -122,27 +125,90 @@ def _workload_in(plan: Plan, state: WaveState, w: Workload) -> list[Action]:
     ]
 
 
-def _workload_out(w: Workload) -> list[Action]:
-    legacy = f"`{w.manifest}`" if w.manifest else "its legacy manifest"
-    return [
+def _remove(w: Workload) -> str:
+    if w.kind in ("Deployment", "StatefulSet"):
+        return f"kubectl -n {w.namespace} scale {w.kind.lower()}/{w.name} --replicas=0"
+    return f"kubectl -n {w.namespace} delete {w.kind.lower()}/{w.name}"
+
+
+def _release(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Action]:
+    p = plan.platform
+    actions = [
         Action(
-            f"{w.kind} `{w.namespace}/{w.name}` goes back to `nvidia.com/gpu` before the sync prunes its claim template: "
-            f"its owner re-applies {legacy}, then checks the rollout and that its claims are gone:",
-            (_rollout(w), f"kubectl -n {w.namespace} get resourceclaims -o wide"),
+            f"{w.kind} `{w.namespace}/{w.name}` goes back to `nvidia.com/gpu`: its owner removes the claim-using "
+            "version now, while the kubelet plugin can still release its claims:",
+            (_remove(w), f"kubectl -n {w.namespace} get resourceclaims -o wide"),
         )
+        for i, w in enumerate(p.workloads)
+        if i in a.workloads and i not in b.workloads
+    ]
+    actions += [
+        Action(
+            f"Tenant `{t.ns}` leaves: its owners remove the workloads that hold claims; wait until none is left:",
+            (f"kubectl -n {t.ns} get resourceclaims -o wide",),
+        )
+        for t in p.tenants
+        if t.name in a.tenants and t.name not in b.tenants
+    ]
+    if step.pools:
+        actions.append(
+            Action(
+                f"The owners of the DRA workloads on pool(s) {', '.join(step.pools)} remove them (or move them off), "
+                "so their claims are released while the kubelet plugin still runs; the checks follow."
+            )
+        )
+    return actions
+
+
+def _convert(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Action]:
+    return [
+        action
+        for i, w in enumerate(plan.platform.workloads)
+        if i in b.workloads and i not in a.workloads
+        for action in _workload_in(plan, b, w)
     ]
 
 
-def owner_steps(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
-    """Add the owners' steps for the NIM services and workloads that move between `a` and `b`."""
-    p = plan.platform
-    for nim in p.nim_services:
+def _restore(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Action]:
+    actions = []
+    for i, w in enumerate(plan.platform.workloads):
+        if i in a.workloads and i not in b.workloads:
+            legacy = f"`{w.manifest}`" if w.manifest else "its legacy manifest"
+            actions.append(
+                Action(
+                    f"{w.kind} `{w.namespace}/{w.name}`: its owner re-applies {legacy} (`nvidia.com/gpu` limits) and "
+                    "checks the rollout:",
+                    (_rollout(w),),
+                )
+            )
+    if step.pools:
+        actions.append(
+            Action(
+                f"The workloads removed from pool(s) {', '.join(step.pools)} come back on their legacy manifests."
+            )
+        )
+    return actions
+
+
+#: The manual owner actions of `plan.steps` this module gives commands for.
+OWNER_ACTIONS = {
+    "release-claims": _release,
+    "convert-workloads": _convert,
+    "restore-legacy-workloads": _restore,
+}
+
+
+def owner_actions(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Action]:
+    """The owners' commands of one manual step of the transition from `a` to `b`."""
+    return OWNER_ACTIONS[step.action](plan, a, b, step)
+
+
+def nim_steps(plan: Plan, a: WaveState, b: WaveState) -> Steps:
+    """The NIM services that move between `a` and `b`: blue/green in, or back to the old one."""
+    steps = Steps()
+    for nim in plan.platform.nim_services:
         if nim.name in b.nim_services and nim.name not in a.nim_services:
             steps.after += _nim_in(plan, b, nim)
         elif nim.name in a.nim_services and nim.name not in b.nim_services:
             steps.before += _nim_out(nim)
-    for i, w in enumerate(p.workloads):
-        if i in b.workloads and i not in a.workloads:
-            steps.after += _workload_in(plan, b, w)
-        elif i in a.workloads and i not in b.workloads:
-            steps.before += _workload_out(w)
+    return steps

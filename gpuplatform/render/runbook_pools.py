@@ -1,7 +1,10 @@
-"""Runbook steps for pools that change allocator, and for the pools a drain wave empties.
+"""Runbook commands for the pool steps of a transition, and for the pools a drain wave empties.
 
-Static pools are named by their node names; provisioner pools only by a label selector, and they
-change allocator by changing their template (Karpenter replaces drifted nodes), never by GitOps.
+The steps and their order are the plan's (`plan.steps`: taint, cordon, drain-gpu-pods,
+release-claims, apply-handoff, uncordon, untaint); this module gives each the commands an operator
+runs. Static pools are named by their node names; provisioner pools only by their label selector,
+and they change allocator by changing their template (Karpenter replaces drifted nodes), never by
+GitOps.
 """
 
 from __future__ import annotations
@@ -10,13 +13,14 @@ import json
 
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.model.nodes import NodePool
-from gpuplatform.plan.waves import Mode, Plan, WaveState
+from gpuplatform.plan.steps import Step
+from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.meta import file_name
-from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, node_labels, pool_taint
-from gpuplatform.render.runbook_actions import Action, Steps
+from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
+from gpuplatform.render.runbook_actions import Action
 
-__all__ = ["pool_steps"]
+__all__ = ["POOL_ACTIONS", "drain_steps", "pool_actions", "pool_checks"]
 
 _GPU = "nvidia.com/gpu"
 _GPU_PODS = (
@@ -57,7 +61,7 @@ def _handoff_file(plan: Plan, state: WaveState, kind: str, name: str) -> str:
     raise KeyError(name)
 
 
-def _drain(plan: Plan, pool: NodePool, nxt: str) -> list[Action]:
+def _drain(plan: Plan, pool: NodePool, nxt: str, *, cordon: bool = True) -> list[Action]:
     """Empty a legacy pool of device-plugin GPU pods before wave `nxt` moves it to DRA."""
     if pool.provisioner is not None and pool.provisioner.kind == "karpenter":
         return [
@@ -80,7 +84,10 @@ def _drain(plan: Plan, pool: NodePool, nxt: str) -> list[Action]:
         Action(
             f"Drain pool `{pool.name}` before wave `{nxt}` moves it to DRA: its device-plugin allocations end with "
             "the move, and a GPU pod left running would share its GPU with a DRA claim.",
-            (f"kubectl cordon {nodes}", f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data"),
+            (
+                *((f"kubectl cordon {nodes}",) if cordon else ()),
+                f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data",
+            ),
         ),
         Action(
             "Check: no running pod on those nodes holds `nvidia.com/gpu` (prints nothing).",
@@ -89,34 +96,41 @@ def _drain(plan: Plan, pool: NodePool, nxt: str) -> list[Action]:
     ]
 
 
-def _karpenter_jq(plan: Plan, pool: NodePool, mode: Mode) -> str:
-    labels = node_labels(plan.platform, pool, "dra")
+def _handoff_spec(plan: Plan, state: WaveState, pool: NodePool) -> dict[str, object]:
+    """The NodePoolHandoff spec of `pool` in `state`: the labels and taints its nodes carry there."""
+    for obj in render_pool_handoffs(plan, state):
+        if obj["kind"] == "NodePoolHandoff" and obj["metadata"]["name"] == pool.name:
+            spec: dict[str, object] = obj["spec"]
+            return spec
+    raise KeyError(pool.name)
+
+
+def _karpenter_jq(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) -> str:
+    """Edit the live NodePool to the labels and taints of the hand-off of `b` (from those of `a`)."""
+    old, new = _handoff_spec(plan, a, pool), _handoff_spec(plan, b, pool)
+    labels = new["labels"]
+    assert isinstance(labels, dict) and isinstance(old["labels"], dict)
+    gone = [k for k in old["labels"] if k not in labels]
     taint = json.dumps(pool_taint(plan.platform, pool), separators=(",", ":"))
-    if mode == "dra":
+    program = f".spec.template.metadata.labels += {json.dumps(labels, separators=(',', ':'))}"
+    if gone:
         program = (
-            f".spec.template.metadata.labels += {json.dumps(labels, separators=(',', ':'))}"
-            f" | .spec.template.spec.taints = (((.spec.template.spec.taints // []) - [{taint}]) + [{taint}])"
+            f"del({', '.join(f'.spec.template.metadata.labels[{json.dumps(k)}]' for k in gone)}) | " + program
         )
-    else:
-        removed = ", ".join(
-            f".spec.template.metadata.labels[{json.dumps(k)}]"
-            for k in labels
-            if k != plan.platform.mode_label_key
-        )
-        program = (
-            f'del({removed}) | .spec.template.metadata.labels[{json.dumps(plan.platform.mode_label_key)}] = "legacy"'
-            f" | .spec.template.spec.taints = ((.spec.template.spec.taints // []) - [{taint}])"
-        )
+    rest = f"((.spec.template.spec.taints // []) - [{taint}])"
+    program += f" | .spec.template.spec.taints = {rest + f' + [{taint}]' if b.pool_modes[pool.name] == 'dra' else rest}"
     name = pool.provisioner.name if pool.provisioner else pool.name
     return f"kubectl get nodepool {name} -o json | jq '{program}' | kubectl replace -f -"
 
 
-def _provisioner_move(plan: Plan, state: WaveState, pool: NodePool, mode: Mode) -> list[Action]:
+def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) -> list[Action]:
     """A provisioner pool changes allocator by changing its template: its nodes are replaced."""
     assert pool.provisioner is not None
-    kind, name = pool.provisioner.kind, pool.provisioner.name
+    kind, name, state, mode = pool.provisioner.kind, pool.provisioner.name, b, b.pool_modes[pool.name]
     handoff = _handoff_file(plan, state, "NodePoolHandoff", pool.name)
-    labels = ", ".join(f"`{k}={v}`" for k, v in node_labels(plan.platform, pool, mode).items())
+    spec_labels = _handoff_spec(plan, state, pool)["labels"]
+    assert isinstance(spec_labels, dict)
+    labels = ", ".join(f"`{k}={v}`" for k, v in spec_labels.items())
     verb = (
         f"carry {labels} and the taint `{_taint(plan, pool)}`"
         if mode == "dra"
@@ -138,7 +152,7 @@ def _provisioner_move(plan: Plan, state: WaveState, pool: NodePool, mode: Mode) 
         Action(
             f"Hand-off `{patch}` (Karpenter NodePool `{name}`): its template must {verb}. The taint list is a whole-list "
             "field: keep the pool's other taints. If the NodePool lives in Git, commit the change there; otherwise:",
-            (_karpenter_jq(plan, pool, mode),),
+            (_karpenter_jq(plan, a, b, pool),),
         ),
         Action(
             "Karpenter hashes `spec.template` (labels and taints included), so every NodeClaim of the pool drifts and "
@@ -154,85 +168,6 @@ def _provisioner_move(plan: Plan, state: WaveState, pool: NodePool, mode: Mode) 
     ]
 
 
-def _to_dra(plan: Plan, a: WaveState, b: WaveState, pool: NodePool, steps: Steps) -> None:
-    ns = plan.platform.dra_driver.namespace
-    if pool.provisioner is None:
-        handoff = _handoff_file(plan, b, "NodePoolHandoff", pool.name)
-        steps.before.append(
-            Action(
-                f"Pool `{pool.name}` moves to DRA. Taint its nodes first (hand-off `{handoff}`; taints are a whole-list "
-                "field of the node's owner, never patched by GitOps): workloads without the toleration stay off them.",
-                (f"kubectl taint nodes {_target(pool)} {_taint(plan, pool)} --overwrite",),
-            )
-        )
-        if pool.name in a.drains:
-            steps.before.append(
-                Action(
-                    f"Pool `{pool.name}` was drained in wave `{a.name}`; check it still is:",
-                    (_each_node(pool, _GPU_PODS),),
-                )
-            )
-        else:
-            steps.before += _drain(plan, pool, b.name)
-    else:
-        # With the driver already running, the new nodes may come up before the sync; in the wave
-        # that installs the driver they must wait for it.
-        phase = steps.before if a.driver_installed else steps.after
-        phase += _provisioner_move(plan, b, pool, "dra")
-    steps.after += [
-        Action(
-            f"Pool `{pool.name}`: the nodes carry `{DRA_PLUGIN_LABEL}=true` and `{DEVICE_PLUGIN_LABEL}=false`, the device "
-            f"plugin has left them (`{_GPU}` allocatable empty or 0) and a DRA kubelet plugin runs on each:",
-            (
-                f"kubectl get nodes {_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
-                _each_node(
-                    pool,
-                    "echo $n $(kubectl get node $n -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}'); "
-                    f"kubectl -n {ns} get pods -o wide --field-selector spec.nodeName=$n",
-                ),
-            ),
-        ),
-        Action(
-            f"Pool `{pool.name}`: the driver publishes one ResourceSlice per node with the declared product and count:",
-            (_each_node(pool, "kubectl get resourceslices --field-selector spec.nodeName=$n -o yaml"),),
-        ),
-    ]
-    if pool.provisioner is None:
-        steps.after.append(
-            Action(
-                f"Let workloads that tolerate the DRA taint back on pool `{pool.name}`:",
-                (f"kubectl uncordon {_target(pool)}",),
-            )
-        )
-
-
-def _to_legacy(plan: Plan, a: WaveState, b: WaveState, pool: NodePool, steps: Steps) -> None:
-    cordon = () if pool.provisioner is not None else (f"kubectl cordon {_target(pool)}",)
-    steps.before += [
-        Action(
-            f"Pool `{pool.name}` returns to the device plugin. First its DRA claims must go while the DRA kubelet plugin "
-            "still runs (the owners' steps under Hand-offs), then check that no claim is allocated on its nodes (prints "
-            "nothing; the `rollback-safety` gate refuses the sync otherwise):",
-            (*cordon, _each_node(pool, _NODE_CLAIMS)),
-        )
-    ]
-    if pool.provisioner is not None:
-        steps.after += _provisioner_move(plan, b, pool, "legacy")
-    else:
-        steps.after.append(
-            Action(
-                f"The sync removes `{DRA_PLUGIN_LABEL}` and `{DEVICE_PLUGIN_LABEL}=false`; the GPU Operator fills the absent "
-                f"labels and the device plugin returns (`{_GPU}` allocatable again). Then remove the DRA taint (hand-off "
-                f"`{_handoff_file(plan, b, 'NodePoolHandoff', pool.name)}`) and uncordon:",
-                (
-                    f"kubectl get nodes {_target(pool)} -L {DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
-                    f"kubectl taint nodes {_target(pool)} {_taint(plan, pool)}-",
-                    f"kubectl uncordon {_target(pool)}",
-                ),
-            )
-        )
-
-
 def _unfindable(pool: NodePool) -> Action:
     return Action(
         f"Pool `{pool.name}`: the spec gives no way to find its nodes ({pool_selector(pool).describe()}); set "
@@ -240,18 +175,140 @@ def _unfindable(pool: NodePool) -> Action:
     )
 
 
-def pool_steps(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
-    """Add the steps of every pool that changes allocator from `a` to `b`, and of `b`'s drains."""
-    for pool in plan.platform.node_pools:
-        before, after = a.pool_modes[pool.name], b.pool_modes[pool.name]
-        if before == after:
-            continue
+def _taint_nodes(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
+    handoff = _handoff_file(plan, b, "NodePoolHandoff", pool.name)
+    return [
+        Action(
+            f"Pool `{pool.name}`: the taint of hand-off `{handoff}` (taints are a whole-list field of the node's "
+            "owner, never patched by GitOps); workloads without the toleration stay off the DRA nodes:",
+            (f"kubectl taint nodes {_target(pool)} {_taint(plan, pool)} --overwrite",),
+        )
+    ]
+
+
+def _cordon(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
+    return [Action(f"Pool `{pool.name}`:", (f"kubectl cordon {_target(pool)}",))]
+
+
+def _drain_gpu_pods(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) -> list[Action]:
+    if pool.name in a.drains:
+        return [
+            Action(
+                f"Pool `{pool.name}` was drained in wave `{a.name}`; check that no running pod holds `nvidia.com/gpu` "
+                "there (prints nothing):",
+                (_each_node(pool, _GPU_PODS),),
+            )
+        ]
+    return _drain(plan, pool, b.name, cordon=False)
+
+
+def _release_claims(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
+    return [
+        Action(
+            f"Pool `{pool.name}`: no claim may stay allocated on its nodes (prints nothing; the `rollback-safety` "
+            "gate refuses the sync otherwise):",
+            (_each_node(pool, _NODE_CLAIMS),),
+        )
+    ]
+
+
+def _untaint(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
+    handoff = _handoff_file(plan, b, "NodePoolHandoff", pool.name)
+    return [
+        Action(
+            f"Pool `{pool.name}` (hand-off `{handoff}`):",
+            (f"kubectl taint nodes {_target(pool)} {_taint(plan, pool)}-",),
+        )
+    ]
+
+
+def _uncordon(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
+    return [Action(f"Pool `{pool.name}`:", (f"kubectl uncordon {_target(pool)}",))]
+
+
+#: The manual pool actions of `plan.steps` this module gives commands for.
+POOL_ACTIONS = ("taint", "cordon", "drain-gpu-pods", "release-claims", "apply-handoff", "untaint", "uncordon")
+
+
+def pool_actions(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Action]:
+    """The commands of one manual pool step of the transition from `a` to `b`, pool by pool."""
+    actions: list[Action] = []
+    for name in step.pools:
+        pool = plan.pools[name]
         if not pool_selector(pool).resolvable:
-            steps.before.append(_unfindable(pool))
+            actions.append(_unfindable(pool))
+        elif step.action == "drain-gpu-pods":
+            actions += _drain_gpu_pods(plan, a, b, pool)
+        elif step.action == "apply-handoff":
+            actions += _provisioner_move(plan, a, b, pool)
+        else:
+            render = {
+                "taint": _taint_nodes,
+                "cordon": _cordon,
+                "release-claims": _release_claims,
+                "untaint": _untaint,
+                "uncordon": _uncordon,
+            }[step.action]
+            actions += render(plan, b, pool)
+    return actions
+
+
+def pool_checks(plan: Plan, a: WaveState, b: WaveState) -> list[Action]:
+    """After the sync: every pool that moved has the allocator the target wave gives it."""
+    ns, mode_label = plan.platform.dra_driver.namespace, plan.platform.mode_label_key
+    actions: list[Action] = []
+    for pool in plan.platform.node_pools:
+        if a.pool_modes[pool.name] == b.pool_modes[pool.name] or not pool_selector(pool).resolvable:
             continue
-        (_to_dra if after == "dra" else _to_legacy)(plan, a, b, pool, steps)
-    if b.drains and b.index > a.index:
-        nxt = plan.waves[b.index + 1].name
-        for name in b.drains:
-            pool = plan.pools[name]
-            steps.after += _drain(plan, pool, nxt) if pool_selector(pool).resolvable else [_unfindable(pool)]
+        if b.pool_modes[pool.name] == "dra":
+            actions += [
+                Action(
+                    f"Pool `{pool.name}`: the nodes carry `{DRA_PLUGIN_LABEL}=true` and `{DEVICE_PLUGIN_LABEL}=false`, "
+                    f"the device plugin has left them (`{_GPU}` allocatable empty or 0) and a DRA kubelet plugin runs "
+                    "on each:",
+                    (
+                        f"kubectl get nodes {_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{mode_label}",
+                        _each_node(
+                            pool,
+                            "echo $n $(kubectl get node $n -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}'); "
+                            f"kubectl -n {ns} get pods -o wide --field-selector spec.nodeName=$n",
+                        ),
+                    ),
+                ),
+                Action(
+                    f"Pool `{pool.name}`: the driver publishes one ResourceSlice per node with the declared product "
+                    "and count:",
+                    (
+                        _each_node(
+                            pool, "kubectl get resourceslices --field-selector spec.nodeName=$n -o yaml"
+                        ),
+                    ),
+                ),
+            ]
+        else:
+            actions.append(
+                Action(
+                    f"Pool `{pool.name}`: `{DRA_PLUGIN_LABEL}` is gone (the release Job removed it) and the device "
+                    f"plugin is back (`{_GPU}` allocatable again):",
+                    (
+                        f"kubectl get nodes {_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{mode_label}",
+                        _each_node(
+                            pool,
+                            "echo $n $(kubectl get node $n -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}')",
+                        ),
+                    ),
+                )
+            )
+    return actions
+
+
+def drain_steps(plan: Plan, a: WaveState, b: WaveState) -> list[Action]:
+    """Arriving at a drain wave from before it: empty the pools the next wave moves."""
+    if not b.drains or b.index < a.index:
+        return []
+    nxt = plan.waves[b.index + 1].name
+    actions: list[Action] = []
+    for name in b.drains:
+        pool = plan.pools[name]
+        actions += _drain(plan, pool, nxt) if pool_selector(pool).resolvable else [_unfindable(pool)]
+    return actions

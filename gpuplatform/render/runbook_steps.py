@@ -1,21 +1,23 @@
 """The operator's steps of one transition between two wave states, forward or back.
 
-One function per kind of change (pools and drains in `runbook_pools`, NIM services and workloads in
-`runbook_owners`, the driver, classes and tenants here), each working in both directions, so that a
-wave's runbook and its rollback are the same code read from the two ends of the transition. Steps
-fall in two phases: `before` the sync (what must be true before the engine applies anything) and
-`after` it (checks, and owners' work that needs the wave's objects).
+The sequence is the plan's (`plan.steps.transition_steps`, the one `plan --from/--to` prints and
+`simulate` replays): its manual steps before the merge, the sync units with the manual steps that
+wait for one of them, and its manual steps after the sync. This module gives each manual step its
+commands (pools in `runbook_pools`, owners in `runbook_owners`) and adds what the sequence leaves to
+the runbook: the blue/green steps of NIM services, the drains of a drain wave, and the checks of
+what changed (pools, driver, classes, tenants, the claim pilot). Forward and back are the same code.
 """
 
 from __future__ import annotations
 
+from gpuplatform.plan.steps import ARGOCD_APPS, Step
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.runbook_actions import Action, Steps
-from gpuplatform.render.runbook_owners import owner_steps
-from gpuplatform.render.runbook_pools import pool_steps
+from gpuplatform.render.runbook_owners import OWNER_ACTIONS, nim_steps, owner_actions
+from gpuplatform.render.runbook_pools import POOL_ACTIONS, drain_steps, pool_actions, pool_checks
 from gpuplatform.render.validation import validation_jobs
 
-__all__ = ["transition_steps"]
+__all__ = ["operator_steps"]
 
 
 def _driver(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
@@ -112,15 +114,41 @@ def _objects(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
         )
 
 
-def transition_steps(plan: Plan, a: WaveState, b: WaveState) -> Steps:
-    """What an operator does around the sync that takes the cluster from wave `a` to wave `b`.
+def _manual(plan: Plan, a: WaveState, b: WaveState, step: Step) -> Action:
+    """One manual step of the sequence with its commands, as parts per owner and per pool."""
+    parts: list[Action] = []
+    if step.action in OWNER_ACTIONS:
+        parts += owner_actions(plan, a, b, step)
+    if step.action in POOL_ACTIONS:
+        parts += pool_actions(plan, a, b, step)
+    commands = (f"argocd app sync {plan.platform.name}-apps",) if step.action == ARGOCD_APPS else ()
+    when = f" (once `{step.after}` has applied; do not wait for the rest of the sync)" if step.after else ""
+    return Action(step.what[:1].upper() + step.what[1:] + when + ".", commands, tuple(parts))
 
-    Before the sync: owners undo what leaves (their claims go first), then the pools that move.
-    After it: the pools, the driver, classes and tenants, then the owners' new work.
+
+def operator_steps(plan: Plan, a: WaveState, b: WaveState, sequence: tuple[Step, ...]) -> Steps:
+    """What an operator does for the transition from `a` to `b` whose plan sequence is `sequence`.
+
+    Before the merge: the owners of NIM services that leave switch back first, then the sequence's
+    manual steps. During the sync: each sync unit, and the manual steps that wait for it. After it:
+    the sequence's remaining manual steps, the checks of what changed, the drains of a drain wave and
+    the NIM services' blue/green steps.
     """
-    owners, cluster = Steps(), Steps()
-    owner_steps(plan, a, b, owners)
-    pool_steps(plan, a, b, cluster)
+    merge = next((i for i, s in enumerate(sequence) if s.kind == "merge"), len(sequence))
+    nim = nim_steps(plan, a, b)
+    steps = Steps(
+        before=[*nim.before, *(_manual(plan, a, b, s) for s in sequence[:merge] if s.kind == "manual")]
+    )
+    later = sequence[merge + 1 :]
+    for unit in (s for s in later if s.kind == "sync"):
+        steps.during.append(Action(f"`{unit.action}` (`{unit.layer}`): {unit.what}."))
+        steps.during += [
+            _manual(plan, a, b, s) for s in later if s.kind == "manual" and s.after == unit.action
+        ]
+    synced = {s.action for s in later if s.kind == "sync"}
+    steps.after = [_manual(plan, a, b, s) for s in later if s.kind == "manual" and s.after not in synced]
+    cluster = Steps()
     _driver(plan, a, b, cluster)
     _objects(plan, a, b, cluster)
-    return Steps(owners.before + cluster.before, cluster.after + owners.after)
+    steps.after += [*pool_checks(plan, a, b), *cluster.after, *drain_steps(plan, a, b), *nim.after]
+    return steps

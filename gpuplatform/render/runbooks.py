@@ -1,25 +1,31 @@
 """Runbooks (`runbooks/<NN>-<wave>.md`): how an operator takes the cluster into a wave, and back.
 
 A wave's runbook is the transition from the wave before it, and its rollback the same transition
-read backwards: both come from `plan.transitions.transition` (what changes, the layers in apply
-order, the gates) and `render.runbook_steps.transition_steps` (the operator's commands around the
-sync), so `plan --from/--to` and the runbook tell the same story. Real names throughout; nothing
+read backwards: both come from `plan.transitions.transition` (what changes, the step sequence of
+`plan.steps`, the gates), its sync steps cut to the units whose rendered files change
+(`plan.review.reviewed_steps`, as `plan --from/--to` cuts them), and
+`render.runbook_steps.operator_steps` (the commands of each step), so `plan --from/--to`,
+`simulate` and the runbook tell the same story in the same order. Real names throughout; nothing
 here is applied by an engine.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Set
+
 from gpuplatform.capacity.verdicts import runbook_capacity_notes
 from gpuplatform.gates import gates_for_wave
 from gpuplatform.gates.rerun import rerun_steps
 from gpuplatform.plan.report import wave_changes
-from gpuplatform.plan.transitions import APPLY_ORDER, Transition, transition
+from gpuplatform.plan.review import reviewed_steps
+from gpuplatform.plan.sync_order import SYNC_UNITS
+from gpuplatform.plan.transitions import transition
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.gate_jobs import gate_job_name
 from gpuplatform.render.runbook_actions import Action, numbered
-from gpuplatform.render.runbook_steps import transition_steps
+from gpuplatform.render.runbook_steps import operator_steps
 
-__all__ = ["render_runbooks", "runbook"]
+__all__ = ["ChangedUnits", "render_runbooks", "runbook"]
 
 _STACK = "<stack>"
 
@@ -43,10 +49,10 @@ def _gates(plan: Plan, state: WaveState) -> list[str]:
     return lines
 
 
-def _sync(plan: Plan, t: Transition, target: WaveState) -> list[Action]:
+def _follow(plan: Plan) -> tuple[str, ...]:
+    """Commands that follow the engine until the post-transition gates have passed."""
     p, d = plan.platform, plan.platform.delivery
-    order = "; ".join(f"{s.layer} ({s.what})" for s in t.steps) or "nothing but the gates"
-    follow = []
+    follow: list[str] = []
     if "argocd" in d.engines:
         follow.append(
             f"kubectl -n {d.argocd_namespace} get application {p.name} "
@@ -56,20 +62,19 @@ def _sync(plan: Plan, t: Transition, target: WaveState) -> list[Action]:
         follow += [
             f"flux reconcile source git {p.name} -n {d.flux_namespace}",
             f"kubectl -n {d.flux_namespace} wait kustomization/{p.name}-gates-post --for=condition=Ready "
-            f"--timeout={d.timeout_minutes * (len(APPLY_ORDER) + 2)}m",
+            f"--timeout={d.timeout_minutes * len(SYNC_UNITS)}m",
         ]
-    return [
-        Action(
-            f"Set `activeWave: {target.name}` in the spec, run `gpuplatform synth`, open the pull request (reviewers read "
-            f"`gpuplatform diff {_STACK} --waves {t.source} {t.target}`) and merge."
-        ),
-        Action(f"The engine applies, in order: {order}. Follow it until the post gates pass:", tuple(follow)),
-    ]
+    return tuple(follow)
 
 
-def _transition(plan: Plan, a: WaveState, b: WaveState) -> list[str]:
+#: Per transition (source, target): the sync units whose rendered files change.
+ChangedUnits = Mapping[tuple[str, str], Set[str]]
+
+
+def _transition(plan: Plan, a: WaveState, b: WaveState, changed: ChangedUnits | None) -> list[str]:
     t = transition(plan, a.name, b.name)
-    steps = transition_steps(plan, a, b)
+    sequence = t.steps if changed is None else reviewed_steps(t.steps, changed[(a.name, b.name)])
+    steps = operator_steps(plan, a, b, sequence)
     lines = ["### What changes", ""]
     lines += [f"- {_change(c)}" for c in t.changes] or [
         "- Nothing in the cluster: this wave is a stop, not a change."
@@ -84,16 +89,27 @@ def _transition(plan: Plan, a: WaveState, b: WaveState) -> list[str]:
             f"gpuplatform diff {_STACK} --waves {a.name} {b.name}",
         ),
     )
-    lines += ["", "### Before the sync", "", *numbered([review, *steps.before])]
-    lines += ["", "### Sync", "", *numbered(_sync(plan, t, b))]
+    merge = Action(
+        f"Set `activeWave: {b.name}` in the spec, run `gpuplatform synth`, open the pull request (reviewers read "
+        f"`gpuplatform diff {_STACK} --waves {a.name} {b.name}`) and merge. The engine applies, in this order:"
+    )
+    follow = Action("Follow the engine until the post-transition gates have passed:", _follow(plan))
+    lines += ["", "### Before the merge", "", *numbered([review, *steps.before])]
+    lines += ["", "### Sync", "", *numbered([merge, *steps.during, follow])]
     lines += ["", "### After the sync", ""]
     lines += numbered(steps.after) or ["Nothing to do beyond the gates."]
     return lines
 
 
-def runbook(plan: Plan, prev: WaveState | None, state: WaveState, capacity: str = "") -> str:
+def runbook(
+    plan: Plan,
+    prev: WaveState | None,
+    state: WaveState,
+    capacity: str = "",
+    changed: ChangedUnits | None = None,
+) -> str:
     """The Markdown runbook of one wave: from the wave before it, and the rollback to it;
-    `capacity` says when the wave is tight or does not fit."""
+    `capacity` says when the wave is tight or does not fit; `changed` cuts the sync steps."""
     p = plan.platform
     lines = [f"# {p.name} — wave {state.dir_name} ({state.wave.stage})", ""]
     if state.wave.description:
@@ -108,7 +124,12 @@ def runbook(plan: Plan, prev: WaveState | None, state: WaveState, capacity: str 
         lines += ["", "## What exists", "", *(f"- {c}" for c in wave_changes(plan, None, state))]
         lines += ["", f"## Gates of {state.dir_name}", "", *_gates(plan, state)]
     else:
-        lines += ["", f"## From {prev.dir_name} to {state.dir_name}", "", *_transition(plan, prev, state)]
+        lines += [
+            "",
+            f"## From {prev.dir_name} to {state.dir_name}",
+            "",
+            *_transition(plan, prev, state, changed),
+        ]
     lines += [
         "",
         "## Evidence to capture",
@@ -118,16 +139,18 @@ def runbook(plan: Plan, prev: WaveState | None, state: WaveState, capacity: str 
         f"- `kubectl -n {p.delivery.gates_namespace} get jobs -l gpuplatform.dev/wave={state.name}`: all Complete.",
     ]
     if prev is not None:
-        lines += ["", f"## Rollback to {prev.dir_name}", "", *_transition(plan, state, prev)]
+        lines += ["", f"## Rollback to {prev.dir_name}", "", *_transition(plan, state, prev, changed)]
     return "\n".join(lines) + "\n"
 
 
-def render_runbooks(plan: Plan) -> dict[str, str]:
-    """`<NN>-<wave>.md` for every wave."""
+def render_runbooks(plan: Plan, changed: ChangedUnits | None = None) -> dict[str, str]:
+    """`<NN>-<wave>.md` for every wave; with `changed` (from the rendered files, both directions of
+    every adjacent pair), only the sync steps of the units that change, as `plan --from/--to` shows;
+    without it, the plan's whole sequence."""
     out: dict[str, str] = {}
     prev: WaveState | None = None
     notes = runbook_capacity_notes(plan)
     for state in plan.waves:
-        out[f"{state.dir_name}.md"] = runbook(plan, prev, state, notes.get(state.name, ""))
+        out[f"{state.dir_name}.md"] = runbook(plan, prev, state, notes.get(state.name, ""), changed)
         prev = state
     return out

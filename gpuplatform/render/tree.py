@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gpuplatform.plan.sync_order import SWITCH_LAYER, unit_of_folder
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.admission import render_policy
 from gpuplatform.render.alerts import render_alerts
+from gpuplatform.render.allocator_switch import render_switch_jobs, switch_folder, switch_identity
 from gpuplatform.render.delivery import APPS_FOLDER, is_remote, render_argocd_entry, render_flux_entry
 from gpuplatform.render.device_classes import render_device_classes
 from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate_jobs
@@ -15,8 +17,7 @@ from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.meta import Obj, file_name
 from gpuplatform.render.nim import render_nim_handoffs, render_nim_owned
 from gpuplatform.render.nodes import render_nodes
-from gpuplatform.render.operators import render_operators
-from gpuplatform.render.runbooks import render_runbooks
+from gpuplatform.render.operators import argocd_wrappers, render_operators
 from gpuplatform.render.tenant_delivery import TENANT_NAMESPACE_LABEL, render_tenant_delivery
 from gpuplatform.render.tenants import render_tenants
 from gpuplatform.render.workload_handoff import render_workload_handoffs, render_workload_templates
@@ -79,6 +80,7 @@ class Layer:
 LAYERS: tuple[Layer, ...] = (
     Layer("00-operators", render_operators),
     Layer("10-nodes", render_nodes),
+    Layer(SWITCH_LAYER, render_switch_jobs, split=switch_folder, subfolders=("enable", "release")),
     Layer("20-device-classes", render_device_classes),
     Layer("30-policy", render_policy),
     Layer("40-tenants", render_tenant_layer, split=_namespace_of),
@@ -269,14 +271,19 @@ class Tree:
         )
 
 
-def _sync_wave(objects: list[Obj], layer: str) -> None:
-    """Order the layers for Argo CD: the sync wave of a layer is its number's tens."""
+def _sync_wave(objects: list[Obj], layer: Layer) -> None:
+    """Order the layers for Argo CD: each object gets the sync-wave of its unit in `SYNC_UNITS`.
+
+    PreSync and PostSync hooks run in their phase and need none; Sync hooks (the allocator switch)
+    are ordered among the waves like resources.
+    """
     for obj in objects:
         if ENGINE_GROUPS.get(_group(obj)) == "flux":
             continue
         annotations = obj["metadata"].setdefault("annotations", {})
-        if "argocd.argoproj.io/hook" not in annotations:
-            annotations[ARGO_SYNC_WAVE] = str(int(layer[:2]) // 10)
+        if annotations.get("argocd.argoproj.io/hook", "Sync") == "Sync":
+            folder = f"{layer.name}/{layer.split(obj)}" if layer.split is not None else layer.name
+            annotations[ARGO_SYNC_WAVE] = str(unit_of_folder(folder).argo_wave)
             obj["metadata"]["annotations"] = dict(sorted(annotations.items()))
 
 
@@ -287,7 +294,7 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
     for layer in layers:
         objects = layer.render(plan, state)
         if argo:
-            _sync_wave(objects, layer.name)
+            _sync_wave(objects, layer)
         folder = f"{root}/{layer.name}"
         if layer.split is None:
             tree.add_folder(folder, objects)
@@ -298,6 +305,8 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
         for sub in sorted(groups):
             tree.add_folder(f"{folder}/{sub}", groups[sub])
         tree.files[f"{folder}/kustomization.yaml"] = [kustomization(sorted(groups))]
+    for folder, wrapper in argocd_wrappers(plan, state).items():
+        tree.files[f"{folder}/kustomization.yaml"] = [wrapper]
     tree.files[f"{root}/kustomization.yaml"] = [kustomization([layer.name for layer in layers])]
     if argo:
         engine_dirs = [f"../{f}" for f in tree.folders(f"{root}/") if f.endswith("/argocd")]
@@ -322,23 +331,28 @@ def render_delivery(tree: Tree, plan: Plan) -> None:
     Argo CD applies the gate identity through an entry Application (on the platform's cluster,
     even when Argo CD runs elsewhere); Flux, which runs in the cluster, includes the folder."""
     p = plan.platform
-    tree.add_folder("delivery/gates", gate_identity(plan, p.active_wave))
+    tree.add_folder(
+        "delivery/gates", gate_identity(plan, p.active_wave) + switch_identity(plan, p.active_wave)
+    )
     if "argocd" in p.delivery.engines:
         tree.add_folder("delivery/argocd", render_argocd_entry(plan, tree.files), engines=False)
     if "flux" in p.delivery.engines:
         root = f"waves/{plan.active.dir_name}/"
         folders = [f for f in tree.folders(root) if f and f.split("/")[-1] not in ("argocd", APPS_FOLDER)]
-        layer_folders = [f for f in folders if "/" not in f or f.endswith("/flux")]
+        layer_folders = [
+            f
+            for f in folders
+            if ("/" not in f and f != SWITCH_LAYER) or f.endswith("/flux") or f.startswith(f"{SWITCH_LAYER}/")
+        ]
         entry = render_flux_entry(plan, layer_folders)
         tree.add_folder("delivery/flux", entry, engines=False, extra=("../gates",))
 
 
 def render_tree(plan: Plan, layers: tuple[Layer, ...] = LAYERS) -> Tree:
-    """Every wave of the plan, the entry points and the runbooks, as files."""
+    """Every wave of the plan and the entry points, as files (the runbooks, which read the rendered
+    files, are added by `output.synth.render_files`)."""
     tree = Tree(plan.platform.name)
     for state in plan.waves:
         render_wave(tree, plan, state, layers)
     render_delivery(tree, plan)
-    for name, text in render_runbooks(plan).items():
-        tree.files[f"runbooks/{name}"] = text
     return tree

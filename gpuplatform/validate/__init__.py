@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplatform.validate.kubernetes import SchemaMissing, validate_builtin
-from gpuplatform.validate.schemas import own_validator
+from gpuplatform.validate.kubernetes import SchemaMissing, error_messages, validate_builtin
+from gpuplatform.validate.schemas import own_fast_validator, own_validator
 
 __all__ = ["SchemaMissing", "validate_object"]
 
@@ -15,6 +15,7 @@ def validate_object(obj: dict[str, Any], minor: str) -> list[str]:
     try:
         return validate_builtin(obj, minor)
     except SchemaMissing:
-        validator = own_validator(obj["apiVersion"], obj["kind"])
-    errors = sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
-    return [f"{'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}" for e in errors]
+        api_version, kind = obj["apiVersion"], obj["kind"]
+        if own_fast_validator(api_version, kind).is_valid(obj):
+            return []
+    return error_messages(own_validator(api_version, kind), obj)

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
+import jsonschema_rs
 
 from gpuplatform.validate.kubernetes import SchemaMissing
 
-__all__ = ["own_schema_kinds", "own_validator"]
+if TYPE_CHECKING:
+    import jsonschema
+
+__all__ = ["own_fast_validator", "own_schema_kinds", "own_validator"]
 
 
 def _key(api_version: str, kind: str) -> str:
@@ -34,10 +37,22 @@ def own_schema_kinds() -> list[tuple[str, str]]:
     return sorted((s["x-api-version"], s["x-kind"]) for s in _schemas().values())
 
 
-@cache
-def own_validator(api_version: str, kind: str) -> jsonschema.protocols.Validator:
-    """The validator of a project-schema kind (SchemaMissing for a kind nobody declared)."""
+def _own_schema(api_version: str, kind: str) -> dict[str, Any]:
     schema = _schemas().get(_key(api_version, kind))
     if schema is None:
         raise SchemaMissing(f"no schema for {kind} {api_version}: the renderer may not emit unknown kinds")
-    return jsonschema.Draft202012Validator(schema)
+    return schema
+
+
+@cache
+def own_fast_validator(api_version: str, kind: str) -> jsonschema_rs.Validator:
+    """The jsonschema-rs validator of a project-schema kind (SchemaMissing for an unknown kind)."""
+    return jsonschema_rs.validator_for(_own_schema(api_version, kind))
+
+
+@cache
+def own_validator(api_version: str, kind: str) -> jsonschema.protocols.Validator:
+    """The `jsonschema` validator of a project-schema kind (SchemaMissing for an unknown kind)."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(_own_schema(api_version, kind))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector
@@ -70,6 +72,17 @@ def test_non_bool_results_fail_at_compile_or_run_time() -> None:
         run('device.attributes["gpu.nvidia.com"].cudaComputeCapability')
 
 
+def test_a_syntax_error_names_its_position_and_shows_the_source_under_a_caret() -> None:
+    # as the API server's message does: ERROR: <input>:line:column, the line, a caret under the column
+    with pytest.raises(CelCompileError) as raised:
+        DeviceSelector("device.driver ==\n  ] 'gpu.nvidia.com'")
+    assert str(raised.value).splitlines() == [
+        "compilation failed: ERROR: <input>:2:3: Syntax error near ']'",
+        " |   ] 'gpu.nvidia.com'",
+        " | ..^",
+    ]
+
+
 def test_length_and_cost_limits() -> None:
     with pytest.raises(CelCompileError, match="too long"):
         DeviceSelector("true || " * 1300 + "true")
@@ -100,3 +113,105 @@ def test_reads_and_memoised_matching_agree_with_naive() -> None:
     assert selector.reads == frozenset({("capacity", "gpu.nvidia.com", "memory")})
     assert selector.match_many(DRIVER, devices) == [selector.matches(DRIVER, d) for d in devices]
     assert selector.count_matches(DRIVER, devices) == 3
+
+
+def test_prepared_device_set_agrees_with_device_by_device_evaluation() -> None:
+    # GIVEN devices of two owners, one with a list attribute and one with a bad version string
+    from gpuplatform.cel import DeviceSet
+
+    selector = DeviceSelector(
+        'device.attributes["gpu.nvidia.com"].count > 2', features={"DRAListTypeAttributes": False}
+    )
+    odd = {**DEVICE, "name": "odd", "attributes": {**DEVICE["attributes"], "tags": {"strings": ["a"]}}}
+    bad = {**DEVICE, "name": "bad", "attributes": {**DEVICE["attributes"], "v": {"version": "x.y"}}}
+    low = {**DEVICE, "name": "low", "attributes": {**DEVICE["attributes"], "count": {"int": 1}}}
+    devices = DeviceSet(DRIVER, selector.reads)
+    devices.add("node-a", [DEVICE, low, DEVICE])
+    devices.add("node-b", [odd, bad, DEVICE])
+    devices.add_like("node-c", "node-a")
+    # WHEN verdicts are computed per distinct row
+    outcomes = selector.row_verdicts(devices)
+    # THEN healthy rows match like a single evaluation; rows of devices the scheduler cannot read raise
+    naive = {}
+    for device in (DEVICE, low, odd, bad):
+        try:
+            naive[device["name"]] = selector.matches(DRIVER, device)
+        except CelEvaluationError as exc:
+            naive[device["name"]] = str(exc)
+    assert naive["gpu-0"] is True and naive["low"] is False
+    assert "unsupported attribute value" in naive["odd"] and "semantic version" in naive["bad"]
+    by_row = {
+        rep["name"]: str(o) if isinstance(o, CelEvaluationError) else o
+        for rep, o in zip(devices.representatives, outcomes, strict=True)
+    }
+    assert by_row == naive
+    assert devices.counts([o is True for o in outcomes]) == {"node-a": 2, "node-b": 1, "node-c": 2}
+    assert len(devices) == 9
+
+
+NON_BOOL = [
+    ("1", "int"),
+    ("'gpu'", "string"),
+    ("device.driver", "string"),
+    ("device.attributes['gpu.nvidia.com'].count + 1", "int"),
+    ("device.attributes['gpu.nvidia.com'].productName.lowerAscii()", "string"),
+    ("device.capacity['gpu.nvidia.com'].memory", "kubernetes.Quantity"),
+    ("quantity('1Gi')", "kubernetes.Quantity"),
+    ("semver('1.0.0').major()", "int"),
+    ("device.attributes['gpu.nvidia.com'].cudaComputeCapability.compareTo(semver('8.0.0'))", "int"),
+    ("[device.attributes['gpu.nvidia.com'].count]", "list(any)"),
+    ("device.attributes['gpu.nvidia.com']", "map(string, any)"),
+    ("cel.bind(x, 1, x)", "int"),
+    ("dyn(true)", "dyn"),
+]
+
+
+@pytest.mark.parametrize("release", ["1.34", "1.35", "1.36"])
+@pytest.mark.parametrize("new_expression", [True, False])
+@pytest.mark.parametrize(("expression", "type_"), NON_BOOL)
+def test_a_result_that_is_not_bool_is_a_compile_error(
+    expression: str, type_: str, release: str, new_expression: bool
+) -> None:
+    # k8s.io/dynamic-resource-allocation cel/compile.go (kubernetes-1.36.0) CompileCELExpression:
+    # only bool, the unknown type (any) and, with DRAListTypeAttributes, dyn are accepted.
+    message = re.escape(f"must evaluate to bool or the unknown type, not {type_}")
+    with pytest.raises(CelCompileError, match=message):
+        DeviceSelector(expression, kubernetes=release, new_expression=new_expression)
+
+
+def test_dyn_results_compile_with_list_attributes_and_fail_only_when_not_bool() -> None:
+    selector = DeviceSelector(
+        "dyn(device.attributes['gpu.nvidia.com'].count)", features={"DRAListTypeAttributes": True}
+    )
+    with pytest.raises(CelEvaluationError, match="CEL result of type int could not be converted to bool"):
+        selector.matches(DRIVER, DEVICE)
+    attribute = DeviceSelector("device.attributes['gpu.nvidia.com'].productName")
+    with pytest.raises(CelEvaluationError, match="could not be converted to bool"):
+        attribute.matches(DRIVER, DEVICE)
+
+
+@pytest.mark.parametrize("release", ["1.34", "1.35", "1.36"])
+def test_allow_multiple_allocations_in_stored_expressions_with_consumable_capacity(release: str) -> None:
+    # compile_test.go case allow_multiple_allocations: StoredExpressions, DRAConsumableCapacity on.
+    features = {"DRAConsumableCapacity": True}
+    yes = DeviceSelector(
+        "device.allowMultipleAllocations == true", kubernetes=release, new_expression=False, features=features
+    )
+    no = DeviceSelector(
+        "device.allowMultipleAllocations == false",
+        kubernetes=release,
+        new_expression=False,
+        features=features,
+    )
+    assert yes.cost == no.cost == 3
+    assert yes.reads == frozenset({("allowMultipleAllocations",)})
+    shared = {**DEVICE, "allowMultipleAllocations": True}
+    assert yes.matches(DRIVER, shared) and not no.matches(DRIVER, shared)
+    assert no.matches(DRIVER, DEVICE) and no.matches(DRIVER, {**DEVICE, "allowMultipleAllocations": False})
+    assert yes.count_matches(DRIVER, [shared, DEVICE, shared]) == 2
+    # Stored expressions ignore the gate (environment.go filterAndBuildOpts); new ones honour it.
+    DeviceSelector("device.allowMultipleAllocations", kubernetes=release, new_expression=False)
+    with pytest.raises(CelCompileError, match="undefined field 'allowMultipleAllocations'"):
+        DeviceSelector(
+            "device.allowMultipleAllocations", kubernetes=release, features={"DRAConsumableCapacity": False}
+        )

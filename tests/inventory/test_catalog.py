@@ -7,6 +7,7 @@ import pytest
 from gpuplatform.cel import DeviceSelector
 from gpuplatform.errors import InputError
 from gpuplatform.inventory import lookup_product, published_attributes, slices_for_node
+from gpuplatform.inventory.catalog import NODE_SPECIFIC_ATTRIBUTES
 
 
 def test_lookup_by_key_and_product_name_agree() -> None:
@@ -49,3 +50,34 @@ def test_catalog_devices_satisfy_the_chart_classes() -> None:
 def test_unknown_mig_profile_is_an_input_error() -> None:
     with pytest.raises(InputError, match="no MIG profile"):
         slices_for_node("n", "H100-80GB", 1, mig_layout=["3g.20gb"])
+
+
+@pytest.mark.parametrize(
+    ("product", "layout", "release"),
+    [("H100-80GB", None, "0.4.1"), ("A100-80GB", ["3g.40gb", "2g.20gb"], "25.3.2"), ("L4", None, "25.8.1")],
+)
+def test_two_nodes_differ_only_in_node_specific_attributes(
+    product: str, layout: list[str] | None, release: str
+) -> None:
+    # GIVEN the devices of two nodes of one pool
+    a, b = (
+        slices_for_node(n, product, 2, driver_release=release, mig_layout=layout)[0]["spec"]["devices"]
+        for n in ("node-a", "node-b")
+    )
+
+    def strip(devices: list[dict[str, object]]) -> list[object]:
+        return [
+            {
+                **d,
+                "attributes": {
+                    k: v
+                    for k, v in d["attributes"].items()  # type: ignore[attr-defined]
+                    if k not in NODE_SPECIFIC_ATTRIBUTES
+                },
+            }
+            for d in devices
+        ]
+
+    # THEN they differ (uuids), but not once the node-specific attributes are set aside
+    assert a != b
+    assert strip(a) == strip(b)

@@ -10,8 +10,10 @@ from click.testing import CliRunner, Result
 from gpuplatform.cli import main
 from gpuplatform.errors import InputError
 from gpuplatform.load.stacks import LoadedPlatform, load_stack
-from gpuplatform.output.diff import diff_waves, loaded_wave_diffs, reviewed_transitions
+from gpuplatform.output.diff import loaded_wave_diffs, reviewed_transitions
 from gpuplatform.output.synth import render_files
+from gpuplatform.output.wave_diff import diff_waves
+from gpuplatform.plan.transitions import Transition, transition
 from gpuplatform.plan.waves import plan_platform
 from tests.conftest import REPO
 
@@ -40,7 +42,7 @@ def test_identical_gates_are_no_change_though_their_job_names_differ(mixed: Load
     changed = diff_waves(files, "mixed-fleet", a, b)
     # THEN the gates pair up and vanish; the NIM service's claim template and its hand-off remain
     assert not any("50-gates" in c.key for c in changed.changes)
-    assert changed.layers == ("40-tenants",)
+    assert changed.units == {"40-tenants"}
     assert [c.describe() for c in changed.handoffs] == [
         "added NimServiceHandoff serving/llm-dra (nimservicehandoff_serving_llm-dra.yaml)"
     ]
@@ -64,10 +66,15 @@ def test_a_gate_whose_content_changes_is_one_pair_not_a_delete_and_an_add(mixed:
         in text
     )
     # the paired gates' digests are masked; the one gate that goes (no legacy node left) shows as it is
-    (gone,) = [c for c in d.changes if c.new is None]
-    assert gone.key == "50-gates/pre/gate:rollback-safety@gpuplatform-gates"
+    # (so is the release Job: no DRA node is left to release)
+    assert [c.key for c in d.changes if c.new is None] == [
+        "15-allocator-switch/release/switch:release@gpuplatform-gates",
+        "50-gates/pre/gate:rollback-safety@gpuplatform-gates",
+    ]
+    gone = next(c for c in d.changes if c.key.startswith("50-gates/pre/gate:"))
     assert f"-  name: {Path(gone.old_path or '').stem.split('_')[-1]}" in text
     assert text.count("-  name: gate-") == 1 and "+  name: gate-" not in text
+    assert "name: switch-enable-" not in text  # identical content in both waves: no change
 
 
 def test_handoffs_are_diffed_and_the_wave_is_masked(mixed: LoadedPlatform) -> None:
@@ -84,7 +91,7 @@ def test_a_drain_wave_marks_the_drained_pools_handoff(mixed: LoadedPlatform) -> 
     # GPUs for the NIM service retired since (render/quota.py legacy_gpus)
     assert [c.key for c in d.handoffs] == ["handoff/nodepoolhandoff_a100.yaml"]
     assert "-  drain: false\n+  drain: true" in d.unified()
-    assert d.layers == ("40-tenants",)
+    assert d.units == {"40-tenants"}
 
 
 def test_diff_exits_1_on_differences_and_0_without(tmp_path: Path) -> None:
@@ -105,21 +112,32 @@ def test_unknown_waves_name_the_waves(mixed: LoadedPlatform) -> None:
     )
 
 
-def test_plan_transition_omits_unchanged_layers_and_lists_the_handoffs(mixed: LoadedPlatform) -> None:
+def _units(t: Transition) -> list[str]:
+    return [s.action for s in t.steps if s.kind == "sync"]
+
+
+def test_plan_transition_omits_unchanged_units_and_lists_the_handoffs(mixed: LoadedPlatform) -> None:
     (t,) = reviewed_transitions([mixed], "apps", "nim")
-    assert [s.layer for s in t.steps] == ["40-tenants"]
+    assert _units(t) == ["gates-pre", "40-tenants", "gates-post"]
     assert t.handoffs == ("added NimServiceHandoff serving/llm-dra (nimservicehandoff_serving_llm-dra.yaml)",)
+    assert [s.kind for s in t.steps].count("merge") == 1  # the plan's own steps stay
+    # a drain wave: the plan's sequence has no tenant step, the rendered quota changes: it is added
     (drain,) = reviewed_transitions([mixed], "scale", "drain")
-    assert [s.layer for s in drain.steps] == ["40-tenants"]
+    assert _units(drain) == ["gates-pre", "40-tenants", "gates-post"]
+    assert "its rendered files change" in drain.text()
     assert "hand-offs (never synced: their owners apply them):" in drain.text()
     (stop,) = reviewed_transitions([mixed], "drain", "drain")
-    assert "(nothing to apply)" in stop.text()
+    assert "(nothing to do)" in stop.text()
 
 
 def test_plan_transition_of_a_karpenter_pool_names_the_nodepool_patch(mixed: LoadedPlatform) -> None:
     (t,) = reviewed_transitions([mixed], "nim", "scale")
+    raw = transition(plan_platform(mixed.platform), "nim", "scale")
     assert "changed NodePool gpu-l40s (nodepool_gpu-l40s.yaml)" in t.handoffs
-    assert "10-nodes" not in [s.layer for s in t.steps]  # a provisioner pool has no Node objects
+    # a provisioner pool has no Node objects: the plan's node-label step changes no file and goes;
+    # the allocator-switch Job runs on every transition, so its step stays
+    assert "10-nodes" in _units(raw) and "10-nodes" not in _units(t)
+    assert "enable" in _units(t)
     assert t.as_dict()["handoffs"] == list(t.handoffs)
 
 

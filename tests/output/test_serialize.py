@@ -67,3 +67,14 @@ def test_templated_names_dump_exactly_like_the_object_itself(name: str) -> None:
     assert text == dump_yaml(obj)
     assert errors == []
     assert len(serializer._texts) == 1
+
+
+def test_lock_document_is_the_indented_json_of_its_content() -> None:
+    # GIVEN files with non-ASCII and quoted names, and none at all
+    import json
+
+    for files in ({"a/é.yaml": b"x", 'b/"q".yaml': b"y"}, {}):
+        text = lock_document(files, platform="p", spec={"k": ["v"]}, origin={"overlays": [], "stack": "s.py"})
+        # THEN it is byte for byte json.dumps(indent=2) of what it says
+        assert text == (json.dumps(json.loads(text), indent=2) + "\n").encode()
+        assert list(json.loads(text)["files"]) == sorted(files)

@@ -11,7 +11,7 @@ def test_reference_report_changes(reference: Platform) -> None:
     report = plan_report(plan_platform(reference))
     changes = {w["wave"]: w["changes"] for w in report["waves"]}
     assert changes["pilot-pool"][:2] == ["pool dra-pilot: legacy -> dra", "DRA driver installed"]
-    assert "the chart's gpu.nvidia.com class serves nvidia.com/gpu" in changes["pilot-pool"][2]
+    assert "rendered without extendedResourceName" in changes["pilot-pool"][2]
     assert changes["driver-validation"] == []
     assert changes["native-claim-pilot"] == [
         "+ class nvidia-hopper-large-memory.platform.example.com",

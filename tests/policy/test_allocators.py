@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gpuplatform.render import handoff, helm_values, nodes, validation
+from gpuplatform.render import handoff, helm_values, nodes, operators, validation
 from tests.policy.helpers import codes, findings
 from tests.specs import minimal_spec
 
@@ -31,8 +31,8 @@ def test_gp102_reads_the_rendered_node_labels(tmp_path: Path, monkeypatch: pytes
     # GIVEN a renderer regression that forgets device-plugin=false on DRA nodes
     original = nodes.node_labels
 
-    def forgetful(platform: Any, pool: Any, mode: Any) -> dict[str, str]:
-        labels = original(platform, pool, mode)
+    def forgetful(platform: Any, pool: Any, mode: Any, *args: Any) -> dict[str, str]:
+        labels = original(platform, pool, mode, *args)
         labels.pop(nodes.DEVICE_PLUGIN_LABEL, None)
         return labels
 
@@ -57,8 +57,8 @@ def test_gp102_reads_the_karpenter_hand_off_of_provisioner_pools(
     # GIVEN a Karpenter-managed DRA pool and the same renderer regression
     original = nodes.node_labels
 
-    def forgetful(platform: Any, pool: Any, mode: Any) -> dict[str, str]:
-        labels = original(platform, pool, mode)
+    def forgetful(platform: Any, pool: Any, mode: Any, *args: Any) -> dict[str, str]:
+        labels = original(platform, pool, mode, *args)
         labels.pop(nodes.DEVICE_PLUGIN_LABEL, None)
         return labels
 
@@ -98,10 +98,18 @@ def test_gp120_bridges_for_different_names_pass(tmp_path: Path) -> None:
     assert "GP120" not in codes(tmp_path, doc)
 
 
-def test_gp121_platform_bridge_over_the_chart_class_is_a_warning(tmp_path: Path) -> None:
+def test_gp121_platform_bridge_next_to_an_unpatched_chart_class_is_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a renderer regression that drops the chart-class patch
+    monkeypatch.setattr(operators, "chart_class_patches", lambda plan, state: [])
     found = [p for p in findings(tmp_path, _bridge_spec({"name": "a"})) if p.code == "GP121"]
-    assert [(p.loc, p.severity) for p in found] == [("spec.bridges[0]", "warning")]
+    assert {(p.loc, p.severity) for p in found} == {("spec.bridges[0]", "warning")}
     assert "gpu.nvidia.com" in found[0].message
+
+
+def test_gp121_the_patched_chart_class_claims_nothing(tmp_path: Path) -> None:
+    assert "GP121" not in codes(tmp_path, _bridge_spec({"name": "a"}))
 
 
 @pytest.mark.parametrize(

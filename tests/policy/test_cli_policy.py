@@ -39,6 +39,7 @@ def test_check_reference_prints_the_table_and_exits_0_clean() -> None:
         "tier           nvidia-hopper-large-memory      16       8          8       8          -"
         in result.stdout
     )
+    assert "GP121" not in result.stderr  # the chart's class no longer claims nvidia.com/gpu
     # the reference stack names the chart's class as its bridge (no GP121) and pins its images (no GP230)
     assert result.stderr == "0 error(s), 0 warning(s)\n"
 
@@ -125,8 +126,9 @@ def test_plan_transition_rollback_of_the_reference() -> None:
     first = result.stdout.split("\n\n")[0]
     assert first.splitlines()[0] == "platform reference: native-claim-pilot -> driver-validation (rollback)"
     assert "  - tenant gpu-dra-pilot" in first
-    order = first.split("apply order:\n")[1].split("gates of")[0]
-    assert "40-tenants" in order and "10-nodes" not in order
+    order = first.split("steps (")[1].split("gates of")[0]
+    assert order.index("release-claims") < order.index("merge") < order.index("40-tenants")
+    assert "10-nodes" not in order
     assert "  rollback-safety (before 00-operators, 10-nodes): " in first
     assert "REFUSED" not in first
 
@@ -137,7 +139,12 @@ def test_plan_transition_that_jumps_over_node_moves_and_claims_is_refused() -> N
     reports = json.loads(result.stdout)
     assert reports[0]["direction"] == "rollback"
     assert any("step through the waves in between" in r for r in reports[0]["refused"])
-    assert [s["layer"] for s in reports[0]["applyOrder"]][:2] == ["00-operators", "10-nodes"]
+    assert [s["layer"] for s in reports[0]["applyOrder"]][:4] == [
+        "50-gates/pre",
+        "15-allocator-switch/release",
+        "00-operators",
+        "10-nodes",
+    ]
 
 
 @pytest.mark.parametrize(

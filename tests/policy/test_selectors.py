@@ -181,3 +181,46 @@ def test_nim_cel_expressions_on_a_tier_that_match_nothing(tmp_path: Path) -> Non
     )
     found = _selector_problems(_check(tmp_path, doc), "GP311")
     assert "spec.nimServices[0]" in [p.loc for p in found]
+
+
+def _big_pool(doc: dict[str, Any]) -> dict[str, Any]:
+    doc["spec"]["nodePools"][1]["nodes"] = [f"gpu-1{i:02d}" for i in range(40)]
+    return doc
+
+
+def test_nodes_of_a_pool_are_counted_without_modelling_each(tmp_path: Path) -> None:
+    # GIVEN an H100 pool of 40 nodes and a tier reading nothing node-specific
+    doc = _big_pool(_cel_tier("device.attributes['gpu.nvidia.com'].architecture == 'Hopper'"))
+    # THEN every node counts: 40 x 8 devices, 8 on the best node
+    tier = next(r for r in _check(tmp_path, doc).rows if r.target.kind == "tier")
+    assert (tier.per_pool["new"], tier.best_node) == (320, 8)
+
+
+def test_a_selector_reading_node_specific_values_models_every_node(tmp_path: Path) -> None:
+    # GIVEN a tier that only the GPUs whose uuid ends in one hex digit match
+    from gpuplatform.inventory import slices_for_node
+
+    doc = _big_pool(_cel_tier("device.attributes['gpu.nvidia.com'].uuid.endsWith('a')"))
+    nodes = doc["spec"]["nodePools"][1]["nodes"]
+    expected = [
+        sum(
+            d["attributes"]["uuid"]["string"].endswith("a")
+            for d in slices_for_node(n, "H100-80GB", 8)[0]["spec"]["devices"]
+        )
+        for n in nodes
+    ]
+    # WHEN it is checked
+    tier = next(r for r in _check(tmp_path, doc).rows if r.target.kind == "tier")
+    # THEN the counts are the per-node truth, not the first node's times forty
+    assert tier.per_pool["new"] == sum(expected) and tier.best_node == max(expected)
+    assert sum(expected) != expected[0] * len(nodes)
+
+
+def test_a_tier_whose_cel_is_not_bool_does_not_compile(tmp_path: Path) -> None:
+    # GIVEN a tier whose expression yields the product name, not a verdict
+    report = _check(tmp_path, _cel_tier("device.attributes['gpu.nvidia.com'].productName.lowerAscii()"))
+    # THEN it is GP310 at the cel field (a compile error), not a runtime error on every device
+    found = _selector_problems(report, "GP310")
+    assert {p.loc for p in found} == {"spec.tiers[0].cel"}
+    assert all("must evaluate to bool or the unknown type, not string" in p.message for p in found)
+    assert not _selector_problems(report, "GP314")

@@ -9,9 +9,8 @@ import pytest
 
 from gpuplatform.errors import InputError
 from gpuplatform.load.stacks import load_stack
-from gpuplatform.plan.transitions import APPLY_ORDER, platform_transitions, transition
+from gpuplatform.plan.transitions import platform_transitions, transition
 from gpuplatform.plan.waves import Plan, plan_platform
-from gpuplatform.render.tree import LAYERS
 from tests.specs import minimal_spec, write_spec
 
 
@@ -30,11 +29,29 @@ def _with_drain() -> dict[str, Any]:
     return doc
 
 
-def test_forward_transition_lists_changes_and_layers_in_apply_order(tmp_path: Path) -> None:
+def test_forward_transition_lists_changes_and_steps_in_order(tmp_path: Path) -> None:
     t = transition(_plan(tmp_path, minimal_spec()), "base", "pilot")
     assert t.direction == "forward"
     assert "pool new: legacy -> dra" in t.changes and "DRA driver installed" in t.changes
-    assert [s.layer for s in t.steps] == ["00-operators", "10-nodes", "50-gates"]
+    assert [s.action for s in t.steps] == [
+        "taint",
+        "cordon",
+        "drain-gpu-pods",
+        "merge",
+        "gates-pre",
+        "00-operators",
+        "10-nodes",
+        "enable",
+        "gates-post",
+        "uncordon",
+    ]
+    assert [s.layer for s in t.steps if s.kind == "sync"] == [
+        "50-gates/pre",
+        "00-operators",
+        "10-nodes",
+        "15-allocator-switch/enable",
+        "50-gates/post",
+    ]
     assert [g.split(" ")[0] for g in t.gates] == [
         "rollback-safety",
         "allocator-exclusivity",
@@ -73,7 +90,3 @@ def test_platform_transitions_refuses_unknown_waves_for_every_platform(tmp_path:
     with pytest.raises(InputError) as caught:
         platform_transitions([loaded], "nope", "also-nope")
     assert [p.file for p in caught.value.problems] == ["--from", "--to"]
-
-
-def test_apply_order_names_exactly_the_rendered_layers() -> None:
-    assert [layer for layer, _ in APPLY_ORDER] == [layer.name for layer in LAYERS]

@@ -140,3 +140,18 @@ def releases(tree: Tree) -> Iterator[tuple[str, str, str, str, str, dict[str, An
                     spec["destination"]["namespace"],
                     source["helm"]["valuesObject"],
                 )
+            elif obj["kind"] == "Application" and "/00-operators/argocd/" in spec.get("source", {}).get(
+                "path", ""
+            ):
+                folder = spec["source"]["path"].split(f"/{tree.platform}/", 1)[1]
+                wrapper = tree.files[f"{folder}/kustomization.yaml"]
+                assert isinstance(wrapper, list)
+                [chart] = wrapper[0]["helmCharts"]
+                yield (
+                    path,
+                    chart["name"],
+                    chart["version"],
+                    chart["releaseName"],
+                    chart["namespace"],
+                    chart["valuesInline"],
+                )

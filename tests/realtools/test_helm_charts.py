@@ -19,6 +19,7 @@ import pytest
 
 from gpuplatform.charts.facts import CLUSTER_SCOPED_KINDS, ChartFacts, chart_facts, leaf_paths, value_at
 from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.versions import CHART_DEVICE_CLASSES
 from tests.realtools.conftest import Helm, Rendered, chart_folder, releases
 from tests.realtools.kube import permitted, schedulable, tolerated
@@ -156,7 +157,8 @@ def test_an_unread_key_is_caught_by_helm_and_by_the_chart_facts(
 def _nodes(
     plan: Plan, tree_files: dict[str, Any], state: WaveState
 ) -> list[tuple[str, str, dict[str, str], list[Any]]]:
-    """(node, mode, labels, taints) of every GPU node in the wave, from the pools' hand-offs."""
+    """(node, mode, labels, taints) of every GPU node in the wave, from the pools' hand-offs; a DRA
+    node also carries the kubelet plugin's label, which the allocator switch's enable Job sets."""
     out = []
     for path, content in sorted(tree_files.items()):
         if path.startswith(f"handoff/{state.dir_name}/") and isinstance(content, list):
@@ -165,7 +167,9 @@ def _nodes(
                     continue
                 spec = obj["spec"]
                 for node in spec["nodes"] or [f"{obj['metadata']['name']}-node"]:
-                    out.append((node, spec["mode"], {**GPU_NODE_LABELS, **spec["labels"]}, spec["taints"]))
+                    switched = {DRA_PLUGIN_LABEL: "true"} if spec["mode"] == "dra" else {}
+                    labels = {**GPU_NODE_LABELS, **spec["labels"], **switched}
+                    out.append((node, spec["mode"], labels, spec["taints"]))
     return out
 
 

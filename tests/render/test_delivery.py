@@ -7,6 +7,7 @@ import json
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model import Platform
 from gpuplatform.output.synth import render_files
+from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.tree import render_tree
 
@@ -21,7 +22,7 @@ def _delivery(reference: Platform, engine: str) -> list[dict]:  # type: ignore[t
     ]
 
 
-def test_flux_kustomizations_chain_forward_from_pre_gates_to_post_gates(reference: Platform) -> None:
+def test_flux_kustomizations_chain_in_the_order_of_the_sync_units(reference: Platform) -> None:
     kustomizations = [o for o in _delivery(reference, "flux") if o["kind"] == "Kustomization" and "spec" in o]
     by_name = {k["metadata"]["name"]: k for k in kustomizations}
     layer_of = {
@@ -30,20 +31,36 @@ def test_flux_kustomizations_chain_forward_from_pre_gates_to_post_gates(referenc
     assert all(
         k["spec"]["path"].startswith("./dist/reference/waves/03-native-claim-pilot/") for k in kustomizations
     )
-    order = {"50-gates/pre": -1, "50-gates/post": 99}
+    rank = {u.id: i for i, u in enumerate(SYNC_UNITS)}
     for name, k in by_name.items():
-        rank = order.get(layer_of[name], int(layer_of[name][:2]))
         for dep in k["spec"].get("dependsOn", []):
-            dep_rank = order.get(layer_of[dep["name"]], int(layer_of[dep["name"]][:2]))
-            assert dep_rank <= rank, f"{name} depends on the later {dep['name']}"
+            here, there = unit_of_folder(layer_of[name]).id, unit_of_folder(layer_of[dep["name"]]).id
+            assert rank[there] <= rank[here], f"{name} depends on the later {dep['name']}"
         assert k["spec"]["wait"] is True and k["spec"]["prune"] is True and k["spec"]["timeout"] == "15m"
     roots = [n for n, k in by_name.items() if "dependsOn" not in k["spec"]]
     assert roots == ["reference-gates-pre"]
     depended = {d["name"] for k in kustomizations for d in k["spec"].get("dependsOn", [])}
     assert set(by_name) - depended == {"reference-gates-post"}
+    chain = ["reference-gates-pre"]
+    while len(chain) < len(by_name):
+        chain.append(
+            next(n for n, k in by_name.items() if {"name": chain[-1]} in k["spec"].get("dependsOn", []))
+        )
+    assert [layer_of[n] for n in chain] == [
+        "50-gates/pre",
+        "15-allocator-switch/release",
+        "00-operators",
+        "00-operators/flux",
+        "10-nodes",
+        "15-allocator-switch/enable",
+        "20-device-classes",
+        "30-policy",
+        "40-tenants",
+        "50-gates/post",
+    ]
 
 
-def test_argo_sync_waves_increase_with_the_layer(reference: Platform) -> None:
+def test_argo_sync_waves_follow_the_sync_units(reference: Platform) -> None:
     tree = render_tree(plan_platform(reference))
     for path, content in tree.files.items():
         parts = path.split("/")
@@ -51,9 +68,12 @@ def test_argo_sync_waves_increase_with_the_layer(reference: Platform) -> None:
             continue
         for obj in content:
             annotations = obj["metadata"].get("annotations", {})
-            if "argocd.argoproj.io/hook" in annotations or obj["apiVersion"].startswith(("helm.", "source.")):
+            if annotations.get("argocd.argoproj.io/hook", "Sync") != "Sync" or obj["apiVersion"].startswith(
+                ("helm.", "source.")
+            ):
                 continue
-            assert annotations["argocd.argoproj.io/sync-wave"] == str(int(parts[2][:2]) // 10), path
+            folder = "/".join(p for p in parts[2:-1] if p not in ("argocd",))
+            assert annotations["argocd.argoproj.io/sync-wave"] == str(unit_of_folder(folder).argo_wave), path
 
 
 def test_gate_jobs_are_argo_hooks_recreated_before_each_run(reference: Platform) -> None:

@@ -4,17 +4,30 @@ from __future__ import annotations
 
 from gpuplatform.model import NodePool, Platform
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.nodes import node_labels, render_nodes
+from gpuplatform.render.nodes import node_labels, provisioner_labels, render_nodes
 
 
-def test_dra_node_labels(reference: Platform) -> None:
+def test_dra_node_labels_leave_the_kubelet_plugin_label_to_the_switch(reference: Platform) -> None:
     pool = reference.node_pools[1]
     assert node_labels(reference, pool, "dra") == {
         "gpu-scheduling.platform.example.com/mode": "dra",
-        "nvidia.com/dra-kubelet-plugin": "true",
         "nvidia.com/gpu.deploy.device-plugin": "false",
-        "nvidia.com/gpu.deploy.operator-validator": "false",
     }
+
+
+def test_a_pool_may_turn_the_validator_off_only_while_the_device_plugin_is_enabled(
+    reference: Platform,
+) -> None:
+    # plugin-validation only exists while devicePlugin.enabled (gpu-operator object_controls.go)
+    off = reference.node_pools[1].model_copy(update={"operator_validator": False})
+    assert node_labels(reference, off, "dra")["nvidia.com/gpu.deploy.operator-validator"] == "false"
+    assert "nvidia.com/gpu.deploy.operator-validator" not in node_labels(reference, off, "dra", False)
+
+
+def test_provisioner_labels_let_new_nodes_start_on_dra(reference: Platform) -> None:
+    pool = reference.node_pools[1]
+    assert provisioner_labels(reference, pool, "dra")["nvidia.com/dra-kubelet-plugin"] == "true"
+    assert "nvidia.com/dra-kubelet-plugin" not in provisioner_labels(reference, pool, "legacy")
 
 
 def test_legacy_nodes_get_only_the_mode_label(reference: Platform) -> None:

@@ -5,7 +5,12 @@ from __future__ import annotations
 from gpuplatform.model import Platform
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.helm_values import merge_values
-from gpuplatform.render.operators import render_operators
+from gpuplatform.render.operators import (
+    CHART_BRIDGE_PATCH,
+    argocd_wrappers,
+    chart_class_patches,
+    render_operators,
+)
 
 
 def _by_kind(reference: Platform, wave: str) -> dict[str, list[dict]]:  # type: ignore[type-arg]
@@ -82,19 +87,46 @@ def test_team_values_are_kept(reference: Platform) -> None:
     ]
 
 
-def test_argocd_application_has_a_helm_source_and_only_flux_renders_flux(reference: Platform) -> None:
+def test_argocd_renders_the_dra_chart_through_its_kustomize_wrapper_and_only_flux_renders_flux(
+    reference: Platform,
+) -> None:
+    plan = plan_platform(reference)
     app = next(
         a
         for a in _by_kind(reference, "pilot-pool")["Application"]
         if a["metadata"]["name"].endswith("dra-driver-nvidia-gpu")
     )
-    assert app["spec"]["source"]["repoURL"] == "registry.k8s.io/dra-driver-nvidia/charts"
-    assert app["spec"]["source"]["chart"] == "dra-driver-nvidia-gpu"
-    assert app["spec"]["source"]["helm"]["valuesObject"]["resourceApiVersion"] == "resource.k8s.io/v1"
+    source = app["spec"]["source"]
+    assert source["repoURL"] == reference.delivery.repo_url
+    assert source["path"] == "dist/reference/waves/01-pilot-pool/00-operators/argocd/dra-driver-nvidia-gpu"
+    [wrapper] = argocd_wrappers(plan, plan.wave("pilot-pool")).values()
+    [chart] = wrapper["helmCharts"]
+    assert (chart["name"], chart["repo"], chart["version"]) == (
+        "dra-driver-nvidia-gpu",
+        "oci://registry.k8s.io/dra-driver-nvidia/charts",
+        "0.4.1",
+    )
+    assert chart["valuesInline"]["resourceApiVersion"] == "resource.k8s.io/v1"
+    assert wrapper["patches"] == [CHART_BRIDGE_PATCH]
     flux_only = reference.model_copy(
         update={"delivery": reference.delivery.model_copy(update={"engines": ("flux",)})}
     )
     assert "Application" not in _by_kind(flux_only, "pilot-pool")
+
+
+def test_the_chart_class_patch_lasts_until_a_wave_names_the_chart_class_as_the_bridge(
+    reference: Platform,
+) -> None:
+    chart_bridge = reference.bridges[0].model_copy(update={"source": "chart"})
+    plan = plan_platform(reference.model_copy(update={"bridges": (chart_bridge,)}))
+    assert chart_class_patches(plan, plan.wave("application")) == []
+    assert chart_class_patches(plan, plan.wave("native-claim-pilot")) == [CHART_BRIDGE_PATCH]
+    [release] = [
+        r
+        for r in render_operators(plan, plan.wave("native-claim-pilot"))
+        if r["kind"] == "HelmRelease" and "dra" in r["metadata"]["name"]
+    ]
+    assert release["spec"]["postRenderers"] == [{"kustomize": {"patches": [CHART_BRIDGE_PATCH]}}]
 
 
 def test_merge_values() -> None:

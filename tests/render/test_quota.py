@@ -34,7 +34,7 @@ def test_bridge_entitled_tenant_may_use_the_classes_that_serve_the_bridge(
     hard = _hard(reference_with_platform_bridge, "compatibility-bridge", bridge=True)
     assert hard["requests.nvidia.com/gpu"] == "8"
     assert hard["nvidia-gpu-legacy-bridge.platform.example.com.deviceclass.resource.k8s.io/devices"] == "8"
-    assert hard["gpu.nvidia.com.deviceclass.resource.k8s.io/devices"] == "8"
+    assert hard["gpu.nvidia.com.deviceclass.resource.k8s.io/devices"] == "0"  # patched: it bridges nothing
     assert hard["mig.nvidia.com.deviceclass.resource.k8s.io/devices"] == "0"
 
 

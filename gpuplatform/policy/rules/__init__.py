@@ -6,12 +6,21 @@ from gpuplatform.errors import Problem
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.policy.registry import RULES, RuleContext
-from gpuplatform.policy.rules import adoption, allocators, gates, isolation, releases, tenants, waves
+from gpuplatform.policy.rules import (
+    adoption,
+    allocators,
+    gates,
+    isolation,
+    releases,
+    tenants,
+    transitions,
+    waves,
+)
 from gpuplatform.render.tree import Tree
 
 __all__ = ["RULES", "run_rules"]
 
-_MODULES = (adoption, allocators, gates, isolation, releases, tenants, waves)
+_MODULES = (adoption, allocators, gates, isolation, releases, tenants, transitions, waves)
 
 
 def run_rules(

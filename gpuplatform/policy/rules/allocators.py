@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from gpuplatform.charts.facts import all_chart_facts
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
 from gpuplatform.render.tolerations import tolerates
 from gpuplatform.render.validation import VALIDATION_LABEL
-from gpuplatform.versions import CHART_DEVICE_CLASSES
+from gpuplatform.simulate.charts import render_dra_driver
+from gpuplatform.simulate.rendered import DRA_CHARTS, rendered_releases
 
 __all__: list[str] = []
 
@@ -39,8 +39,9 @@ def node_in_two_pools(ctx: RuleContext) -> Iterator[Finding]:
                 seen[node] = pool.name
 
 
-def _enables_both(labels: dict[str, Any]) -> bool:
-    return labels.get(DRA_PLUGIN_LABEL) == "true" and labels.get(DEVICE_PLUGIN_LABEL) != "false"
+def _enables_both(labels: dict[str, Any], mode_label: str) -> bool:
+    dra = labels.get(DRA_PLUGIN_LABEL) == "true" or labels.get(mode_label) == "dra"
+    return dra and labels.get(DEVICE_PLUGIN_LABEL) != "false"
 
 
 def _labelled(obj: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
@@ -62,9 +63,9 @@ def _labelled(obj: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
     """
 The GPU Operator deploys the device plugin on every node whose `nvidia.com/gpu.deploy.device-plugin`
 label is absent or `true`; the DRA driver's kubelet plugin runs where `nvidia.com/dra-kubelet-plugin`
-is `true`. A rendered Node (or provisioner hand-off) with the DRA label and without
-`device-plugin=false` gives its GPUs two allocators. The rule reads the rendered objects of every
-wave, after overlays.
+is `true`. A rendered Node (or provisioner hand-off) declared DRA (the DRA label, or the mode label
+`dra` that the allocator switch turns into the DRA label) without `device-plugin=false` gives its
+GPUs two allocators. The rule reads the rendered objects of every wave, after overlays.
 """,
 )
 def both_allocators_in_rendered_labels(ctx: RuleContext) -> Iterator[Finding]:
@@ -79,7 +80,7 @@ def both_allocators_in_rendered_labels(ctx: RuleContext) -> Iterator[Finding]:
             continue
         for obj in content:
             found = _labelled(obj)
-            if found is not None and _enables_both(found[2]):
+            if found is not None and _enables_both(found[2], ctx.platform.mode_label_key):
                 yield Finding(
                     f"spec.nodePools[{index[found[:2]]}]",
                     f"{path}: {found[0]} {found[1]} would run the device plugin and the DRA kubelet plugin",
@@ -121,24 +122,35 @@ def duplicate_extended_resource(ctx: RuleContext) -> Iterator[Finding]:
     "a platform bridge overrides the DRA driver chart's class",
     """
 From chart 25.12.0 the DRA driver's own `gpu.nvidia.com` DeviceClass declares
-`extendedResourceName: nvidia.com/gpu`, and no chart value turns that off. A platform bridge for
-the same name is created later, so it wins while it exists; rolling back past the bridge wave
-deletes it and hands the name back to the chart's class, which keeps bridging every full GPU.
-Either accept that (the DRA pool's taint still keeps unmigrated workloads off DRA nodes) or set
-`source: chart` to name the chart's class as the bridge.
+`extendedResourceName: nvidia.com/gpu`, and no chart value turns that off; the renderer removes it
+with a post-render patch unless a wave names the chart's class as the bridge. Where a rendered
+release still serves the name next to a platform bridge, the newer class wins while it exists and
+rolling back past the bridge wave hands the name back to the chart's class, which keeps bridging
+every full GPU. The rule renders each wave's DRA release with its patches.
 """,
 )
 def bridge_overrides_chart_class(ctx: RuleContext) -> Iterator[Finding]:
     if not ctx.plan.chart_bridge_live:
         return
-    chart = {r: c for c, r in CHART_DEVICE_CLASSES.items() if r}
-    for i, resource, cls in _bridge_names(ctx):
-        if resource in chart:
-            yield Finding(
-                f"spec.bridges[{i}]",
-                f"{cls} and the chart's {chart[resource]} both claim {resource}; rollback hands it back to the chart",
-                "set source: chart to use the chart's class as the bridge",
-            )
+    states = {s.dir_name: s for s in ctx.plan.waves}
+    names = {b.name: i for i, b in enumerate(ctx.platform.bridges)}
+    for folder, path, release in rendered_releases(ctx.tree, ctx.plan):
+        if release.chart not in DRA_CHARTS:
+            continue
+        chart = render_dra_driver(release.version, release.values, release.patches).classes
+        served = {
+            str(s["extendedResourceName"]): c for c, s in chart.items() if s.get("extendedResourceName")
+        }
+        for name in states[folder].bridges:
+            i = names[name]
+            bridge = ctx.platform.bridges[i]
+            if bridge.source == "platform" and bridge.extended_resource_name in served:
+                yield Finding(
+                    f"spec.bridges[{i}]",
+                    f"{path}: {ctx.platform.class_name(name)} and the chart's "
+                    f"{served[bridge.extended_resource_name]} both claim {bridge.extended_resource_name}",
+                    "set source: chart to use the chart's class as the bridge",
+                )
 
 
 @rule(
@@ -162,20 +174,11 @@ def node_missing_from_cluster(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def _dra_releases(ctx: RuleContext) -> Iterator[tuple[str, Any]]:
-    """(file, Helm values) of every rendered DRA driver release: Flux HelmReleases, Argo CD Applications."""
-    charts = {f.chart for f in all_chart_facts() if f.component == "dra-driver"}
-    for path, content in sorted(ctx.tree.files.items()):
-        if not isinstance(content, list):
-            continue
-        for obj in content:
-            spec = obj.get("spec", {})
-            if (
-                obj.get("kind") == "HelmRelease"
-                and spec.get("chart", {}).get("spec", {}).get("chart") in charts
-            ):
-                yield path, spec.get("values", {})
-            elif obj.get("kind") == "Application" and spec.get("source", {}).get("chart") in charts:
-                yield path, spec["source"].get("helm", {}).get("valuesObject", {})
+    """(file, Helm values) of every rendered DRA driver release: Flux HelmReleases, Argo CD Applications
+    (their Helm source or their kustomize wrapper)."""
+    for _, path, release in rendered_releases(ctx.tree, ctx.plan):
+        if release.chart in DRA_CHARTS:
+            yield path, release.values
 
 
 @rule(

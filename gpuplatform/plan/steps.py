@@ -1,0 +1,267 @@
+"""The step sequence of a transition: the operator's manual steps, the merge, and what each sync unit does.
+
+This is the one source of order: `plan --from/--to` prints it, the runbooks render it, the
+rendered sync order is `sync_order.SYNC_UNITS`, and `gpuplatform simulate` replays these manual
+steps around the engine's sync of the rendered tree.
+
+Forward, a pool that moves to DRA is tainted (through its provisioner), cordoned and drained of
+GPU pods before the merge, so no device-plugin allocation survives the switch; back, the DRA
+workloads on it are removed while its kubelet plugin still runs, so every claim is released
+before the plugin leaves (kubernetes/kubernetes#129402: a pod whose claim cannot be unprepared
+hangs in Terminating).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from gpuplatform.gates import gates_for_wave
+from gpuplatform.plan.sync_order import SYNC_UNITS
+from gpuplatform.plan.waves import Plan, WaveState, validator_workaround
+
+__all__ = ["ARGOCD_APPS", "Step", "maintenance_steps", "transition_steps"]
+
+StepKind = Literal["manual", "merge", "sync"]
+#: The manual step that syncs a remote cluster's child Applications (Argo CD orders no two Applications).
+ARGOCD_APPS = "sync-argocd-apps"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: a manual action of the operator, the merge, or a sync unit the engine applies.
+
+    `action` is the manual action (`taint`, `cordon`, `drain-gpu-pods`, `release-claims`,
+    `apply-handoff`, `untaint`, `uncordon`, `convert-workloads`, `restore-legacy-workloads`,
+    `drain-claims`, `revalidate`), `merge`, or the sync unit's id; `layer` is the unit's folder.
+    """
+
+    kind: StepKind
+    action: str
+    what: str
+    pools: tuple[str, ...] = ()
+    layer: str = ""
+    after: str = ""
+    """A manual step after the merge that waits for this sync unit, not for the whole sync."""
+
+
+def _moves(a: WaveState, b: WaveState, to: str) -> tuple[str, ...]:
+    return tuple(p for p in a.pool_modes if a.pool_modes[p] != b.pool_modes[p] and b.pool_modes[p] == to)
+
+
+def _static(plan: Plan, pools: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(p for p in pools if plan.pools[p].provisioner is None)
+
+
+def _provisioned(plan: Plan, pools: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(p for p in pools if plan.pools[p].provisioner is not None)
+
+
+def _before(plan: Plan, a: WaveState, b: WaveState) -> list[Step]:
+    steps: list[Step] = []
+    forward, back = _moves(a, b, "dra"), _moves(a, b, "legacy")
+    gone = tuple(t for t in a.tenants if t not in b.tenants)
+    if _static(plan, back):
+        steps.append(
+            Step(
+                "manual", "cordon", "cordon the nodes that go back to the device plugin", _static(plan, back)
+            )
+        )
+    if gone or back:
+        steps.append(
+            Step(
+                "manual",
+                "release-claims",
+                "remove the DRA workloads on the pools that go back and of the tenants that go, "
+                "and wait until their claims are released (the kubelet plugin still runs)",
+                back,
+            )
+        )
+    if _static(plan, forward):
+        pools = _static(plan, forward)
+        steps += [
+            Step(
+                "manual",
+                "taint",
+                "taint the nodes that move to DRA (hand-off to their provisioner's owner)",
+                pools,
+            ),
+            Step("manual", "cordon", "cordon them", pools),
+            Step(
+                "manual",
+                "drain-gpu-pods",
+                "drain their GPU pods: no device-plugin allocation may survive the switch",
+                pools,
+            ),
+        ]
+    moved = _provisioned(plan, forward + back)
+    if moved:
+        steps.append(
+            Step(
+                "manual",
+                "apply-handoff",
+                "apply the provisioner hand-off (labels and taints of new nodes); the provisioner "
+                "replaces the pool's nodes",
+                moved,
+            )
+        )
+    return steps
+
+
+def _sync(plan: Plan, a: WaveState, b: WaveState) -> list[Step]:
+    forward, back = _moves(a, b, "dra"), _moves(a, b, "legacy")
+    p = plan.platform
+    text: dict[str, str] = {}
+    pre = [g.id for g in gates_for_wave(plan, b) if g.phase == "pre"]
+    post = [g.id for g in gates_for_wave(plan, b) if g.phase == "post"]
+    if pre:
+        text["gates-pre"] = f"gates {', '.join(pre)} must hold, or nothing after them is applied"
+    if back:
+        text["release"] = (
+            f"the DRA kubelet plugin leaves pools {', '.join(back)}; the Job waits until its pods "
+            "and ResourceSlices are gone"
+        )
+    operators = []
+    if a.driver_installed != b.driver_installed:
+        operators.append(
+            f"DRA driver {'installed' if b.driver_installed else 'uninstalled'} ({p.dra_driver.namespace})"
+        )
+    if a.device_plugin_enabled != b.device_plugin_enabled:
+        operators.append(f"GPU Operator devicePlugin.enabled={str(b.device_plugin_enabled).lower()}")
+    if operators:
+        text["00-operators"] = "; ".join(operators)
+    if forward or back:
+        text["10-nodes"] = "; ".join(
+            [f"pools {', '.join(forward)}: device plugin off (nvidia.com/gpu.deploy.device-plugin=false)"]
+            * bool(forward)
+            + [f"pools {', '.join(back)}: device plugin back (label removed, the operator sets it true)"]
+            * bool(back)
+        )
+    if forward:
+        text["enable"] = (
+            f"once the device plugin is gone from pools {', '.join(forward)} (no plugin pod, no "
+            "nvidia.com/gpu allocatable, no pod holding GPUs) the Job labels them "
+            "nvidia.com/dra-kubelet-plugin=true; otherwise it fails and the sync stops"
+        )
+    if a.tiers != b.tiers or a.bridges != b.bridges:
+        text["20-device-classes"] = "tiers and bridge classes of the wave"
+    if a.tenants != b.tenants:
+        text["30-policy"] = "tenant admission policies of the wave"
+    if (
+        a.tenants != b.tenants
+        or a.workloads != b.workloads
+        or a.nim_services != b.nim_services
+        or a.validation != b.validation
+    ):
+        text["40-tenants"] = "tenant namespaces, quotas, claim templates, workload templates of the wave"
+    if post:
+        text["gates-post"] = f"gates {', '.join(post)} must hold within the timeout"
+    return [
+        Step("sync", u.id, f"{u.what}: {text[u.id]}", forward + back, u.folder)
+        for u in SYNC_UNITS
+        if u.id in text
+    ]
+
+
+def _after(plan: Plan, a: WaveState, b: WaveState) -> list[Step]:
+    forward, back = _moves(a, b, "dra"), _moves(a, b, "legacy")
+    steps: list[Step] = []
+    d = plan.platform.delivery
+    if "argocd" in d.engines and d.remote:
+        steps.append(
+            Step(
+                "manual",
+                ARGOCD_APPS,
+                f"Argo CD, remote cluster: once the wave's 00-operators are applied (after the pre-transition gates "
+                f"and the release Job), sync `{plan.platform.name}-apps` by hand: it installs or removes the releases",
+                after="00-operators",
+            )
+        )
+    if _static(plan, forward):
+        steps.append(
+            Step(
+                "manual",
+                "uncordon",
+                "once the enable Job has completed (the DRA kubelet plugin runs there), uncordon the nodes now "
+                "on DRA (their taint stays): the post-transition gates place their probes on them",
+                _static(plan, forward),
+                after="enable",
+            )
+        )
+    if _static(plan, back):
+        pools = _static(plan, back)
+        steps += [
+            Step(
+                "manual",
+                "untaint",
+                "once the node labels are applied (the device plugin runs there again), remove the DRA taint "
+                "(hand-off to the provisioner's owner): the post-transition gates place their probes there",
+                pools,
+                after="10-nodes",
+            ),
+            Step("manual", "uncordon", "uncordon them", pools, after="10-nodes"),
+        ]
+    if set(b.workloads) - set(a.workloads):
+        steps.append(
+            Step(
+                "manual",
+                "convert-workloads",
+                "apply the converted workload hand-offs (claims instead of nvidia.com/gpu)",
+            )
+        )
+    if set(a.workloads) - set(b.workloads) or back:
+        steps.append(
+            Step(
+                "manual",
+                "restore-legacy-workloads",
+                "restore the legacy manifests of the workloads that go back",
+                back,
+            )
+        )
+    return steps
+
+
+def transition_steps(plan: Plan, a: WaveState, b: WaveState) -> tuple[Step, ...]:
+    """Every step of the transition from `a` to `b`, in order (empty when `a` is `b`)."""
+    if a.index == b.index:
+        return ()
+    merge = Step("merge", "merge", f"set activeWave: {b.name}, synth, review and merge")
+    return tuple([*_before(plan, a, b), merge, *_sync(plan, a, b), *_after(plan, a, b)])
+
+
+def maintenance_steps(
+    plan: Plan, state: WaveState, pool: str, event: Literal["restart", "driver-upgrade"]
+) -> tuple[Step, ...]:
+    """What the operator does around a node restart or a driver upgrade of `pool` in `state`.
+
+    Before a driver upgrade of a DRA node its claim holders are drained while the kubelet plugin
+    runs: the driver manager takes the plugin away (NODE_LABEL_FOR_GPU_POD_EVICTION) in the same
+    batch as the operands, before it drains GPU pods (NVIDIA/k8s-driver-manager
+    `evictAllGPUOperatorComponents`, v0.10.0-v0.12.0). On a pool that turns the operator-validator
+    off, nothing recreates `/run/nvidia/validations/toolkit-ready` after either event (only the
+    validator writes it), so the operator revalidates the node afterwards (`revalidate` comes last).
+    """
+    if state.pool_modes[pool] != "dra":
+        return ()
+    steps = []
+    if event == "driver-upgrade":
+        steps.append(
+            Step(
+                "manual",
+                "drain-claims",
+                "cordon the node and drain its GPU pods while its DRA kubelet plugin runs",
+                (pool,),
+            )
+        )
+    if validator_workaround(plan.platform, plan.pools[pool], state.device_plugin_enabled):
+        steps.append(
+            Step(
+                "manual",
+                "revalidate",
+                "the pool turns the validator off (operatorValidator: false): once the toolkit pod is Ready, "
+                "recreate the marker (kubectl debug node/<node> --image=busybox -- touch "
+                "/host/run/nvidia/validations/toolkit-ready)",
+                (pool,),
+            )
+        )
+    return tuple(steps)

@@ -1,0 +1,175 @@
+"""Argo CD: the parent Application's sync, its hooks and waves, prune, retry, selfHeal, child apps.
+
+- argoproj/gitops-engine v0.7.3 `pkg/sync/sync_context.go`, `sync_tasks.go`: tasks run by phase
+  (PreSync, Sync, PostSync), then sync-wave, then kind; each wave must be healthy before the next;
+  a failed hook fails the sync and nothing after it runs; with `PruneLast` the prunes move to a
+  wave after the last one, otherwise a pruned object goes in the wave of its live annotation; a
+  hook with `BeforeHookCreation` is deleted and recreated on every sync attempt; server-side apply
+  uses the field manager `argocd-controller`.
+- argoproj/argo-cd v3.5.1 `controller/appcontroller.go`: a failed automated sync is retried
+  `syncPolicy.retry.limit` times (5 when unset; a negative limit retries for ever) with backoff
+  (5 s doubling up to 3 min by default), and never again for the same commit after that
+  (`alreadyAttemptedSync`); `selfHeal` re-syncs an object that drifted from Git. Argo CD does not
+  assess a child Application's health by default, so the parent moves on as soon as the child
+  Application object is applied; deleting a child without `resources-finalizer.argocd.argoproj.io`
+  leaves its resources running, orphaned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gpuplatform.plan.sync_order import SYNC_UNITS
+from gpuplatform.render.meta import Obj
+from gpuplatform.simulate.apply import (
+    RELEASE_KEYS,
+    apply_nodes,
+    apply_object,
+    delete_object,
+    install_release,
+    object_key,
+    restore_node_labels,
+    uninstall_release,
+)
+from gpuplatform.simulate.jobs import job_order as _job_order
+from gpuplatform.simulate.jobs import job_status
+from gpuplatform.simulate.rendered import ARGO_HOOK, ARGO_OPTIONS, ARGO_WAVE, EngineWave, ReleaseSpec, Unit
+from gpuplatform.simulate.world import World
+
+__all__ = ["ArgoEngine"]
+
+MANAGER = "argocd-controller"
+_HOOK_UNITS = {"PreSync": "gates-pre", "PostSync": "gates-post"}
+_SYNC_WAVE_UNITS = {u.argo_wave: u.id for u in SYNC_UNITS if u.argo_hook in ("", "Sync")}
+
+
+def _no_prune(obj: Obj) -> bool:
+    return "Prune=false" in (obj["metadata"].get("annotations") or {}).get(ARGO_OPTIONS, "")
+
+
+@dataclass
+class ArgoEngine:
+    """What the parent Application tracks between syncs, and the child Applications it created."""
+
+    tracked: dict[str, Obj] = field(default_factory=dict)
+    children: dict[str, ReleaseSpec] = field(default_factory=dict)
+    by_hand: dict[str, Obj] = field(default_factory=dict)
+    """Child Applications of a remote cluster's `<platform>-apps`, by name."""
+    name: str = "argocd"
+
+    def _child(self, world: World, obj: Obj, wave: EngineWave) -> tuple[str, str]:
+        spec = wave.releases[obj["metadata"]["name"]]
+        self.children[obj["metadata"]["name"]] = spec
+        error = install_release(world, spec, "argocd")
+        return (
+            f"child Application {obj['metadata']['name']} syncs {spec.chart} {spec.version}"
+            + (f": failed, {error}" if error else ""),
+            error,
+        )
+
+    def _prune(self, world: World, obj: Obj) -> str:
+        if obj["kind"] == "Application":
+            spec = self.children.pop(obj["metadata"]["name"], None)
+            if spec is None:
+                return ""
+            if spec.finalizer:
+                uninstall_release(world, spec.chart)
+                return f"child Application {obj['metadata']['name']} deleted with its resources"
+            release = world.cluster.releases.get(RELEASE_KEYS.get(spec.chart, spec.chart))
+            if release is not None:
+                release.owner = ""
+            return f"child Application {obj['metadata']['name']} deleted without a resources finalizer: its release is orphaned"
+        return delete_object(world, obj)
+
+    def _wave(self, world: World, unit: Unit, wave: EngineWave, prunes: list[Obj]) -> list[str]:
+        failures: list[str] = []
+        done: list[str] = []
+        nodes = [o for o in unit.objects if o["kind"] == "Node" and not unit.hook]
+        done += apply_nodes(world, nodes, MANAGER) if nodes else []
+        for obj in sorted(unit.objects, key=_job_order):
+            kind, meta = obj["kind"], obj["metadata"]
+            if kind == "Node":
+                continue
+            if kind == "Job":
+                key = f"{meta.get('namespace', '')}/{meta['name']}"
+                hook = (meta.get("annotations") or {}).get(ARGO_HOOK)
+                if hook or key not in world.cluster.jobs or world.cluster.jobs[key].startswith("waiting"):
+                    what = "(hook, recreated)" if hook else "created"
+                    world.record("argocd", f"{unit.name}: Job {meta['name']} {what}")
+                    world.cluster.jobs[key] = job_status(world, obj)
+                if world.cluster.jobs[key] != "complete":
+                    failures.append(f"Job {meta['name']} {world.cluster.jobs[key]}")
+                if not hook:
+                    self.tracked[object_key(obj)] = obj
+                continue
+            if kind == "Application":
+                text, _error = self._child(world, obj, wave)
+                done.append(text)
+            else:
+                text = apply_object(world, obj, MANAGER)
+                if text:
+                    done.append(text)
+            self.tracked[object_key(obj)] = obj
+        for obj in prunes:
+            text = self._prune(world, obj)
+            self.tracked.pop(object_key(obj), None)
+            if text:
+                done.append(text)
+        world.record("argocd", f"{unit.name}: {'; '.join(done) or 'no change'}")
+        return failures
+
+    def sync(self, world: World, wave: EngineWave, done: Callable[[str], None] = lambda unit: None) -> str:
+        """One sync attempt of the parent Application; '' when it succeeded.
+
+        `done` is told the sync unit (`SYNC_UNITS` id) of each hook phase or sync-wave completed.
+        """
+        target = {object_key(o) for u in wave.units if not u.hook for o in u.objects}
+        stale = [o for k, o in sorted(self.tracked.items()) if k not in target and not _no_prune(o)]
+        waves = sorted({u.wave for u in wave.units if not u.hook}) or [0]
+        by_wave: dict[int, list[Obj]] = {}
+        for obj in stale:
+            live = int((obj["metadata"].get("annotations") or {}).get(ARGO_WAVE, "0"))
+            home = waves[-1] + 1 if wave.prune_last else next((w for w in waves if w >= live), waves[-1])
+            by_wave.setdefault(home, []).append(obj)
+        for unit in wave.units:
+            prunes = [] if unit.hook else by_wave.pop(unit.wave, [])
+            failures = self._wave(world, unit, wave, prunes)
+            world.settle()
+            if failures:
+                world.record("argocd", f"sync failed at {unit.name}: {'; '.join(failures)}")
+                return f"sync failed at {unit.name} ({'; '.join(failures)})"
+            if unit.hook or unit.wave in _SYNC_WAVE_UNITS:
+                done(_HOOK_UNITS.get(unit.hook) or _SYNC_WAVE_UNITS[unit.wave])
+            if not unit.hook and unit.wave == waves[-1] and by_wave:
+                rest = [o for objs in by_wave.values() for o in objs]
+                by_wave.clear()
+                self._wave(world, Unit(f"prune (wave {waves[-1] + 1}, PruneLast)", []), wave, rest)
+                world.settle()
+        return ""
+
+    def sync_by_hand(self, world: World, wave: EngineWave) -> None:
+        """`argocd app sync <platform>-apps`: the remote cluster's child Applications (pruning included)."""
+        wanted = {o["metadata"]["name"]: o for o in wave.by_hand if o["kind"] == "Application"}
+        done = []
+        for name in [n for n in self.children if n not in wanted and self.by_hand.get(n)]:
+            done.append(self._prune(world, self.by_hand.pop(name)))
+        for name, obj in sorted(wanted.items()):
+            done.append(self._child(world, obj, wave)[0])
+            self.by_hand[name] = obj
+        world.record(
+            "operator", f"argocd app sync {world.plan.platform.name}-apps: {'; '.join(done) or 'no change'}"
+        )
+        world.settle()
+
+    def retry(self, world: World, wave: EngineWave, done: Callable[[str], None] = lambda unit: None) -> str:
+        """A retry attempt: the whole sync again, hooks recreated."""
+        return self.sync(world, wave, done)
+
+    def fork(self) -> ArgoEngine:
+        """A copy of what the Application tracks (the objects themselves are shared)."""
+        return ArgoEngine(dict(self.tracked), dict(self.children), dict(self.by_hand))
+
+    def correct_drift(self, world: World) -> list[str]:
+        """selfHeal: Node labels this Application owns are written back when another manager changed them."""
+        return restore_node_labels(world, MANAGER)

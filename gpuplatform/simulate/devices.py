@@ -1,0 +1,72 @@
+"""How many of a pool's devices a DeviceClass selects: the catalog's modelled slices and the CEL engine.
+
+The scheduler's structured allocator (kubernetes/dynamic-resource-allocation `structured`) allocates
+a device for a request when every selector of the class and of the request evaluates to true; a
+runtime error makes the device unusable, never a match.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector
+from gpuplatform.errors import InputError
+from gpuplatform.inventory.catalog import DRIVER, slices_for_node
+from gpuplatform.inventory.resource_slices import normalise_slice
+from gpuplatform.model.nodes import NodePool
+from gpuplatform.model.platform import Platform
+from gpuplatform.versions import parse_release
+
+__all__ = ["DeviceMatcher"]
+
+
+def _devices(platform: Platform, pool: NodePool) -> list[dict[str, Any]]:
+    """The devices one node of `pool` publishes (none when the catalog cannot model the pool)."""
+    try:
+        slices = slices_for_node(
+            f"{pool.name}-0",
+            pool.product,
+            pool.gpus_per_node,
+            driver_release=platform.dra_driver.chart_version,
+            mig_layout=pool.mig_layout or None,
+        )
+    except InputError:
+        return []
+    return [d for s in slices for d in normalise_slice(s)["spec"].get("devices") or []]
+
+
+class DeviceMatcher:
+    """Counts, per node of a pool, the devices a class's selectors select (memoised)."""
+
+    def __init__(self, platform: Platform) -> None:
+        self._devices = {pool.name: _devices(platform, pool) for pool in platform.node_pools}
+        self._minor = parse_release(platform.kubernetes.version).minor
+        self._features = dict(platform.kubernetes.feature_gates)
+        self._compiled: dict[str, DeviceSelector | None] = {}
+        self._counts: dict[tuple[tuple[str, ...], str], int] = {}
+
+    def _selector(self, expression: str) -> DeviceSelector | None:
+        if expression not in self._compiled:
+            try:
+                self._compiled[expression] = DeviceSelector(
+                    expression, kubernetes=self._minor, new_expression=False, features=self._features
+                )
+            except CelCompileError:
+                self._compiled[expression] = None
+        return self._compiled[expression]
+
+    def count(self, expressions: tuple[str, ...], pool: str) -> int:
+        """Devices of one node of `pool` that every expression selects."""
+        key = (expressions, pool)
+        if key not in self._counts:
+            devices = self._devices.get(pool, [])
+            selectors = [self._selector(e) for e in expressions]
+            total = 0
+            for device in devices:
+                try:
+                    if all(s is not None and s.matches(DRIVER, device) for s in selectors):
+                        total += 1
+                except CelEvaluationError:
+                    continue
+            self._counts[key] = total
+        return self._counts[key]

@@ -1,0 +1,132 @@
+"""Flux: one Kustomization per layer, chained by `dependsOn`, each applying, pruning and waiting.
+
+- fluxcd/kustomize-controller v1.9.4 `internal/controller/kustomization_controller.go`: a
+  Kustomization waits for its dependencies to be Ready at the source revision
+  (`checkDependencies`); it applies with server-side apply as field manager `kustomize-controller`,
+  deletes the objects of its previous inventory it no longer builds (`prune`, skipping
+  `kustomize.toolkit.fluxcd.io/prune: disabled`), then waits for health (`wait: true`; a failed Job
+  fails it, a Job still running keeps it not Ready until it completes), and on failure reconciles
+  again after `retryInterval`.
+- fluxcd/pkg ssa v0.76 `manager_apply.go` `Apply`: an object that has not drifted is not applied
+  again, and a Job is immutable, so an unchanged failed Job stays failed on every retry; only a Job
+  that retries by itself (`podFailurePolicy` Ignore) or is renamed runs again. Each reconcile
+  re-applies the Kustomization's objects, so a label it owns that another manager changed is
+  written back at the next interval (drift correction); when that happens is not modelled, so it is
+  taken to happen at the worst moment.
+- fluxcd/helm-controller v1.6.3: a HelmRelease installs or upgrades the chart with its values and
+  `postRenderers`; deleting it uninstalls the release (its finalizer, `reconcileReleaseDeletion`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gpuplatform.plan.sync_order import unit_of_folder
+from gpuplatform.render.meta import Obj
+from gpuplatform.simulate.apply import (
+    apply_nodes,
+    apply_object,
+    delete_object,
+    install_release,
+    object_key,
+    restore_node_labels,
+    uninstall_release,
+)
+from gpuplatform.simulate.jobs import job_order as _job_order
+from gpuplatform.simulate.jobs import job_status
+from gpuplatform.simulate.rendered import EngineWave, Unit
+from gpuplatform.simulate.world import World
+
+__all__ = ["FluxEngine"]
+
+MANAGER = "kustomize-controller"
+PRUNE_DISABLED = "kustomize.toolkit.fluxcd.io/prune"
+
+
+@dataclass
+class FluxEngine:
+    """The Flux controllers' memory between reconciles: each Kustomization's inventory."""
+
+    inventory: dict[str, dict[str, Obj]] = field(default_factory=dict)
+    name: str = "flux"
+
+    def _apply(self, world: World, unit: Unit, wave: EngineWave) -> list[str]:
+        failures: list[str] = []
+        nodes = [o for o in unit.objects if o["kind"] == "Node"]
+        changes = apply_nodes(world, nodes, MANAGER) if nodes else []
+        done = []
+        for obj in sorted(unit.objects, key=_job_order):
+            kind, meta = obj["kind"], obj["metadata"]
+            if kind == "Node":
+                continue
+            if kind == "HelmRelease":
+                spec = wave.releases[meta["name"]]
+                error = install_release(world, spec, "flux")
+                done.append(
+                    f"HelmRelease {meta['name']} {'failed: ' + error if error else 'installed/upgraded'}"
+                )
+                if error:
+                    failures.append(f"HelmRelease {meta['name']}: {error}")
+            elif kind == "Job":
+                key = f"{meta.get('namespace', '')}/{meta['name']}"
+                if key not in world.cluster.jobs or world.cluster.jobs[key].startswith("waiting"):
+                    world.record("flux", f"Kustomization {unit.name}: Job {meta['name']} runs")
+                    world.cluster.jobs[key] = job_status(world, obj)
+                    world.cluster.objects[object_key(obj)] = obj
+                if world.cluster.jobs[key] != "complete":
+                    failures.append(f"Job {meta['name']} {world.cluster.jobs[key]}")
+            else:
+                text = apply_object(world, obj, MANAGER)
+                if text:
+                    done.append(text)
+        old = self.inventory.get(unit.name, {})
+        new = {object_key(o): o for o in unit.objects}
+        if unit.prune:
+            for key in [k for k in old if k not in new]:
+                obj = old[key]
+                if (obj["metadata"].get("annotations") or {}).get(PRUNE_DISABLED) == "disabled":
+                    continue
+                if obj["kind"] == "HelmRelease":
+                    uninstall_release(world, wave_chart(obj))
+                    done.append(f"HelmRelease {obj['metadata']['name']} deleted: helm uninstall")
+                else:
+                    done.append(delete_object(world, obj))
+        self.inventory[unit.name] = new
+        summary = "; ".join(changes + done) or "no change"
+        world.record("flux", f"Kustomization {unit.name} applies {len(unit.objects)} object(s): {summary}")
+        return failures
+
+    def sync(self, world: World, wave: EngineWave, done: Callable[[str], None] = lambda unit: None) -> str:
+        """Reconcile the chain once, in `dependsOn` order; '' when every Kustomization is Ready.
+
+        `done` is told the sync unit (`SYNC_UNITS` id) of each Kustomization that became Ready.
+        """
+        for unit in wave.units:
+            failures = self._apply(world, unit, wave)
+            world.settle()
+            if unit.wait and failures:
+                world.record("flux", f"Kustomization {unit.name} is not Ready: {'; '.join(failures)}")
+                return (
+                    f"Kustomization {unit.name} is not Ready ({'; '.join(failures)}); the ones after it wait"
+                )
+            if unit.folder:
+                done(unit_of_folder(unit.folder).id)
+        return ""
+
+    def retry(self, world: World, wave: EngineWave, done: Callable[[str], None] = lambda unit: None) -> str:
+        """The next reconciles: a Job still retrying runs a new attempt; a failed Job stays failed."""
+        return self.sync(world, wave, done)
+
+    def fork(self) -> FluxEngine:
+        """A copy of the inventories (the objects themselves are shared)."""
+        return FluxEngine({k: dict(v) for k, v in self.inventory.items()})
+
+    def correct_drift(self, world: World) -> list[str]:
+        """Re-apply the labels this engine owns wherever another manager changed them."""
+        return restore_node_labels(world, MANAGER)
+
+
+def wave_chart(obj: Obj) -> str:
+    """The chart a HelmRelease installs."""
+    return str(obj["spec"]["chart"]["spec"]["chart"])

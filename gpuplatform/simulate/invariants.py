@@ -1,0 +1,104 @@
+"""What must hold after every step of a transition, and what must hold once it is done.
+
+Checked after every step (`STEP_CHECKS`):
+- one-allocator: no node where the device plugin advertises GPUs while the DRA driver publishes
+  (or still shows) ResourceSlices for them, and no GPU held by a running device-plugin pod there;
+- claim-stranded: no allocated claim on a node whose DRA kubelet plugin is gone or going;
+- workload-disrupted: no running workload evicted, hung or refused unless the transition moves it;
+- early-bridge (checked where the scheduler binds): no unmigrated `nvidia.com/gpu` pod placed on a
+  DRA node through a class's `extendedResourceName` before the wave that enables a bridge.
+Checked when the transition and each disturbance are over (`check_settled`):
+- operands: the driver and the operator's operands run on every GPU node, the device plugin on
+  legacy nodes and the DRA kubelet plugin on DRA nodes.
+"""
+
+from __future__ import annotations
+
+from gpuplatform.simulate.world import World
+
+__all__ = ["STEP_CHECKS", "check_settled"]
+
+_OPERANDS = ("driver", "container-toolkit", "gpu-feature-discovery", "dcgm", "dcgm-exporter", "mig-manager")
+
+
+def one_allocator(world: World) -> None:
+    for g in world.cluster.groups:
+        if g.slices == "none":
+            continue
+        if g.allocatable_gpu:
+            world.fail(
+                "one-allocator",
+                f"{g.name}: the device plugin advertises nvidia.com/gpu={g.gpus} while the DRA driver "
+                f"publishes ResourceSlices ({g.slices}) for the same GPUs",
+                [f"Node/{g.nodes[0]}", f"ResourceSlice/{g.nodes[0]}-gpu.nvidia.com"],
+            )
+        held = [
+            w
+            for w in world.cluster.workloads
+            if w.group == g.id and w.allocator == "device-plugin" and w.phase in ("running", "terminating")
+        ]
+        if held:
+            world.fail(
+                "one-allocator",
+                f"{g.name}: {held[0].key} holds device-plugin GPUs while the DRA driver publishes them",
+                [f"Pod/{held[0].key}", f"Node/{g.nodes[0]}"],
+            )
+
+
+def claim_stranded(world: World) -> None:
+    for w in world.cluster.workloads:
+        if w.allocator not in ("dra", "bridge") or w.phase not in (
+            "running",
+            "terminating",
+            "stuck-terminating",
+        ):
+            continue
+        g = world.cluster.group(w.group)
+        if g.kubelet_plugin != "running":
+            world.fail(
+                "claim-stranded",
+                f"{w.key} has a claim allocated on {g.name} whose DRA kubelet plugin is "
+                f"{'going' if g.kubelet_plugin == 'terminating' else 'gone'}",
+                [f"Pod/{w.key}", f"ResourceClaim/{w.key}-gpu", f"Node/{g.nodes[0]}"],
+            )
+
+
+def workload_disrupted(world: World) -> None:
+    if world.disturbance:
+        return
+    for w in world.cluster.workloads:
+        if w.moves or w.origin == "validation":
+            continue
+        if w.phase in ("terminating", "stuck-terminating", "refused"):
+            what = {
+                "refused": "is refused",
+                "terminating": "is evicted",
+                "stuck-terminating": "hangs in Terminating",
+            }
+            world.fail(
+                "workload-disrupted",
+                f"{w.key} {what[w.phase]} though the transition does not move it: {w.reason}",
+                [f"Pod/{w.key}"],
+            )
+
+
+STEP_CHECKS = (one_allocator, claim_stranded, workload_disrupted)
+
+
+def check_settled(world: World, why: str) -> None:
+    """Every GPU node runs its driver stack and the allocator its declared mode wants."""
+    op = world.operator()
+    for g in world.cluster.groups:
+        wanted = [n for n in _OPERANDS if n in op.operands and (n != "mig-manager" or g.mig_capable)]
+        down = {n: g.operands.get(n, "absent") for n in wanted if g.operands.get(n) != "running"}
+        mode = world.mode(g)
+        if mode == "legacy" and op.device_plugin and g.operands.get("device-plugin") != "running":
+            down["device-plugin"] = g.operands.get("device-plugin", "absent")
+        if mode == "dra" and g.kubelet_plugin != "running":
+            down["dra-kubelet-plugin"] = g.kubelet_plugin
+        if down:
+            world.fail(
+                "operands",
+                f"{why}: {g.name} ({mode}) does not run {', '.join(f'{n} ({p})' for n, p in down.items())}",
+                [f"Node/{g.nodes[0]}"] + [f"Pod/{n}@{g.nodes[0]}" for n in down],
+            )

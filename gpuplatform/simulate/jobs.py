@@ -1,0 +1,299 @@
+"""The rendered Jobs: gate checks, the allocator switch, the validation workload.
+
+A gate Job is recognised by its `gpuplatform.dev/gate` label and judged with the gate's
+invariant over the nodes the target wave declares in each mode (the same definitions as
+`gpuplatform.gates`); a gate this model does not know is reported, never assumed to fail. The
+allocator-switch Jobs (`gpuplatform.dev/switch`) change the one label they own and wait for the
+effect. A Job runs once: Kubernetes Jobs are immutable, so an engine re-runs one only by
+recreating it (Argo CD hook `BeforeHookCreation`, or a new name).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from gpuplatform.render.meta import Obj
+from gpuplatform.simulate.model import Group, Workload
+from gpuplatform.simulate.world import World
+
+__all__ = ["GATE_LABEL", "SWITCH_LABEL", "VALIDATION_LABEL", "job_order", "job_status", "retries", "run_job"]
+
+GATE_LABEL = "gpuplatform.dev/gate"
+SWITCH_LABEL = "gpuplatform.dev/switch"
+VALIDATION_LABEL = "gpuplatform.dev/validation"
+DRA_PLUGIN_LABEL = "nvidia.com/dra-kubelet-plugin"
+_VARIABLE = re.compile(r"^([A-Z_]+)='([^']*)'$", re.MULTILINE)
+
+
+def _script(obj: Obj) -> str:
+    containers = obj["spec"]["template"]["spec"].get("containers") or [{}]
+    command = containers[0].get("command") or []
+    return str(command[-1]) if command else ""
+
+
+def _variables(obj: Obj) -> dict[str, str]:
+    return dict(_VARIABLE.findall(_script(obj)))
+
+
+def _data(obj: Obj) -> dict[str, Any]:
+    """The gate's rendered data (`DATA='<json>'` in the script of #10's gate Jobs)."""
+    found = _variables(obj).get("DATA", "")
+    try:
+        data = json.loads(found) if found else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _groups(world: World, mode: str) -> list[Group]:
+    return [g for g in world.cluster.groups if world.mode(g) == mode]
+
+
+def _claims_on(world: World, group: Group) -> list[Workload]:
+    return [
+        w
+        for w in world.cluster.workloads
+        if w.group == group.id
+        and w.allocator in ("dra", "bridge")
+        and w.phase in ("running", "terminating", "stuck-terminating")
+    ]
+
+
+def _gate(world: World, gate: str, obj: Obj) -> list[str]:
+    """What breaks gate `gate` now (empty: it holds)."""
+    found: list[str] = []
+    if gate == "rollback-safety":
+        for g in _groups(world, "legacy"):
+            found += [f"claim of {w.key} is allocated on legacy node {g.name}" for w in _claims_on(world, g)]
+    elif gate == "allocator-exclusivity":
+        for g in _groups(world, "dra"):
+            if "device-plugin" in g.operands or g.allocatable_gpu:
+                found.append(f"{g.name} still runs the device plugin / advertises nvidia.com/gpu")
+            if g.kubelet_plugin != "running":
+                found.append(f"{g.name} runs no DRA kubelet plugin")
+    elif gate == "inventory":
+        found += [
+            f"{g.name} publishes no ResourceSlice" for g in _groups(world, "dra") if g.slices != "published"
+        ]
+        classes = _variables(obj).get("DEVICE_CLASSES", "").split()
+        found += [f"DeviceClass {c} is missing" for c in classes if c not in world.cluster.classes]
+    elif gate == "claim-pilot":
+        pilots = _probes(world, "claim-pilot")
+        dra = {g.id for g in _groups(world, "dra")}
+        if not any(w.phase == "running" and w.group in dra and w.allocator == "dra" for w in pilots):
+            found.append(
+                "the validation claim is not allocated on a DRA node (its pod finished, the claim was deleted)"
+            )
+        else:
+            _read_and_remove(world, pilots)
+    elif gate == "bridge":
+        sides = {str(side.get("side")) for side in (_data(obj).get("bridge") or {}).get("sides") or []}
+        probes = {side: _probes(world, f"bridge-{side}") for side in sides}
+        allocator = {
+            "legacy": ("device-plugin", "a legacy node through the device plugin"),
+            "dra": ("bridge", "a DRA node through the bridge"),
+        }
+        for side in sorted(sides):
+            want, where = allocator.get(side, ("", side))
+            if not any(w.phase == "running" and w.allocator == want for w in probes[side]):
+                found.append(f"the unmigrated probe does not run on {where}")
+        if not found:
+            _read_and_remove(world, [w for side in sorted(sides) for w in probes[side]])
+    elif gate == "operands":
+        wanted = [
+            n
+            for n in ("driver", "container-toolkit", "gpu-feature-discovery", "dcgm", "dcgm-exporter")
+            if n in world.operator().operands
+        ]
+        for g in _groups(world, "dra"):
+            down = [n for n in wanted + ["mig-manager"] * g.mig_capable if g.operands.get(n) != "running"]
+            found += [f"{n} is not ready on {g.name}" for n in down]
+    else:
+        world.notes.add(f"gate {gate} is not modelled by the simulator: its verdict is not checked")
+    return found
+
+
+def _handover(world: World, groups: list[Group]) -> list[str]:
+    found = []
+    for g in groups:
+        if "device-plugin" in g.operands or g.device_plugin_registered:
+            found.append(f"the device plugin still runs on {g.name}")
+        held = [
+            w.key
+            for w in world.cluster.workloads
+            if w.group == g.id and w.allocator == "device-plugin" and w.phase != "done"
+        ]
+        found += [f"{k} still holds device-plugin GPUs on {g.name}" for k in held]
+    return found
+
+
+def _switch(world: World, action: str, obj: Obj) -> list[str]:
+    """The allocator-switch Job `action` as its script does it (render/allocator_switch.py)."""
+    variables = _variables(obj)
+    if action == "release":
+        names = set(variables.get("NODES", "").split())
+        groups = [g for g in world.cluster.groups if names & set(g.nodes)]
+        for g in groups:
+            g.set_label(DRA_PLUGIN_LABEL, None, "gpuplatform-switch")
+        world.record(
+            "job",
+            f"switch release: {DRA_PLUGIN_LABEL} removed from {', '.join(g.name for g in groups) or 'no node'}",
+        )
+        world.settle()
+        return [
+            f"the DRA kubelet plugin or its ResourceSlices remain on {g.name}"
+            for g in groups
+            if g.kubelet_plugin != "absent" or g.slices != "none"
+        ]
+    mode = variables.get("MODE_LABEL", world.plan.platform.mode_label_key)
+    groups = [
+        g for g in world.cluster.groups if g.labels.get(mode) == "dra" and DRA_PLUGIN_LABEL not in g.labels
+    ]
+    world.settle()
+    found = _handover(world, groups)
+    if found:
+        return found
+    for g in groups:
+        g.set_label(DRA_PLUGIN_LABEL, "true", "gpuplatform-switch")
+    world.record(
+        "job", f"switch enable: {DRA_PLUGIN_LABEL}=true on {', '.join(g.name for g in groups) or 'no node'}"
+    )
+    world.settle()
+    return []
+
+
+def holds_claim(pod: Obj) -> bool:
+    """The validation pod keeps running (and its claim allocated) until something removes it.
+
+    A pod that ends frees its claim: the resourceclaim controller deallocates and deletes the
+    generated claim of a finished pod (kubernetes pkg/controller/resourceclaim). A container that
+    sleeps is taken to hold it.
+    """
+    return "sleep" in " ".join(str(c) for c in (pod.get("containers") or [{}])[0].get("command") or [])
+
+
+def _node_pool(world: World, spec: Obj, side: str) -> str:
+    """The pool a validation pod is pinned to: by node name (static pools), else the first pool the
+    target wave declares in `side`'s mode (provisioner pools are selected by their labels)."""
+    terms = (
+        ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        )
+        or {}
+    ).get("nodeSelectorTerms") or []
+    names = {v for t in terms for f in t.get("matchFields") or [] for v in f.get("values") or []}
+    for g in world.cluster.groups:
+        if names & set(g.nodes):
+            return g.pool
+    return next((p for p, m in world.declared.get(world.target, {}).items() if m == side), "")
+
+
+def _validation(world: World, obj: Obj) -> list[str]:
+    """A validation pod (claim pilot, a side of the bridge): it runs and holds what it was given.
+
+    #10's pods print `nvidia-smi -L` and sleep until the gate removes them; one that ends at once
+    frees its claim (kubernetes pkg/controller/resourceclaim deletes a done pod's generated claim).
+    """
+    meta, spec = obj["metadata"], obj["spec"]["template"]["spec"]
+    claims = spec.get("resourceClaims") or []
+    role = str((meta.get("labels") or {}).get(VALIDATION_LABEL, "claim-pilot"))
+    template = str(claims[0].get("resourceClaimTemplateName", "")) if claims else ""
+    tolerations = list(spec.get("tolerations") or [])
+    if claims:
+        workload = Workload(
+            meta["name"],
+            meta["namespace"],
+            "claim",
+            1,
+            "validation",
+            tolerations=tolerations,
+            template=template,
+            device_class=world.cluster.templates.get(f"{meta['namespace']}/{template}", ""),
+            moves=True,
+        )
+    else:
+        side = "dra" if role.endswith("dra") else "legacy"
+        workload = Workload(
+            meta["name"],
+            meta["namespace"],
+            "legacy",
+            1,
+            "validation",
+            tolerations=tolerations,
+            pool=_node_pool(world, spec, side),
+            moves=True,
+        )
+    workload.probe = role
+    world.cluster.workloads = [w for w in world.cluster.workloads if w.key != workload.key]
+    world.cluster.workloads.append(workload)
+    world.settle()
+    if workload.phase != "running":
+        return [f"validation pod {workload.key} ({role}) did not run: {workload.reason or 'unschedulable'}"]
+    if not holds_claim(spec):
+        workload.deleted = True
+        workload.phase = "terminating"
+        world.record(
+            "resourceclaim-controller",
+            f"{workload.key} finished: its generated claim is deallocated and deleted",
+        )
+        world.settle()
+    return []
+
+
+def _probes(world: World, role: str) -> list[Workload]:
+    return [w for w in world.cluster.workloads if w.origin == "validation" and w.probe == role]
+
+
+def _read_and_remove(world: World, probes: list[Workload]) -> None:
+    """The gate has read the probes: it deletes their pods, which release what they held."""
+    for w in probes:
+        w.evict("read by its gate", delete=True)
+    if probes:
+        world.record("gate", f"removes {', '.join(w.key for w in probes)}")
+        world.settle()
+
+
+def job_order(obj: Obj) -> int:
+    """Within one unit: other objects, then workload Jobs, then gate Jobs (hooks of one phase run
+    together, and a gate retries until the pods it reads exist)."""
+    if obj["kind"] != "Job":
+        return 0
+    return 2 if GATE_LABEL in (obj["metadata"].get("labels") or {}) else 1
+
+
+def retries(obj: Obj) -> bool:
+    """The Job starts a new attempt when its check exits 3 (`podFailurePolicy` Ignore) instead of failing.
+
+    Kubernetes Job controller: a pod failure matched by an `Ignore` rule does not count towards
+    `backoffLimit`, so the Job keeps running until an attempt succeeds.
+    """
+    for rule in (obj["spec"].get("podFailurePolicy") or {}).get("rules") or []:
+        codes = rule.get("onExitCodes") or {}
+        if rule.get("action") == "Ignore" and codes.get("operator") == "In" and 3 in codes.get("values", []):
+            return True
+    return False
+
+
+def job_status(world: World, obj: Obj) -> str:
+    """Run a Job: `complete`, `waiting: <why>` (it retries until its check holds) or `failed: <why>`."""
+    found = run_job(world, obj)
+    if not found:
+        return "complete"
+    if len(found) > 3:
+        found = [*found[:3], f"and {len(found) - 3} more"]
+    return ("waiting: " if retries(obj) else "failed: ") + "; ".join(found)
+
+
+def run_job(world: World, obj: Obj) -> list[str]:
+    """Run a Job once; what made it fail (empty: complete)."""
+    labels = obj["metadata"].get("labels") or {}
+    if GATE_LABEL in labels:
+        world.settle()
+        return _gate(world, labels[GATE_LABEL], obj)
+    if SWITCH_LABEL in labels:
+        return _switch(world, labels[SWITCH_LABEL], obj)
+    if VALIDATION_LABEL in labels or obj["spec"]["template"]["spec"].get("resourceClaims"):
+        return _validation(world, obj)
+    return []

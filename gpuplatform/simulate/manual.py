@@ -1,0 +1,136 @@
+"""The operator's manual steps (from the step sequence) acting on the modelled cluster.
+
+Taints and provisioner labels come from the rendered hand-offs of the target wave. A
+provisioner-managed pool is replaced, not relabelled: Karpenter copies the NodePool template's
+labels to a node only when it registers (kubernetes-sigs/karpenter v1.9.1
+pkg/controllers/nodeclaim/lifecycle/registration.go `syncNode`) and replaces drifted nodes
+(`disruption/drift.go`); node groups and Cluster API pools get their labels at registration too
+(kubelet `--node-labels`), so their nodes are replaced the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuplatform.plan.steps import Step
+from gpuplatform.simulate.model import Group, Workload
+from gpuplatform.simulate.workloads import converted
+from gpuplatform.simulate.world import World
+
+__all__ = ["apply_manual", "handoff"]
+
+
+def handoff(world: World, wave: str, pool: str) -> dict[str, Any]:
+    """The rendered `NodePoolHandoff` spec of `pool` in `wave` (empty when none is rendered)."""
+    state = world.plan.wave(wave)
+    content = world.tree.files.get(f"handoff/{state.dir_name}/nodepoolhandoff_{pool}.yaml")
+    spec: dict[str, Any] = content[0]["spec"] if isinstance(content, list) else {}
+    return spec
+
+
+def _groups(world: World, pools: tuple[str, ...]) -> list[Group]:
+    return [g for g in world.cluster.groups if g.pool in pools]
+
+
+def _evict(world: World, groups: list[Group], *, claims_only: bool, delete: bool, why: str) -> None:
+    ids = {g.id for g in groups}
+    for w in world.cluster.workloads:
+        if w.group in ids and (not claims_only or w.allocator in ("dra", "bridge")):
+            w.moves = True
+            w.evict(why, delete=delete)
+
+
+def _replace(world: World, group: Group, spec: dict[str, Any]) -> None:
+    """The provisioner launches a node born with the hand-off's labels and taints, then drains and deletes the old one."""
+    new = group.clone()
+    new.id = f"{group.id}~new"
+    new.nodes = [f"{n}-r" for n in group.nodes]
+    new.labels, new.owners, new.applied = {}, {}, {}
+    for key, value in (spec.get("labels") or {}).items():
+        new.set_label(str(key), str(value), "provisioner")
+    new.taints = [dict(t) for t in spec.get("taints") or []]
+    new.cordoned = False
+    new.markers, new.operands = set(), {}
+    new.validator_started = new.device_plugin_registered = False
+    new.kubelet_plugin, new.slices = "absent", "none"
+    new.driver_loaded, new.nfd_labelled = False, False
+    world.cluster.groups.append(new)
+    world.record("provisioner", f"new node {new.name} registers with the hand-off's labels and taints")
+    world.settle()
+    group.cordoned = True
+    _evict(world, [group], claims_only=False, delete=False, why=f"provisioner replaces {group.name}")
+    world.record("provisioner", f"drains {group.name}")
+    world.settle()
+    world.cluster.groups.remove(group)
+    group.slices = "none"
+    world.record("provisioner", f"deletes {group.name}")
+
+
+def apply_manual(world: World, step: Step, source: str, target: str) -> None:
+    """Perform one manual step, record it, let the controllers react."""
+    groups = _groups(world, step.pools)
+    action = step.action
+    if action == "taint":
+        for g in groups:
+            for taint in handoff(world, target, g.pool).get("taints") or []:
+                if taint not in g.taints:
+                    g.taints.append(dict(taint))
+    elif action == "untaint":
+        for g in groups:
+            for taint in handoff(world, target, g.pool).get("removeTaints") or []:
+                g.taints = [t for t in g.taints if t != taint]
+    elif action in ("cordon", "uncordon"):
+        for g in groups:
+            g.cordoned = action == "cordon"
+    elif action == "drain-gpu-pods":
+        _evict(world, groups, claims_only=False, delete=False, why="drained before the allocator switch")
+    elif action in ("release-claims", "drain-claims"):
+        if action == "drain-claims":
+            for g in groups:
+                g.cordoned = True
+        _evict(world, groups, claims_only=True, delete=action == "release-claims", why=step.what)
+        gone = {
+            t.ns
+            for t in world.plan.platform.tenants
+            if t.name in world.plan.wave(source).tenants and t.name not in world.plan.wave(target).tenants
+        }
+        for w in world.cluster.workloads:
+            if w.namespace in gone and w.kind == "claim":
+                w.moves = True
+                w.evict(step.what, delete=True)
+    elif action == "apply-handoff":
+        world.record("operator", step.what)
+        for g in groups:
+            _replace(world, g, handoff(world, target, g.pool))
+        return
+    elif action in ("convert-workloads", "restore-legacy-workloads"):
+        _convert(world, source, target)
+    elif action == "revalidate":
+        for g in groups:
+            if (
+                g.operands.get("container-toolkit") == "running"
+                and g.labels.get("nvidia.com/gpu.deploy.operator-validator") == "false"
+            ):
+                g.markers.add("toolkit-ready")
+    world.record(
+        "operator", f"{step.action}: {step.what}" + (f" ({', '.join(step.pools)})" if step.pools else "")
+    )
+    world.settle()
+
+
+def _convert(world: World, source: str, target: str) -> None:
+    """Replace each spec workload whose form differs between the waves by its other form."""
+    a, b = world.plan.wave(source), world.plan.wave(target)
+    p = world.plan.platform
+    for index in sorted(set(a.workloads) ^ set(b.workloads)):
+        spec = p.workloads[index]
+        for w in world.cluster.workloads:
+            if w.origin == "spec" and w.key == f"{spec.namespace}/{spec.name}":
+                w.moves = True
+                w.evict("converted", delete=True)
+        if index in b.workloads:
+            fresh = converted(world.plan, index)
+        else:
+            fresh = Workload(spec.name, spec.namespace, "legacy", spec.gpus, "spec")
+        fresh.moves = True
+        world.cluster.workloads.append(fresh)

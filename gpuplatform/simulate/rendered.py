@@ -1,0 +1,295 @@
+"""What each engine would apply for one wave, read from the rendered tree (not from the plan).
+
+Flux: the entry point's Kustomizations, ordered by `dependsOn`, each with the objects its
+`spec.path` builds (kustomize-controller v1.9.4 `checkDependencies`: a dependant waits until its
+dependency is Ready at the same source revision). Argo CD: the parent Application's path, every
+object grouped by hook phase and sync-wave (gitops-engine v0.7.3 `pkg/sync/sync_tasks.go`: phase,
+wave, kind, name), child Applications resolved to the chart and values they install.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuplatform.charts.facts import all_chart_facts
+from gpuplatform.plan.waves import Plan
+from gpuplatform.render.meta import Obj
+from gpuplatform.render.tree import Tree, render_delivery
+
+__all__ = [
+    "DRA_CHARTS",
+    "OPERATOR_CHARTS",
+    "EngineWave",
+    "ReleaseSpec",
+    "Unit",
+    "engine_wave",
+    "entry_tree",
+    "folder_objects",
+    "kustomization_folder",
+    "rendered_releases",
+]
+
+#: Chart names of the two components, every version (the DRA driver's was renamed in 0.4.0).
+DRA_CHARTS = frozenset(f.chart for f in all_chart_facts() if f.component == "dra-driver")
+OPERATOR_CHARTS = frozenset(f.chart for f in all_chart_facts() if f.component == "gpu-operator")
+ARGO_HOOK = "argocd.argoproj.io/hook"
+ARGO_WAVE = "argocd.argoproj.io/sync-wave"
+ARGO_OPTIONS = "argocd.argoproj.io/sync-options"
+_PHASES = {"PreSync": 0, "Sync": 1, "PostSync": 2}
+#: gitops-engine `kindOrder` (pkg/sync/sync_tasks.go): kinds applied first within one wave.
+_KIND_ORDER = (
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "ServiceAccount",
+    "Secret",
+    "ConfigMap",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
+)
+
+
+@dataclass
+class ReleaseSpec:
+    """A Helm release an engine installs: chart, version, values and post-render patches."""
+
+    name: str
+    chart: str
+    version: str
+    values: dict[str, Any]
+    patches: list[dict[str, Any]]
+    finalizer: bool = True
+    """Argo CD child Application with `resources-finalizer.argocd.argoproj.io` (Flux: always uninstalls)."""
+
+
+@dataclass
+class Unit:
+    """One thing the engine applies and waits for: a Flux Kustomization or an Argo CD (phase, wave)."""
+
+    name: str
+    objects: list[Obj]
+    hook: str = ""
+    """Argo CD hook phase of the objects (`PreSync`, `Sync`, `PostSync`), empty for plain resources."""
+    wave: int = 0
+    prune: bool = True
+    wait: bool = True
+    folder: str = ""
+    """Flux: the wave folder the Kustomization builds."""
+
+
+@dataclass
+class EngineWave:
+    """The units of one wave for one engine, in the order the engine applies them."""
+
+    engine: str
+    wave: str
+    units: list[Unit]
+    retry_limit: int
+    """Argo CD: retries of a failed sync (-1: unlimited). Flux: -1 (it re-reconciles every interval)."""
+    self_heal: bool
+    prune_last: bool
+    releases: dict[str, ReleaseSpec] = field(default_factory=dict)
+    entry: list[Obj] = field(default_factory=list)
+    by_hand: list[Obj] = field(default_factory=list)
+    """Argo CD, remote cluster: the child Applications of `<platform>-apps`, synced by hand."""
+
+
+def kustomization_folder(tree: Tree, folder: str) -> list[str]:
+    """The files a folder's kustomization builds, recursively, in its listed order."""
+    entry = tree.files.get(f"{folder}/kustomization.yaml")
+    if not isinstance(entry, list):
+        return []
+    out: list[str] = []
+    for resource in entry[0].get("resources", []):
+        path = _join(folder, str(resource))
+        if path.endswith(".yaml"):
+            out.append(path)
+        else:
+            out += kustomization_folder(tree, path)
+    return out
+
+
+def _join(folder: str, relative: str) -> str:
+    parts = folder.split("/")
+    for part in relative.split("/"):
+        if part == "..":
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts)
+
+
+def folder_objects(tree: Tree, folder: str) -> list[Obj]:
+    """The objects a folder's kustomization builds."""
+    objects: list[Obj] = []
+    for path in kustomization_folder(tree, folder):
+        content = tree.files.get(path)
+        if isinstance(content, list):
+            objects += content
+    return objects
+
+
+def entry_tree(tree: Tree, plan: Plan, wave: str) -> Tree:
+    """The tree as synth renders it with `activeWave: wave` (only `delivery/` differs)."""
+    p = plan.platform.model_copy(update={"active_wave": wave})
+    scratch = Tree(tree.platform, {k: v for k, v in tree.files.items() if not k.startswith("delivery/")})
+    render_delivery(scratch, Plan(p, plan.waves))
+    return scratch
+
+
+def _flux(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
+    entry = folder_objects(scratch, "delivery/flux")
+    kustomizations = {o["metadata"]["name"]: o for o in entry if o["kind"] == "Kustomization"}
+    ordered: list[str] = []
+    pending = sorted(kustomizations)
+    while pending:
+        ready = [
+            n
+            for n in pending
+            if all(d["name"] in ordered for d in kustomizations[n]["spec"].get("dependsOn", []))
+        ]
+        if not ready:
+            ordered += pending
+            break
+        ordered.append(ready[0])
+        pending.remove(ready[0])
+    units = []
+    for name in ordered:
+        spec = kustomizations[name]["spec"]
+        folder = _in_tree(plan, str(spec["path"]))
+        units.append(
+            Unit(
+                name,
+                folder_objects(scratch, folder),
+                prune=bool(spec.get("prune")),
+                wait=bool(spec.get("wait")),
+                folder=folder.split("/", 2)[-1],
+            )
+        )
+    releases = {
+        o["metadata"]["name"]: _flux_release(o)
+        for u in units
+        for o in u.objects
+        if o["kind"] == "HelmRelease"
+    }
+    return EngineWave("flux", wave, units, -1, True, False, releases, entry)
+
+
+def _in_tree(plan: Plan, path: str) -> str:
+    """A repository path of the platform's tree, relative to the tree."""
+    return path.removeprefix("./").removeprefix(f"{plan.platform.delivery.path}/{plan.platform.name}/")
+
+
+def _argo_release(tree: Tree, plan: Plan, app: Obj) -> ReleaseSpec:
+    source = app["spec"]["source"]
+    finalizer = "resources-finalizer.argocd.argoproj.io" in app["metadata"].get("finalizers", [])
+    if "chart" in source:
+        values = (source.get("helm") or {}).get("valuesObject") or {}
+        return ReleaseSpec(
+            app["metadata"]["name"], source["chart"], str(source["targetRevision"]), values, [], finalizer
+        )
+    wrapper = tree.files.get(f"{_in_tree(plan, str(source['path']))}/kustomization.yaml")
+    kustomization: dict[str, Any] = wrapper[0] if isinstance(wrapper, list) else {}
+    chart = (kustomization.get("helmCharts") or [{}])[0]
+    return ReleaseSpec(
+        app["metadata"]["name"],
+        str(chart.get("name", "")),
+        str(chart.get("version", "")),
+        chart.get("valuesInline") or {},
+        list(kustomization.get("patches") or []),
+        finalizer,
+    )
+
+
+def _flux_release(obj: Obj) -> ReleaseSpec:
+    spec = obj["spec"]
+    patches = [
+        p for r in spec.get("postRenderers", []) for p in (r.get("kustomize") or {}).get("patches", [])
+    ]
+    chart = spec["chart"]["spec"]
+    name = obj["metadata"]["name"]
+    return ReleaseSpec(name, chart["chart"], str(chart.get("version", "")), spec.get("values") or {}, patches)
+
+
+def rendered_releases(tree: Tree, plan: Plan) -> Iterator[tuple[str, str, ReleaseSpec]]:
+    """(wave folder name, file, release) of every Helm release the tree renders, for either engine."""
+    for path, content in sorted(tree.files.items()):
+        parts = path.split("/")
+        if (
+            len(parts) < 4
+            or parts[0] != "waves"
+            or parts[2] != "00-operators"
+            or not isinstance(content, list)
+        ):
+            continue
+        for obj in content:
+            if obj.get("kind") == "HelmRelease":
+                yield parts[1], path, _flux_release(obj)
+            elif obj.get("kind") == "Application":
+                yield parts[1], path, _argo_release(tree, plan, obj)
+
+
+def _argo_key(obj: Obj) -> tuple[int, int]:
+    annotations = obj["metadata"].get("annotations") or {}
+    hook = annotations.get(ARGO_HOOK, "")
+    phase = _PHASES.get(hook.split(",")[0], 1) if hook else 1
+    return phase, int(annotations.get(ARGO_WAVE, "0"))
+
+
+def _kind_rank(obj: Obj) -> int:
+    kind = obj["kind"]
+    return _KIND_ORDER.index(kind) if kind in _KIND_ORDER else len(_KIND_ORDER)
+
+
+def _argocd(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
+    entry = folder_objects(scratch, "delivery/argocd")
+    apps = {_in_tree(plan, str(o["spec"]["source"]["path"])): o for o in entry if o["kind"] == "Application"}
+    source, parent = next((p, o) for p, o in apps.items() if p.endswith("/argocd"))
+    objects = folder_objects(scratch, source)
+    by_hand = [o for p, a in apps.items() if p.endswith("/argocd-apps") for o in folder_objects(scratch, p)]
+    buckets: dict[tuple[int, int], list[Obj]] = {}
+    for obj in objects:
+        buckets.setdefault(_argo_key(obj), []).append(obj)
+    units = []
+    names = {0: "PreSync", 1: "Sync", 2: "PostSync"}
+    for phase, number in sorted(buckets):
+        group = sorted(buckets[(phase, number)], key=lambda o: (_kind_rank(o), o["metadata"]["name"]))
+        hook = names[phase] if phase != 1 else ""
+        units.append(Unit(f"{names[phase]} wave {number}", group, hook=hook, wave=number))
+    policy = parent["spec"].get("syncPolicy") or {}
+    retry = policy.get("retry")
+    limit = int(retry.get("limit", 0)) if isinstance(retry, dict) else 5
+    releases = {
+        o["metadata"]["name"]: _argo_release(scratch, plan, o)
+        for o in objects + by_hand
+        if o["kind"] == "Application"
+    }
+    options = policy.get("syncOptions") or []
+    return EngineWave(
+        "argocd",
+        wave,
+        units,
+        limit,
+        bool((policy.get("automated") or {}).get("selfHeal")),
+        "PruneLast=true" in options,
+        releases,
+        entry,
+        by_hand,
+    )
+
+
+def engine_wave(tree: Tree, plan: Plan, wave: str, engine: str, scratch: Tree | None = None) -> EngineWave:
+    """What `engine` applies when `activeWave` is `wave` (`scratch`: `entry_tree` of it, if rendered).
+
+    Argo CD's automated sync retries a failed sync 5 times when the Application sets no
+    `syncPolicy.retry` (argo-cd v3.5.1 controller/appcontroller.go `autoSync`:
+    `Retry: RetryStrategy{Limit: 5}`), with 5 s doubling backoff capped at 3 min.
+    """
+    scratch = scratch if scratch is not None else entry_tree(tree, plan, wave)
+    return _flux(scratch, plan, wave) if engine == "flux" else _argocd(scratch, plan, wave)

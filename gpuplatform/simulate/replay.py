@@ -1,0 +1,414 @@
+"""Replay transitions: the manual steps of the step sequence around the engine's sync of the rendered
+tree, the controllers' reactions after every step, then a node restart and a driver upgrade.
+
+The cluster starts in the first wave (the GPU Operator running, the first wave adopted by the
+engine) and walks every wave forward; each rollback starts from the state its forward transition
+reached. A transition whose runbook has steps before the merge is replayed a second time with
+the operator late (the merge first): the blocking gates must stop the sync and the rendered retry
+settings must finish it once the operator has done the steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from itertools import pairwise
+from typing import Literal
+
+from gpuplatform.plan.steps import ARGOCD_APPS, Step, maintenance_steps, transition_steps
+from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
+from gpuplatform.plan.waves import Plan
+from gpuplatform.render.tree import Tree
+from gpuplatform.simulate.apply import RELEASE_KEYS
+from gpuplatform.simulate.argocd import ArgoEngine
+from gpuplatform.simulate.devices import DeviceMatcher
+from gpuplatform.simulate.driver_manager import upgrade_driver
+from gpuplatform.simulate.flux import FluxEngine
+from gpuplatform.simulate.invariants import STEP_CHECKS, check_settled
+from gpuplatform.simulate.kubelet import kubelet_reactions
+from gpuplatform.simulate.manual import apply_manual
+from gpuplatform.simulate.model import Cluster, Group, Workload
+from gpuplatform.simulate.operator import NFD_LABEL, gpu_operator_reactions
+from gpuplatform.simulate.rendered import EngineWave, engine_wave, entry_tree
+from gpuplatform.simulate.scheduler import scheduler_reactions
+from gpuplatform.simulate.workloads import workload_mix
+from gpuplatform.simulate.world import StepRecord, Violation, ViolationFound, World
+
+__all__ = ["TransitionResult", "declared_modes", "replay_platform"]
+
+Engine = ArgoEngine | FluxEngine
+
+
+@dataclass
+class TransitionResult:
+    """One replayed transition under one engine (and its late-operator variant)."""
+
+    engine: str
+    source: str
+    target: str
+    steps: int = 0
+    late: bool = False
+    """Replayed with the operator late: the merge before the runbook's first steps."""
+    violation: Violation | None = None
+    notes: list[str] = field(default_factory=list)
+    tail: list[StepRecord] = field(default_factory=list)
+    """The last steps before the violation."""
+
+
+def declared_modes(plan: Plan, tree: Tree) -> dict[str, dict[str, str]]:
+    """wave -> pool -> mode, read from the rendered hand-offs (every pool kind has one)."""
+    out: dict[str, dict[str, str]] = {}
+    for state in plan.waves:
+        modes = {}
+        for pool in plan.platform.node_pools:
+            content = tree.files.get(f"handoff/{state.dir_name}/nodepoolhandoff_{pool.name}.yaml")
+            modes[pool.name] = str(content[0]["spec"]["mode"]) if isinstance(content, list) else "legacy"
+        out[state.name] = modes
+    return out
+
+
+def _mig_capable(product: str) -> bool:
+    """gpu-operator `hasMIGCapableGPU`: the product name mentions H100, A100 or A30."""
+    return any(p in product.lower() for p in ("h100", "a100", "a30"))
+
+
+def _cluster(plan: Plan) -> Cluster:
+    groups = []
+    for pool in plan.platform.node_pools:
+        nodes = list(pool.nodes) or [f"{pool.name}-node-0"]
+        groups.append(
+            Group(
+                pool.name,
+                pool.name,
+                pool.provisioner.kind if pool.provisioner else "static",
+                nodes,
+                pool.gpus_per_node,
+                _mig_capable(pool.product),
+                labels={NFD_LABEL: "true"},
+                owners={NFD_LABEL: "nfd"},
+            )
+        )
+    return Cluster(groups)
+
+
+class Replayer:
+    """Walks the waves of one platform under one engine."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        tree: Tree,
+        engine: str,
+        matcher: DeviceMatcher,
+        declared: dict[str, dict[str, str]],
+        entries: dict[str, Tree] | None = None,
+    ) -> None:
+        self.plan, self.tree, self.engine_name = plan, tree, engine
+        self.entries: dict[str, Tree] = entries if entries is not None else {}
+        """The tree rendered with each `activeWave`, shared by the engines' replayers."""
+        self.world = World(plan, tree, engine, _cluster(plan), matcher, declared)
+        self.world.checks = list(STEP_CHECKS)
+        self.world.reactors = [gpu_operator_reactions, kubelet_reactions, scheduler_reactions]
+        self.engine: Engine = ArgoEngine() if engine == "argocd" else FluxEngine()
+        self._waves: dict[str, EngineWave] = {}
+        self.observed: list[Workload] | None = None
+        """A snapshot's unmigrated pods, replacing the default one per legacy pool."""
+
+    def rendered(self, wave: str) -> EngineWave:
+        if wave not in self._waves:
+            if wave not in self.entries:
+                self.entries[wave] = entry_tree(self.tree, self.plan, wave)
+            self._waves[wave] = engine_wave(self.tree, self.plan, wave, self.engine_name, self.entries[wave])
+            self._check_order(self._waves[wave])
+        return self._waves[wave]
+
+    def _check_order(self, wave: EngineWave) -> None:
+        """Flux's rendered chain follows the step sequence's sync order (`SYNC_UNITS`)."""
+        rank = {u.id: i for i, u in enumerate(SYNC_UNITS)}
+        units = [(rank[unit_of_folder(u.folder).id], u.name) for u in wave.units if u.folder]
+        for (before, first), (after, second) in pairwise(units):
+            if after < before:
+                self.world.fail(
+                    "sync-order",
+                    f"wave {wave.wave}: Kustomization {second} runs after {first}, against the step sequence",
+                    [f"Kustomization/{first}", f"Kustomization/{second}"],
+                )
+
+    def bootstrap(self) -> None:
+        """The running cluster adopts the first wave."""
+        first = self.plan.waves[0].name
+        self.world.target = first
+        if not any(r.chart == "gpu-operator" for r in self.rendered(first).releases.values()):
+            self.world.notes.add(
+                "the GPU Operator release is not rendered (gpuOperator.managed is false): "
+                "modelled with gpuOperator.values only, without the migration's settings"
+            )
+        self.world.settle()
+        self._add_workloads(first)
+        outcome = self.engine.sync(self.world, self.rendered(first))
+        if outcome:
+            self.world.fail("sync-completes", f"adopting {first}: {outcome}", [])
+        check_settled(self.world, f"once {first} is adopted")
+
+    def _add_workloads(self, wave: str) -> None:
+        have = {w.key for w in self.world.cluster.workloads if w.phase != "done"}
+        self.world.cluster.workloads = [w for w in self.world.cluster.workloads if w.phase != "done"]
+        fresh = [w for w in workload_mix(self.plan, self.plan.wave(wave), self.observed) if w.key not in have]
+        self.world.cluster.workloads += fresh
+        for w in self.world.cluster.workloads:
+            w.moves = False
+        if fresh:
+            self.world.record("workloads", f"{len(fresh)} workload(s) of {wave} created")
+            self.world.settle()
+
+    def _mark_moves(self, source: str, target: str) -> None:
+        moving = {p for p, m in self.world.declared[source].items() if self.world.declared[target][p] != m}
+        ids = {g.id for g in self.world.cluster.groups if g.pool in moving}
+        for w in self.world.cluster.workloads:
+            if w.group in ids or (w.pool in moving) or (w.kind == "claim" and w.phase == "pending"):
+                w.moves = True
+
+    def _sync(self, wave: EngineWave, late: list[Callable[[], None]], done: Callable[[str], None]) -> None:
+        """The engine's sync; with a late operator, the steps come once it is stuck, then the retries.
+
+        A Job that retries by itself holds the sync (Argo CD's operation stays Running, Flux's
+        Kustomization stays not Ready) until it holds. A failed Job is re-run only by Argo CD's
+        sync retry, whose limited attempts are spent within minutes, before a late operator acts.
+        """
+        outcome = self.engine.sync(self.world, wave, done)
+        if not outcome:
+            for action in late:
+                action()
+            return
+        if not late:
+            self.world.fail(
+                "sync-completes",
+                f"with the runbook's order the sync of {wave.wave} does not complete: {outcome}",
+                [],
+            )
+        waiting = "waiting:" in outcome and "failed:" not in outcome
+        if not waiting and self.engine_name == "argocd" and wave.retry_limit >= 0:
+            for _ in range(wave.retry_limit):
+                self.engine.retry(self.world, wave, done)
+            for action in late:
+                action()
+            self.world.fail(
+                "sync-completes",
+                f"the sync of {wave.wave} failed ({outcome}); its {wave.retry_limit} retries ran out before the "
+                "operator's steps, and Argo CD does not retry a failed sync of the same commit again",
+                [f"Application/{self.plan.platform.name}"],
+            )
+        for action in late:
+            action()
+        outcome = self.engine.retry(self.world, wave, done)
+        if outcome:
+            why = (
+                "Flux never re-runs an unchanged failed Job"
+                if self.engine_name == "flux"
+                else "the retry fails"
+            )
+            self.world.fail(
+                "sync-completes",
+                f"after the operator's steps the sync of {wave.wave} is still stuck ({why}): {outcome}",
+                [],
+            )
+
+    def transition(self, source: str, target: str, *, late: bool = False) -> None:
+        """Replay `source` -> `target` from the current state (`late`: the operator merges first)."""
+        world = self.world
+        world.target = target
+        world.bridge_allowed = bool(self.plan.wave(target).bridges)
+        self._add_workloads(source)
+        self._mark_moves(source, target)
+        steps = transition_steps(self.plan, self.plan.wave(source), self.plan.wave(target))
+        merge = [s.kind for s in steps].index("merge")
+        before: list[Callable[[], None]] = [
+            partial(apply_manual, world, s, source, target) for s in steps[:merge]
+        ]
+        if not late:
+            for action in before:
+                action()
+        world.record("operator", f"merge: activeWave {source} -> {target}")
+        waiting = [s for s in steps[merge + 1 :] if s.kind == "manual" and s.after]
+
+        def done(unit: str) -> None:
+            for step in [s for s in waiting if s.after == unit]:
+                waiting.remove(step)
+                self._manual(step, source, target)
+
+        self._sync(self.rendered(target), before if late else [], done)
+        for step in steps[merge + 1 :]:
+            if step.kind == "manual" and (not step.after or step in waiting):
+                self._manual(step, source, target)
+        check_settled(world, f"after {source} -> {target}")
+        self._check_leftovers(target)
+
+    def _manual(self, step: Step, source: str, target: str) -> None:
+        """A manual step; syncing Argo CD's `-apps` Application by hand is the engine's to replay."""
+        if step.action != ARGOCD_APPS:
+            apply_manual(self.world, step, source, target)
+        elif isinstance(self.engine, ArgoEngine):
+            self.engine.sync_by_hand(self.world, self.rendered(target))
+
+    def _check_leftovers(self, target: str) -> None:
+        """A release the target wave does not render must be gone, not orphaned."""
+        wanted = {RELEASE_KEYS.get(r.chart, r.chart) for r in self.rendered(target).releases.values()}
+        for key, release in self.world.cluster.releases.items():
+            if key not in wanted:
+                self.world.fail(
+                    "leftovers",
+                    f"after the transition to {target} the {release.chart} release is still installed"
+                    + (
+                        " (orphaned: its Application was deleted without a resources finalizer)"
+                        if not release.owner
+                        else ""
+                    ),
+                    [
+                        f"HelmRelease/{release.name}"
+                        if self.engine_name == "flux"
+                        else f"Application/{release.name}"
+                    ],
+                )
+
+    def disturb(self) -> None:
+        """A node restart and, from the same state, a driver upgrade on one node of each kind of group.
+
+        Each runs on its own copy of the cluster, so neither hides what the other breaks; the walk
+        continues from the state before them.
+        """
+        seen: set[tuple[str, str, bool]] = set()
+        for group in list(self.world.cluster.groups):
+            kind = (self.world.mode(group), group.provisioner, group.mig_capable)
+            if kind in seen:
+                continue
+            seen.add(kind)
+            for event in (self._restart, self._upgrade):
+                start, engine = self.world, self.engine
+                self.world, self.engine = start.fork(), engine.fork()
+                self.world.trace = start.trace
+                self.world.disturbance = True
+                try:
+                    node = self._one_node(next(g for g in self.world.cluster.groups if g.id == group.id))
+                    event(node)
+                finally:
+                    self.world, self.engine = start, engine
+
+    def fork(self) -> tuple[World, Engine]:
+        """A copy of the current cluster and engine memory to start other transitions from."""
+        return self.world.fork(), self.engine.fork()
+
+    def run(
+        self, start: tuple[World, Engine], a: str, b: str, *, late: bool, disturb: bool
+    ) -> TransitionResult:
+        """Replay `a` -> `b` (and the disturbances) from `start`; leaves the replayer in the end state."""
+        self.world, self.engine = start[0].fork(), start[1].fork()
+        result = TransitionResult(self.engine_name, a, b, late=late)
+        try:
+            self.transition(a, b, late=late)
+            if disturb:
+                self.disturb()
+        except ViolationFound as exc:
+            result.violation = exc.violation
+            result.tail = self.world.trace[-8:-1]
+        result.steps = self.world.steps
+        result.notes = sorted(self.world.notes)
+        return result
+
+    def _maintenance(self, group: Group, event: Literal["restart", "driver-upgrade"], *, after: bool) -> None:
+        world = self.world
+        for step in maintenance_steps(self.plan, self.plan.wave(world.target), group.pool, event):
+            if (step.action == "revalidate") == after:
+                apply_manual(world, step, world.target, world.target)
+
+    def _one_node(self, group: Group) -> Group:
+        if len(group.nodes) == 1:
+            return group
+        part = group.split(1, "~1")
+        self.world.cluster.groups.insert(self.world.cluster.groups.index(group), part)
+        for w in self.world.cluster.workloads:
+            if w.group == group.id:
+                w.group = part.id
+        return part
+
+    def _restart(self, group: Group) -> None:
+        world = self.world
+        group.markers.clear()
+        group.validator_started = False
+        group.device_plugin_registered = False
+        group.operands = {n: "waiting" if p != "unschedulable" else p for n, p in group.operands.items()}
+        group.driver_loaded = "driver" in group.operands
+        if "driver" in group.operands:
+            group.operands["driver"] = "running"
+        if group.kubelet_plugin == "running":
+            group.kubelet_plugin = "absent"
+        for w in world.cluster.workloads:
+            if w.group == group.id and w.phase == "running":
+                w.phase = "restarting"
+        world.record(
+            "node", f"{group.name} restarts: /run is empty, every pod runs its init containers again"
+        )
+        world.settle()
+        self._maintenance(group, "restart", after=True)
+        check_settled(world, f"after a restart of {group.name}")
+
+    def _upgrade(self, group: Group) -> None:
+        world = self.world
+        self._maintenance(group, "driver-upgrade", after=False)
+        upgrade_driver(world, group, self.engine.correct_drift)
+        group.cordoned = False
+        world.record("operator", f"uncordon {group.name}")
+        world.settle()
+        self._maintenance(group, "driver-upgrade", after=True)
+        check_settled(world, f"after a driver upgrade of {group.name}")
+
+
+def replay_platform(
+    plan: Plan,
+    tree: Tree,
+    engine: str,
+    pairs: list[tuple[str, str]],
+    matcher: DeviceMatcher,
+    observed: list[Workload] | None = None,
+    entries: dict[str, Tree] | None = None,
+) -> list[TransitionResult]:
+    """Replay every (source, target) pair under `engine`, each from the state its source wave reached.
+
+    The waves are walked forward from the first; a pair whose runbook starts with manual steps is
+    replayed again with the operator late. The disturbances (a restart, a driver upgrade) run after
+    the transitions between adjacent waves, forward and back: every wave's state is disturbed
+    whichever way it is reached, and a jump over waves ends in one of those states.
+    """
+    declared = declared_modes(plan, tree)
+    names = [w.name for w in plan.waves]
+    replayer = Replayer(plan, tree, engine, matcher, declared, entries)
+    replayer.observed = observed
+    try:
+        replayer.bootstrap()
+    except ViolationFound as exc:
+        return [
+            TransitionResult(engine, names[0], names[0], steps=replayer.world.steps, violation=exc.violation)
+        ]
+    states = {names[0]: replayer.fork()}
+    results: list[TransitionResult] = []
+    furthest = max((max(names.index(a), names.index(b)) for a, b in pairs), default=0)
+    for i in range(furthest):
+        a, b = names[i], names[i + 1]
+        result = replayer.run(states[a], a, b, late=False, disturb=True)
+        if (a, b) in pairs:
+            results.append(result)
+        if result.violation is not None:
+            if (a, b) not in pairs:
+                results.append(result)
+            break
+        states[b] = replayer.fork()
+    for a, b in pairs:
+        if a not in states:
+            continue
+        if names.index(b) != names.index(a) + 1:
+            adjacent = abs(names.index(b) - names.index(a)) == 1
+            results.append(replayer.run(states[a], a, b, late=False, disturb=adjacent))
+        steps = transition_steps(plan, plan.wave(a), plan.wave(b))
+        if steps and steps[0].kind == "manual":
+            results.append(replayer.run(states[a], a, b, late=True, disturb=False))
+    return results

@@ -1,0 +1,164 @@
+"""`gpuplatform simulate`: which transitions to replay, under which engines, and the report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuplatform.errors import InputError, Problem
+from gpuplatform.evidence.snapshot import Snapshot, snapshot_or_pods
+from gpuplatform.load.stacks import LoadedPlatform
+from gpuplatform.plan.transitions import transition
+from gpuplatform.plan.waves import Plan, plan_platform
+from gpuplatform.render.tree import Tree, render_tree
+from gpuplatform.simulate.devices import DeviceMatcher
+from gpuplatform.simulate.replay import TransitionResult, replay_platform
+from gpuplatform.simulate.workloads import snapshot_workloads
+
+__all__ = ["PlatformReport", "accepted_pairs", "report_text", "simulate_platform", "simulate_platforms"]
+
+ENGINES = ("argocd", "flux")
+
+
+@dataclass
+class PlatformReport:
+    """What was replayed for one platform and what broke first."""
+
+    platform: str
+    engines: list[str]
+    results: list[TransitionResult] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[TransitionResult]:
+        return [r for r in self.results if r.violation is not None]
+
+    @property
+    def steps(self) -> int:
+        return sum(r.steps for r in self.results)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "platform": self.platform,
+            "engines": self.engines,
+            "transitions": [
+                {
+                    "engine": r.engine,
+                    "from": r.source,
+                    "to": r.target,
+                    "operatorLate": r.late,
+                    "steps": r.steps,
+                    "violation": r.violation.as_dict() if r.violation else None,
+                    "notes": r.notes,
+                }
+                for r in self.results
+            ],
+            "skipped": self.skipped,
+            "proven": len(self.results) - len(self.failed),
+            "steps": self.steps,
+        }
+
+
+def accepted_pairs(plan: Plan) -> tuple[list[tuple[str, str]], list[str]]:
+    """Every ordered pair of waves `plan --from/--to` accepts, and the refused ones (as text)."""
+    names = [w.name for w in plan.waves]
+    pairs, refused = [], []
+    for a in names:
+        for b in names:
+            if a == b:
+                continue
+            if transition(plan, a, b).refusals:
+                refused.append(f"{a} -> {b} (refused by plan)")
+            else:
+                pairs.append((a, b))
+    return pairs, refused
+
+
+def simulate_platform(
+    loaded: LoadedPlatform,
+    source: str | None,
+    target: str | None,
+    engines: Sequence[str],
+    tree: Tree | None = None,
+    snapshot: Snapshot | None = None,
+) -> PlatformReport:
+    """Replay one transition (or, with no source/target, every accepted one) under each engine.
+
+    With a `snapshot`, its unmigrated GPU pods replace the default one per legacy pool.
+    """
+    platform = loaded.platform
+    plan = plan_platform(platform)
+    rendered: list[str] = [e for e in engines if e in platform.delivery.engines]
+    report = PlatformReport(platform.name, list(rendered))
+    report.skipped += [f"engine {e}: not rendered for this platform" for e in engines if e not in rendered]
+    if source is None or target is None:
+        pairs, refused = accepted_pairs(plan)
+        report.skipped += refused
+    else:
+        pairs = [(source, target)]
+    tree = tree if tree is not None else render_tree(plan)
+    matcher = DeviceMatcher(platform)
+    observed = None
+    if snapshot is not None:
+        observed, left = snapshot_workloads(plan, snapshot)
+        report.skipped += left
+    entries: dict[str, Tree] = {}
+    for engine in rendered:
+        report.results += replay_platform(plan, tree, engine, pairs, matcher, observed, entries)
+    return report
+
+
+def simulate_platforms(
+    loaded: Sequence[LoadedPlatform],
+    source: str | None,
+    target: str | None,
+    engines: Sequence[str],
+    snapshot: Path | None = None,
+) -> list[PlatformReport]:
+    """`simulate_platform` for every loaded platform; InputError for an unknown wave."""
+    problems = []
+    for lp in loaded:
+        names = [w.name for w in lp.platform.waves]
+        for option, wave in (("--from", source), ("--to", target)):
+            if wave is not None and wave not in names:
+                message = f"platform {lp.platform.name!r} has no wave {wave!r} (waves: {', '.join(names)})"
+                problems.append(Problem(option, "", "", message))
+    if problems:
+        raise InputError(problems)
+    observed = snapshot_or_pods(snapshot) if snapshot is not None else None
+    return [simulate_platform(lp, source, target, engines, snapshot=observed) for lp in loaded]
+
+
+def report_text(report: PlatformReport) -> str:
+    """The terminal page: the first violation with its step and objects, or what was proven."""
+    lines = [f"platform {report.platform} ({', '.join(report.engines) or 'no engine'})"]
+    for result in report.results:
+        late = " (operator late)" if result.late else ""
+        verdict = "ok" if result.violation is None else f"VIOLATION {result.violation.invariant}"
+        lines.append(
+            f"  {result.engine:6} {result.source} -> {result.target}{late}: {result.steps} steps, {verdict}"
+        )
+    first = next(iter(report.failed), None)
+    if first is not None and first.violation is not None:
+        v = first.violation
+        late = " with the operator late" if first.late else ""
+        lines += [
+            "",
+            f"first violation: {first.engine}, {first.source} -> {first.target}{late}",
+            f"  at step {v.step.index} [{v.step.actor}]: {v.step.text}",
+            f"  invariant {v.invariant}: {v.message}",
+            f"  objects: {', '.join(v.objects) or '-'}",
+            "  the steps before it:",
+        ]
+        lines += [f"    {s.index}. [{s.actor}] {s.text}" for s in first.tail]
+    notes = sorted({n for r in report.results for n in r.notes})
+    lines += [f"  note: {n}" for n in notes]
+    refused = [s for s in report.skipped if s.endswith("(refused by plan)")]
+    lines += [f"  skipped: {s}" for s in report.skipped if s not in refused]
+    if refused:
+        lines.append(f"  not replayed: {len(refused)} transition(s) plan refuses (see `plan --from/--to`)")
+    proven = len(report.results) - len(report.failed)
+    lines.append(f"{proven} of {len(report.results)} transition replays proven, {report.steps} steps")
+    return "\n".join(lines)

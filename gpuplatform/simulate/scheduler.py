@@ -1,0 +1,203 @@
+"""Admission (tenant policy, ResourceQuota) and the scheduler's placement of GPU pods.
+
+- Extended resources (kube-scheduler NodeResourcesFit): an `nvidia.com/gpu` request fits a node
+  whose allocatable has the GPUs free. With DRAExtendedResource (KEP-5004;
+  pkg/scheduler/framework/plugins/dynamicresources), a node that does not advertise the resource
+  (an explicit 0 counts as absent from 1.35, kubernetes/kubernetes#133784) is served by the
+  DeviceClass whose `extendedResourceName` names it: the most recently created class wins, ties by
+  name (staging/src/k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache). Which
+  feasible node the scorer prefers is not modelled: a bridged placement on a DRA node is taken
+  whenever one is feasible (the dangerous choice).
+- Claims: a device is allocatable when the class selectors select it on a node whose slices the
+  scheduler sees (stale slices too); NoSchedule/NoExecute taints must be tolerated.
+- Admission: the tenant's ValidatingAdmissionPolicy allows only its own classes; ResourceQuota
+  charges `count/resourceclaims`, `<class>.deviceclass.resource.k8s.io/devices` and
+  `requests.nvidia.com/gpu` when the pod or claim is created (kube-apiserver quota admission).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import partial
+
+from gpuplatform.simulate.model import Cluster, Group, Workload, untolerated
+from gpuplatform.simulate.world import START, STOP, Reaction, World
+from gpuplatform.versions import SCHEDULER_EXPLICIT_ZERO_FIX, kube_gate_default, parse_release
+
+__all__ = ["bridge_class", "scheduler_reactions"]
+
+_SCHEDULING = ("NoSchedule", "NoExecute")
+GPU = "nvidia.com/gpu"
+
+
+def bridge_class(cluster: Cluster) -> str:
+    """The class serving `nvidia.com/gpu`: the newest with that extendedResourceName, ties by name."""
+    candidates = [c for c in cluster.classes.values() if c.extended_resource == GPU]
+    if not candidates:
+        return ""
+    newest = max(c.created for c in candidates)
+    return min(c.name for c in candidates if c.created == newest)
+
+
+def _extended_resource_on(world: World) -> bool:
+    p = world.plan.platform
+    release = parse_release(p.kubernetes.version)
+    default = kube_gate_default("DRAExtendedResource", release.minor)
+    return (
+        bool(p.kubernetes.feature_gates.get("DRAExtendedResource", default))
+        and release >= SCHEDULER_EXPLICIT_ZERO_FIX
+    )
+
+
+@dataclass
+class _Usage:
+    """What is taken, computed once per scheduling pass and updated as pods are bound in it."""
+
+    legacy: dict[str, int] = field(default_factory=dict)
+    """group id -> device-plugin GPUs in use."""
+    dra: dict[str, int] = field(default_factory=dict)
+    """group id -> DRA devices allocated."""
+    quota: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(namespace, quota key) -> charged amount."""
+
+    @classmethod
+    def of(cls, cluster: Cluster) -> _Usage:
+        usage = cls()
+        for w in cluster.workloads:
+            if w.phase not in ("running", "restarting", "terminating", "stuck-terminating"):
+                continue
+            if w.group:
+                table = usage.dra if w.allocator in ("dra", "bridge") else usage.legacy
+                table[w.group] = table.get(w.group, 0) + w.gpus
+            usage.charge(w)
+        return usage
+
+    def charge(self, w: Workload) -> None:
+        for key, amount in _charges(w):
+            self.quota[(w.namespace, key)] = self.quota.get((w.namespace, key), 0) + amount
+
+
+def _charges(w: Workload) -> list[tuple[str, int]]:
+    if w.kind == "legacy":
+        return [(f"requests.{GPU}", w.gpus)]
+    return [
+        (f"{w.device_class}.deviceclass.resource.k8s.io/devices", w.gpus),
+        ("count/resourceclaims.resource.k8s.io", 1),
+    ]
+
+
+def _free_devices(world: World, group: Group, device_class: str, usage: _Usage) -> int:
+    if group.slices == "none":
+        return 0
+    cls = world.cluster.classes.get(device_class)
+    if cls is None:
+        return 0
+    per_node = world.matcher.count((cls.expression,), group.pool)
+    return per_node * len(group.nodes) - usage.dra.get(group.id, 0)
+
+
+def _admit(world: World, w: Workload, usage: _Usage) -> str:
+    """Why admission refuses the workload's pod or claim ('' when admitted)."""
+    cluster = world.cluster
+    if w.kind == "claim":
+        if f"{w.namespace}/{w.template}" not in cluster.templates:
+            return f"ResourceClaimTemplate {w.namespace}/{w.template} does not exist"
+        allowed = cluster.allowed_classes.get(w.namespace)
+        if allowed is not None and w.device_class not in allowed:
+            return f"the tenant policy of {w.namespace} does not allow class {w.device_class}"
+    quota = cluster.quotas.get(w.namespace)
+    if quota is None:
+        return ""
+    for key, amount in _charges(w):
+        if key in quota and usage.quota.get((w.namespace, key), 0) + amount > quota[key]:
+            return f"ResourceQuota of {w.namespace}: {key} exceeded"
+    return ""
+
+
+def _feasible(w: Workload, group: Group) -> bool:
+    return (
+        not group.cordoned
+        and (not w.pool or group.pool == w.pool)
+        and not untolerated(w.tolerations, group.taints, _SCHEDULING)
+        and w.gpus <= group.gpus
+    )
+
+
+def _place(
+    world: World, w: Workload, usage: _Usage, bridged: str, groups: list[Group]
+) -> tuple[Group, str] | None:
+    if w.kind == "claim":
+        for g in groups:
+            if _free_devices(world, g, w.device_class, usage) >= w.gpus:
+                return g, "dra"
+        return None
+    if bridged:
+        for g in groups:
+            if g.allocatable_gpu == 0 and _free_devices(world, g, bridged, usage) >= w.gpus:
+                return g, "bridge"
+    for g in groups:
+        if g.allocatable_gpu and g.allocatable_gpu * len(g.nodes) - usage.legacy.get(g.id, 0) >= w.gpus:
+            return g, "device-plugin"
+    return None
+
+
+def _bind(world: World, w: Workload, group: Group, allocator: str) -> None:
+    w.group, w.allocator, w.phase, w.reason = group.id, allocator, "running", ""  # type: ignore[assignment]
+    if allocator == "bridge" and not world.bridge_allowed:
+        world.pending_failure = (
+            "early-bridge",
+            f"unmigrated {w.key} (nvidia.com/gpu) lands on DRA node {group.name} through DeviceClass "
+            f"{bridge_class(world.cluster)} before the wave that enables a bridge",
+            [f"Pod/{w.key}", f"DeviceClass/{bridge_class(world.cluster)}", f"Node/{group.nodes[0]}"],
+        )
+
+
+def _shape(w: Workload) -> tuple[object, ...]:
+    """What placement depends on besides capacity: pods of one shape fit the same nodes."""
+    tolerations = tuple(sorted(tuple(sorted(t.items())) for t in w.tolerations))
+    return (w.kind, w.device_class, w.gpus, w.pool, tolerations)
+
+
+def scheduler_reactions(world: World) -> list[Reaction]:
+    """Admit and place every pending GPU pod that can run now (capacity reserved within the pass)."""
+    out: list[Reaction] = []
+    cluster = world.cluster
+    pending = [w for w in cluster.workloads if w.phase == "pending"]
+    if not pending:
+        return out
+    state = (
+        cluster.version,
+        tuple(
+            (g.id, len(g.nodes), g.slices, g.device_plugin_registered, g.cordoned, len(g.taints))
+            for g in cluster.groups
+        ),
+        tuple((w.phase, w.group) for w in cluster.workloads),
+    )
+    if state == cluster.idle:
+        return out
+    usage = _Usage.of(world.cluster)
+    bridged = bridge_class(world.cluster) if _extended_resource_on(world) else ""
+    unplaceable: set[tuple[object, ...]] = set()
+    feasible: dict[tuple[object, ...], list[Group]] = {}
+    for w in pending:
+        refusal = _admit(world, w, usage)
+        if refusal:
+            out.append(Reaction(STOP, f"{w.key} refused: {refusal}", partial(w.refuse, refusal)))
+            continue
+        shape = _shape(w)
+        if shape in unplaceable:
+            continue
+        if shape not in feasible:
+            feasible[shape] = [g for g in cluster.groups if _feasible(w, g)]
+        found = _place(world, w, usage, bridged, feasible[shape])
+        if found is None:
+            unplaceable.add(shape)
+            continue
+        group, allocator = found
+        table = usage.legacy if allocator == "device-plugin" else usage.dra
+        table[group.id] = table.get(group.id, 0) + w.gpus
+        usage.charge(w)
+        text = f"scheduler binds {w.key} to {group.name} ({allocator})"
+        out.append(Reaction(START, text, partial(_bind, world, w, group, allocator)))
+    cluster.idle = () if out else state
+    return out

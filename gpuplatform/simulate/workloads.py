@@ -1,0 +1,133 @@
+"""The workload mix a transition is replayed with.
+
+By default: one unmigrated `nvidia.com/gpu` Deployment pinned to each legacy pool, one unmigrated
+pod that tolerates every taint (the dangerous case: nothing but the scheduler keeps it off DRA
+nodes), each spec workload in its legacy or converted form, and one claim workload per claim
+template of every enabled tenant (tolerating the DRA pools' taints, as the validation Job does).
+"""
+
+from __future__ import annotations
+
+import copy
+
+from gpuplatform.evidence.register import gpu_count
+from gpuplatform.evidence.snapshot import Snapshot
+from gpuplatform.gates.matchers import is_device_plugin_pod
+from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.nodes import pool_taint
+from gpuplatform.render.workload_handoff import workload_template_name
+from gpuplatform.simulate.model import Toleration, Workload
+
+__all__ = ["LEGACY_NAMESPACE", "converted", "snapshot_workloads", "workload_mix"]
+
+LEGACY_NAMESPACE = "gpu-legacy"
+
+
+def _dra_tolerations(plan: Plan) -> list[Toleration]:
+    out: list[Toleration] = []
+    for pool in plan.platform.node_pools:
+        taint = pool_taint(plan.platform, pool)
+        item: Toleration = {
+            "key": taint["key"],
+            "operator": "Equal",
+            "value": taint.get("value", ""),
+            "effect": taint["effect"],
+        }
+        if item not in out:
+            out.append(item)
+    return out
+
+
+def converted(plan: Plan, index: int) -> Workload:
+    """Spec workload `index` in its claim form (the hand-off's template; no toleration is added)."""
+    w = plan.platform.workloads[index]
+    p = plan.platform
+    return Workload(
+        w.name,
+        w.namespace,
+        "claim",
+        w.gpus,
+        "spec",
+        template=workload_template_name(w),
+        device_class=p.class_name(w.tier),
+    )
+
+
+def snapshot_workloads(plan: Plan, snapshot: Snapshot) -> tuple[list[Workload], list[str]]:
+    """The unmigrated GPU pods of a cluster snapshot, pinned to their node's pool; and what was left out.
+
+    Pods with resource claims are left out (their claims' classes are not in the snapshot's register).
+    """
+    pools = {n: pool.name for pool in plan.platform.node_pools for n in pool.nodes}
+    out, left = [], []
+    for pod in snapshot.items("pods") or []:
+        meta, spec = pod.get("metadata", {}), pod.get("spec", {})
+        if is_device_plugin_pod(pod) or not gpu_count(pod):
+            continue
+        key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        if spec.get("resourceClaims"):
+            left.append(f"pod {key} (resource claims are not taken from snapshots)")
+            continue
+        out.append(
+            Workload(
+                str(meta.get("name", "")),
+                str(meta.get("namespace", "")),
+                "legacy",
+                gpu_count(pod),
+                "snapshot",
+                tolerations=[dict(t) for t in spec.get("tolerations") or [] if isinstance(t, dict)],
+                pool=pools.get(str(spec.get("nodeName", "")), ""),
+            )
+        )
+    return out, left
+
+
+def workload_mix(plan: Plan, state: WaveState, observed: list[Workload] | None = None) -> list[Workload]:
+    """The workloads that exist in `state` (their placement is the scheduler's).
+
+    `observed`: the unmigrated pods of a snapshot, instead of the default legacy pods.
+    """
+    p = plan.platform
+    if observed is not None:
+        out = [copy.copy(w) for w in observed]
+    else:
+        out = [
+            Workload(f"legacy-{pool}", LEGACY_NAMESPACE, "legacy", 1, "default", pool=pool)
+            for pool in state.legacy_pools
+        ]
+    if state.legacy_pools and observed is None:
+        out.append(
+            Workload(
+                "legacy-tolerates-all",
+                LEGACY_NAMESPACE,
+                "legacy",
+                1,
+                "default",
+                tolerations=[{"operator": "Exists"}],
+            )
+        )
+    for i, w in enumerate(p.workloads):
+        if i in state.workloads:
+            out.append(converted(plan, i))
+        else:
+            out.append(Workload(w.name, w.namespace, "legacy", w.gpus, "spec"))
+    tolerations = _dra_tolerations(plan)
+    for tenant in p.tenants:
+        if tenant.name not in state.tenants:
+            continue
+        tiers = {t.name for t in p.tiers}
+        for template in tenant.claim_templates:
+            if template.tier in tiers:
+                out.append(
+                    Workload(
+                        f"{template.name}-user",
+                        tenant.ns,
+                        "claim",
+                        template.count,
+                        "default",
+                        tolerations=list(tolerations),
+                        template=template.name,
+                        device_class=p.class_name(template.tier),
+                    )
+                )
+    return out

@@ -1,0 +1,255 @@
+"""The allocator-switch Jobs: their scripts run under dash against a fake kubectl, their identity and order."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuplatform.model import Platform
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.allocator_switch import NOT_YET, render_switch_jobs, switch_identity
+from tests.admission.admission_env import admit
+
+FAKE = """#!{python}
+import json, sys
+state = json.load(open({state!r}))
+args = sys.argv[1:]
+def selected(node, selector):
+    for term in filter(None, selector.split(",")):
+        labels = node["metadata"].get("labels", {{}})
+        if term.startswith("!"):
+            if term[1:] in labels: return False
+        elif "=" in term:
+            k, v = term.split("=", 1)
+            if labels.get(k) != v: return False
+        elif term not in labels: return False
+    return True
+def out(items, fmt):
+    if fmt.startswith("jsonpath"):
+        print(" ".join(i["metadata"]["name"] for i in items)); return
+    print(json.dumps({{"items": items}}))
+if args[0] == "label":
+    node = next(n for n in state["nodes"] if n["metadata"]["name"] == args[2])
+    change = args[3]
+    labels = node["metadata"].setdefault("labels", {{}})
+    if change.endswith("-"): labels.pop(change[:-1])
+    else:
+        k, v = change.split("=", 1)
+        if k in labels: sys.exit(1)
+        labels[k] = v
+    state.setdefault("calls", []).append(" ".join(args))
+    json.dump(state, open({state!r}, "w")); sys.exit(0)
+fmt = args[args.index("-o") + 1] if "-o" in args else "json"
+kind = args[1]
+if kind == "node":
+    found = [n for n in state["nodes"] if n["metadata"]["name"] == args[2]]
+    if not found: sys.exit(1)
+    print(json.dumps(found[0])); sys.exit(0)
+if kind == "nodes":
+    selector = args[args.index("-l") + 1] if "-l" in args else ""
+    out([n for n in state["nodes"] if selected(n, selector)], fmt); sys.exit(0)
+if kind == "pods":
+    pods = state.get("pods", [])
+    if "--field-selector" in args:
+        node = args[args.index("--field-selector") + 1].split("=", 1)[1]
+        pods = [p for p in pods if p["spec"]["nodeName"] == node]
+    if "-n" in args:
+        pods = [p for p in pods if p["metadata"]["namespace"] == args[args.index("-n") + 1]]
+    out(pods, fmt); sys.exit(0)
+out(state.get(kind, []), fmt)
+"""
+
+
+def _kubectl(tmp_path: Path, state: dict[str, Any]) -> tuple[dict[str, str], Path]:
+    data = tmp_path / "state.json"
+    data.write_text(json.dumps(state))
+    script = tmp_path / "kubectl"
+    script.write_text(FAKE.format(python=sys.executable, state=str(data)))
+    script.chmod(0o755)
+    return {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"}, data
+
+
+def _run(reference: Platform, action: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """One attempt of the pilot-pool switch Job `action` against the fake kubectl in `env`."""
+    script = _script(reference, "pilot-pool", action)
+    return subprocess.run(["dash", "-c", script], env=env, capture_output=True, text=True, timeout=60)
+
+
+def _script(reference: Platform, wave: str, action: str) -> str:
+    plan = plan_platform(reference)
+    [job] = [
+        j
+        for j in render_switch_jobs(plan, plan.wave(wave))
+        if j["metadata"]["labels"]["gpuplatform.dev/switch"] == action
+    ]
+    script = str(job["spec"]["template"]["spec"]["containers"][0]["command"][2])
+    return re.sub(r"\+ \d+ \)\)", "+ 0 ))", script)  # one attempt, no waiting
+
+
+def _node(name: str, labels: dict[str, str], gpus: str | None = None) -> dict[str, Any]:
+    allocatable = {"nvidia.com/gpu": gpus} if gpus is not None else {}
+    return {"metadata": {"name": name, "labels": labels}, "status": {"allocatable": allocatable}}
+
+
+MODE = "gpu-scheduling.platform.example.com/mode"
+
+
+@pytest.mark.parametrize(
+    ("gpus", "pods", "switched"),
+    [
+        (None, [], True),
+        ("0", [], True),
+        ("8", [], False),
+        (
+            None,
+            [
+                {
+                    "metadata": {"name": "train", "namespace": "t"},
+                    "spec": {
+                        "nodeName": "gpu-dra-01",
+                        "containers": [{"resources": {"limits": {"nvidia.com/gpu": "1"}}}],
+                    },
+                    "status": {"phase": "Running"},
+                }
+            ],
+            False,
+        ),
+        (
+            None,
+            [
+                {
+                    "metadata": {
+                        "name": "dp",
+                        "namespace": "gpu-operator",
+                        "labels": {"app": "nvidia-device-plugin-daemonset"},
+                    },
+                    "spec": {"nodeName": "gpu-dra-01", "containers": [{}]},
+                    "status": {"phase": "Running"},
+                }
+            ],
+            False,
+        ),
+    ],
+    ids=["no-allocatable", "zero", "still-advertised", "pod-holds-a-gpu", "device-plugin-pod"],
+)
+def test_enable_labels_a_dra_node_only_once_the_device_plugin_is_gone(
+    reference: Platform, tmp_path: Path, gpus: str | None, pods: list[dict[str, Any]], switched: bool
+) -> None:
+    env, data = _kubectl(tmp_path, {"nodes": [_node("gpu-dra-01", {MODE: "dra"}, gpus)], "pods": pods})
+    done = _run(reference, "enable", env)
+    labels = json.loads(data.read_text())["nodes"][0]["metadata"]["labels"]
+    assert ("nvidia.com/dra-kubelet-plugin" in labels) is switched
+    assert done.returncode == (0 if switched else NOT_YET), done.stderr
+
+
+def test_enable_never_overwrites_a_paused_label(reference: Platform, tmp_path: Path) -> None:
+    paused = {MODE: "dra", "nvidia.com/dra-kubelet-plugin": "paused-for-driver-upgrade"}
+    env, data = _kubectl(tmp_path, {"nodes": [_node("gpu-dra-01", paused)]})
+    done = _run(reference, "enable", env)
+    assert done.returncode == 0 and "calls" not in json.loads(data.read_text())
+
+
+@pytest.mark.parametrize(
+    ("plugin", "released"), [(False, True), (True, False)], ids=["plugin-gone", "plugin-still-runs"]
+)
+def test_release_removes_the_label_and_waits_for_the_plugin_to_go(
+    reference: Platform, tmp_path: Path, plugin: bool, released: bool
+) -> None:
+    pods = (
+        [
+            {
+                "metadata": {
+                    "name": "kp",
+                    "namespace": "nvidia-dra-driver-gpu",
+                    "ownerReferences": [
+                        {"kind": "DaemonSet", "name": "dra-driver-nvidia-gpu-kubelet-plugin"}
+                    ],
+                },
+                "spec": {"nodeName": "gpu-legacy-01"},
+                "status": {"phase": "Running"},
+            }
+        ]
+        if plugin
+        else []
+    )
+    state = {
+        "nodes": [_node("gpu-legacy-01", {MODE: "legacy", "nvidia.com/dra-kubelet-plugin": "true"})],
+        "pods": pods,
+    }
+    env, data = _kubectl(tmp_path, state)
+    done = _run(reference, "release", env)
+    assert json.loads(data.read_text())["calls"] == [
+        "label node gpu-legacy-01 nvidia.com/dra-kubelet-plugin-"
+    ]
+    assert done.returncode == (0 if released else NOT_YET), done.stderr
+
+
+def test_switch_jobs_retry_by_themselves_and_run_as_a_label_only_identity(reference: Platform) -> None:
+    plan = plan_platform(reference)
+    jobs = render_switch_jobs(plan, plan.wave("pilot-pool"))
+    assert {j["metadata"]["labels"]["gpuplatform.dev/switch"] for j in jobs} == {"release", "enable"}
+    for job in jobs:
+        rules = job["spec"]["podFailurePolicy"]["rules"]
+        assert {
+            "action": "Ignore",
+            "onExitCodes": {"containerName": "switch", "operator": "In", "values": [NOT_YET]},
+        } in rules
+        assert job["metadata"]["annotations"]["argocd.argoproj.io/hook"] == "Sync"
+    identity = {o["kind"]: o for o in switch_identity(plan, "pilot-pool")}
+    verbs = {tuple(r["resources"]): r["verbs"] for r in identity["ClusterRole"]["rules"]}
+    assert verbs[("nodes",)] == ["get", "list", "patch"] and "delete" not in str(verbs)
+    policy = identity["ValidatingAdmissionPolicy"]["spec"]
+    assert "gpuplatform-switch" in policy["matchConditions"][0]["expression"]
+    assert len(policy["validations"]) == 3
+
+
+def test_no_switch_jobs_before_any_pool_moves_or_driver_exists(reference: Platform) -> None:
+    plan = plan_platform(reference)
+    baseline = render_switch_jobs(plan, plan.wave("baseline"))
+    assert [j["metadata"]["labels"]["gpuplatform.dev/switch"] for j in baseline] == ["release"]
+    legacy_only = reference.model_copy(
+        update={
+            "node_pools": reference.node_pools[:1],
+            "waves": reference.waves[:1],
+            "active_wave": "baseline",
+        }
+    )
+    plan = plan_platform(legacy_only)
+    assert render_switch_jobs(plan, plan.waves[0]) == []
+
+
+SWITCH_USER = "system:serviceaccount:gpuplatform-gates:gpuplatform-switch"
+
+
+def _policy(reference: Platform) -> dict[str, Any]:
+    plan = plan_platform(reference)
+    return next(o for o in switch_identity(plan, "pilot-pool") if o["kind"] == "ValidatingAdmissionPolicy")
+
+
+@pytest.mark.parametrize(
+    ("after", "allowed"),
+    [
+        ({"labels": {"a": "1", "nvidia.com/dra-kubelet-plugin": "true"}}, True),
+        ({"labels": {"a": "1"}}, True),
+        ({"labels": {"a": "2", "nvidia.com/dra-kubelet-plugin": "true"}}, False),
+        ({"labels": {"nvidia.com/dra-kubelet-plugin": "true"}}, False),
+        ({"labels": {"a": "1", "nvidia.com/dra-kubelet-plugin": "false"}}, False),
+        ({"labels": {"a": "1"}, "spec": {"unschedulable": True}}, False),
+    ],
+    ids=["set-label", "remove-label", "other-label-changed", "other-label-removed", "other-value", "cordon"],
+)
+def test_the_switch_identity_may_change_only_its_label(
+    reference: Platform, after: dict[str, Any], allowed: bool
+) -> None:
+    old = {"metadata": {"name": "n", "labels": {"a": "1"}}, "spec": {}}
+    new = {"metadata": {"name": "n", "labels": after["labels"]}, "spec": after.get("spec", {})}
+    denied = admit(_policy(reference), new, old=old, user=SWITCH_USER)
+    assert (denied == []) is allowed, denied
+    assert admit(_policy(reference), new, old=old, user="someone-else") == []

@@ -1,0 +1,116 @@
+"""Spec-level Helm values overrides against the transitions: what still gets through is found by the
+simulator and refused by check; what the renderer's merge neutralises is proven safe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuplatform.load.stacks import load_stack
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.policy.rules import run_rules
+from gpuplatform.render import helm_values
+from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
+from gpuplatform.render.tree import render_tree
+from gpuplatform.simulate.charts import render_dra_driver, render_gpu_operator
+from gpuplatform.simulate.rendered import ReleaseSpec, rendered_releases
+from tests.simulate.helpers import sim_spec, simulate, violations
+
+TAINT = "gpu-scheduling.lab.example.com/mode"
+
+
+def _codes(tmp_path: Path) -> set[str]:
+    (loaded,) = load_stack(tmp_path / "lab.yaml")
+    return {p.code for p in run_rules(loaded)}
+
+
+def _with(section: str, values: dict[str, Any]) -> dict[str, Any]:
+    doc = sim_spec()
+    doc["spec"][section]["values"] = values
+    return doc
+
+
+def test_a_kubelet_plugin_selector_that_misses_the_dra_pool_is_found_and_refused(tmp_path: Path) -> None:
+    # GIVEN a team selector ANDed with the switch's label (chart templates/kubeletplugin.yaml nodeSelector)
+    doc = _with("draDriver", {"kubeletPlugin": {"nodeSelector": {"example.com/zone": "a"}}})
+    report = simulate(tmp_path, doc, "base", "pilot")
+    # THEN the pilot node gets no DRA kubelet plugin and the post gates hold the sync
+    found = violations(report, late=False)
+    assert {(e, v.invariant) for e, _, _, v in found} == {(e, "sync-completes") for e in ("argocd", "flux")}
+    assert "runs no DRA kubelet plugin" in found[0][3].message
+    assert "GP240" in _codes(tmp_path)
+
+
+def test_an_eviction_label_the_kubelet_plugin_does_not_select_is_found_and_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the driver manager pausing another label (the renderer's env forced to it)
+    monkeypatch.setattr(
+        helm_values, "EVICTION_ENV", {"name": "NODE_LABEL_FOR_GPU_POD_EVICTION", "value": "x/y"}
+    )
+    report = simulate(tmp_path, sim_spec(), "base", "pilot")
+    # THEN during a driver upgrade the kubelet plugin stays and holds the GPUs (k8s-driver-manager
+    # evictAllGPUOperatorComponents pauses only NODE_LABEL_FOR_GPU_POD_EVICTION)
+    found = violations(report, late=False)
+    assert {v.invariant for *_, v in found} == {"driver-upgrade"}
+    assert "GP243" in _codes(tmp_path)
+
+
+def _releases(tmp_path: Path, chart: str) -> list[ReleaseSpec]:
+    (loaded,) = load_stack(tmp_path / "lab.yaml")
+    plan = plan_platform(loaded.platform)
+    return [r for _, _, r in rendered_releases(render_tree(plan), plan) if r.chart == chart]
+
+
+@pytest.mark.parametrize(
+    ("section", "values"),
+    [
+        ("draDriver", {"kubeletPlugin": {"nodeSelector": {}}}),
+        ("draDriver", {"kubeletPlugin": {"tolerations": []}}),
+        (
+            "gpuOperator",
+            {"driver": {"manager": {"env": [{"name": "NODE_LABEL_FOR_GPU_POD_EVICTION", "value": "a/b"}]}}},
+        ),
+        ("gpuOperator", {"daemonsets": {"tolerations": []}}),
+        ("gpuOperator", {"node-feature-discovery": {"worker": {"tolerations": []}}}),
+    ],
+    ids=[
+        "plugin-selector-cleared",
+        "plugin-tolerations-cleared",
+        "eviction-label",
+        "operand-tolerations",
+        "nfd",
+    ],
+)
+def test_an_override_the_merge_neutralises_is_proven_safe(
+    tmp_path: Path, section: str, values: dict[str, Any]
+) -> None:
+    # GIVEN an override that would bring an old failure back (1, 2, 4) if the team's values won
+    report = simulate(tmp_path, _with(section, values), "base", "pilot")
+    # THEN the platform's values win (render/helm_values.py merge), the transition and the restart
+    # and driver upgrade after it hold, and check has nothing to refuse
+    assert violations(report) == []
+    assert not {"GP240", "GP242", "GP243"} & _codes(tmp_path)
+    for dra in _releases(tmp_path, "dra-driver-nvidia-gpu"):
+        plugin = render_dra_driver(dra.version, dra.values, dra.patches)
+        assert plugin.node_selector == {DRA_PLUGIN_LABEL: "true"}
+        assert any(t.get("key") == TAINT for t in plugin.tolerations)
+    for op in _releases(tmp_path, "gpu-operator"):
+        operator = render_gpu_operator(op.version.lstrip("v"), op.values)
+        assert operator.eviction_label == DRA_PLUGIN_LABEL
+        assert any(t.get("key") == TAINT for t in operator.operand_tolerations)
+        assert any(t.get("key") == TAINT for t in operator.nfd_tolerations)
+
+
+def test_an_unmanaged_operator_is_modelled_from_its_values_and_said_so(tmp_path: Path) -> None:
+    # GIVEN the operator outside gpuplatform: nothing renders its tolerations or eviction env
+    doc = sim_spec()
+    doc["spec"]["gpuOperator"] = {}
+    report = simulate(tmp_path, doc, "base", "pilot", engines=("flux",))
+    # THEN the replay says what it assumed, and the first driver upgrade finds the DRA kubelet
+    # plugin still holding the GPUs: nothing set NODE_LABEL_FOR_GPU_POD_EVICTION to its label
+    assert any("not rendered" in n for r in report.results for n in r.notes)
+    [(_, _, _, violation)] = violations(report, late=False)
+    assert violation.invariant == "driver-upgrade" and "NODE_LABEL_FOR_GPU_POD_EVICTION" in violation.message
