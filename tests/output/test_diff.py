@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from gpuplatform.output.wave_diff import diff_waves
 from gpuplatform.plan.transitions import Transition, transition
 from gpuplatform.plan.waves import plan_platform
 from tests.conftest import REPO
+from tests.specs import minimal_spec, write_spec
 
 MIXED = str(REPO / "stacks" / "mixed-fleet.yaml")
 
@@ -83,6 +86,22 @@ def test_handoffs_are_diffed_and_the_wave_is_masked(mixed: LoadedPlatform) -> No
     assert "+++ b/mixed-fleet/handoff/06-scale/nodepool_gpu-l40s.yaml" in text
     assert "+        nvidia.com/dra-kubelet-plugin: 'true'" in text
     assert "wave: nim" not in text and "wave: scale" not in text
+
+
+def test_a_wave_name_the_dumper_quotes_is_masked_too(tmp_path: Path) -> None:
+    # GIVEN waves named like a number and a YAML 1.1 boolean: the dumper writes them quoted
+    doc = minimal_spec()
+    text = json.dumps(doc).replace('"base"', '"123"').replace('"pilot"', '"y"')
+    spec = write_spec(tmp_path / "lab.yaml", json.loads(text))
+    (loaded,) = load_stack(spec)
+    files = render_files(loaded)
+    assert any(b"gpuplatform.dev/wave: '123'" in c for c in files.values())
+    # WHEN the two waves are diffed
+    (d,) = loaded_wave_diffs([loaded], "123", "y")
+    # THEN the label is masked where the dumper quoted it: no line shows either name
+    shown = d.unified()
+    assert "gpuplatform.dev/wave: <wave>" in shown
+    assert not re.search(r"^[-+].*('123'|'y'|: 123$|: y$)", shown, re.MULTILINE)
 
 
 def test_a_drain_wave_marks_the_drained_pools_handoff(mixed: LoadedPlatform) -> None:
