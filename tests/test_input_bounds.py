@@ -429,3 +429,22 @@ def test_a_base_listing_one_item_twice_is_refused_even_when_an_overlay_merges_on
     result = _run("synth", str(spec), "--overlay", str(overlay), "--out", str(tmp_path / "out"))
     assert result.exit_code == 2, result.output
     assert f"error: {spec}:spec.tiers[1].name: 'full' is already defined at spec.tiers[0]" in result.stderr
+
+
+def test_an_error_in_the_base_is_not_blamed_on_an_overlay_that_touches_the_same_list(tmp_path: Path) -> None:
+    # GIVEN a base whose second tier is broken, and an overlay that only describes the first
+    doc = minimal_spec()
+    doc["spec"]["tiers"].append({"name": "small", "minMemory": "lots"})
+    spec = write_spec(tmp_path / "lab.yaml", doc)
+    overlay = _overlay(tmp_path / "o.yaml", {"tiers": [{"name": "full", "description": "staging"}]})
+    # WHEN they are merged / THEN the error is the base's (Origin.locate: the base's own index)
+    result = _run("synth", str(spec), "--overlay", str(overlay), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2, result.output
+    assert f"error: {spec}:spec.tiers[1].minMemory:" in result.stderr
+    assert str(overlay) not in result.stderr
+    # AND an overlay's own error is the overlay's, at the overlay's own index
+    bad = _overlay(tmp_path / "bad.yaml", {"tiers": [{"name": "full", "minMemory": "40Gi\n"}]})
+    result = _run("synth", str(_spec(tmp_path)), "--overlay", str(bad), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2, result.output
+    assert f"error: {bad}:spec.tiers[0].minMemory:" in result.stderr
+    assert not (tmp_path / "out").exists()
