@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -14,7 +13,7 @@ from gpuplatform.errors import GpuplatformError, InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.limits import MAX_FILES, estimated_files
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
-from gpuplatform.output.wave_diff import diff_waves
+from gpuplatform.output.wave_diff import adjacent_units
 from gpuplatform.output.write import owned_tree, read_regular_file, tree_entries, write_trees
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.policy.rules import RULES, run_rules
@@ -99,11 +98,7 @@ def render_files(
 def runbook_files(plan: Plan, files: Mapping[str, bytes]) -> dict[str, bytes]:
     """`runbooks/<NN>-<wave>.md` of `plan`, whose sync steps are cut to the units that change in
     the rendered `files` (the cut `plan --from/--to` makes)."""
-    changed: dict[tuple[str, str], frozenset[str]] = {}
-    for a, b in itertools.pairwise(plan.waves):
-        changed[(a.name, b.name)] = changed[(b.name, a.name)] = diff_waves(
-            files, plan.platform.name, a, b
-        ).units
+    changed = adjacent_units(files, plan.waves)
     return {f"runbooks/{name}": text.encode() for name, text in render_runbooks(plan, changed).items()}
 
 

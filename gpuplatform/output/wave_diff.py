@@ -14,8 +14,9 @@ provisioner pools, NIM services and converted workloads.
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from gpuplatform.render.allocator_switch import SWITCH_LABEL
 from gpuplatform.render.gate_jobs import GATE_LABEL
 from gpuplatform.render.validation import VALIDATION_LABEL
 
-__all__ = ["HANDOFF", "FileChange", "WaveDiff", "diff_waves", "unified"]
+__all__ = ["HANDOFF", "FileChange", "WaveDiff", "adjacent_units", "diff_waves", "unified"]
 
 HANDOFF = "handoff"
 #: Labels of the Jobs whose names carry a digest of their wave: Job kind in the pairing key, by label.
@@ -121,32 +122,54 @@ def _unit(folder: str) -> SyncUnit | None:
         return None
 
 
-def _side(files: Mapping[str, bytes], state: WaveState) -> dict[str, tuple[str, bytes, bytes]]:
+_Side = dict[str, tuple[str, bytes, bytes]]
+
+
+def _by_folder(files: Mapping[str, bytes]) -> dict[str, list[str]]:
+    """Paths by their wave or hand-off folder (`waves/<NN>-<wave>`, `handoff/<NN>-<wave>`)."""
+    index: dict[str, list[str]] = {}
+    for path in files:
+        top, _, rest = path.partition("/")
+        if top in ("waves", HANDOFF) and "/" in rest:
+            index.setdefault(f"{top}/{rest.split('/', 1)[0]}", []).append(path)
+    return index
+
+
+def _side(files: Mapping[str, bytes], index: Mapping[str, list[str]], state: WaveState) -> _Side:
     """key -> (path, content with Job digests masked, content) of one wave's folder and hand-off.
 
-    In both, the wave is masked: its label, a hand-off's `spec.wave`, and the wave's folder in paths
-    (an Argo CD Application's `source.path`).
+    In both, the wave is masked: its label and a hand-off's `spec.wave` (matched as the dumper
+    writes the name, `output.yaml.scalar`), and the wave's folder in paths (an Argo CD
+    Application's `source.path`). Digests are masked in the Jobs and in the files of their folders
+    (the kustomizations that list them), the only places that name them.
     """
-    wave = re.escape(scalar(state.name).encode())
-    label = re.compile(rb"^(\s+gpuplatform\.dev/wave|  wave): " + wave + rb"$", re.MULTILINE)
-    folder = f"/waves/{state.dir_name}/".encode()
-    side: dict[str, tuple[str, bytes, bytes]] = {}
+    wave = scalar(state.name).encode()
+    label = (b"gpuplatform.dev/wave: " + wave + b"\n", b"gpuplatform.dev/wave: <wave>\n")
+    spec_wave = (b"\n  wave: " + wave + b"\n", b"\n  wave: <wave>\n")
+    folder = (f"/waves/{state.dir_name}/".encode(), b"/waves/<wave>/")
+    side: _Side = {}
     digests: dict[bytes, bytes] = {}
-    for root, prefix in ((f"waves/{state.dir_name}/", ""), (f"{HANDOFF}/{state.dir_name}/", f"{HANDOFF}/")):
-        for path, content in files.items():
-            if not path.startswith(root):
-                continue
-            key = prefix + path[len(root) :]
-            name, role = _DIGEST_NAME.search(content), _ROLE.search(content)
-            if name is not None and role is not None:
-                digests[name.group(1) + b"-" + name.group(2)] = name.group(1) + b"-<digest>"
-                kind = _ROLES[role.group(1).decode()]
-                namespace = _NAMESPACE.search(content)
-                where = f"@{namespace.group(1).decode()}" if namespace else ""
-                key = f"{key.rsplit('/', 1)[0]}/{kind}:{role.group(2).decode()}{where}"
-            text = label.sub(rb"\1: <wave>", content).replace(folder, b"/waves/<wave>/")
+    job_folders: set[str] = set()
+    for root, prefix in ((f"waves/{state.dir_name}", ""), (f"{HANDOFF}/{state.dir_name}", f"{HANDOFF}/")):
+        for path in index.get(root, ()):
+            content = files[path]
+            key = prefix + path[len(root) + 1 :]
+            if b"\nkind: Job\n" in content:
+                name, role = _DIGEST_NAME.search(content), _ROLE.search(content)
+                if name is not None and role is not None:
+                    digests[name.group(1) + b"-" + name.group(2)] = name.group(1) + b"-<digest>"
+                    kind = _ROLES[role.group(1).decode()]
+                    namespace = _NAMESPACE.search(content)
+                    where = f"@{namespace.group(1).decode()}" if namespace else ""
+                    key = f"{key.rsplit('/', 1)[0]}/{kind}:{role.group(2).decode()}{where}"
+                    job_folders.add(key.rsplit("/", 1)[0])
+            text = content.replace(*label).replace(*folder)
+            if prefix:
+                text = text.replace(*spec_wave)
             side[key] = (path, text, text)
     for key, (path, text, raw) in side.items():
+        if key.rsplit("/", 1)[0] not in job_folders and b"\nkind: Job\n" not in text:
+            continue
         masked = text
         for real, placeholder in digests.items():
             if real in masked:
@@ -155,13 +178,7 @@ def _side(files: Mapping[str, bytes], state: WaveState) -> dict[str, tuple[str, 
     return side
 
 
-def diff_waves(files: Mapping[str, bytes], platform: str, old: WaveState, new: WaveState) -> WaveDiff:
-    """The changes from wave `old` to wave `new` in one platform's rendered `files`.
-
-    Gate digests are masked where a gate is on both sides (they pair); a gate on one side only is
-    shown as it is.
-    """
-    before, after = _side(files, old), _side(files, new)
+def _changes(before: _Side, after: _Side) -> tuple[FileChange, ...]:
     changes = []
     for key in sorted(set(before) | set(after)):
         a, b = before.get(key), after.get(key)
@@ -172,4 +189,28 @@ def diff_waves(files: Mapping[str, bytes], platform: str, old: WaveState, new: W
             changes.append(FileChange(key, a[0], None, a[2], None))
         elif b is not None:
             changes.append(FileChange(key, None, b[0], None, b[2]))
-    return WaveDiff(platform, tuple(changes))
+    return tuple(changes)
+
+
+def diff_waves(files: Mapping[str, bytes], platform: str, old: WaveState, new: WaveState) -> WaveDiff:
+    """The changes from wave `old` to wave `new` in one platform's rendered `files`.
+
+    Gate digests are masked where a gate is on both sides (they pair); a gate on one side only is
+    shown as it is.
+    """
+    index = _by_folder(files)
+    return WaveDiff(platform, _changes(_side(files, index, old), _side(files, index, new)))
+
+
+def adjacent_units(
+    files: Mapping[str, bytes], states: Sequence[WaveState]
+) -> dict[tuple[str, str], frozenset[str]]:
+    """For each pair of adjacent waves, both ways: the sync units whose rendered files change
+    (each wave's side is masked once)."""
+    index = _by_folder(files)
+    sides = [_side(files, index, s) for s in states]
+    found: dict[tuple[str, str], frozenset[str]] = {}
+    for i, (a, b) in enumerate(itertools.pairwise(states)):
+        units = WaveDiff("", _changes(sides[i], sides[i + 1])).units
+        found[(a.name, b.name)] = found[(b.name, a.name)] = units
+    return found
