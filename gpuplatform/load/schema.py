@@ -8,13 +8,14 @@ spec: nothing is required, and an item of a list merged by name may carry `$add:
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 from gpuplatform.load.documents import API_VERSION, OVERLAY_KIND, PLATFORM_KIND
 from gpuplatform.load.merge import ADD_MARKER
 from gpuplatform.model.platform import Platform
 
-__all__ = ["overlay_schema", "spec_schema"]
+__all__ = ["overlay_schema", "schema_objects", "spec_schema"]
 
 _ADD = {
     "title": "Add this item",
@@ -82,19 +83,24 @@ def _envelope(
     }
 
 
-def _array_item_refs(node: Any) -> list[str]:
-    """`$ref`s used as the items of an array anywhere in `node`."""
-    found: list[str] = []
+def schema_objects(node: Any) -> Iterator[dict[str, Any]]:
+    """Every JSON object in a schema `node` (itself included), depth first."""
     if isinstance(node, dict):
-        ref = node.get("items", {}).get("$ref") if node.get("type") == "array" else None
-        if isinstance(ref, str):
-            found.append(ref)
+        yield node
         for value in node.values():
-            found += _array_item_refs(value)
+            yield from schema_objects(value)
     elif isinstance(node, list):
         for value in node:
-            found += _array_item_refs(value)
-    return found
+            yield from schema_objects(value)
+
+
+def _array_item_refs(node: Any) -> list[str]:
+    """`$ref`s used as the items of an array anywhere in `node`."""
+    return [
+        ref
+        for obj in schema_objects(node)
+        if obj.get("type") == "array" and isinstance(ref := obj.get("items", {}).get("$ref"), str)
+    ]
 
 
 def spec_schema() -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from gpuplatform.load.schema import spec_schema
+from gpuplatform.load.schema import schema_objects, spec_schema
 from tests.specs import minimal_spec
 
 
@@ -31,16 +31,9 @@ def test_schema_rejects_bad_specs(mutate: object) -> None:
 
 
 def _properties(node: object) -> list[tuple[str, dict[str, object]]]:
-    found: list[tuple[str, dict[str, object]]] = []
-    if isinstance(node, dict):
-        for name, prop in (node.get("properties") or {}).items():
-            found.append((name, prop))
-        for value in node.values():
-            found += _properties(value)
-    elif isinstance(node, list):
-        for value in node:
-            found += _properties(value)
-    return found
+    return [
+        (name, prop) for obj in schema_objects(node) for name, prop in (obj.get("properties") or {}).items()
+    ]
 
 
 def test_every_spec_field_has_a_title_and_a_description_from_its_docstring() -> None:
