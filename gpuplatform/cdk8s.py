@@ -1,19 +1,22 @@
 """cdk8s interop: add a wave's objects to a user's cdk8s Chart (install `gpuplatform[cdk8s]`).
 
-cdk8s stamps the chart's namespace on every object and drops nulls; this construct removes the
+`WaveObjects` holds exactly what `synth` renders for the wave and the engine (the spec's engine by
+default) and refuses what `synth` refuses: a bad spec or an unknown wave or engine (InputError,
+naming the valid ones), an error-level rule not in `allow` (PolicyRefusal, carrying every finding).
+cdk8s stamps the chart's namespace on every object and drops nulls; the construct removes the
 namespace again from cluster-scoped kinds, so the synthesised objects equal the native renderer's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import cdk8s
 import constructs
 
 from gpuplatform.model.platform import Platform
-from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.wave_objects import wave_objects
+from gpuplatform.output.wave_objects import synth_wave_objects
 
 __all__ = ["CLUSTER_SCOPED_KINDS", "WaveObjects"]
 
@@ -34,7 +37,7 @@ CLUSTER_SCOPED_KINDS = frozenset(
 
 
 class WaveObjects(constructs.Construct):
-    """Every object of `wave` of `platform`, as cdk8s ApiObjects under this construct."""
+    """Every object engine `engine` applies for `wave` of `platform`, as cdk8s ApiObjects."""
 
     def __init__(
         self,
@@ -44,10 +47,13 @@ class WaveObjects(constructs.Construct):
         platform: Platform,
         wave: str,
         engine: str | None = None,
+        allow: Sequence[str] = (),
     ) -> None:
         super().__init__(scope, id)
+        source = f"cdk8s:{self.node.path}"
+        objects = synth_wave_objects(platform, wave, engine=engine, allow=allow, source=source)
         chart = cdk8s.Chart.of(self)
-        for obj in wave_objects(plan_platform(platform), wave, engine=engine):
+        for obj in objects:
             meta: dict[str, Any] = obj["metadata"]
             node_id = "-".join([obj["kind"], meta.get("namespace", ""), meta["name"]])
             api_object = cdk8s.ApiObject(

@@ -24,6 +24,7 @@ from gpuplatform.errors import (
     EnvironmentFailure,
     GpuplatformError,
     InputError,
+    Problem,
     RenderedOutputInvalid,
     format_problems,
 )
@@ -132,12 +133,18 @@ def main(debug: bool) -> None:
 def synth(
     stack: str | None, overlays: tuple[str, ...], out: str | None, check: bool, allow: tuple[str, ...]
 ) -> None:
-    """Render STACK (default: every stack in stacks/) into dist/<platform>/."""
+    """Render STACK (default: every stack in stacks/) into dist/<platform>/.
+
+    Inside a Git work tree the output folder must be the spec's `delivery.path`, the folder the
+    entry points name; elsewhere (a preview) the tree is written as declared, with a note.
+    """
+    from gpuplatform.output.location import check_location
     from gpuplatform.output.synth import PolicyRefusal, check_tree, synth_tree
 
     target = Path(out) if out else DIST_DIR
     resolved = Path(os.path.abspath(target))  # before a stack runs: a stack may change directory
     loaded = load_selected(stack, overlays)
+    notes = check_location(loaded, resolved)
     prune = stack is None
     if check:
         drift = check_tree(loaded, resolved, prune=prune, overrides=allow)
@@ -149,6 +156,7 @@ def synth(
                 EXIT_FINDINGS,
             )
         click.echo(f"{target}: up to date ({len(loaded)} platform(s))")
+        _notes(notes)
         return
     try:
         written, findings = synth_tree(loaded, resolved, prune=prune, overrides=allow)
@@ -162,14 +170,26 @@ def synth(
         click.echo(format_problems(findings), err=True)
     for name in written:
         click.echo(f"wrote {target / name}")
+    _notes(notes)
+
+
+def _notes(problems: list[Problem]) -> None:
+    if problems:
+        click.echo(format_problems(problems), err=True)
 
 
 @main.command()
-def schema() -> None:
-    """Print the JSON Schema of the spec (`kind: Platform`)."""
-    from gpuplatform.load.schema import spec_schema
+@click.option(
+    "--kind",
+    type=click.Choice(["Platform", "PlatformOverlay"]),
+    default="Platform",
+    help="The spec (default) or an overlay.",
+)
+def schema(kind: str) -> None:
+    """Print the JSON Schema of a spec (`kind: Platform`) or an overlay (`kind: PlatformOverlay`)."""
+    from gpuplatform.load.schema import overlay_schema, spec_schema
 
-    click.echo(json.dumps(spec_schema(), indent=2))
+    click.echo(json.dumps(spec_schema() if kind == "Platform" else overlay_schema(), indent=2))
 
 
 @main.command()
@@ -183,16 +203,17 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
     """Print, per wave, which pools are legacy or DRA, what exists, and what changed."""
     from gpuplatform.capacity.verdicts import transition_verdict
     from gpuplatform.plan.report import plan_report, plan_text
-    from gpuplatform.plan.transitions import platform_transitions
     from gpuplatform.plan.waves import plan_platform
     from gpuplatform.policy.selectors import refuse_uncompilable
 
     loaded = load_selected(stack, overlays)
     refuse_uncompilable(loaded)  # what synth refuses, plan refuses too
     if source is not None or target is not None:
+        from gpuplatform.output.diff import reviewed_transitions
+
         if source is None or target is None:
             raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
-        found = platform_transitions(loaded, source, target)
+        found = reviewed_transitions(loaded, source, target)
         verdicts = [transition_verdict(lp, source, target) for lp in loaded]
         if fmt == "json":
             click.echo(
@@ -265,24 +286,20 @@ def simulate(
 def diff(
     stack: str | None, overlays: tuple[str, ...], out: str | None, waves: tuple[str, str] | None
 ) -> None:
-    """Show, as a unified diff, what synth would change, or what changes between two waves."""
-    from gpuplatform.output.diff import diff_against_disk, diff_waves
-    from gpuplatform.output.synth import render_wave_files
-    from gpuplatform.plan.waves import plan_platform
+    """Show, as a unified diff, what synth would change, or what really changes between two waves.
+
+    Exit 0 when there is no difference, 1 when there are differences (like `git diff --exit-code`).
+    """
+    from gpuplatform.output.diff import diff_against_disk, loaded_wave_diffs
 
     loaded = load_selected(stack, overlays)
     if waves is None:
-        click.echo(diff_against_disk(loaded, Path(out) if out else DIST_DIR), nl=False)
-        return
-    for lp in loaded:
-        plan = plan_platform(lp.platform)
-        try:
-            old, new = ((plan.wave(w).dir_name, w) for w in waves)
-        except KeyError as exc:
-            message = f"platform {lp.platform.name!r} has no wave {exc}"
-            raise InputError.single("--waves", "", message) from None
-        files = render_wave_files(lp, [old[0], new[0]])
-        click.echo(diff_waves(files, lp.platform.name, old, new), nl=False)
+        text = diff_against_disk(loaded, Path(out) if out else DIST_DIR)
+    else:
+        text = "".join(d.unified() for d in loaded_wave_diffs(loaded, *waves))
+    click.echo(text, nl=False)
+    if text:
+        sys.exit(EXIT_FINDINGS)
 
 
 @main.command()
@@ -301,8 +318,11 @@ def check(
 ) -> None:
     """Check selectors against modelled pools and inventory, and run every safety rule."""
     from gpuplatform.policy.check import check_platforms, check_table
+    from gpuplatform.policy.selectors import refuse_uncompilable
 
-    reports = check_platforms(load_selected(stack, overlays), inventory, snapshot)
+    loaded = load_selected(stack, overlays)
+    refuse_uncompilable(loaded)
+    reports = check_platforms(loaded, inventory, snapshot)
     if fmt == "json":
         click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
     else:
@@ -404,6 +424,9 @@ def snapshot(
         log_pods=logs,
         helm_releases=helm_releases or (DEFAULT_HELM_RELEASE,),
     )
+    if manifest.get("unreachable"):
+        where = f" (context {manifest['context']})" if manifest.get("context") else ""
+        _fail(f"error: {out}: cannot reach the cluster{where}: {manifest['unreachable']}", EXIT_FINDINGS)
     for kind, state in manifest["kinds"].items():
         click.echo(f"{kind}: {state}")
     for target, state in manifest["nvidiaSmi"].items():
@@ -477,9 +500,7 @@ def evidence(
         try:
             state = plan.wave(wave)
         except KeyError:
-            raise InputError.single(
-                "--wave", "", f"platform {lp.platform.name!r} has no wave {wave!r}"
-            ) from None
+            raise InputError.single("--wave", "", plan.no_wave(wave)) from None
         results = evaluate_wave(plan, state, snap)
         held = held and all_held(results)
         if fmt == "json":

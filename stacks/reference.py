@@ -27,6 +27,12 @@ from gpuplatform.model import (
 )
 
 DOMAIN = "platform.example.com"
+# Images pinned by digest (GP230). Not verifiable offline: the multi-platform index of
+# alpine/k8s:1.36.1 and the linux/amd64 manifest of nvidia/cuda:12.9.1-base-ubuntu24.04 as public
+# repositories pin them (three and four repositories agree). Check with `crane digest` before use.
+GATE_IMAGE_DIGEST = "sha256:692239d739589247c4a791205ed9619c28ae85a21286e19a6211c04a62c56668"
+CUDA_IMAGE = "docker.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
+CUDA_IMAGE_DIGEST = "sha256:5d2e53778e2180e01676aa8bac1aada242e95230ec97e21ecfb33de4e27cd1df"
 HERE = Path(__file__).parent
 
 overlays = ["../overlays/reference-staging.yaml"]
@@ -71,7 +77,11 @@ platform = Platform(
             min_memory="40Gi",
         )
     ],
-    bridges=[BridgeClass(name="nvidia-gpu-legacy-bridge", extended_resource_name="nvidia.com/gpu")],
+    # The 0.4.1 chart's own gpu.nvidia.com class already serves nvidia.com/gpu (GP121): name it as
+    # the bridge instead of rendering a second class for the same extended resource.
+    bridges=[
+        BridgeClass(name="nvidia-gpu-legacy-bridge", extended_resource_name="nvidia.com/gpu", source="chart")
+    ],
     tenants=[
         Tenant(
             name="gpu-dra-pilot",
@@ -85,7 +95,12 @@ platform = Platform(
             ],
         )
     ],
-    validation=ValidationWorkload(tenant="gpu-dra-pilot", claim_template="hopper-large-gpu"),
+    validation=ValidationWorkload(
+        tenant="gpu-dra-pilot",
+        claim_template="hopper-large-gpu",
+        image=CUDA_IMAGE,
+        image_digest=CUDA_IMAGE_DIGEST,
+    ),
     waves=[
         Wave(name="baseline", stage="baseline", description="Device plugin everywhere; inventory taken."),
         Wave(name="pilot-pool", stage="pilot-pool", description="gpu-dra-01 leaves the device plugin."),
@@ -107,5 +122,9 @@ platform = Platform(
         Wave(name="final-cutover", stage="final-cutover", description="Every GPU node on DRA."),
     ],
     active_wave="native-claim-pilot",
-    delivery=Delivery(engines=["argocd", "flux"], repo_url="https://git.example.com/platform/gpu-fleet.git"),
+    delivery=Delivery(
+        engines=["argocd", "flux"],
+        repo_url="https://git.example.com/platform/gpu-fleet.git",
+        kubectl_image_digest=GATE_IMAGE_DIGEST,
+    ),
 )

@@ -47,3 +47,10 @@ def reference_loaded() -> list[LoadedPlatform]:
 @pytest.fixture(scope="session")
 def reference(reference_loaded: list[LoadedPlatform]) -> Platform:
     return reference_loaded[0].platform
+
+
+@pytest.fixture(scope="session")
+def reference_with_platform_bridge(reference: Platform) -> Platform:
+    """The reference platform with its bridge rendered as a platform DeviceClass (`source: platform`)."""
+    bridge = reference.bridges[0].model_copy(update={"source": "platform"})
+    return reference.model_copy(update={"bridges": (bridge,)})

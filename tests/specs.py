@@ -52,6 +52,14 @@ def write_spec(path: Path, doc: Any) -> Path:
     return path
 
 
+def write_overlay(path: Path, spec: dict[str, Any], name: str | None = None) -> Path:
+    """Write a `PlatformOverlay` with `spec` (and `metadata.name`, when given) to `path`."""
+    doc: dict[str, Any] = {"apiVersion": "gpuplatform.dev/v1alpha1", "kind": "PlatformOverlay", "spec": spec}
+    if name is not None:
+        doc["metadata"] = {"name": name}
+    return write_spec(path, doc)
+
+
 def listing(root: Path) -> dict[str, Any]:
     """Every entry under `root`: file bytes, link targets, folders (never through a link)."""
     out: dict[str, Any] = {}

@@ -10,7 +10,7 @@ from click.testing import CliRunner, Result
 
 from gpuplatform.cli import main
 from tests.conftest import REPO
-from tests.specs import minimal_spec, write_spec
+from tests.specs import minimal_spec, write_overlay, write_spec
 
 
 def run(*args: str) -> Result:
@@ -174,9 +174,9 @@ def test_diff_between_waves_hides_the_wave_label_and_names_new_objects() -> None
     result = run(
         "diff", str(REPO / "stacks" / "reference.py"), "--waves", "driver-validation", "native-claim-pilot"
     )
-    assert result.exit_code == 0
+    assert result.exit_code == 1
     assert (
-        "+++ reference/03-native-claim-pilot/20-device-classes/deviceclass_nvidia-hopper-large-memory.platform.example.com.yaml"
+        "+++ b/reference/waves/03-native-claim-pilot/20-device-classes/deviceclass_nvidia-hopper-large-memory.platform.example.com.yaml"
         in result.stdout
     )
     assert "-    gpuplatform.dev/wave: driver-validation" not in result.stdout
@@ -187,10 +187,12 @@ def test_diff_against_disk_shows_the_edit(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
     out = tmp_path / "out"
     run("synth", str(spec), "--out", str(out))
-    assert run("diff", str(spec), "--out", str(out)).stdout == ""
+    same = run("diff", str(spec), "--out", str(out))
+    assert (same.exit_code, same.stdout) == (0, "")
     node = out / "lab" / "waves" / "01-pilot" / "10-nodes" / "node_gpu-02.yaml"
     node.write_text(node.read_text().replace("mode: dra", "mode: legacy"))
     result = run("diff", str(spec), "--out", str(out))
+    assert result.exit_code == 1
     assert "-  " in result.stdout or "-    " in result.stdout
     assert "+    gpu-scheduling.lab.example.com/mode: dra" in result.stdout
 
@@ -199,3 +201,62 @@ def test_diff_of_an_unknown_wave_is_bad_input() -> None:
     result = run("diff", str(REPO / "stacks" / "reference.py"), "--waves", "pilot-pool", "nope")
     assert result.exit_code == 2
     assert "error: --waves: platform 'reference' has no wave 'nope'" in result.stderr
+
+
+def test_an_empty_stacks_folder_is_refused_and_nothing_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "stacks").mkdir()
+    monkeypatch.chdir(tmp_path)
+    result = run("synth")
+    assert result.exit_code == 2
+    assert (
+        result.stderr == "error: stacks: no stack in this folder (*.py, *.yaml, *.yml): nothing to render\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stacks"]  # no dist/, no lock file
+
+
+def test_an_overlay_that_appends_by_mistake_exits_2_at_its_own_path(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    overlay = write_overlay(
+        tmp_path / "staging.yaml",
+        {"waves": [{"name": "pilot-pin", "stage": "pilot-pool"}], "activeWave": "pilot-pin"},
+    )
+    out = tmp_path / "out"
+    result = run("synth", str(spec), "--overlay", str(overlay), "--out", str(out))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {overlay}:spec.waves[0].name: 'pilot-pin' names nothing")
+    assert not out.exists()
+
+
+def test_synth_out_inside_a_git_work_tree_must_be_the_delivery_path(tmp_path: Path) -> None:
+    # GIVEN a Git work tree with the spec, whose entry points name dist/
+    (tmp_path / ".git").mkdir()
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    # WHEN written elsewhere in it THEN refused, naming both folders; nothing written
+    result = run("synth", str(spec), "--out", str(tmp_path / "build"))
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {spec}:spec.delivery.path: the tree is written to build/ of the Git work tree {tmp_path}, "
+        "but the entry points would send Argo CD and Flux to dist/: set delivery.path: build (or write to dist/)\n"
+    )
+    assert not (tmp_path / "build").exists()
+    # WHEN written where the entry points point THEN fine, and the Application names that path
+    assert run("synth", str(spec), "--out", str(tmp_path / "dist")).exit_code == 0
+    doc = minimal_spec()
+    doc["spec"]["delivery"]["path"] = "deploy/gpu"
+    write_spec(spec, doc)
+    assert run("synth", str(spec), "--out", str(tmp_path / "deploy" / "gpu")).exit_code == 0
+    app = (tmp_path / "deploy/gpu/lab/delivery/argocd/application_argocd_lab.yaml").read_text()
+    assert "path: deploy/gpu/lab/waves/01-pilot/argocd" in app
+
+
+def test_synth_out_outside_a_git_work_tree_notes_where_the_entry_points_point(tmp_path: Path) -> None:
+    result = run(
+        "synth", str(write_spec(tmp_path / "lab.yaml", minimal_spec())), "--out", str(tmp_path / "o")
+    )
+    assert result.exit_code == 0
+    assert result.stderr.splitlines()[-1] == (
+        f"info: {tmp_path / 'o'}: not inside a Git work tree: the entry points name dist/ in the delivery "
+        "repository; commit the tree there"
+    )

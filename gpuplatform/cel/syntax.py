@@ -131,10 +131,21 @@ def parse(expression: str) -> Expr:
     try:
         tree = _parser().parse(expression)
     except CELParseError as exc:
-        raise CelCompileError(f"compilation failed: ERROR: <input>: Syntax error: {exc}") from None
+        raise CelCompileError(_syntax_error(expression, exc.line or 1, exc.column or 1)) from None
     except RecursionError:
         raise CelCompileError("compilation failed: Syntax error: expression nested too deeply") from None
     return _Builder().build(tree)
+
+
+def _syntax_error(expression: str, line: int, column: int) -> str:
+    """Kubernetes' shape of a syntax error: position, the source line and a caret under the column."""
+    lines = expression.split("\n")
+    source = lines[min(line, len(lines)) - 1]
+    near = (source[column - 1 :].split() or ["<end>"])[0]
+    return (
+        f"compilation failed: ERROR: <input>:{line}:{column}: Syntax error near {near!r}\n"
+        f" | {source}\n | {'.' * (column - 1)}^"
+    )
 
 
 class _Builder:

@@ -7,7 +7,7 @@ NIM service's manifest becomes its blue/green successor with its own NIMCache.
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Sequence
 
 from gpuplatform.convert.manifests import Conversion, convert_text, template_name
 from gpuplatform.convert.nimservice import convert_nimservice
@@ -15,7 +15,8 @@ from gpuplatform.convert.targets import Placement, Targets
 from gpuplatform.errors import InputError
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.workloads import Workload
-from gpuplatform.plan.waves import Plan
+from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.handoff import converted_file
 from gpuplatform.render.nim import dra_resources, nim_cache
 from gpuplatform.render.tree import Tree, file_name
 
@@ -45,11 +46,14 @@ def _convert(loaded: LoadedPlatform, index: int, workload: Workload) -> tuple[Co
     return conversion, found[0]
 
 
-def add_converted_manifests(loaded: LoadedPlatform, plan: Plan, tree: Tree) -> None:
-    """Add the converted manifests to the hand-offs and their requests to the tool-owned templates."""
+def add_converted_manifests(
+    loaded: LoadedPlatform, plan: Plan, tree: Tree, states: Sequence[WaveState] | None = None
+) -> None:
+    """Add the converted manifests to the hand-offs and their requests to the tool-owned templates,
+    in every wave (or in `states`, the waves `tree` holds)."""
     p = loaded.platform
     converted: dict[int, tuple[Conversion, list[object]]] = {}
-    for state in plan.waves:
+    for state in plan.waves if states is None else states:
         for i in state.workloads:
             workload = p.workloads[i]
             if workload.manifest is None:
@@ -57,7 +61,7 @@ def add_converted_manifests(loaded: LoadedPlatform, plan: Plan, tree: Tree) -> N
             if i not in converted:
                 converted[i] = _convert(loaded, i, workload)
             conversion, requests = converted[i]
-            tree.files[f"handoff/{state.dir_name}/{Path(workload.manifest).name}"] = conversion.text
+            tree.files[f"handoff/{state.dir_name}/{converted_file(workload)}"] = conversion.text
             path = f"waves/{state.dir_name}/40-tenants/{workload.namespace}/" + file_name(
                 {
                     "kind": "ResourceClaimTemplate",
@@ -77,4 +81,4 @@ def add_converted_manifests(loaded: LoadedPlatform, plan: Plan, tree: Tree) -> N
                     dra_resources(plan, nim),
                     nim_cache(nim),
                 )
-                tree.files[f"handoff/{state.dir_name}/nimservice_{nim.namespace}_{nim.name}.yaml"] = text
+                tree.files[f"handoff/{state.dir_name}/{converted_file(nim)}"] = text

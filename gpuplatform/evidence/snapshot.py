@@ -114,6 +114,9 @@ def take_snapshot(
 ) -> dict[str, Any]:
     """Write one `<kind>.json` per kind, the logs and `manifest.json` into `out`; return the manifest.
 
+    When kubectl cannot reach the cluster at all (`kubectl version` fails), nothing else is tried:
+    the manifest records the reason once under `unreachable`.
+
     `namespaces` limits namespaced kinds (default: all); `nvidia_smi_pods` are `namespace/pod`
     names in which `nvidia-smi` is run through `kubectl exec`; `log_pods` are pods whose logs are
     kept besides the gate and validation pods'; `helm_releases` are `namespace/name` Helm releases
@@ -136,6 +139,16 @@ def take_snapshot(
         manifest["serverVersion"] = json.loads(version.stdout).get("serverVersion", {}).get("gitVersion")
     except json.JSONDecodeError:
         manifest["serverVersion"] = None
+    if version.returncode != 0:
+        # Nothing can be read from a cluster kubectl cannot talk to: say so once, not once per kind.
+        manifest["unreachable"] = _reason(version.stderr)
+        manifest["missing"] = [
+            *KINDS,
+            *(f"nvidia-smi {t}" for t in nvidia_smi_pods),
+            *(f"logs {t}" for t in log_pods),
+            *(f"helm release {t}" for t in helm_releases),
+        ]
+        return _finish(out, manifest)
     logged: list[str] = []
     for kind, (resource, namespaced) in KINDS.items():
         items: list[Any] = []
@@ -190,6 +203,10 @@ def take_snapshot(
         for t, state in manifest["helmReleases"].items()
         if state != "ok" and "no deployed Helm release" not in state
     ]
+    return _finish(out, manifest)
+
+
+def _finish(out: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     manifest["time"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     write_file(out / "manifest.json", (json.dumps(manifest, indent=2) + "\n").encode())
     return manifest

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -22,6 +23,7 @@ __all__ = [
     "NODE_SPECIFIC_ATTRIBUTES",
     "lookup_product",
     "mig_profiles",
+    "product_for_label",
     "product_names",
     "published_attributes",
     "release_facts",
@@ -54,6 +56,21 @@ def lookup_product(product: str) -> Product:
             "<catalog>", "product", f"unknown GPU product {product!r}; known: {product_names()}"
         )
     return found
+
+
+_SUFFIX = re.compile(r"-(SHARED|MIG-.*)$", re.IGNORECASE)
+_BY_LABEL = {p.product_name.replace(" ", "-").lower(): p for p in PRODUCTS}
+
+
+def product_for_label(label: str) -> Product | None:
+    """The product whose GPU Feature Discovery label (`nvidia.com/gpu.product`) is `label`, if any.
+
+    GFD writes the device name with every space as `-`, then `-SHARED` on a time-sliced GPU and
+    `-MIG-<profile>` under the single MIG strategy (NVIDIA/k8s-device-plugin
+    internal/lm/resource.go `productLabel`, commit 02f65cc): `NVIDIA-A100-SXM4-40GB`.
+    """
+    name = _SUFFIX.sub("", label).lower()
+    return _BY_LABEL.get(name) or _BY_KEY.get(name) or _BY_NAME.get(name)
 
 
 def release_facts(driver_release: str) -> ReleaseFacts:

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpuplatform.errors import InputError, Problem, format_loc
-from gpuplatform.load.merge import path_in
+from gpuplatform.load.merge import Origin
 from gpuplatform.model.identities import identity_errors
 from gpuplatform.model.limits import size_errors
 from gpuplatform.model.platform import Platform
@@ -104,42 +104,38 @@ def _doc_loc(loc: tuple[int | str, ...]) -> Loc:
     return ("spec", *loc)
 
 
+def _located(origin: Origin, loc: Loc, message: str) -> Problem:
+    file, where = origin.locate(loc)
+    return Problem(file=file, loc=format_loc(where), code="", message=message)
+
+
 def problems_from_validation(
-    exc: ValidationError, file: str, overlay: tuple[str, Any] | None = None, prefix: Loc | None = None
+    exc: ValidationError, origin: Origin, prefix: Loc | None = None
 ) -> list[Problem]:
-    """One Problem per pydantic error, located in the file that wrote the field."""
+    """One Problem per pydantic error, located in the file (stack or overlay) that wrote the field."""
     problems = []
     for err in exc.errors():
         loc = prefix + tuple(err["loc"]) if prefix is not None else _doc_loc(tuple(err["loc"]))
-        where = overlay[0] if overlay is not None and path_in(overlay[1], loc) else file
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             message = "unknown field"
-        problems.append(Problem(file=where, loc=format_loc(loc), code="", message=message))
+        problems.append(_located(origin, loc, message))
     return problems
 
 
-def platform_from_document(
-    doc: dict[str, Any], file: str, overlay: tuple[str, Any] | None = None
-) -> Platform:
-    """Validate a merged spec document into a Platform, with every problem located."""
+def platform_from_document(doc: dict[str, Any], origin: str | Origin) -> Platform:
+    """Validate a merged spec document into a Platform, with every problem located where it was written.
+
+    `origin` is the file the document was read from, or the Origin of a merge (stack + overlays).
+    """
+    origin = Origin(origin) if isinstance(origin, str) else origin
     body = dict(doc.get("spec") or {})
     body["name"] = doc["metadata"].get("name")
     try:
         platform = Platform.model_validate(body)
     except ValidationError as exc:
-        raise InputError(problems_from_validation(exc, file, overlay)) from None
+        raise InputError(problems_from_validation(exc, origin)) from None
     refs = size_errors(platform) or reference_errors(platform) + identity_errors(platform)
     if refs:
-        raise InputError(
-            [
-                Problem(
-                    file=overlay[0] if overlay is not None and path_in(overlay[1], loc) else file,
-                    loc=format_loc(loc),
-                    code="",
-                    message=message,
-                )
-                for loc, message in refs
-            ]
-        )
+        raise InputError([_located(origin, loc, message) for loc, message in refs])
     return platform

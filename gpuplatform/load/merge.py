@@ -1,43 +1,160 @@
-"""Overlay merge: mappings merge, lists of named items merge by `name`, other lists replace."""
+"""Overlay merge: mappings merge, lists of named items merge by `name`, other lists replace.
+
+An overlay says what it means: an item of a named list must name an item of the base (it changes
+that item), unless it is marked `$add: true` (it is appended). Anything else is refused at the
+overlay's own path, so a typo cannot append a wave, a pool or a tenant.
+
+The merge remembers where every list item of the result came from, so that an error found in the
+merged document is reported in the file that wrote the field, at that file's own index.
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["merge_spec", "path_in"]
+from gpuplatform.errors import InputError, Problem, format_loc
+
+__all__ = ["ADD_MARKER", "Loc", "Origin", "merge_spec", "parse_loc"]
+
+#: The key that marks an overlay list item as an addition (`$add: true`); removed before validation.
+ADD_MARKER = "$add"
+
+Loc = tuple[int | str, ...]
+_TOKEN = re.compile(r'\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]|\.?([^.\[\]]+)')
+
+
+def parse_loc(text: str) -> Loc:
+    """`spec.waves[3].stage` -> ("spec", "waves", 3, "stage"); a quoted key (`x["a.b/c"]`) is one key."""
+    return tuple(int(index) if index else quoted or key for index, quoted, key in _TOKEN.findall(text))
+
+
+@dataclass(frozen=True)
+class _Layer:
+    """One overlay applied: its file, its document and, per merged named list, where each item came
+    from as (base index or None, overlay index or None)."""
+
+    file: str
+    doc: Any
+    items: dict[Loc, list[tuple[int | None, int | None]]]
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where the parts of a merged spec document came from: the stack file, then each overlay."""
+
+    file: str
+    layers: tuple[_Layer, ...] = field(default=())
+
+    def locate(self, loc: Loc) -> tuple[str, Loc]:
+        """The file that wrote `loc` of the merged document, and the path in that file."""
+        for layer in reversed(self.layers):
+            written, mine = _through(layer, loc)
+            if written:
+                return layer.file, mine
+        return self.file, loc
+
+
+def _through(layer: _Layer, loc: Loc) -> tuple[bool, Loc]:
+    """(True, path in the overlay) when `layer` wrote `loc`, else (False, `loc`): base items keep
+    their index in the merge, so a path the overlay did not write is the same path before it.
+
+    Inside an item the overlay added, or a list it replaced, everything is the overlay's.
+    """
+    node: Any = layer.doc
+    mine: list[int | str] = []
+    for depth, part in enumerate(loc):
+        sources = layer.items.get(loc[:depth]) if isinstance(part, int) else None
+        if sources is not None and isinstance(part, int) and part < len(sources):
+            base_index, overlay_index = sources[part]
+            if overlay_index is None:
+                return False, loc
+            node = node[overlay_index]
+            mine.append(overlay_index)
+            if base_index is None:
+                return True, (*mine, *loc[depth + 1 :])
+            continue
+        if isinstance(part, int) and isinstance(node, list):
+            return True, (*mine, *loc[depth:])
+        node = node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            return False, loc
+        mine.append(part)
+    return True, tuple(mine)
 
 
 def _named(items: list[Any]) -> bool:
-    return all(isinstance(i, dict) and isinstance(i.get("name"), str) for i in items)
+    return bool(items) and all(isinstance(i, dict) and isinstance(i.get("name"), str) for i in items)
 
 
-def merge_spec(base: Any, overlay: Any) -> Any:
-    """Return `base` with `overlay` merged onto it; neither argument is modified."""
-    if isinstance(base, dict) and isinstance(overlay, dict):
-        out = dict(base)
-        for key, value in overlay.items():
-            out[key] = merge_spec(base[key], value) if key in base else value
-        return out
-    if isinstance(base, list) and isinstance(overlay, list) and base and overlay and _named(base + overlay):
-        merged = {item["name"]: item for item in base}
-        order = [item["name"] for item in base]
-        for item in overlay:
-            name = item["name"]
-            if name in merged:
-                merged[name] = merge_spec(merged[name], item)
+@dataclass
+class _Merge:
+    file: str
+    items: dict[Loc, list[tuple[int | None, int | None]]] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def refuse(self, loc: Loc, message: str) -> None:
+        self.problems.append(Problem(self.file, format_loc(loc), "", message))
+
+    def merge(self, base: Any, overlay: Any, at: Loc, mine: Loc) -> Any:
+        if isinstance(overlay, dict) and isinstance(base, dict | None):
+            out = dict(base or {})
+            for key, value in overlay.items():
+                out[key] = self.merge(out.get(key), value, (*at, key), (*mine, key))
+            return out
+        if isinstance(overlay, list) and _named(overlay) and (base is None or base == [] or _named(base)):
+            return self.merge_named(base or [], overlay, at, mine)
+        if isinstance(overlay, list):
+            for i, item in enumerate(overlay):
+                if isinstance(item, dict) and ADD_MARKER in item:
+                    self.refuse(
+                        (*mine, i, ADD_MARKER), f"only items of a list merged by name take {ADD_MARKER}"
+                    )
+        return overlay
+
+    def merge_named(self, base: list[Any], overlay: list[Any], at: Loc, mine: Loc) -> list[Any]:
+        """Items naming a base item merge onto it; items marked `$add: true` are appended."""
+        index = {item["name"]: i for i, item in enumerate(base)}
+        merged = list(base)
+        sources: list[tuple[int | None, int | None]] = [(i, None) for i in range(len(base))]
+        names = ", ".join(index) or "none"
+        for k, item in enumerate(overlay):
+            add = item.get(ADD_MARKER, False)
+            body = {key: value for key, value in item.items() if key != ADD_MARKER}
+            here = (*mine, k)
+            if add not in (True, False):
+                self.refuse((*here, ADD_MARKER), f"must be true (found {add!r})")
+            elif add and item["name"] in index:
+                self.refuse(
+                    (*here, "name"),
+                    f"{item['name']!r} is already in the base's {format_loc(at)}: drop {ADD_MARKER} to change it",
+                )
+            elif add:
+                merged.append(body)
+                sources.append((None, k))
+            elif item["name"] not in index:
+                self.refuse(
+                    (*here, "name"),
+                    f"{item['name']!r} names nothing in the base's {format_loc(at)} (names: {names}); "
+                    f"mark the item `{ADD_MARKER}: true` to add it",
+                )
             else:
-                merged[name] = item
-                order.append(name)
-        return [merged[n] for n in order]
-    return overlay
+                i = index[item["name"]]
+                merged[i] = self.merge(base[i], body, (*at, i), here)
+                sources[i] = (i, k)
+        self.items[at] = sources
+        return merged
 
 
-def path_in(doc: Any, loc: tuple[int | str, ...]) -> bool:
-    """Whether `doc` (an overlay) sets something at `loc` (list indexes resolved by name in base)."""
-    node = doc
-    for part in loc:
-        if isinstance(node, dict) and isinstance(part, str) and part in node:
-            node = node[part]
-        else:
-            return isinstance(node, list) and isinstance(part, int)
-    return True
+def merge_spec(
+    base: dict[str, Any], overlay: dict[str, Any], origin: Origin, file: str
+) -> tuple[dict[str, Any], Origin]:
+    """`base` with the overlay document `overlay` (written in `file`) merged onto it, and the origin
+    of the result; InputError at the overlay's own paths for items that do not say what they mean.
+    Neither argument is modified."""
+    work = _Merge(file)
+    merged = work.merge(base, overlay, (), ())
+    if work.problems:
+        raise InputError(work.problems)
+    return merged, Origin(origin.file, (*origin.layers, _Layer(file, overlay, work.items)))

@@ -1,13 +1,106 @@
-"""The JSON Schema of a spec document (`apiVersion: gpuplatform.dev/v1alpha1`, `kind: Platform`)."""
+"""JSON Schemas of a spec (`kind: Platform`) and of an overlay (`kind: PlatformOverlay`).
+
+Titles and descriptions come from the model's docstrings (class docstrings for objects, field
+docstrings for properties), so editors show the same help as the code. An overlay is a partial
+spec: nothing is required, and an item of a list merged by name may carry `$add: true`.
+"""
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterator
 from typing import Any
 
-from gpuplatform.load.documents import API_VERSION, PLATFORM_KIND
+from gpuplatform.load.documents import API_VERSION, OVERLAY_KIND, PLATFORM_KIND
+from gpuplatform.load.merge import ADD_MARKER
 from gpuplatform.model.platform import Platform
 
-__all__ = ["spec_schema"]
+__all__ = ["overlay_schema", "schema_objects", "spec_schema"]
+
+_ADD = {
+    "title": "Add this item",
+    "description": "Marks an overlay item whose name is not in the base as an addition (appended); "
+    "without it an unknown name is refused. Removed before validation.",
+    "const": True,
+}
+
+
+def _title(description: str) -> str:
+    """The first clause of a docstring's first sentence."""
+    first = description.split("\n\n", 1)[0].replace("\n", " ")
+    for stop in (". ", ": ", "; "):
+        first = first.split(stop, 1)[0]
+    return first.rstrip(".")
+
+
+def _titled(node: Any) -> None:
+    """Every property with a description gets its first sentence as title (pydantic's generated
+    titles, `Gpuspernode`, are dropped)."""
+    if isinstance(node, dict):
+        for prop in (node.get("properties") or {}).values():
+            prop.pop("title", None)
+            if "description" in prop:
+                prop["title"] = _title(prop["description"])
+        for value in node.values():
+            _titled(value)
+    elif isinstance(node, list):
+        for value in node:
+            _titled(value)
+
+
+def _envelope(
+    kind: str, spec: dict[str, Any], defs: dict[str, Any], *, required: list[str]
+) -> dict[str, Any]:
+    slug = kind.lower()
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://gpuplatform.dev/schemas/v1alpha1/{slug}.json",
+        "title": kind,
+        "type": "object",
+        "additionalProperties": False,
+        "required": required,
+        "properties": {
+            "apiVersion": {"const": API_VERSION},
+            "kind": {"const": kind},
+            "metadata": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["name"] if kind == PLATFORM_KIND else [],
+                "properties": {
+                    "name": {
+                        "type": "string",
+                        "pattern": "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
+                        "title": "Platform name",
+                        "description": "Names the platform (the folder under dist/); an overlay's names the result.",
+                    },
+                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
+                },
+            },
+            "spec": spec,
+        },
+        "$defs": defs,
+    }
+
+
+def schema_objects(node: Any) -> Iterator[dict[str, Any]]:
+    """Every JSON object in a schema `node` (itself included), depth first."""
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from schema_objects(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from schema_objects(value)
+
+
+def _array_item_refs(node: Any) -> list[str]:
+    """`$ref`s used as the items of an array anywhere in `node`."""
+    return [
+        ref
+        for obj in schema_objects(node)
+        if obj.get("type") == "array" and isinstance(ref := obj.get("items", {}).get("$ref"), str)
+    ]
 
 
 def spec_schema() -> dict[str, Any]:
@@ -17,27 +110,20 @@ def spec_schema() -> dict[str, Any]:
     body["properties"].pop("name")
     body["required"] = [r for r in body.get("required", []) if r != "name"]
     body["title"] = "PlatformSpec"
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://gpuplatform.dev/schemas/v1alpha1/platform.json",
-        "title": "Platform",
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["apiVersion", "kind", "metadata", "spec"],
-        "properties": {
-            "apiVersion": {"const": API_VERSION},
-            "kind": {"const": PLATFORM_KIND},
-            "metadata": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["name"],
-                "properties": {
-                    "name": {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"},
-                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
-                    "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
-                },
-            },
-            "spec": body,
-        },
-        "$defs": defs,
-    }
+    schema = _envelope(PLATFORM_KIND, body, defs, required=["apiVersion", "kind", "metadata", "spec"])
+    _titled(schema)
+    return schema
+
+
+def overlay_schema() -> dict[str, Any]:
+    """The spec schema made partial: nothing required, `$add` on items of lists merged by name."""
+    platform = spec_schema()
+    spec, defs = platform["properties"]["spec"], copy.deepcopy(platform["$defs"])
+    spec = copy.deepcopy(spec)
+    items = {ref.rsplit("/", 1)[1] for ref in _array_item_refs([spec, defs])}
+    for name, node in (("", spec), *defs.items()):
+        node.pop("required", None)
+        if name in items and "name" in node.get("properties", {}):
+            node["properties"][ADD_MARKER] = dict(_ADD)
+    spec["title"] = "PlatformOverlaySpec"
+    return _envelope(OVERLAY_KIND, spec, defs, required=["apiVersion", "kind"])

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpuplatform.errors import InputError, Problem
+from gpuplatform.errors import InputError, Problem, format_loc
 from gpuplatform.load.documents import (
     OVERLAY_KIND,
     PLATFORM_KIND,
@@ -29,7 +29,7 @@ from gpuplatform.load.documents import (
     platform_document,
     platform_from_document,
 )
-from gpuplatform.load.merge import merge_spec
+from gpuplatform.load.merge import Origin, merge_spec, parse_loc
 from gpuplatform.load.yaml_input import read_text, read_yaml
 from gpuplatform.model.platform import Platform
 
@@ -50,6 +50,15 @@ class LoadedPlatform:
     document: dict[str, Any]
     manifests: dict[str, str] = field(default_factory=dict)
     """Text of the original manifests the spec names (`workloads[].manifest`, `nimServices[].manifest`)."""
+    origin: Origin | None = None
+    """Which file (stack or overlay) wrote each part of `document`; None: all of it is `source`."""
+
+    def locate(self, loc: str) -> tuple[str, str]:
+        """The file that wrote the spec path `loc` (`spec.waves[3]`) and the path in that file."""
+        if self.origin is None:
+            return self.source, loc
+        file, where = self.origin.locate(parse_loc(loc))
+        return (self.source, loc) if file == self.source else (file, format_loc(where))
 
 
 def _read_manifests(platform: Platform, source: Path) -> dict[str, str]:
@@ -86,9 +95,14 @@ def discover_stacks(directory: Path) -> list[Path]:
     """Stack files directly in `directory`, in name order (`_private.py` files are helpers)."""
     if not directory.is_dir():
         raise InputError.single(str(directory), "", "no such stacks folder")
-    return sorted(
+    found = sorted(
         p for p in directory.iterdir() if p.suffix in _STACK_SUFFIXES and not p.name.startswith(("_", "."))
     )
+    if not found:
+        raise InputError.single(
+            str(directory), "", "no stack in this folder (*.py, *.yaml, *.yml): nothing to render"
+        )
+    return found
 
 
 def _stack_error(path: Path, exc: BaseException) -> InputError:
@@ -159,16 +173,17 @@ def _read_stack(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     return [doc], [o.strip() for o in declared.split(",") if o.strip()]
 
 
-def _apply(base: dict[str, Any], source: str, overlay_path: Path) -> tuple[dict[str, Any], tuple[str, Any]]:
+def _apply(base: dict[str, Any], origin: Origin, overlay_path: Path) -> tuple[dict[str, Any], Origin]:
+    """Merge one overlay file onto `base`; its `metadata.name` names the result."""
     overlay = check_envelope(read_yaml(overlay_path), str(overlay_path), OVERLAY_KIND)
     repeated = duplicate_names(overlay.get("spec", {}), str(overlay_path))
     if repeated:
         raise InputError(repeated)
-    merged = merge_spec(base, {"spec": overlay.get("spec", {})})
+    part: dict[str, Any] = {"spec": overlay.get("spec", {})}
     name = overlay.get("metadata", {}).get("name")
     if name:
-        merged["metadata"] = {**merged["metadata"], "name": name}
-    return merged, (str(overlay_path), {"spec": overlay.get("spec", {}), "metadata": {"name": name}})
+        part["metadata"] = {"name": name}
+    return merge_spec(base, part, origin, str(overlay_path))
 
 
 def _overlay_base(path: Path) -> str | None:
@@ -192,18 +207,18 @@ def load_stack(path: Path, overlays: Sequence[Path] | None = None) -> list[Loade
             base = _overlay_base(overlay_path)
             targets = [d for d in docs if base in (None, d["metadata"]["name"])]
             if not targets:
-                problems.append(
-                    Problem(str(overlay_path), "metadata.annotations", "", f"no platform {base!r}")
-                )
+                defined = ", ".join(d["metadata"]["name"] for d in docs)
+                message = f"no platform {base!r} in {path} (platforms: {defined})"
+                problems.append(Problem(str(overlay_path), "metadata.annotations", "", message))
             variants += [(d, (overlay_path,)) for d in targets]
     for doc, chain in variants:
         try:
-            merged, last = doc, None
+            merged, origin = doc, Origin(str(path))
             if chain and (repeated := duplicate_names(doc.get("spec", {}), str(path))):
                 raise InputError(repeated)
             for overlay_path in chain:
-                merged, last = _apply(merged, str(path), overlay_path)
-            platform = platform_from_document(merged, str(path), last)
+                merged, origin = _apply(merged, origin, overlay_path)
+            platform = platform_from_document(merged, origin)
         except InputError as exc:
             problems += exc.problems
             continue
@@ -212,7 +227,8 @@ def load_stack(path: Path, overlays: Sequence[Path] | None = None) -> list[Loade
         except InputError as exc:
             problems += exc.problems
             continue
-        loaded.append(LoadedPlatform(platform, str(path), tuple(str(c) for c in chain), merged, manifests))
+        applied = tuple(str(c) for c in chain)
+        loaded.append(LoadedPlatform(platform, str(path), applied, merged, manifests, origin))
     names = [lp.platform.name for lp in loaded]
     for lp in loaded:
         if names.count(lp.platform.name) > 1:

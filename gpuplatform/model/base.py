@@ -88,8 +88,11 @@ _TOKEN = re.compile(r"\A[^\s\x00-\x1f\x7f]{1,4096}\Z")
 #: Free text that lands in a YAML scalar on one line: no control characters, no edge whitespace.
 _CLEAN = re.compile(r"\A[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?\Z")
 
-#: Kubernetes supports at most 5,000 nodes per cluster (kubernetes.io/docs/setup/best-practices/cluster-large).
-MAX_CLUSTER_NODES = 5_000
+#: The largest cluster a platform may list. Upstream Kubernetes tests clusters of up to 5,000 nodes
+#: (kubernetes.io/docs/setup/best-practices/cluster-large), but managed GPU clusters run larger: GKE
+#: Standard clusters take up to 15,000 nodes (cloud.google.com/kubernetes-engine/docs/concepts/
+#: planning-large-clusters), and the benchmark fleet is specified up to 8,000.
+MAX_CLUSTER_NODES = 15_000
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 #: A duration in minutes that still fits Go's time.Duration (int64 nanoseconds): Flux and Argo CD
@@ -100,7 +103,10 @@ JSON_MAX_DEPTH = 64
 
 
 class SpecModel(BaseModel):
-    """Frozen, strict, camelCase-aliased base of every spec model."""
+    """Frozen, strict, camelCase-aliased base of every spec model.
+
+    Field docstrings become the descriptions (and titles) of `gpuplatform schema`.
+    """
 
     model_config = ConfigDict(
         frozen=True,
@@ -108,6 +114,7 @@ class SpecModel(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
         validate_default=True,
+        use_attribute_docstrings=True,
     )
 
 

@@ -29,9 +29,13 @@ class ServiceTier(SpecModel):
     """
 
     name: DnsLabel
+    """Tier name; the DeviceClass is `<name>.<domain>`."""
     description: str = ""
+    """What the tier offers, for people."""
     driver: DnsSubdomain = "gpu.nvidia.com"
+    """DRA driver whose devices the tier selects (`device.driver`)."""
     device_type: Literal["gpu", "mig"] = "gpu"
+    """Full GPUs or MIG devices (`device.attributes[driver].type`)."""
     architecture: str | None = None
     """Sets `device.attributes['gpu.nvidia.com'].architecture == ...` (e.g. `Hopper`)."""
     product_name: str | None = None
@@ -39,9 +43,13 @@ class ServiceTier(SpecModel):
     min_memory: Quantity | None = None
     """Inclusive lower bound on `capacity.memory`."""
     max_memory: Quantity | None = None
+    """Inclusive upper bound on `capacity.memory`."""
     min_compute_capability: SemVer | None = None
+    """Lower bound on the `cudaComputeCapability` attribute (`9.0.0`)."""
     min_driver_version: SemVer | None = None
+    """Lower bound on the `driverVersion` attribute (`580.0.0`)."""
     mig_profile: CleanString | None = None
+    """MIG profile (`profile` attribute, e.g. `1g.10gb`); needs `deviceType: mig`."""
     cel: str | None = Field(default=None, min_length=1, max_length=10240)
     """Raw CEL selector, instead of the typed predicates."""
     config: tuple[JsonObject, ...] = ()
@@ -77,7 +85,10 @@ class BridgeClass(SpecModel):
     """
 
     name: DnsLabel
+    """Bridge name; a platform bridge's DeviceClass is `<name>.<domain>`."""
     extended_resource_name: ExtendedResourceName = "nvidia.com/gpu"
+    """The legacy resource the class serves (`spec.extendedResourceName`)."""
     source: Literal["platform", "chart"] = "platform"
+    """`platform` renders a DeviceClass; `chart` names the DRA driver chart's `gpu.nvidia.com` class."""
     tier: DnsLabel | None = None
     """Narrow the bridge to one tier's devices; default: every full GPU of the driver."""

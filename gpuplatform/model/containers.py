@@ -46,14 +46,18 @@ class ResourceAmounts(SpecModel):
     """CPU and memory of a container's requests or limits."""
 
     cpu: Quantity
+    """CPU (`50m`)."""
     memory: Quantity
+    """Memory (`64Mi`)."""
 
 
 class ContainerResources(SpecModel):
     """Requests and limits; namespaces with a ResourceQuota on CPU or memory refuse pods without both."""
 
     requests: ResourceAmounts
+    """What the scheduler reserves for the container."""
     limits: ResourceAmounts
+    """What the container may use at most."""
 
     def as_k8s(self) -> dict[str, dict[str, str]]:
         """The container's `resources` field."""

@@ -1,10 +1,9 @@
 """How much work a spec may ask for: bounded by what a real cluster needs, refused before rendering.
 
 An 8 MiB spec can list hundreds of thousands of nodes; rendered for every wave that would be
-millions of files, minutes and gigabytes. Kubernetes itself supports at most 5,000 nodes per
-cluster (kubernetes.io/docs/setup/best-practices/cluster-large), so a platform (one cluster) lists
-at most that many; the whole run renders at most MAX_FILES files (the 2,000-node benchmark fleet
-renders about 19,000).
+millions of files, minutes and gigabytes. A platform (one cluster) lists at most MAX_NODES nodes
+(the largest managed clusters, `model.base.MAX_CLUSTER_NODES`); the whole run renders at most
+MAX_FILES files (the 2,000-node benchmark fleet renders about 25,000).
 """
 
 from __future__ import annotations

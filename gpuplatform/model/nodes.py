@@ -24,8 +24,11 @@ class Taint(SpecModel):
     """A node taint; owned by the node provisioner, so it is handed off, never patched by GitOps."""
 
     key: LabelKey
+    """Taint key (`gpu-scheduling.<domain>/mode`)."""
     value: LabelValue = ""
+    """Taint value (`dra`)."""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
+    """Taint effect."""
 
 
 class Provisioner(SpecModel):
@@ -37,6 +40,7 @@ class Provisioner(SpecModel):
     """
 
     kind: Literal["karpenter", "cluster-api", "node-group"]
+    """Karpenter NodePool, Cluster API MachineDeployment, or a cloud node group (EKS, GKE, AKS)."""
     name: DnsSubdomain
     """Name of the Karpenter NodePool, MachineDeployment or cloud node group."""
     cloud: Literal["eks", "gke", "aks"] | None = None
@@ -84,11 +88,15 @@ class NodePool(SpecModel):
     """
 
     name: DnsLabel
+    """Pool name (a label of the spec, never a node name)."""
     nodes: tuple[DnsSubdomain, ...] = ()
+    """Node names of a static pool (each gets an SSA partial Node); empty for a provisioner pool."""
     provisioner: Provisioner | None = None
+    """The controller that owns the pool's nodes, instead of listing them."""
     product: CleanString
     """GPU product, a catalog key (`H100-80GB`) or the driver's productName (`NVIDIA H100 80GB HBM3`)."""
     gpus_per_node: int = Field(default=8, ge=1, le=128)
+    """GPUs on each node of the pool."""
     migrates_in: DnsLabel | None = None
     """Wave in which the pool moves to DRA; absent = legacy until the final-cutover wave."""
     taint: Taint | None = None

@@ -48,7 +48,9 @@ class Kubernetes(SpecModel):
     """Target Kubernetes release and the feature gates the cluster enables beyond the defaults."""
 
     version: ReleaseNumber = "1.36.1"
+    """Kubernetes release of the cluster (`1.36.1`): drives the API versions and the version rules."""
     feature_gates: dict[FeatureGateName, bool] = {}
+    """Feature gates the cluster sets beyond its release's defaults (`DRAExtendedResource: true`)."""
 
 
 class GpuOperator(SpecModel):
@@ -60,18 +62,22 @@ class GpuOperator(SpecModel):
     """
 
     version: ReleaseNumber = GPU_OPERATOR_DEFAULT
+    """GPU Operator release (the `gpu-operator` chart version)."""
     namespace: DnsLabel = "gpu-operator"
+    """Namespace of the GPU Operator release."""
     release_name: DnsLabel = "gpu-operator"
     """Name of the running Helm release (`helm list -n <namespace>`); Flux and Argo CD reuse it."""
     driver_version: ReleaseNumber = NVIDIA_DRIVER_DEFAULT
     """NVIDIA data-center driver the operator installs (580+ for DRA); rendered as `driver.version`."""
     mode: Literal["clusterPolicy", "gpuCluster"] = "clusterPolicy"
+    """How the operator is configured: a ClusterPolicy, or GPUCluster (GPU Operator 26.7+)."""
     managed: bool = False
     """Render the operator's Helm release (Flux HelmRelease, Argo CD Application); import the
     running release's values first, or GitOps resets the operator to the chart's defaults."""
     chart_repository: Literal[""] | Token = ""
     """A mirror of the gpu-operator chart; empty: where the chart version is published."""
     values: JsonObject = {}
+    """The team's own Helm values; the migration's values are merged on top, nothing set here is dropped."""
 
     @model_validator(mode="after")
     def _repository_needs_release(self) -> GpuOperator:
@@ -87,12 +93,15 @@ class DraDriver(SpecModel):
     """The NVIDIA DRA driver Helm release (chart `dra-driver-nvidia-gpu`, `nvidia-dra-driver-gpu` before 0.4)."""
 
     chart_version: ReleaseNumber = DRA_DRIVER_DEFAULT
+    """Version of the `dra-driver-nvidia-gpu` chart (25.x calendar releases, then 0.x)."""
     chart_repository: Literal[""] | Token = ""
     """Helm (https://) or OCI (oci://) mirror of the chart; empty: where the chart version is published."""
     namespace: DnsLabel = "nvidia-dra-driver-gpu"
+    """Namespace of the DRA driver release (its kubelet plugin runs there)."""
     release_name: DnsLabel | None = None
     """Helm release name; default: the chart's name."""
     nvidia_driver_root: CleanString = "/run/nvidia/driver"
+    """`nvidiaDriverRoot` of the chart: where the NVIDIA driver is on the host (the operator's: `/run/nvidia/driver`)."""
     compute_domains: bool = False
     """Run the ComputeDomain controller and kubelet-plugin container (`resources.computeDomains.enabled`):
     off until multi-node NVLink (IMEX) workloads need it; a crash of that container would otherwise
@@ -101,7 +110,9 @@ class DraDriver(SpecModel):
     """`kubeletPlugin.updateStrategy.rollingUpdate.maxUnavailable`: how many nodes' kubelet plugins
     restart at once on a driver upgrade (the chart's 100% pauses claim preparation on every node)."""
     feature_gates: dict[FeatureGateName, bool] = {}
+    """The driver's `featureGates` (alpha ones are refused in production unless accepted)."""
     values: JsonObject = {}
+    """The team's own Helm values for the driver; the migration's are merged on top."""
 
     @field_validator("kubelet_plugin_max_unavailable")
     @classmethod
@@ -117,16 +128,22 @@ class Delivery(SpecModel):
     """How Argo CD and/or Flux find and apply the rendered tree."""
 
     engines: tuple[Literal["argocd", "flux"], ...] = ("argocd",)
+    """GitOps engines to render entry points for (`argocd`, `flux` or both)."""
     repo_url: Token
+    """Git repository the engines read the rendered tree from."""
     revision: Token = "main"
+    """Branch (Flux `ref.branch`) or revision (Argo CD `targetRevision`) to follow."""
     path: str = Field(default="dist", max_length=255, pattern=r"^[\w-][\w.-]*(/[\w-][\w.-]*)*$")
     """Folder of the rendered tree inside the repository: relative, segments never start with `.`."""
     argocd_namespace: DnsLabel = "argocd"
+    """Namespace of Argo CD (its AppProject and Applications)."""
     argocd_service_account: DnsLabel = "argocd-application-controller"
     """ServiceAccount (in `argocdNamespace`) the platform's own Application syncs as once Argo CD
     impersonation is on for the tenants' projects (the platform AppProject's `destinationServiceAccounts`)."""
     flux_namespace: DnsLabel = "flux-system"
+    """Namespace of Flux (its GitRepository and Kustomizations)."""
     gates_namespace: DnsLabel = "gpuplatform-gates"
+    """Namespace of the gate Jobs and their read-only identity."""
     kubectl_image: ImageReference = "docker.io/alpine/k8s:1.36.1"
     """Image of the gate Jobs; it must provide `sh`, `kubectl` and `jq` (alpine/k8s does). Pin it:
     `image@sha256:…` here or `kubectlImageDigest` (GP230 warns while it is a tag only)."""
@@ -154,8 +171,11 @@ class Monitoring(SpecModel):
     """PrometheusRule alerts for states that must never last."""
 
     enabled: bool = False
+    """Render a PrometheusRule for states that must never last."""
     namespace: DnsLabel = "monitoring"
+    """Namespace of the PrometheusRule."""
     claim_pending_minutes: Minutes = 15
+    """Alert when a GPU pod of a tenant stays pending this long."""
 
 
 class Acceptances(SpecModel):
@@ -164,32 +184,50 @@ class Acceptances(SpecModel):
     alpha_features: tuple[FeatureGateName, ...] = ()
     """Driver alpha gates allowed in production or first-cutover waves (e.g. `DynamicMIG`)."""
     nim_preview: bool = False
+    """Accept NIM DRA (Technology Preview) in production tenants and waves."""
 
 
 class Platform(SpecModel):
     """One cluster's GPU platform and the waves that move it from the device plugin to DRA."""
 
     name: DnsLabel
+    """Platform (cluster) name: `metadata.name` of the spec, the folder under `dist/`."""
     domain: DnsSubdomain
     """Suffix of the platform's DeviceClass names: tier `t` becomes `t.<domain>`."""
     mode_label: LabelKey | None = None
     """Node label recording the allocator mode; default `gpu-scheduling.<domain>/mode`."""
     kubernetes: Kubernetes = Kubernetes()
+    """The cluster's Kubernetes release and feature gates."""
     gpu_operator: GpuOperator = GpuOperator()
+    """The NVIDIA GPU Operator release."""
     dra_driver: DraDriver
+    """The NVIDIA DRA driver release, installed from the first wave after `baseline`."""
     node_pools: tuple[NodePool, ...] = ()
+    """GPU node pools; each moves from the device plugin to DRA in its `migratesIn` wave."""
     tiers: tuple[ServiceTier, ...] = ()
+    """Service tiers, each a DeviceClass `<name>.<domain>` tenants claim from."""
     bridges: tuple[BridgeClass, ...] = ()
+    """Extended-resource bridge classes that serve legacy `nvidia.com/gpu` requests from DRA."""
     tenants: tuple[Tenant, ...] = ()
+    """Team namespaces: their tiers, claim templates, quota and admission policy."""
     tenant_policy: TenantPolicy = TenantPolicy()
+    """Cluster-wide admission around the tenants: who may grant admin access, where claims may exist."""
     nim_services: tuple[NimService, ...] = ()
+    """NIM services moved to DRA blue/green (a new NIMService with `draResources`)."""
     workloads: tuple[Workload, ...] = ()
+    """Legacy workloads converted to claims in their `movesIn` wave (hand-offs for their owners)."""
     validation: ValidationWorkload | None = None
+    """The pilot Job that proves a claim reaches a container, from the first native-claim-pilot wave."""
     waves: tuple[Wave, ...] = Field(min_length=1)
+    """The waves in order: baseline first, final-cutover last, stages in canonical order."""
     active_wave: DnsLabel
+    """The wave the entry points apply; advancing or rolling back is changing this."""
     delivery: Delivery
+    """The Git repository and path of the rendered tree, and the engines that apply it."""
     monitoring: Monitoring = Monitoring()
+    """Alerts for states that must never last."""
     accept: Acceptances = Acceptances()
+    """Risks accepted explicitly (alpha driver features, NIM preview in production)."""
 
     @property
     def mode_label_key(self) -> str:

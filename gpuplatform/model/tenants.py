@@ -24,8 +24,11 @@ class ClaimTemplate(SpecModel):
     """A ResourceClaimTemplate in the tenant's namespace requesting `count` devices of one tier."""
 
     name: DnsSubdomain
+    """Name of the ResourceClaimTemplate in the tenant's namespace."""
     tier: DnsLabel
+    """Tier (DeviceClass) the template requests; the tenant must be allowed to use it."""
     count: int = Field(default=1, ge=1, le=32)
+    """Devices the claim requests (all from one node)."""
     selectors: tuple[str, ...] = ()
     """Extra CEL selectors ANDed with the tier's class selectors."""
     claims: NonNegativeInt32 = 1
@@ -36,7 +39,9 @@ class TenantQuota(SpecModel):
     """Closed-world ResourceQuota limits of a tenant namespace."""
 
     claims: NonNegativeInt64 = 16
+    """`count/resourceclaims.resource.k8s.io` of the namespace."""
     claim_templates: NonNegativeInt64 = 8
+    """`count/resourceclaimtemplates.resource.k8s.io` of the namespace."""
     devices: NonNegativeInt64 = 8
     """`<class>.deviceclass.resource.k8s.io/devices` for each of the tenant's tiers."""
     gpus: NonNegativeInt64 = 8
@@ -47,10 +52,15 @@ class TenantAllowances(SpecModel):
     """What the tenant's admission policy lets claims carry (all off by default)."""
 
     selectors: bool = False
+    """Claims may add their own CEL selectors."""
     admin_access: bool = False
+    """Claims may request `adminAccess` (see every device, including allocated ones)."""
     allocation_mode_all: bool = False
+    """Claims may request `allocationMode: All`."""
     tolerations: bool = False
+    """Claims may carry device tolerations."""
     config: bool = False
+    """Claims may pass opaque driver configuration."""
 
 
 class TenantGitOps(SpecModel):
@@ -63,7 +73,9 @@ class TenantGitOps(SpecModel):
     """
 
     enabled: bool = True
+    """Render the tenant's GitOps identity."""
     service_account: DnsLabel = "gitops-deployer"
+    """Name of the ServiceAccount the tenant's applications sync as."""
     source_repos: tuple[Token, ...] = ("*",)
     """Repositories the tenant's AppProject lets its Applications read (Argo CD `sourceRepos`)."""
     cluster_roles: tuple[DnsSubdomain, ...] = ()
@@ -84,10 +96,13 @@ class Tenant(SpecModel):
     """A team namespace: the tiers it may use, who operates its claims, its templates and quota."""
 
     name: DnsLabel
+    """Tenant name (and namespace, unless `namespace` is set)."""
     namespace: DnsLabel | None = None
     """Defaults to the tenant's name."""
     environment: Literal["production", "development"] = "development"
+    """Production tenants may not use sharing tiers or NIM preview features."""
     tiers: tuple[DnsLabel, ...] = ()
+    """Tiers the tenant may claim (admission policy and quota enforce it)."""
     bridge: bool = False
     """May use legacy `nvidia.com/gpu` requests served by the bridge class."""
     groups: tuple[CleanString, ...] = ()
@@ -97,9 +112,13 @@ class Tenant(SpecModel):
     cost_center: LabelValue = ""
     """Sets the label `gpuplatform.dev/cost-center` on the Namespace and on claims from its templates."""
     gitops: TenantGitOps = TenantGitOps()
+    """The identity the tenant's own GitOps applications run under."""
     claim_templates: tuple[ClaimTemplate, ...] = ()
+    """ResourceClaimTemplates rendered into the tenant's namespace."""
     quota: TenantQuota = TenantQuota()
+    """Closed-world ResourceQuota of the namespace."""
     allow: TenantAllowances = TenantAllowances()
+    """What the tenant's admission policy lets claims carry."""
 
     @property
     def ns(self) -> str:

@@ -31,10 +31,16 @@ class Wave(SpecModel):
     """
 
     name: DnsLabel
+    """Wave name; its folder is `waves/<NN>-<name>/`."""
     stage: Stage
+    """What the wave is in the migration; stages run in canonical order, `drain` between any two."""
     description: str = ""
+    """What the wave does, for people (the first line of its runbook)."""
     tiers: tuple[DnsLabel, ...] = ()
+    """Tiers published from this wave on."""
     bridges: tuple[DnsLabel, ...] = ()
+    """Bridge classes enabled from this wave on."""
     tenants: tuple[DnsLabel, ...] = ()
+    """Tenants onboarded from this wave on."""
     production: bool = False
     """The wave carries production traffic (preview features are refused unless accepted)."""

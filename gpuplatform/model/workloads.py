@@ -38,21 +38,30 @@ class Toleration(SpecModel):
     """A pod toleration (core/v1 `Toleration`), read by `gpuplatform capacity`."""
 
     key: Literal[""] | LabelKey = ""
+    """Taint key the toleration matches (empty with `Exists`: every taint)."""
     operator: Literal["Equal", "Exists"] = "Equal"
+    """`Equal` matches the value, `Exists` any value."""
     value: LabelValue = ""
+    """Taint value to match with `Equal`."""
     effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = ""
+    """Taint effect to match (empty: every effect)."""
 
 
 class Workload(SpecModel):
     """A legacy workload (`nvidia.com/gpu` limits) that moves to a claim in wave `movesIn`."""
 
     kind: Literal["Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"]
+    """Kind of the workload object."""
     namespace: DnsLabel
+    """Namespace of the workload."""
     name: DnsSubdomain
+    """Name of the workload object."""
     gpus: int = Field(default=1, ge=1, le=32)
     """GPUs one pod requests (the device plugin's `nvidia.com/gpu`, summed over its containers)."""
     tier: DnsLabel
+    """Tier the converted workload claims from."""
     moves_in: DnsLabel
+    """Wave from which the workload uses a claim (its template exists; its owner gets a hand-off)."""
     manifest: RelativePath | None = None
     """Path of the original manifest; when given, the converted file is handed off in full."""
     shared_claim: bool = False
@@ -73,8 +82,11 @@ class AttributeSelector(SpecModel):
     """NIM Operator `attributeSelectors[]` item."""
 
     key: str = Field(min_length=1, max_length=64)
+    """Device attribute (`architecture`, or qualified `gpu.nvidia.com/architecture`)."""
     op: SelectorOp = "Equal"
+    """Comparison operator."""
     value: str | int | bool
+    """Value to compare with."""
     value_type: Literal["string", "int", "bool", "version"] | None = None
     """Defaults from the value's type; `version` must be given explicitly."""
 
@@ -98,8 +110,11 @@ class CapacitySelector(SpecModel):
     """NIM Operator `capacitySelectors[]` item."""
 
     key: str = Field(min_length=1, max_length=64)
+    """Device capacity (`memory`)."""
     op: SelectorOp = "Equal"
+    """Comparison operator."""
     value: Quantity
+    """Quantity to compare with (`80Gi`)."""
 
 
 class NimService(SpecModel):
@@ -110,16 +125,27 @@ class NimService(SpecModel):
     """
 
     name: DnsSubdomain
+    """Name of the new NIMService (the DRA one)."""
     namespace: DnsLabel
+    """Namespace of the NIMService: a tenant's namespace."""
     replaces: DnsSubdomain | None = None
+    """The legacy NIMService it takes traffic from, retired by its owner in a later wave."""
     tier: DnsLabel | None = None
+    """Tier (DeviceClass) of the claims; default: the chart's `gpu.nvidia.com` class."""
     attribute_selectors: tuple[AttributeSelector, ...] = ()
+    """NIM Operator `attributeSelectors` of the claim."""
     capacity_selectors: tuple[CapacitySelector, ...] = ()
+    """NIM Operator `capacitySelectors` of the claim."""
     cel_expressions: tuple[str, ...] = ()
+    """NIM Operator `celExpressions` (instead of attribute and capacity selectors)."""
     count: int = Field(default=1, ge=1, le=32)
+    """Devices per replica."""
     replicas: int = Field(default=1, ge=1, le=INT32_MAX)
+    """Replicas of the NIMService."""
     mode: Literal["claimCreationSpec", "template", "claim"] = "claimCreationSpec"
+    """How `draResources` asks: the operator creates claims, or a tool-rendered template or claim."""
     moves_in: DnsLabel
+    """Wave in which the NIMService moves to DRA (its hand-off appears)."""
     manifest: RelativePath | None = None
     """Path of the team's original NIMService manifest, converted in full when given."""
     cache: DnsSubdomain | None = None
@@ -155,12 +181,14 @@ class GpuProbe(SpecModel):
     image: ImageReference = VALIDATION_IMAGE
     """Image with `sh` and `nvidia-smi` (the CUDA base images have both); pin it by digest."""
     image_digest: Digest | None = None
+    """Digest of `image` (`sha256:…`): the probe runs `image@imageDigest`."""
     command: tuple[str, ...] = ("nvidia-smi", "-L")
     """What prints the container's view of its GPUs; its output must carry `(UUID: GPU-…)` lines."""
     resources: ContainerResources = ContainerResources(
         requests=ResourceAmounts(cpu="10m", memory="16Mi"),
         limits=ResourceAmounts(cpu="100m", memory="64Mi"),
     )
+    """Requests and limits of the probe container."""
 
 
 class ValidationWorkload(GpuProbe):
@@ -172,6 +200,8 @@ class ValidationWorkload(GpuProbe):
     """
 
     tenant: DnsLabel
+    """Tenant whose namespace runs the pilot Job."""
     claim_template: DnsSubdomain
+    """The tenant's claim template the pilot claims from."""
     name: str = Field(default="gpu-dra-validation", pattern=r"^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$")
     """Prefix of the validation Job's name (a digest of the wave is appended; at most 52)."""

@@ -1,60 +1,87 @@
-"""Unified diffs: what `synth` would change on disk, or what changes between two waves."""
+"""Unified diffs: what `synth` would change on disk, or what really changes between two waves
+(`output.wave_diff`), and the transition a reviewer reads (`plan --from/--to`)."""
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
+from gpuplatform.convert.handoff import add_converted_manifests
+from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
-from gpuplatform.output.synth import drift_of, render_all
-from gpuplatform.render.meta import WAVE_LABEL
+from gpuplatform.output.serialize import Serializer
+from gpuplatform.output.synth import drift_of, render_all, render_files
+from gpuplatform.output.wave_diff import WaveDiff, diff_waves, unified
+from gpuplatform.plan.review import reviewed_steps
+from gpuplatform.plan.transitions import Transition, platform_transitions
+from gpuplatform.plan.waves import WaveState, plan_platform
+from gpuplatform.render.tree import LAYERS, Tree, render_wave
+from gpuplatform.versions import parse_release
 
-__all__ = ["diff_against_disk", "diff_waves"]
-
-_MASK = f"{WAVE_LABEL}: <wave>\n".encode()
-
-
-def _unified(old: bytes | None, new: bytes | None, old_name: str, new_name: str) -> list[str]:
-    a = old.decode(errors="replace").splitlines(keepends=True) if old is not None else []
-    b = new.decode(errors="replace").splitlines(keepends=True) if new is not None else []
-    return list(
-        difflib.unified_diff(
-            a, b, old_name if old is not None else "/dev/null", new_name if new is not None else "/dev/null"
-        )
-    )
+__all__ = [
+    "diff_against_disk",
+    "loaded_wave_diffs",
+    "platform_wave_diff",
+    "reviewed_transitions",
+]
 
 
 def diff_against_disk(loaded: Sequence[LoadedPlatform], out: Path) -> str:
-    """The unified diff from the files in `out` to what synth renders now."""
+    """The unified diff from the files in `out` to what synth renders now (empty: no change)."""
     rendered = render_all(loaded)
-    lines: list[str] = []
+    parts: list[str] = []
     for drift in drift_of(rendered, out):
         platform, _, rel = drift.path.partition("/")
         on_disk = out / drift.path
         old = on_disk.read_bytes() if on_disk.is_file() else None
-        new = rendered[platform].get(rel)
-        lines += _unified(old, new, f"a/{drift.path}", f"b/{drift.path}")
-    return "".join(lines)
+        parts.append(unified(old, rendered[platform].get(rel), f"a/{drift.path}", f"b/{drift.path}"))
+    return "".join(parts)
 
 
-def diff_waves(files: Mapping[str, bytes], platform: str, old: tuple[str, str], new: tuple[str, str]) -> str:
-    """The unified diff between two rendered wave folders (`(directory, wave name)` each).
+def loaded_wave_diffs(loaded: Sequence[LoadedPlatform], source: str, target: str) -> list[WaveDiff]:
+    """`diff --waves FROM TO` of every platform; InputError naming the waves when one is unknown."""
+    problems, pairs = [], []
+    for lp in loaded:
+        plan = plan_platform(lp.platform)
+        names = [w.name for w in plan.waves]
+        missing = [w for w in dict.fromkeys((source, target)) if w not in names]
+        problems += [Problem("--waves", "", "", plan.no_wave(wave)) for wave in missing]
+        if not missing:
+            pairs.append((lp, plan.wave(source), plan.wave(target)))
+    if problems:
+        raise InputError(problems)
+    return [platform_wave_diff(lp, a, b) for lp, a, b in pairs]
 
-    The wave label differs on every object between two waves; it is shown as `<wave>` so that the
-    diff shows only what really changes in the cluster.
-    """
 
-    def inside(directory: str, wave: str) -> dict[str, bytes]:
-        prefix = f"waves/{directory}/"
-        label = f"{WAVE_LABEL}: {wave}\n".encode()
-        return {p[len(prefix) :]: b.replace(label, _MASK) for p, b in files.items() if p.startswith(prefix)}
+def platform_wave_diff(loaded: LoadedPlatform, old: WaveState, new: WaveState) -> WaveDiff:
+    """Render only the two waves' folders and hand-offs of `loaded`, diff them, and validate what
+    the diff shows strictly, as synth would (RenderedOutputInvalid names an invalid object)."""
+    plan = plan_platform(loaded.platform)
+    tree = Tree(loaded.platform.name)
+    states = (old,) if old.index == new.index else (old, new)
+    for state in states:
+        render_wave(tree, plan, state, LAYERS)
+    add_converted_manifests(loaded, plan, tree, states)
+    found = diff_waves(
+        render_files(loaded, tree=tree, validate=False, runbooks=False), loaded.platform.name, old, new
+    )
+    shown = {p for c in found.changes for p in (c.old_path, c.new_path) if p is not None}
+    objects = {p: content for p, content in tree.files.items() if p in shown and isinstance(content, list)}
+    Serializer(parse_release(loaded.platform.kubernetes.version).minor).files(
+        Tree(tree.platform, dict(objects))
+    )
+    return found
 
-    before, after = inside(*old), inside(*new)
-    lines: list[str] = []
-    for rel in sorted(set(before) | set(after)):
-        if before.get(rel) != after.get(rel):
-            lines += _unified(
-                before.get(rel), after.get(rel), f"{platform}/{old[0]}/{rel}", f"{platform}/{new[0]}/{rel}"
-            )
-    return "".join(lines)
+
+def reviewed_transitions(loaded: Sequence[LoadedPlatform], source: str, target: str) -> list[Transition]:
+    """`plan --from/--to`: each platform's transition with the steps the runbooks read
+    (`plan.review.reviewed_steps`: sync steps cut to the units whose rendered files change), and the
+    hand-offs that change."""
+    found = []
+    for lp, t in zip(loaded, platform_transitions(loaded, source, target), strict=True):
+        plan = plan_platform(lp.platform)
+        changed = platform_wave_diff(lp, plan.wave(source), plan.wave(target))
+        steps = reviewed_steps(t.steps, changed.units)
+        found.append(replace(t, steps=steps, handoffs=tuple(c.describe() for c in changed.handoffs)))
+    return found

@@ -19,7 +19,7 @@ from gpuplatform import __version__
 from gpuplatform.errors import RenderedOutputInvalid
 from gpuplatform.model.base import is_dns_label, is_dns_subdomain
 from gpuplatform.output.write import LOCK_FILE
-from gpuplatform.output.yaml import dump_many, dump_yaml, needs_quotes
+from gpuplatform.output.yaml import dump_many, dump_yaml, scalar
 from gpuplatform.render.meta import WAVE_LABEL, Obj
 from gpuplatform.render.tree import Tree
 from gpuplatform.validate import SchemaMissing, validate_object
@@ -107,8 +107,8 @@ def _template(obj: Obj) -> _Template:
 
 @cache
 def _scalar(name: str) -> str:
-    """How the dumper writes `name` (a DNS name, never holding a quote): plain or single-quoted."""
-    return f"'{name}'" if needs_quotes(name) else name
+    """How the dumper writes `name` (a DNS name, never holding a quote), memoised."""
+    return scalar(name)
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpuplatform.convert.handoff import add_converted_manifests
@@ -13,12 +13,14 @@ from gpuplatform.errors import GpuplatformError, InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.limits import MAX_FILES, estimated_files
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
+from gpuplatform.output.wave_diff import adjacent_units
 from gpuplatform.output.write import owned_tree, read_regular_file, tree_entries, write_trees
-from gpuplatform.plan.waves import plan_platform
+from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.policy.rules import RULES, run_rules
 from gpuplatform.policy.selectors import refuse_uncompilable
 from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationsets
-from gpuplatform.render.tree import LAYERS, Tree, render_tree, render_wave, tree_collisions
+from gpuplatform.render.runbooks import render_runbooks
+from gpuplatform.render.tree import Tree, render_tree, tree_collisions
 from gpuplatform.versions import parse_release
 
 __all__ = [
@@ -32,7 +34,7 @@ __all__ = [
     "render_all",
     "render_files",
     "render_trees",
-    "render_wave_files",
+    "runbook_files",
     "synth_tree",
 ]
 
@@ -60,9 +62,15 @@ def check_paths(source: str, files: Mapping[str, bytes]) -> None:
 
 
 def render_files(
-    loaded: LoadedPlatform, *, overrides: Sequence[str] = (), validate: bool = True, tree: Tree | None = None
+    loaded: LoadedPlatform,
+    *,
+    overrides: Sequence[str] = (),
+    validate: bool = True,
+    tree: Tree | None = None,
+    runbooks: bool = True,
 ) -> dict[str, bytes]:
-    """Every file of one platform's tree (`tree` when already rendered), lock file included, validated."""
+    """Every file of one platform's tree (`tree` when already rendered), the runbooks (unless
+    `runbooks` is false: `tree` holds only some waves) and the lock file, validated."""
     platform = loaded.platform
     if tree is None:
         refuse_uncompilable([loaded])
@@ -73,6 +81,8 @@ def render_files(
             [Problem(loaded.source, "", "", f"platform {platform.name!r} {c}") for c in collisions]
         )
     files = Serializer(parse_release(platform.kubernetes.version).minor, validate=validate).files(tree)
+    if runbooks:
+        files.update(runbook_files(plan_platform(platform), files))
     check_paths(loaded.source, files)
     stack_dir = Path(loaded.source).parent
     origin = {
@@ -85,28 +95,11 @@ def render_files(
     return files
 
 
-def render_wave_files(loaded: LoadedPlatform, folders: Sequence[str]) -> dict[str, bytes]:
-    """The files of some wave folders (`waves/<dir>/`), validated, as `render_files` gives them.
-
-    What `diff --waves` compares: every wave is rendered as synth renders it, but the runbooks
-    (their capacity notes), the entry points and the other waves' files are not, nor serialized.
-    """
-    platform = loaded.platform
-    refuse_uncompilable([loaded])
-    plan = plan_platform(platform)
-    tree = Tree(platform.name)
-    for state in plan.waves:
-        render_wave(tree, plan, state, LAYERS)
-    add_converted_manifests(loaded, plan, tree)
-    collisions = tree_collisions(tree)
-    if collisions:
-        raise InputError(
-            [Problem(loaded.source, "", "", f"platform {platform.name!r} {c}") for c in collisions]
-        )
-    prefixes = tuple(f"waves/{folder}/" for folder in folders)
-    wanted = Tree(platform.name)
-    wanted.files.update((path, content) for path, content in tree.files.items() if path.startswith(prefixes))
-    return Serializer(parse_release(platform.kubernetes.version).minor).files(wanted)
+def runbook_files(plan: Plan, files: Mapping[str, bytes]) -> dict[str, bytes]:
+    """`runbooks/<NN>-<wave>.md` of `plan`, whose sync steps are cut to the units that change in
+    the rendered `files` (the cut `plan --from/--to` makes)."""
+    changed = adjacent_units(files, plan.waves)
+    return {f"runbooks/{name}": text.encode() for name, text in render_runbooks(plan, changed).items()}
 
 
 class PolicyRefusal(GpuplatformError):
@@ -127,14 +120,22 @@ def policy_findings(
     unknown = sorted(set(allow) - set(RULES))
     if unknown:
         raise InputError.single(
-            "--allow", "", f"no rule {', '.join(unknown)}; `gpuplatform explain CODE` lists them"
+            "--allow", "", f"no rule {', '.join(unknown)} (rules: {', '.join(sorted(RULES))})"
         )
     trees = trees or {}
-    problems = [p for lp in loaded for p in run_rules(lp, tree=trees.get(lp.platform.name))]
-    blocking = [p for p in problems if p.severity == "error" and p.code not in allow]
+    problems = [_allowed(p, allow) for lp in loaded for p in run_rules(lp, tree=trees.get(lp.platform.name))]
+    blocking = [p for p in problems if p.severity == "error"]
     if blocking:
         raise PolicyRefusal(problems)
     return problems
+
+
+def _allowed(problem: Problem, allow: Sequence[str]) -> Problem:
+    """An error-level finding the user overrode is reported as a warning that says so."""
+    if problem.severity != "error" or problem.code not in allow:
+        return problem
+    message = f"{problem.message} (allowed with --allow {problem.code}, recorded in the lock file)"
+    return replace(problem, severity="warning", message=message)
 
 
 def _refuse_oversized(loaded: Sequence[LoadedPlatform], files: int, about: str) -> None:
@@ -196,8 +197,8 @@ def synth_tree(
 ) -> tuple[list[str], list[Problem]]:
     """Render and validate every platform in memory, then replace all their trees at once.
 
-    Returns the platforms written and the findings (rule warnings, overridden errors, and the
-    writer's warnings about folders it left in place).
+    Returns the platforms written and the findings (rule warnings, overridden errors as warnings,
+    and the writer's warnings about folders it left in place).
 
     With `prune`, platform trees of ours that no loaded stack renders any more are removed.
     Refuses (PolicyRefusal) when an error-level rule fires whose code is not in `overrides`;

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["dump_documents", "dump_many", "dump_yaml", "needs_quotes"]
+__all__ = ["dump_documents", "dump_many", "dump_yaml", "needs_quotes", "scalar"]
 
 _DOCUMENT_START = re.compile(r"^---\n", re.MULTILINE)
 _STR = "tag:yaml.org,2002:str"
@@ -85,6 +85,12 @@ def needs_quotes(value: str) -> bool:
         return True
     tag: str = _RESOLVER.resolve(yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]
     return tag != _STR
+
+
+def scalar(value: str) -> str:
+    """How the dumper writes `value`, a one-line string without quotes (a DNS name): plain, or
+    single-quoted when a reader would take it for something else (`'123'`, `'y'`)."""
+    return f"'{value}'" if needs_quotes(value) else value
 
 
 _RESOLVED: dict[tuple[str, tuple[bool, bool]], str] = {}

@@ -59,6 +59,12 @@ def wave_changes(plan: Plan, prev: WaveState | None, cur: WaveState) -> list[str
     changes += [f"+ workload {w.kind}/{w.namespace}/{w.name} converted to claims" for w in moved]
     if (prev.validation if prev else False) != cur.validation:
         changes.append(("+" if cur.validation else "-") + " validation workload")
+    if cur.drains:
+        nxt = plan.waves[cur.index + 1].name
+        changes.append(
+            f"drain pool(s) {', '.join(cur.drains)}: wave {nxt} moves them between allocators, so no GPU "
+            "workload of the allocator they leave may stay on their nodes"
+        )
     return changes
 
 
@@ -80,6 +86,7 @@ def plan_report(plan: Plan) -> dict[str, Any]:
                 "deviceClasses": _classes(plan, state),
                 "tenants": list(state.tenants),
                 "claimTemplates": _templates(plan, state),
+                "drains": list(state.drains),
                 "changes": wave_changes(plan, prev, state),
             }
         )
@@ -98,6 +105,8 @@ def plan_text(report: dict[str, Any]) -> str:
         lines.append(f"  device classes:  {', '.join(w['deviceClasses']) or '-'}")
         lines.append(f"  tenants:         {', '.join(w['tenants']) or '-'}")
         lines.append(f"  claim templates: {', '.join(w['claimTemplates']) or '-'}")
+        if w["drains"]:
+            lines.append(f"  drains:          {', '.join(w['drains'])}")
         lines.append("  changes:")
         lines += [f"    {c}" for c in w["changes"]] or ["    (none)"]
     return "\n".join(lines)

@@ -61,6 +61,8 @@ class Transition:
     steps: tuple[Step, ...]
     gates: tuple[str, ...]
     refusals: tuple[str, ...]
+    handoffs: tuple[str, ...] = ()
+    """Hand-off files that change (for the owners of provisioners, workloads, NIM services)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (`plan --format json --from A --to B`)."""
@@ -71,11 +73,19 @@ class Transition:
             "direction": self.direction,
             "changes": list(self.changes),
             "steps": [
-                {"kind": s.kind, "action": s.action, "layer": s.layer, "what": s.what, "pools": list(s.pools)}
+                {
+                    "kind": s.kind,
+                    "action": s.action,
+                    "layer": s.layer,
+                    "what": s.what,
+                    "pools": list(s.pools),
+                    "after": s.after,
+                }
                 for s in self.steps
             ],
             "applyOrder": [{"layer": s.layer, "what": s.what} for s in self.steps if s.kind == "sync"],
             "gates": list(self.gates),
+            "handoffs": list(self.handoffs),
             "refused": list(self.refusals),
         }
 
@@ -86,8 +96,12 @@ class Transition:
         lines.append("steps (manual steps are yours; sync steps are the engine's, in this order):")
         lines += [
             f"  {n}. {'[' + s.kind + ']':8} {s.layer or s.action}: {s.what}"
+            + (f" (once {s.after} has applied; do not wait for the rest of the sync)" if s.after else "")
             for n, s in enumerate(self.steps, 1)
         ] or ["  (nothing to do)"]
+        if self.handoffs:
+            lines.append("hand-offs (never synced: their owners apply them):")
+            lines += [f"  {h}" for h in self.handoffs]
         lines.append(f"gates of {self.target} (pre-transition gates block the layers they name):")
         lines += [f"  {g}" for g in self.gates] or ["  (none)"]
         if self.refusals:
@@ -106,7 +120,8 @@ def _refusals(plan: Plan, a: WaveState, b: WaveState) -> list[str]:
         if moves and claims:
             refusals.append(
                 f"{left.name} -> {right.name} moves pool(s) {', '.join(moves)} and changes "
-                f"{', '.join(claims)}: insert a wave with stage `drain` between them"
+                f"{', '.join(claims)}: split them into two waves (the pools' migratesIn apart from the "
+                "claim changes); a drain wave alone does not split them"
             )
     if not refusals and hi - lo > 1 and pool_moves(a, b) and claim_changes(a, b):
         refusals.append(
@@ -146,9 +161,7 @@ def platform_transitions(loaded: Sequence[LoadedPlatform], source: str, target: 
         plan = plan_platform(lp.platform)
         names = [w.name for w in plan.waves]
         missing = [(opt, w) for opt, w in (("--from", source), ("--to", target)) if w not in names]
-        for opt, wave in missing:
-            message = f"platform {lp.platform.name!r} has no wave {wave!r} (waves: {', '.join(names)})"
-            problems.append(Problem(opt, "", "", message))
+        problems += [Problem(opt, "", "", plan.no_wave(wave)) for opt, wave in missing]
         if not missing:
             found.append(transition(plan, source, target))
     if problems:

@@ -6,12 +6,14 @@ Rules, in order of the spec:
 - tiers, bridges and tenants named by a wave stay on in every later wave;
 - a workload or NIM service is converted from the wave named by its `movesIn`;
 - the device plugin stays enabled while any pool is legacy;
-- the validation workload exists from the first `native-claim-pilot` wave on.
+- the validation workload exists from the first `native-claim-pilot` wave on;
+- a `drain` wave changes nothing itself: it drains the pools the next wave moves between
+  allocators (their nodes hold no GPU workload of the allocator they leave before they move).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Literal
 
@@ -54,6 +56,8 @@ class WaveState:
     """Indexes into `Platform.workloads` of the workloads already converted."""
     nim_services: tuple[str, ...]
     validation: bool
+    drains: tuple[str, ...] = ()
+    """Pools this (`drain`) wave empties because the next wave moves them between allocators."""
 
     @property
     def name(self) -> str:
@@ -94,6 +98,11 @@ class Plan:
             if state.name == name:
                 return state
         raise KeyError(name)
+
+    def no_wave(self, name: str) -> str:
+        """What to say about a wave this plan lacks: the waves it has, in order."""
+        waves = ", ".join(s.name for s in self.waves)
+        return f"platform {self.platform.name!r} has no wave {name!r} (waves: {waves})"
 
     @property
     def active(self) -> WaveState:
@@ -168,4 +177,9 @@ def plan_platform(platform: Platform) -> Plan:
                 validation=platform.validation is not None and _stage_reached(waves, i, "native-claim-pilot"),
             )
         )
+    for i, state in enumerate(states[:-1]):
+        if state.wave.stage == "drain":
+            after = states[i + 1].pool_modes
+            moving = tuple(p for p, mode in state.pool_modes.items() if after[p] != mode)
+            states[i] = replace(state, drains=moving)
     return Plan(platform, tuple(states))

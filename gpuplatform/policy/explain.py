@@ -6,7 +6,7 @@ from gpuplatform.capacity.verdicts import CAPACITY_CODES
 from gpuplatform.errors import InputError
 from gpuplatform.policy.rules import RULES
 
-__all__ = ["CHECK_CODES", "explain_rule"]
+__all__ = ["CHECK_CODES", "RETIRED_CODES", "explain_rule"]
 
 #: Codes of the selector checks and pool modelling (`gpuplatform check`), which are not rules.
 CHECK_CODES: dict[str, tuple[str, str]] = {
@@ -37,6 +37,15 @@ CHECK_CODES: dict[str, tuple[str, str]] = {
 }
 
 
+#: Codes no rule uses any more, kept reserved (never reused) with the reason.
+RETIRED_CODES: dict[str, tuple[str, str]] = {
+    "GP134": (
+        "final cutover while a legacy pool or an unconverted workload remains",
+        "Retired: the final-cutover wave must be the last wave (stage order, checked when the spec is loaded), so no pool, workload or NIM service can move after it any more.",
+    ),
+}
+
+
 def explain_rule(code: str) -> str:
     """Title, severity and explanation of `code`; InputError for a code nobody defined."""
     if code in RULES:
@@ -48,5 +57,8 @@ def explain_rule(code: str) -> str:
     if code in CAPACITY_CODES:
         severity, title, text = CAPACITY_CODES[code]
         return f"{code} ({severity}): {title}\n\n{text}"
+    if code in RETIRED_CODES:
+        title, text = RETIRED_CODES[code]
+        return f"{code} (retired): {title}\n\n{text}"
     known = ", ".join(sorted([*RULES, *CHECK_CODES, *CAPACITY_CODES]))
     raise InputError.single("CODE", "", f"no rule {code!r}; known codes: {known}")

@@ -6,14 +6,24 @@ have no Node objects at all, so their labels and taints are handed to the provis
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
+
 from gpuplatform.model.nodes import NodePool
+from gpuplatform.model.workloads import NimService, Workload
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, order_keys
 from gpuplatform.render.nodes import node_labels, pool_taint, provisioner_labels
 
-__all__ = ["HANDOFF_API", "render_pool_handoffs"]
+__all__ = ["HANDOFF_API", "converted_file", "render_pool_handoffs"]
 
 HANDOFF_API = "gpuplatform.dev/v1alpha1"
+
+
+def converted_file(item: Workload | NimService) -> str:
+    """The hand-off file of the converted manifest of a workload or NIM service that names one."""
+    if isinstance(item, NimService):
+        return f"nimservice_{item.namespace}_{item.name}.yaml"
+    return PurePosixPath(item.manifest or "").name
 
 
 def _karpenter_patch(pool: NodePool, labels: dict[str, str], taints: list[dict[str, str]]) -> Obj:
@@ -29,7 +39,8 @@ def _karpenter_patch(pool: NodePool, labels: dict[str, str], taints: list[dict[s
 
 
 def render_pool_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
-    """Per pool: the labels and the complete taint list its nodes must carry in this wave."""
+    """Per pool: the labels and the complete taint list its nodes must carry in this wave, and
+    whether they must be empty of GPU workloads (a drain wave, before the next wave moves them)."""
     objects: list[Obj] = []
     for pool in plan.platform.node_pools:
         mode = state.pool_modes[pool.name]
@@ -50,6 +61,7 @@ def render_pool_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
                     "spec": {
                         "wave": state.name,
                         "mode": mode,
+                        "drain": pool.name in state.drains,
                         "provisioner": owner,
                         "nodes": list(pool.nodes),
                         "labels": labels,

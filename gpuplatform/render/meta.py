@@ -9,6 +9,7 @@ __all__ = [
     "NEVER_DELETE_ANNOTATIONS",
     "WAVE_LABEL",
     "Obj",
+    "file_name",
     "k8s_object",
     "order_keys",
     "restricted_security_context",
@@ -24,6 +25,15 @@ NEVER_DELETE_ANNOTATIONS = {
     "kustomize.toolkit.fluxcd.io/prune": "disabled",
     "kustomize.toolkit.fluxcd.io/ssa": "Merge",
 }
+
+
+def file_name(obj: Obj) -> str:
+    """`<kind>_<name>.yaml`, or `<kind>_<namespace>_<name>.yaml` for namespaced objects."""
+    meta = obj["metadata"]
+    parts = (
+        [obj["kind"], meta["namespace"], meta["name"]] if "namespace" in meta else [obj["kind"], meta["name"]]
+    )
+    return "_".join(parts).lower() + ".yaml"
 
 
 def restricted_security_context() -> Obj:

@@ -14,11 +14,10 @@ from gpuplatform.render.delivery import APPS_FOLDER, is_remote, render_argocd_en
 from gpuplatform.render.device_classes import render_device_classes
 from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate_jobs
 from gpuplatform.render.handoff import render_pool_handoffs
-from gpuplatform.render.meta import Obj
+from gpuplatform.render.meta import Obj, file_name
 from gpuplatform.render.nim import render_nim_handoffs, render_nim_owned
 from gpuplatform.render.nodes import render_nodes
 from gpuplatform.render.operators import argocd_wrappers, render_operators
-from gpuplatform.render.runbooks import render_runbooks
 from gpuplatform.render.tenant_delivery import TENANT_NAMESPACE_LABEL, render_tenant_delivery
 from gpuplatform.render.tenants import render_tenants
 from gpuplatform.render.workload_handoff import render_workload_handoffs, render_workload_templates
@@ -144,15 +143,6 @@ def sort_key(obj: Obj) -> tuple[int, str, str, str]:
 def sort_objects(objects: list[Obj]) -> list[Obj]:
     """Objects in apply order."""
     return sorted(objects, key=sort_key)
-
-
-def file_name(obj: Obj) -> str:
-    """`<kind>_<name>.yaml`, or `<kind>_<namespace>_<name>.yaml` for namespaced objects."""
-    meta = obj["metadata"]
-    parts = (
-        [obj["kind"], meta["namespace"], meta["name"]] if "namespace" in meta else [obj["kind"], meta["name"]]
-    )
-    return "_".join(parts).lower() + ".yaml"
 
 
 def kustomization(resources: list[str]) -> Obj:
@@ -359,11 +349,10 @@ def render_delivery(tree: Tree, plan: Plan) -> None:
 
 
 def render_tree(plan: Plan, layers: tuple[Layer, ...] = LAYERS) -> Tree:
-    """Every wave of the plan, the entry points and the runbooks, as files."""
+    """Every wave of the plan and the entry points, as files (the runbooks, which read the rendered
+    files, are added by `output.synth.render_files`)."""
     tree = Tree(plan.platform.name)
     for state in plan.waves:
         render_wave(tree, plan, state, layers)
     render_delivery(tree, plan)
-    for name, text in render_runbooks(plan).items():
-        tree.files[f"runbooks/{name}"] = text
     return tree

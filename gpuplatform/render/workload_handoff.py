@@ -8,11 +8,10 @@ names the original manifest, the converted file itself (whose containers keep th
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from gpuplatform.model.tenants import ClaimTemplate
 from gpuplatform.model.workloads import Workload
 from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.handoff import converted_file
 from gpuplatform.render.meta import Obj, order_keys
 from gpuplatform.render.tenants import claim_template_object, dra_pool_tolerations
 
@@ -82,7 +81,7 @@ def render_workload_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
                         ],
                         "containerClaims": [{"name": "gpu"}],
                         "tolerations": tolerations,
-                        "manifest": Path(w.manifest).name if w.manifest else "",
+                        "manifest": converted_file(w),
                         "note": _note(w),
                     },
                 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector
+from gpuplatform.cel import CelCompileError, DeviceSelector
 from gpuplatform.errors import InputError
 from gpuplatform.inventory.catalog import DRIVER, slices_for_node
 from gpuplatform.inventory.resource_slices import normalise_slice
@@ -60,13 +60,10 @@ class DeviceMatcher:
         key = (expressions, pool)
         if key not in self._counts:
             devices = self._devices.get(pool, [])
-            selectors = [self._selector(e) for e in expressions]
-            total = 0
-            for device in devices:
-                try:
-                    if all(s is not None and s.matches(DRIVER, device) for s in selectors):
-                        total += 1
-                except CelEvaluationError:
-                    continue
-            self._counts[key] = total
+            selected = [True] * len(devices)
+            for expression in expressions:
+                selector = self._selector(expression)
+                outcomes = selector.verdicts(DRIVER, devices) if selector else [False] * len(devices)
+                selected = [s and o is True for s, o in zip(selected, outcomes, strict=True)]
+            self._counts[key] = sum(selected)
         return self._counts[key]

@@ -22,6 +22,10 @@ _OPERANDS = ("driver", "container-toolkit", "gpu-feature-discovery", "dcgm", "dc
 
 
 def one_allocator(world: World) -> None:
+    holders: dict[str, str] = {}
+    for w in world.cluster.workloads:
+        if w.allocator == "device-plugin" and w.phase in ("running", "terminating"):
+            holders.setdefault(w.group, w.key)
     for g in world.cluster.groups:
         if g.slices == "none":
             continue
@@ -32,16 +36,11 @@ def one_allocator(world: World) -> None:
                 f"publishes ResourceSlices ({g.slices}) for the same GPUs",
                 [f"Node/{g.nodes[0]}", f"ResourceSlice/{g.nodes[0]}-gpu.nvidia.com"],
             )
-        held = [
-            w
-            for w in world.cluster.workloads
-            if w.group == g.id and w.allocator == "device-plugin" and w.phase in ("running", "terminating")
-        ]
-        if held:
+        if g.id in holders:
             world.fail(
                 "one-allocator",
-                f"{g.name}: {held[0].key} holds device-plugin GPUs while the DRA driver publishes them",
-                [f"Pod/{held[0].key}", f"Node/{g.nodes[0]}"],
+                f"{g.name}: {holders[g.id]} holds device-plugin GPUs while the DRA driver publishes them",
+                [f"Pod/{holders[g.id]}", f"Node/{g.nodes[0]}"],
             )
 
 

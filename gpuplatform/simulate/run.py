@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import signal
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +17,7 @@ from gpuplatform.plan.transitions import transition
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.tree import Tree, render_tree
 from gpuplatform.simulate.devices import DeviceMatcher
+from gpuplatform.simulate.model import Workload
 from gpuplatform.simulate.replay import TransitionResult, replay_platform
 from gpuplatform.simulate.workloads import snapshot_workloads
 
@@ -104,10 +108,55 @@ def simulate_platform(
     if snapshot is not None:
         observed, left = snapshot_workloads(plan, snapshot)
         report.skipped += left
-    entries: dict[str, Tree] = {}
-    for engine in rendered:
-        report.results += replay_platform(plan, tree, engine, pairs, matcher, observed, entries)
+    report.results += _replay_engines(_Replays(plan, tree, pairs, matcher, observed), rendered)
     return report
+
+
+@dataclass(frozen=True)
+class _Replays:
+    """What every engine replays: the plan, its rendered tree, the pairs and the workload mix."""
+
+    plan: Plan
+    tree: Tree
+    pairs: list[tuple[str, str]]
+    matcher: DeviceMatcher
+    observed: list[Workload] | None
+
+
+_FORKED: _Replays | None = None
+"""The replays a forked worker runs (inherited from the parent, never pickled)."""
+
+
+def _replay_engines(replays: _Replays, engines: Sequence[str]) -> list[TransitionResult]:
+    """Each engine's replays, in engine order: one forked worker per engine when the machine has
+    the cores (the engines share nothing but the read-only plan and tree), else one after the other."""
+    global _FORKED
+    if len(engines) < 2 or (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        entries: dict[str, Tree] = {}
+        r = replays
+        return [
+            result
+            for engine in engines
+            for result in replay_platform(r.plan, r.tree, engine, r.pairs, r.matcher, r.observed, entries)
+        ]
+    _FORKED = replays
+    try:
+        with multiprocessing.get_context("fork").Pool(len(engines), initializer=_ignore_sigint) as pool:
+            per_engine = pool.map(_replay_forked, engines)
+    finally:
+        _FORKED = None
+    return [result for results in per_engine for result in results]
+
+
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the parent, which stops them and exits 130."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _replay_forked(engine: str) -> list[TransitionResult]:
+    r = _FORKED
+    assert r is not None
+    return replay_platform(r.plan, r.tree, engine, r.pairs, r.matcher, r.observed, {})
 
 
 def simulate_platforms(

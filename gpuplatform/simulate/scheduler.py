@@ -18,7 +18,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
+from typing import Any
 
 from gpuplatform.simulate.model import Cluster, Group, Workload, untolerated
 from gpuplatform.simulate.world import START, STOP, Reaction, World
@@ -77,13 +78,18 @@ class _Usage:
             self.quota[(w.namespace, key)] = self.quota.get((w.namespace, key), 0) + amount
 
 
-def _charges(w: Workload) -> list[tuple[str, int]]:
-    if w.kind == "legacy":
-        return [(f"requests.{GPU}", w.gpus)]
-    return [
-        (f"{w.device_class}.deviceclass.resource.k8s.io/devices", w.gpus),
+def _charges(w: Workload) -> tuple[tuple[str, int], ...]:
+    return _charges_of(w.kind == "legacy", w.device_class, w.gpus)
+
+
+@lru_cache(maxsize=4096)
+def _charges_of(legacy: bool, device_class: str, gpus: int) -> tuple[tuple[str, int], ...]:
+    if legacy:
+        return ((f"requests.{GPU}", gpus),)
+    return (
+        (f"{device_class}.deviceclass.resource.k8s.io/devices", gpus),
         ("count/resourceclaims.resource.k8s.io", 1),
-    ]
+    )
 
 
 def _free_devices(world: World, group: Group, device_class: str, usage: _Usage) -> int:
@@ -114,12 +120,33 @@ def _admit(world: World, w: Workload, usage: _Usage) -> str:
     return ""
 
 
-def _feasible(w: Workload, group: Group) -> bool:
-    return (
-        not group.cordoned
-        and (not w.pool or group.pool == w.pool)
-        and not untolerated(w.tolerations, group.taints, _SCHEDULING)
-        and w.gpus <= group.gpus
+_Hashable = tuple[Any, ...]
+
+
+def _frozen(items: list[dict[str, Any]]) -> _Hashable:
+    return tuple(sorted(tuple(sorted(item.items())) for item in items))
+
+
+def _group_key(group: Group) -> _Hashable:
+    """What feasibility reads of a group (its pool and size never change)."""
+    return (group.pool, group.gpus, group.cordoned, _frozen(group.taints))
+
+
+@lru_cache(maxsize=65536)
+def _feasible_indexes(shape: _Hashable, groups: tuple[_Hashable, ...]) -> tuple[int, ...]:
+    """Indexes of the groups a pod of `shape` may be placed on (filters that do not count capacity).
+
+    Kept across scheduling passes: most passes see the same groups as the one before.
+    """
+    _, _, gpus, pool, frozen = shape
+    tolerations = [dict(t) for t in frozen]
+    return tuple(
+        i
+        for i, (group_pool, group_gpus, cordoned, taints) in enumerate(groups)
+        if not cordoned
+        and (not pool or group_pool == pool)
+        and not untolerated(tolerations, [dict(t) for t in taints], _SCHEDULING)
+        and gpus <= group_gpus
     )
 
 
@@ -152,10 +179,9 @@ def _bind(world: World, w: Workload, group: Group, allocator: str) -> None:
         )
 
 
-def _shape(w: Workload) -> tuple[object, ...]:
+def _shape(w: Workload) -> _Hashable:
     """What placement depends on besides capacity: pods of one shape fit the same nodes."""
-    tolerations = tuple(sorted(tuple(sorted(t.items())) for t in w.tolerations))
-    return (w.kind, w.device_class, w.gpus, w.pool, tolerations)
+    return (w.kind, w.device_class, w.gpus, w.pool, _frozen(w.tolerations))
 
 
 def scheduler_reactions(world: World) -> list[Reaction]:
@@ -177,8 +203,9 @@ def scheduler_reactions(world: World) -> list[Reaction]:
         return out
     usage = _Usage.of(world.cluster)
     bridged = bridge_class(world.cluster) if _extended_resource_on(world) else ""
-    unplaceable: set[tuple[object, ...]] = set()
-    feasible: dict[tuple[object, ...], list[Group]] = {}
+    unplaceable: set[_Hashable] = set()
+    feasible: dict[_Hashable, list[Group]] = {}
+    groups = tuple(_group_key(g) for g in cluster.groups)
     for w in pending:
         refusal = _admit(world, w, usage)
         if refusal:
@@ -188,7 +215,7 @@ def scheduler_reactions(world: World) -> list[Reaction]:
         if shape in unplaceable:
             continue
         if shape not in feasible:
-            feasible[shape] = [g for g in cluster.groups if _feasible(w, g)]
+            feasible[shape] = [cluster.groups[i] for i in _feasible_indexes(shape, groups)]
         found = _place(world, w, usage, bridged, feasible[shape])
         if found is None:
             unplaceable.add(shape)

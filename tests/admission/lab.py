@@ -104,7 +104,7 @@ def lab_spec(**changes: Any) -> dict[str, Any]:
             "bridges": ["legacy-bridge"],
         },
         {"name": "nim", "stage": "nim-non-production"},
-        {"name": "app", "stage": "application", "tenants": ["team-b"]},
+        {"name": "app", "stage": "scale", "tenants": ["team-b"]},
         {"name": "cutover", "stage": "final-cutover"},
     ]
     for key, value in changes.items():

@@ -47,15 +47,16 @@ def test_a_fitting_wave_exits_0_and_json_has_every_moment() -> None:
         "pilot",
         "validate",
         "claims",
-        "nim",
         "application",
+        "nim",
+        "drain",
         "cutover",
     ]
     cutover = waves[-1]
-    assert [m["moment"] for m in cutover["moments"]] == ["application -> cutover: a100 drained", "cutover"]
+    assert [m["moment"] for m in cutover["moments"]] == ["drain -> cutover: a100 drained", "cutover"]
     assert cutover["peakDemand"] == 7
     nim = next(w for w in waves if w["wave"] == "nim")["moments"][-1]
-    assert nim["demand"] == {"devicePlugin": 6, "dra": 3}
+    assert nim["demand"] == {"devicePlugin": 2, "dra": 7}
 
 
 def test_a_wave_that_does_not_fit_exits_1_and_names_the_workload(tmp_path: Path) -> None:

@@ -74,6 +74,17 @@ def test_non_bool_results_fail_at_compile_or_run_time() -> None:
         run('device.attributes["gpu.nvidia.com"].cudaComputeCapability')
 
 
+def test_a_syntax_error_names_its_position_and_shows_the_source_under_a_caret() -> None:
+    # as the API server's message does: ERROR: <input>:line:column, the line, a caret under the column
+    with pytest.raises(CelCompileError) as raised:
+        DeviceSelector("device.driver ==\n  ] 'gpu.nvidia.com'")
+    assert str(raised.value).splitlines() == [
+        "compilation failed: ERROR: <input>:2:3: Syntax error near ']'",
+        " |   ] 'gpu.nvidia.com'",
+        " | ..^",
+    ]
+
+
 def test_length_and_cost_limits() -> None:
     with pytest.raises(CelCompileError, match="too long"):
         DeviceSelector("true || " * 1300 + "true")

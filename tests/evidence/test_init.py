@@ -8,7 +8,7 @@ import yaml
 from click.testing import CliRunner
 
 from gpuplatform.cli import main
-from tests.evidence.builders import Cluster
+from tests.evidence.builders import Cluster, node
 
 
 def test_init_round_trips_through_synth(tmp_path: Path) -> None:
@@ -53,3 +53,88 @@ def test_init_without_gpu_nodes_is_bad_input(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["init", "--snapshot", str(cluster.write(tmp_path / "snap"))])
     assert result.exit_code == 2
     assert "no GPU node found" in result.stderr
+
+
+def _mixed_fleet(tmp_path: Path) -> Path:
+    """Static A100 and H100 nodes, a Karpenter L40S NodePool and an EKS L4 node group, as GFD labels them."""
+    cluster = Cluster.healthy()
+    cluster.kinds["nodes"] = [
+        node("a100-01", gpus="8", product="NVIDIA-A100-SXM4-40GB"),
+        node("a100-02", gpus="8", product="NVIDIA-A100-SXM4-40GB"),
+        node("h100-01", gpus="8", product="NVIDIA-H100-80GB-HBM3"),
+        node("ip-10-0-1-7", gpus="4", product="NVIDIA-L40S", labels={"karpenter.sh/nodepool": "gpu-l40s"}),
+        node("ip-10-0-2-9", gpus="4", product="NVIDIA-L40S", labels={"karpenter.sh/nodepool": "gpu-l40s"}),
+        node("ip-10-0-3-3", gpus="1", product="NVIDIA-L4", labels={"eks.amazonaws.com/nodegroup": "gpu-l4"}),
+        {"metadata": {"name": "cpu-1", "labels": {}}, "status": {"allocatable": {"cpu": "8"}}},
+    ]
+    for n in cluster.kinds["nodes"]:
+        count = n["status"]["allocatable"].get("nvidia.com/gpu")
+        if count:
+            n["metadata"]["labels"]["nvidia.com/gpu.count"] = count
+    return cluster.write(tmp_path / "snap")
+
+
+def test_init_groups_provisioner_nodes_and_maps_gfd_products_and_check_accepts_it(tmp_path: Path) -> None:
+    # GIVEN a mixed fleet
+    spec = tmp_path / "fleet.yaml"
+    runner = CliRunner()
+    # WHEN init writes a spec from it
+    result = runner.invoke(
+        main, ["init", "--snapshot", str(_mixed_fleet(tmp_path)), "--name", "fleet", "--out", str(spec)]
+    )
+    assert result.exit_code == 0, result.output
+    text = spec.read_text()
+    pools = yaml.safe_load(text)["spec"]["nodePools"]
+    # THEN static nodes are grouped by product, provisioner nodes by their provisioner (never by
+    # their ephemeral names), and GFD product labels are catalog keys
+    assert pools == [
+        {
+            "name": "gpu-l40s",
+            "provisioner": {"kind": "karpenter", "name": "gpu-l40s"},
+            "product": "L40S",
+            "gpusPerNode": 4,
+        },
+        {
+            "name": "gpu-l4",
+            "provisioner": {"kind": "node-group", "name": "gpu-l4", "cloud": "eks"},
+            "product": "L4",
+            "gpusPerNode": 1,
+        },
+        {
+            "name": "nvidia-a100-sxm4-40gb",
+            "nodes": ["a100-01", "a100-02"],
+            "product": "A100-40GB",
+            "gpusPerNode": 8,
+        },
+        {"name": "nvidia-h100-80gb-hbm3", "nodes": ["h100-01"], "product": "H100-80GB", "gpusPerNode": 8},
+    ]
+    assert (
+        "  # Karpenter NodePool gpu-l40s: its nodes (ip-10-0-1-7, ip-10-0-2-9 today) are found by label"
+        in text
+    )
+    assert "  # EKS node group gpu-l4: its nodes (ip-10-0-3-3 today)" in text
+    # AND check and synth accept it unchanged
+    checked = runner.invoke(main, ["check", str(spec)])
+    assert checked.exit_code == 0, checked.stderr
+    assert "error" not in checked.stderr.replace("0 error(s)", "")
+    synth = runner.invoke(main, ["synth", str(spec), "--out", str(tmp_path / "out")])
+    assert synth.exit_code == 0, synth.stderr
+
+
+def test_gfd_product_labels_map_to_the_catalog() -> None:
+    from gpuplatform.inventory.catalog import product_for_label
+
+    assert product_for_label("NVIDIA-A100-SXM4-40GB").key == "A100-40GB"  # type: ignore[union-attr]
+    assert product_for_label("NVIDIA-H100-80GB-HBM3-SHARED").key == "H100-80GB"  # type: ignore[union-attr]
+    assert product_for_label("NVIDIA-A100-SXM4-80GB-MIG-1g.10gb").key == "A100-80GB"  # type: ignore[union-attr]
+    assert product_for_label("NVIDIA-A100-80GB-PCIe").key == "A100-80GB-PCIE"  # type: ignore[union-attr]
+    assert product_for_label("Tesla-T4") is None
+
+
+def test_an_unknown_product_is_kept_with_a_todo(tmp_path: Path) -> None:
+    cluster = Cluster.healthy()
+    cluster.kinds["nodes"] = [node("t4-01", gpus="1", product="Tesla-T4")]
+    result = CliRunner().invoke(main, ["init", "--snapshot", str(cluster.write(tmp_path / "snap"))])
+    assert result.exit_code == 0, result.output
+    assert "  # TODO: Tesla-T4 is not in the GPU catalog" in result.stdout
+    assert "product: Tesla-T4" in result.stdout

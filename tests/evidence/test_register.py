@@ -98,3 +98,16 @@ def test_cli_formats(tmp_path: Path) -> None:
     assert pods_only.exit_code == 0 and "trainer" in pods_only.stdout
     nodes = runner.invoke(main, ["inventory", "nodes", str(folder)])
     assert "gpu-dra-01" in nodes.stdout
+
+
+def test_table_headers_are_words_and_columns_stay_apart() -> None:
+    from gpuplatform.evidence.tables import header, render_rows
+
+    assert header("allocatableNvidiaGpu") == "ALLOCATABLE NVIDIA GPU"
+    assert header("draKubeletPluginPod") == "DRA KUBELET PLUGIN POD"
+    assert header("gpusPerPod") == "GPUS PER POD"
+    table = render_rows([{"gpuProduct": "NVIDIA-H100-80GB-HBM3", "gpuCountLabel": "8"}], "table")
+    assert table.splitlines() == [
+        "GPU PRODUCT             GPU COUNT LABEL",
+        "NVIDIA-H100-80GB-HBM3   8",
+    ]

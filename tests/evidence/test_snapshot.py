@@ -16,6 +16,9 @@ from tests.evidence.builders import Cluster
 FAKE = """#!/bin/sh
 # answers `kubectl [--context C] get <resource> ... -o json` from $FAKE_DIR/<kind>.json
 [ "$1" = "--context" ] && shift 2
+if [ -n "${FAKE_UNREACHABLE:-}" ] && [ "$1" != config ]; then
+  echo 'Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout' >&2; exit 1
+fi
 case "$1" in
   config) echo fake-context; exit 0;;
   version) echo '{"serverVersion": {"gitVersion": "v1.36.1"}}'; exit 0;;
@@ -23,7 +26,6 @@ case "$1" in
   logs) [ -f "$FAKE_DIR/logs/${3}_${4}.log" ] && cat "$FAKE_DIR/logs/${3}_${4}.log" && exit 0; echo 'error: container is waiting to start' >&2; exit 1;;
   get) kind=${2%%.*};;
 esac
-if [ -n "${FAKE_UNREACHABLE:-}" ]; then echo 'Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout' >&2; exit 1; fi
 case " ${FAKE_FORBIDDEN:-} " in *" $kind "*) echo "Error from server (Forbidden): $kind is forbidden: User cannot list resource" >&2; exit 1;; esac
 cat "$FAKE_DIR/$kind.json"
 """
@@ -85,9 +87,17 @@ def test_unreachable_cluster_is_a_clear_message(
     fake_kubectl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_UNREACHABLE", "1")
-    result = CliRunner().invoke(main, ["snapshot", "--out", str(tmp_path / "snap")])
+    out = tmp_path / "snap"
+    result = CliRunner().invoke(main, ["snapshot", "--out", str(out)])
     assert result.exit_code == 1
-    assert "nodes: missing: Unable to connect to the server" in result.stdout
+    # one line, not one per kind
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"error: {out}: cannot reach the cluster (context fake-context): "
+        "Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout\n"
+    )
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["unreachable"].startswith("Unable to connect") and "nodes" in manifest["missing"]
 
 
 def test_nvidia_smi_through_kubectl_exec(fake_kubectl: Path, tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from gpuplatform.load.schema import spec_schema
+from gpuplatform.load.schema import schema_objects, spec_schema
 from tests.specs import minimal_spec
 
 
@@ -28,3 +28,44 @@ def test_schema_rejects_bad_specs(mutate: object) -> None:
     mutate(doc)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(spec_schema()).validate(doc)
+
+
+def _properties(node: object) -> list[tuple[str, dict[str, object]]]:
+    return [
+        (name, prop) for obj in schema_objects(node) for name, prop in (obj.get("properties") or {}).items()
+    ]
+
+
+def test_every_spec_field_has_a_title_and_a_description_from_its_docstring() -> None:
+    schema = spec_schema()
+    spec_fields = _properties(schema["properties"]["spec"]) + _properties(schema["$defs"])
+    missing = [name for name, prop in spec_fields if not prop.get("description") or not prop.get("title")]
+    assert missing == []
+    pool = schema["$defs"]["NodePool"]["properties"]["gpusPerNode"]
+    assert (pool["title"], pool["description"]) == (
+        "GPUs on each node of the pool",
+        "GPUs on each node of the pool.",
+    )
+    assert schema["$defs"]["NodePool"]["description"].startswith("A set of GPU nodes that migrate together.")
+
+
+def test_the_overlay_schema_accepts_the_staging_overlay_and_marked_additions() -> None:
+    from pathlib import Path
+
+    import yaml
+
+    from gpuplatform.load.schema import overlay_schema
+    from tests.conftest import REPO
+
+    validator = jsonschema.Draft202012Validator(overlay_schema())
+    staging = yaml.safe_load(Path(REPO / "overlays" / "reference-staging.yaml").read_text())
+    validator.validate(staging)
+    addition = {
+        "apiVersion": "gpuplatform.dev/v1alpha1",
+        "kind": "PlatformOverlay",
+        "spec": {"waves": [{"name": "scale-2", "stage": "scale", "$add": True}]},
+    }
+    validator.validate(addition)
+    misplaced = {**addition, "spec": {"validation": {"tenant": "x", "$add": True}}}
+    with pytest.raises(jsonschema.ValidationError):
+        validator.validate(misplaced)

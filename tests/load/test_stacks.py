@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gpuplatform.errors import InputError
 from gpuplatform.load.stacks import discover_stacks, load_stack, load_stacks
 from tests.conftest import REPO
-from tests.specs import minimal_spec, write_spec
+from tests.specs import minimal_spec, write_overlay, write_spec
 
 
 def _lines(exc: pytest.ExceptionInfo[InputError]) -> list[str]:
@@ -71,7 +72,10 @@ def test_errors_introduced_by_an_overlay_name_the_overlay(tmp_path: Path) -> Non
     )
     with pytest.raises(InputError) as exc:
         load_stack(spec, [overlay])
-    assert _lines(exc) == [f"error: {overlay}:spec.activeWave: wave 'later' is not defined in spec.waves"]
+    assert _lines(exc) == [
+        f"error: {overlay}:spec.activeWave: wave 'later' is not defined in spec.waves "
+        "(defined: base, pilot, claims, cutover)"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -148,3 +152,69 @@ def test_discover_stacks_skips_private_files(tmp_path: Path) -> None:
     for name in ("b.yaml", "a.py", "_helpers.py", "notes.md"):
         (tmp_path / name).write_text("")
     assert [p.name for p in discover_stacks(tmp_path)] == ["a.py", "b.yaml"]
+
+
+def _overlay(tmp_path: Path, spec: dict[str, Any], name: str = "staging.yaml") -> Path:
+    return write_overlay(tmp_path / name, spec)
+
+
+def test_an_overlay_item_that_names_no_base_wave_is_refused_not_appended(tmp_path: Path) -> None:
+    # GIVEN a staging overlay meant to pin the pilot wave that misspells it and makes it active
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    overlay = _overlay(
+        tmp_path, {"waves": [{"name": "pilot-pin", "stage": "pilot-pool"}], "activeWave": "pilot-pin"}
+    )
+    # WHEN loaded THEN it is refused at the overlay's own index (before: an eleventh wave after
+    # the final cutover, every pool on DRA, active, exit 0)
+    with pytest.raises(InputError) as exc:
+        load_stack(spec, [overlay])
+    assert _lines(exc) == [
+        f"error: {overlay}:spec.waves[0].name: 'pilot-pin' names nothing in the base's spec.waves "
+        "(names: base, pilot, claims, cutover); mark the item `$add: true` to add it"
+    ]
+
+
+def test_a_marked_addition_is_appended_and_validated_in_place(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    overlay = _overlay(
+        tmp_path,
+        {"nodePools": [{"name": "extra", "nodes": ["gpu-09"], "product": "H100-80GB", "$add": True}]},
+    )
+    [lp] = load_stack(spec, [overlay])
+    assert [p.name for p in lp.platform.node_pools] == ["old", "new", "extra"]
+    # a marked addition after the final cutover still breaks the stage order, at the overlay's index
+    late = _overlay(tmp_path, {"waves": [{"name": "late", "stage": "scale", "$add": True}]}, "late.yaml")
+    with pytest.raises(InputError) as exc:
+        load_stack(spec, [late])
+    assert _lines(exc) == [
+        f"error: {spec}:spec.waves[3].stage: final-cutover must be the last wave ('late' comes after it)",
+        f"error: {late}:spec.waves[0].stage: stage scale comes after final-cutover (wave 'cutover', "
+        "spec.waves[3]): stages run in the order baseline, pilot-pool, driver-validation, native-claim-pilot, "
+        "compatibility-bridge, application, nim-non-production, scale, final-cutover, drain between any two",
+    ]
+
+
+def test_validation_errors_of_an_overlay_item_use_the_overlays_index(tmp_path: Path) -> None:
+    # GIVEN an overlay whose only wave item changes the base's fourth wave (merged index 3)
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    overlay = _overlay(tmp_path, {"waves": [{"name": "cutover", "stage": "cut-over"}]})
+    with pytest.raises(InputError) as exc:
+        load_stack(spec, [overlay])
+    (line,) = _lines(exc)
+    assert line.startswith(f"error: {overlay}:spec.waves[0].stage: Input should be ")
+
+
+def test_policy_findings_caused_by_an_overlay_point_at_the_overlay(tmp_path: Path) -> None:
+    from gpuplatform.policy.rules import run_rules
+
+    # GIVEN an overlay that makes the second pool migrate in the claims wave (GP131: before validation)
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    overlay = _overlay(tmp_path, {"nodePools": [{"name": "new", "migratesIn": "claims"}]})
+    [lp] = load_stack(spec, [overlay])
+    found = [p for p in run_rules(lp) if p.code == "GP131"]
+    assert [(p.file, p.loc) for p in found] == [(str(overlay), "spec.nodePools[0].migratesIn")]
+
+
+def test_an_empty_stacks_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no stack in this folder"):
+        discover_stacks(tmp_path)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from gpuplatform.errors import format_loc
 from gpuplatform.model import Platform
 from gpuplatform.model.references import reference_errors
 from tests.specs import minimal_spec
@@ -26,10 +29,25 @@ def test_dangling_wave_tier_and_tenant_names_are_located() -> None:
         spec["activeWave"] = "nowhere"
 
     locs = {loc: msg for loc, msg in _errors(mutate)}
-    assert locs[("spec", "nodePools", 1, "migratesIn")] == "wave 'pilott' is not defined in spec.waves"
-    assert locs[("spec", "tenants", 0, "tiers", 1)] == "tier 'fast' is not defined in spec.tiers"
-    assert locs[("spec", "waves", 2, "tenants", 0)] == "tenant 'team-b' is not defined in spec.tenants"
-    assert ("spec", "activeWave") in locs
+    assert locs[("spec", "nodePools", 1, "migratesIn")] == (
+        "wave 'pilott' is not defined in spec.waves (defined: base, pilot, claims, cutover)"
+    )
+    assert (
+        locs[("spec", "tenants", 0, "tiers", 1)] == "tier 'fast' is not defined in spec.tiers (defined: full)"
+    )
+    assert locs[("spec", "waves", 2, "tenants", 0)] == (
+        "tenant 'team-b' is not defined in spec.tenants (defined: team-a)"
+    )
+    assert locs[("spec", "activeWave")] == (
+        "wave 'nowhere' is not defined in spec.waves (defined: base, pilot, claims, cutover)"
+    )
+
+
+def test_an_unknown_name_with_nothing_defined_says_so() -> None:
+    locs = {loc: msg for loc, msg in _errors(lambda s: s.update(tiers=[], tenants=[]))}
+    assert (
+        locs[("spec", "waves", 2, "tiers", 0)] == "tier 'full' is not defined in spec.tiers (none is defined)"
+    )
 
 
 def test_duplicate_names_point_at_the_second_definition() -> None:
@@ -37,3 +55,62 @@ def test_duplicate_names_point_at_the_second_definition() -> None:
         spec["tiers"].append({"name": "full", "deviceType": "mig"})
 
     assert _errors(mutate) == [(("spec", "tiers", 1, "name"), "'full' is already defined at spec.tiers[0]")]
+
+
+def _stages(*stages: str) -> list[str]:
+    doc = minimal_spec()["spec"]
+    doc["waves"] = [{"name": f"w{i}", "stage": s} for i, s in enumerate(stages)]
+    doc["activeWave"] = "w0"
+    for pool in doc["nodePools"]:
+        pool.pop("migratesIn", None)
+    doc["tenants"] = []
+    platform = Platform.model_validate({"name": "lab", **doc})
+    return [f"{format_loc(loc)}: {msg}" for loc, msg in reference_errors(platform)]
+
+
+def test_canonical_stage_order_with_drains_between_any_two_and_repeats_passes() -> None:
+    assert (
+        _stages(
+            "baseline", "pilot-pool", "drain", "driver-validation", "scale", "scale", "drain", "final-cutover"
+        )
+        == []
+    )
+    assert _stages("baseline", "application") == []
+
+
+@pytest.mark.parametrize(
+    ("stages", "expected"),
+    [
+        (
+            ("pilot-pool", "baseline"),
+            [
+                "spec.waves[0].stage: the first wave must be stage baseline (wave 'w0' is pilot-pool)",
+                "spec.waves[1].stage: only the first wave is stage baseline (wave 'w1' is baseline)",
+            ],
+        ),
+        (
+            ("baseline", "final-cutover", "scale"),
+            [
+                "spec.waves[1].stage: final-cutover must be the last wave ('w2' comes after it)",
+                "spec.waves[2].stage: stage scale comes after final-cutover (wave 'w1', spec.waves[1]): stages run "
+                "in the order baseline, pilot-pool, driver-validation, native-claim-pilot, compatibility-bridge, "
+                "application, nim-non-production, scale, final-cutover, drain between any two",
+            ],
+        ),
+        (
+            ("baseline", "application", "drain", "native-claim-pilot"),
+            [
+                "spec.waves[3].stage: stage native-claim-pilot comes after application (wave 'w1', spec.waves[1]): "
+                "stages run in the order baseline, pilot-pool, driver-validation, native-claim-pilot, "
+                "compatibility-bridge, application, nim-non-production, scale, final-cutover, drain between any two",
+            ],
+        ),
+        (
+            ("drain", "scale"),
+            ["spec.waves[0].stage: the first wave must be stage baseline (wave 'w0' is drain)"],
+        ),
+        (("baseline", "drain"), ["spec.waves[1].stage: a drain wave stands between two waves, never last"]),
+    ],
+)
+def test_stages_out_of_order_are_located(stages: tuple[str, ...], expected: list[str]) -> None:
+    assert _stages(*stages) == expected

@@ -75,7 +75,7 @@ def test_adjacent_waves_that_move_a_pool_and_claims_are_refused(tmp_path: Path) 
     plan = _plan(tmp_path, doc)
     for a, b in (("pilot", "claims"), ("claims", "pilot")):
         (refusal,) = transition(plan, a, b).refusals
-        assert "pilot -> claims moves pool(s) new" in refusal and "`drain`" in refusal
+        assert "pilot -> claims moves pool(s) new" in refusal and "split them into two waves" in refusal
 
 
 def test_skipping_a_drain_wave_is_refused_and_stepping_through_it_is_not(tmp_path: Path) -> None:

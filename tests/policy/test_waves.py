@@ -1,10 +1,15 @@
-"""Wave order, drains and alpha features: GP130-GP134, GP140."""
+"""Wave order, drains and alpha features: GP130-GP133, GP140, GP270 (GP134 retired)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from gpuplatform.errors import InputError
+from gpuplatform.policy.explain import explain_rule
+from gpuplatform.policy.rules import RULES
 from tests.policy.helpers import codes, findings
 from tests.specs import minimal_spec
 
@@ -29,10 +34,51 @@ def test_gp130_pool_move_and_claim_change_in_one_wave(tmp_path: Path) -> None:
     doc["spec"]["nodePools"][2]["migratesIn"] = "scale"
     _waves(doc)[4]["tenants"] = ["team-a"]
     _waves(doc)[3]["tenants"] = []
-    # WHEN / THEN the wave is refused with a pointer to a drain wave
+    # WHEN / THEN the wave is refused, and the hint names the split the rule needs
     found = [p for p in findings(tmp_path, doc) if p.code == "GP130"]
     assert [p.loc for p in found] == ["spec.waves[4]"]
-    assert "drain" in found[0].hint and "'claims'" in found[0].hint
+    assert "migrate pool(s) more in a wave of their own (spec.nodePools[2].migratesIn)" in found[0].hint
+    assert "tenant team-a" in found[0].hint
+
+
+def test_gp130_a_drain_wave_alone_does_not_split_the_changes(tmp_path: Path) -> None:
+    # GIVEN the GP130 case with a drain wave inserted before the wave that does both
+    doc = _validated()
+    doc["spec"]["nodePools"][2]["migratesIn"] = "scale"
+    _waves(doc)[4]["tenants"] = ["team-a"]
+    _waves(doc)[3]["tenants"] = []
+    _waves(doc).insert(4, {"name": "drain", "stage": "drain"})
+    # THEN it still fires: the drain wave changes no state
+    assert "GP130" in codes(tmp_path, doc)
+
+
+def test_gp130_following_the_hint_clears_it(tmp_path: Path) -> None:
+    # GIVEN the GP130 case, split as the hint says: the pool gets a wave of its own after 'scale'
+    doc = _validated()
+    _waves(doc)[4]["tenants"] = ["team-a"]
+    _waves(doc)[3]["tenants"] = []
+    _waves(doc).insert(5, {"name": "move", "stage": "scale"})
+    doc["spec"]["nodePools"][2]["migratesIn"] = "move"
+    # THEN no finding
+    assert "GP130" not in codes(tmp_path, doc)
+
+
+def test_gp270_drain_wave_before_a_pool_move_drains_it(tmp_path: Path) -> None:
+    doc = _validated()
+    doc["spec"]["nodePools"][2]["migratesIn"] = "scale"
+    _waves(doc).insert(4, {"name": "drain", "stage": "drain"})
+    assert "GP270" not in codes(tmp_path, doc)
+
+
+def test_gp270_drain_wave_that_drains_nothing(tmp_path: Path) -> None:
+    # GIVEN a drain wave whose next wave moves no pool
+    doc = _validated()
+    doc["spec"]["nodePools"][2]["migratesIn"] = "scale"
+    _waves(doc).insert(3, {"name": "drain", "stage": "drain"})
+    # THEN a warning at the drain wave says it is not needed
+    (found,) = [p for p in findings(tmp_path, doc) if p.code == "GP270"]
+    assert (found.loc, found.severity) == ("spec.waves[3]", "warning")
+    assert "drains nothing: the next wave 'claims' moves no pool" in found.message
 
 
 def test_gp130_separate_waves_pass(tmp_path: Path) -> None:
@@ -92,29 +138,16 @@ def test_gp133_mig_tier_after_the_full_gpu_pilot_passes(tmp_path: Path) -> None:
     assert "GP133" not in codes(tmp_path, _mig_tier_in(3))
 
 
-def _workload_moving_in(wave: str) -> dict[str, Any]:
+def test_a_wave_after_the_final_cutover_is_refused_at_load_so_gp134_is_retired(tmp_path: Path) -> None:
+    # GIVEN a wave after the final cutover (what GP134 used to catch: pools or workloads moving later)
     doc = minimal_spec()
     _waves(doc).append({"name": "late", "stage": "scale"})
-    doc["spec"]["workloads"] = [
-        {"kind": "Deployment", "namespace": "team-a", "name": "trainer", "tier": "full", "movesIn": wave}
-    ]
-    return doc
-
-
-def test_gp134_workload_still_legacy_at_the_final_cutover(tmp_path: Path) -> None:
-    found = [p for p in findings(tmp_path, _workload_moving_in("late")) if p.code == "GP134"]
-    assert [p.loc for p in found] == ["spec.workloads[0].movesIn"]
-
-
-def test_gp134_pool_still_legacy_at_the_final_cutover(tmp_path: Path) -> None:
-    doc = _workload_moving_in("claims")
-    doc["spec"]["nodePools"][0]["migratesIn"] = "late"
-    found = [p for p in findings(tmp_path, doc) if p.code == "GP134"]
-    assert [p.loc for p in found] == ["spec.nodePools[0].migratesIn"]
-
-
-def test_gp134_everything_moved_before_the_cutover_passes(tmp_path: Path) -> None:
-    assert "GP134" not in codes(tmp_path, _workload_moving_in("claims"))
+    # THEN the spec cannot be loaded, and GP134 explains why it is retired
+    with pytest.raises(InputError) as caught:
+        findings(tmp_path, doc)
+    assert [p.loc for p in caught.value.problems] == ["spec.waves[3].stage", "spec.waves[4].stage"]
+    assert "GP134" not in RULES
+    assert explain_rule("GP134").startswith("GP134 (retired):")
 
 
 def test_gp140_alpha_driver_gate_with_a_final_cutover(tmp_path: Path) -> None:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from gpuplatform.model import Platform
-from gpuplatform.model.classes import BridgeClass
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.device_classes import render_device_classes
 
 
-def test_classes_appear_in_their_waves(reference: Platform) -> None:
-    plan = plan_platform(reference)
+def test_classes_appear_in_their_waves(reference_with_platform_bridge: Platform) -> None:
+    plan = plan_platform(reference_with_platform_bridge)
     names = {s.name: [o["metadata"]["name"] for o in render_device_classes(plan, s)] for s in plan.waves}
     assert names["driver-validation"] == []
     assert names["native-claim-pilot"] == ["nvidia-hopper-large-memory.platform.example.com"]
@@ -19,8 +18,10 @@ def test_classes_appear_in_their_waves(reference: Platform) -> None:
     ]
 
 
-def test_bridge_class_selects_full_gpus_and_names_the_extended_resource(reference: Platform) -> None:
-    plan = plan_platform(reference)
+def test_bridge_class_selects_full_gpus_and_names_the_extended_resource(
+    reference_with_platform_bridge: Platform,
+) -> None:
+    plan = plan_platform(reference_with_platform_bridge)
     bridge = render_device_classes(plan, plan.wave("compatibility-bridge"))[1]
     assert bridge["spec"] == {
         "selectors": [
@@ -35,8 +36,9 @@ def test_bridge_class_selects_full_gpus_and_names_the_extended_resource(referenc
 
 
 def test_chart_sourced_bridge_renders_no_class(reference: Platform) -> None:
-    chart = BridgeClass(name="nvidia-gpu-legacy-bridge", source="chart")
-    plan = plan_platform(reference.model_copy(update={"bridges": (chart,)}))
+    # the reference stack names the chart's class as its bridge
+    assert reference.bridges[0].source == "chart"
+    plan = plan_platform(reference)
     names = [o["metadata"]["name"] for o in render_device_classes(plan, plan.wave("application"))]
     assert names == ["nvidia-hopper-large-memory.platform.example.com"]
 

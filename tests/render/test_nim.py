@@ -59,7 +59,7 @@ def test_handoff_is_blue_green_from_the_nim_wave_on(lab) -> None:  # type: ignor
 
 
 def test_workloads_convert_only_from_their_wave(lab) -> None:  # type: ignore[no-untyped-def]
-    assert render_workload_templates(lab, lab.wave("nim")) == []
+    assert render_workload_templates(lab, lab.wave("claims")) == []
     [template] = render_workload_templates(lab, lab.wave("application"))
     assert template["metadata"]["name"] == "trainer-gpu"
     assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 4
@@ -101,9 +101,9 @@ def test_named_manifests_are_handed_off_converted_from_their_wave_on() -> None:
 
     [loaded] = load_stack(REPO / "stacks" / "nim-lab.yaml")
     files = render_all([loaded])["nim-lab"]
-    assert "handoff/04-nim/trainer.yaml" not in files
-    converted = yaml.safe_load(files["handoff/05-application/trainer.yaml"].decode())
-    assert "# The training team's Deployment" in files["handoff/05-application/trainer.yaml"].decode()
+    assert "handoff/03-claims/trainer.yaml" not in files
+    converted = yaml.safe_load(files["handoff/04-application/trainer.yaml"].decode())
+    assert "# The training team's Deployment" in files["handoff/04-application/trainer.yaml"].decode()
     pod = converted["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"] == {"limits": {"memory": "64Gi"}, "claims": [{"name": "gpu"}]}
     assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "trainer-gpu"}]
@@ -132,7 +132,7 @@ def test_named_nimservice_manifest_is_handed_off_as_its_blue_green_successor() -
 
     [loaded] = load_stack(REPO / "stacks" / "nim-lab.yaml")
     files = render_all([loaded])["nim-lab"]
-    text = files["handoff/04-nim/nimservice_inference_llama3-8b-dra.yaml"].decode()
+    text = files["handoff/05-nim/nimservice_inference_llama3-8b-dra.yaml"].decode()
     assert text.startswith("# The inference team's NIMService")
     doc = yaml.safe_load(text)
     assert doc["metadata"]["name"] == "llama3-8b-dra"

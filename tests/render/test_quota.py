@@ -13,8 +13,8 @@ def _hard(reference: Platform, wave: str, **tenant_changes: object) -> dict[str,
     return dict(tenant_quota(plan, plan.wave(wave), tenant)["spec"]["hard"])
 
 
-def test_own_tier_gets_the_limit_and_every_other_class_zero(reference: Platform) -> None:
-    hard = _hard(reference, "compatibility-bridge")
+def test_own_tier_gets_the_limit_and_every_other_class_zero(reference_with_platform_bridge: Platform) -> None:
+    hard = _hard(reference_with_platform_bridge, "compatibility-bridge")
     assert hard["nvidia-hopper-large-memory.platform.example.com.deviceclass.resource.k8s.io/devices"] == "8"
     for cls in (
         "gpu.nvidia.com",
@@ -28,8 +28,10 @@ def test_own_tier_gets_the_limit_and_every_other_class_zero(reference: Platform)
     assert hard["count/resourceclaimtemplates.resource.k8s.io"] == "8"
 
 
-def test_bridge_entitled_tenant_may_use_the_classes_that_serve_the_bridge(reference: Platform) -> None:
-    hard = _hard(reference, "compatibility-bridge", bridge=True)
+def test_bridge_entitled_tenant_may_use_the_classes_that_serve_the_bridge(
+    reference_with_platform_bridge: Platform,
+) -> None:
+    hard = _hard(reference_with_platform_bridge, "compatibility-bridge", bridge=True)
     assert hard["requests.nvidia.com/gpu"] == "8"
     assert hard["nvidia-gpu-legacy-bridge.platform.example.com.deviceclass.resource.k8s.io/devices"] == "8"
     assert hard["gpu.nvidia.com.deviceclass.resource.k8s.io/devices"] == "0"  # patched: it bridges nothing

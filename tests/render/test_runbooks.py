@@ -1,46 +1,239 @@
-"""Runbooks: one per wave, real names, the rollback in the safe order."""
+"""Runbooks: one per wave, every kind of wave, real names, the rollback in the safe order."""
 
 from __future__ import annotations
+
+import itertools
+import re
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from gpuplatform.model import Platform
-from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.runbooks import render_runbooks
+from gpuplatform.load.stacks import load_stack
+from gpuplatform.output.diff import reviewed_transitions
+from gpuplatform.output.synth import render_files
+from gpuplatform.plan.steps import Step
+from gpuplatform.plan.sync_order import SYNC_UNITS
+from gpuplatform.plan.transitions import transition
+from gpuplatform.plan.waves import Plan, plan_platform
+from tests.conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def mixed() -> Plan:
+    (loaded,) = load_stack(REPO / "stacks" / "mixed-fleet.yaml")
+    return plan_platform(loaded.platform)
+
+
+def _books(stack: str) -> dict[str, str]:
+    """The runbooks as synth writes them (their sync steps cut to what the rendered files change)."""
+    loaded = load_stack(REPO / "stacks" / stack)[0]
+    files = render_files(loaded)
+    return {p.removeprefix("runbooks/"): files[p].decode() for p in files if p.startswith("runbooks/")}
+
+
+@pytest.fixture(scope="module")
+def mixed_books() -> dict[str, str]:
+    return _books("mixed-fleet.yaml")
+
+
+@pytest.fixture(scope="module")
+def reference_books() -> dict[str, str]:
+    return _books("reference.py")
+
+
+def _section(text: str, start: str, end: str | None = None) -> str:
+    part = text.split(start, 1)[1]
+    return part.split(end, 1)[0] if end else part
+
+
+def _in_order(text: str, *needles: str) -> None:
+    positions = [text.index(n) for n in needles]
+    assert positions == sorted(positions), needles
 
 
 @pytest.mark.parametrize(
     "wave", ["00-baseline.md", "01-pilot-pool.md", "03-native-claim-pilot.md", "06-final-cutover.md"]
 )
-def test_runbook_snapshot(reference: Platform, wave: str, text_snapshot: SnapshotAssertion) -> None:
-    assert render_runbooks(plan_platform(reference))[wave] == text_snapshot
+def test_runbook_snapshot(
+    reference_books: dict[str, str], wave: str, text_snapshot: SnapshotAssertion
+) -> None:
+    assert reference_books[wave] == text_snapshot
 
 
-def test_pilot_pool_runbook_names_labels_taints_and_the_driver(reference: Platform) -> None:
-    text = render_runbooks(plan_platform(reference))["01-pilot-pool.md"]
-    assert "kubectl taint nodes gpu-dra-01 gpu-scheduling.platform.example.com/mode=dra:NoSchedule" in text
-    assert "nvidia.com/dra-kubelet-plugin=true" in text
-    assert "kubectl get resourceslice -o yaml" in text
-    assert "nvidia-device-plugin-daemonset" in text
+@pytest.mark.parametrize("wave", ["04-apps.md", "05-nim.md", "06-scale.md", "07-drain.md", "08-cutover.md"])
+def test_mixed_fleet_runbook_snapshot(
+    mixed_books: dict[str, str], wave: str, text_snapshot: SnapshotAssertion
+) -> None:
+    assert mixed_books[wave] == text_snapshot
 
 
-def test_rollback_steps_come_in_the_safe_order(reference: Platform) -> None:
-    text = render_runbooks(plan_platform(reference))["01-pilot-pool.md"].split("## Rollback")[1]
-    steps = [
-        "kubectl cordon",
-        "claims are released",
-        "removes `nvidia.com/dra-kubelet-plugin`",
-        "legacy manifests",
-        "remove the DRA taint",
-        "kubectl uncordon",
-        "uninstalled only now",
-    ]
-    positions = [text.index(s) for s in steps]
-    assert positions == sorted(positions)
+def test_every_change_of_the_plan_is_in_the_runbook(mixed_books: dict[str, str], mixed: Plan) -> None:
+    books = mixed_books
+    for prev, state in zip(mixed.waves, mixed.waves[1:], strict=False):
+        text = books[f"{state.dir_name}.md"]
+        forward = _section(text, "### What changes", "### Gates")
+        back = _section(text, "## Rollback", "### Gates")
+        for change in transition(mixed, prev.name, state.name).changes:
+            assert change.split(" ", 1)[-1] in forward, (state.name, change)
+        for change in transition(mixed, state.name, prev.name).changes:
+            assert change.split(" ", 1)[-1] in back, (state.name, change)
 
 
-def test_claim_pilot_runbook_checks_runtime_identity(reference: Platform) -> None:
-    text = render_runbooks(plan_platform(reference))["03-native-claim-pilot.md"]
+def _runbook_lines(step: Step, target: str) -> str:
+    """How the runbook writes one step of the plan's sequence."""
+    if step.kind == "merge":
+        return f"Set `activeWave: {target}`"
+    if step.kind == "sync":
+        return f"`{step.action}` (`{step.layer}`): {step.what}."
+    when = f" (once `{step.after}` has applied; do not wait for the rest of the sync)" if step.after else ""
+    return step.what[:1].upper() + step.what[1:] + when + "."
+
+
+@pytest.mark.parametrize("stack", ["mixed-fleet.yaml", "reference.py", "nim-lab.yaml"])
+def test_plan_and_runbook_tell_the_same_steps_in_the_same_order(stack: str) -> None:
+    # GIVEN a stack's runbooks as synth writes them, and `plan --from/--to` of every transition
+    loaded = load_stack(REPO / "stacks" / stack)[0]
+    files = render_files(loaded)
+    plan = plan_platform(loaded.platform)
+    for prev, state in itertools.pairwise(plan.waves):
+        text = files[f"runbooks/{state.dir_name}.md"].decode()
+        for a, b, section in (
+            (prev, state, _section(text, "## From", "## Evidence")),
+            (state, prev, _section(text, "## Rollback")),
+        ):
+            (t,) = reviewed_transitions([loaded], a.name, b.name)
+            # THEN the runbook walks the plan's steps in its order; a manual step that waits for one
+            # sync unit (`after`) comes right after that unit; no other sync unit is in the runbook
+            units = {s.action for s in t.steps if s.kind == "sync"}
+            expected: list[Step] = []
+            for step in t.steps:
+                if step.kind == "sync":
+                    expected += [step, *(m for m in t.steps if m.kind == "manual" and m.after == step.action)]
+                elif step.after not in units:
+                    expected.append(step)
+            _in_order(section, *(_runbook_lines(s, b.name) for s in expected))
+            for unit in SYNC_UNITS:
+                assert (f"`{unit.id}` (`{unit.folder}`)" in section) == (unit.id in units), (
+                    a.name,
+                    b.name,
+                    unit.id,
+                )
+
+
+def test_static_pool_move_taints_and_drains_before_the_merge_and_checks_after(
+    reference_books: dict[str, str],
+) -> None:
+    text = reference_books["01-pilot-pool.md"]
+    before = _section(text, "### Before the merge", "### Sync")
+    sync = _section(text, "### Sync", "### After the sync")
+    after = _section(text, "### After the sync", "## Evidence")
+    assert "kubectl taint nodes gpu-dra-01 gpu-scheduling.platform.example.com/mode=dra:NoSchedule" in before
+    _in_order(before, "kubectl cordon gpu-dra-01", "kubectl drain gpu-dra-01 --ignore-daemonsets")
+    # uncordoned while the sync runs, once the enable Job has run: the post gates place probes there
+    _in_order(sync, "`enable` (`15-allocator-switch/enable`)", "kubectl uncordon gpu-dra-01", "`gates-post`")
+    assert "nvidia.com/dra-kubelet-plugin" in after and "kubectl get resourceslices" in after
+
+
+def test_rollback_releases_claims_before_the_sync_then_labels_taint_uncordon(
+    reference_books: dict[str, str],
+) -> None:
+    text = _section(reference_books["01-pilot-pool.md"], "## Rollback")
+    _in_order(
+        text,
+        "kubectl cordon gpu-dra-01",
+        "kubectl get resourceclaims -A",
+        "### Sync",
+        "Set `activeWave: baseline`",
+        "`release` (`15-allocator-switch/release`)",
+        "`10-nodes`",
+        "kubectl taint nodes gpu-dra-01 gpu-scheduling.platform.example.com/mode=dra:NoSchedule-",
+        "kubectl uncordon gpu-dra-01",
+        "### After the sync",
+        "`nvidia.com/dra-kubelet-plugin` is gone (the release Job removed it)",
+        "The DRA driver is uninstalled",
+    )
+
+
+def test_claim_pilot_runbook_checks_runtime_identity(reference_books: dict[str, str]) -> None:
+    text = reference_books["03-native-claim-pilot.md"]
     assert "kubectl -n gpu-dra-pilot logs job/gpu-dra-validation" in text
     assert "UUID" in text
+
+
+def test_nim_runbook_is_blue_green_with_its_rollback(mixed_books: dict[str, str]) -> None:
+    text = mixed_books["05-nim.md"]
+    forward = _section(text, "### After the sync", "## Evidence")
+    _in_order(
+        forward,
+        "Apply: create NIMService `serving/llm-dra`",
+        "kubectl -n serving wait nimservice/llm-dra --for=jsonpath='{.status.state}'=Ready",
+        "Switch traffic: point the routes and clients of Service `llm` at Service `llm-dra`",
+        "Retire `llm` only once this wave is proven",
+        "kubectl -n serving delete nimservice llm",
+    )
+    back = _section(text, "## Rollback", "### Sync")
+    _in_order(back, "Switch traffic back to `llm`", "kubectl -n serving delete nimservice llm-dra")
+
+
+def test_workload_owner_converts_after_the_sync_and_back_releases_before_restoring(
+    mixed_books: dict[str, str],
+) -> None:
+    text = mixed_books["04-apps.md"]
+    forward = _section(text, "### After the sync", "## Evidence")
+    assert "handoff/04-apps/workloadhandoff_research_deployment-notebook.yaml" in forward
+    assert "template `notebook-gpu`" in forward
+    assert "kubectl -n research rollout status deployment/notebook" in forward
+    back = _section(text, "## Rollback")
+    _in_order(
+        back,
+        "### Before the merge",
+        "its owner removes the claim-using version now",
+        "kubectl -n research scale deployment/notebook --replicas=0",
+        "### Sync",
+        "### After the sync",
+        "its owner re-applies its legacy manifest",
+    )
+
+
+def test_drain_runbook_says_what_to_drain_and_how_to_check(mixed_books: dict[str, str]) -> None:
+    text = mixed_books["07-drain.md"]
+    assert "drain pool(s) a100: wave cutover moves them between allocators" in text
+    after = _section(text, "### After the sync", "## Evidence")
+    assert "kubectl drain a100-01 a100-02 a100-03 --ignore-daemonsets" in after
+    assert 'select(any(.spec.containers[]; (.resources.limits["nvidia.com/gpu"] // "0") != "0"))' in after
+    assert "for n in a100-01 a100-02 a100-03; do" in after
+    # the wave that moves the pool only checks the drain instead of draining again
+    cutover = _section(mixed_books["08-cutover.md"], "### Before the merge", "### Sync")
+    assert (
+        "Pool `a100` was drained in wave `drain`; check that no running pod holds `nvidia.com/gpu`" in cutover
+    )
+
+
+def test_provisioner_pool_is_patched_and_replaced_and_only_selected_by_label(
+    mixed_books: dict[str, str],
+) -> None:
+    text = mixed_books["06-scale.md"]
+    assert "handoff/06-scale/nodepool_gpu-l40s.yaml" in text
+    assert "kubectl get nodepool gpu-l40s -o json | jq" in text and "| kubectl replace -f -" in text
+    assert "kubectl get nodeclaims -l karpenter.sh/nodepool=gpu-l40s" in text
+    assert "kubectl get nodes -l karpenter.sh/nodepool=gpu-l40s" in text
+    # never a pool name (or a provisioner name) where a node name belongs
+    for name in ("l40s", "gpu-l40s"):
+        assert not re.search(rf"kubectl (?:get |taint |cordon |drain |uncordon )?nodes? {name}\b", text)
+        assert f"for n in {name};" not in text
+
+
+def test_the_rollback_of_a_karpenter_move_reverts_the_template(mixed_books: dict[str, str]) -> None:
+    back = _section(mixed_books["06-scale.md"], "## Rollback")
+    _in_order(
+        back,
+        "kubectl get resourceclaims -A",
+        "must carry `gpu-scheduling.fleet.example.com/mode=legacy`",
+        "### Sync",
+    )
+    assert 'del(.spec.template.metadata.labels["nvidia.com/dra-kubelet-plugin"]' in back
+
+
+def test_a_wave_that_changes_nothing_says_it_is_a_stop(reference_books: dict[str, str]) -> None:
+    books = reference_books
+    assert "Nothing in the cluster: this wave is a stop" in books["05-application.md"]

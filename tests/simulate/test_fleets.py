@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from gpuplatform.load.stacks import LoadedPlatform, discover_stacks, load_stack, load_stacks
-from gpuplatform.simulate import jobs
+from gpuplatform.simulate import jobs, run
 from gpuplatform.simulate.run import PlatformReport, simulate_platform
 from tests.simulate.helpers import simulate, violations
 
@@ -123,3 +123,16 @@ def test_a_mixed_fleet_without_the_operator_release_loses_new_dra_nodes(tmp_path
     assert {v.invariant for *_, v in found} == {"sync-completes"}
     assert "gate-operands" in found[0][3].message and "karp-h100" in found[0][3].message
     assert any("not rendered" in n for r in report.results for n in r.notes)
+
+
+def test_engines_replayed_in_forked_workers_report_what_one_process_reports(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN a stack replayed under both engines, once in one worker per engine and once in-process
+    [loaded] = load_stack(ROOT / "stacks" / "nim-lab.yaml")
+    forked = simulate_platform(loaded, None, None, ENGINES)
+    monkeypatch.setattr(run.os, "cpu_count", lambda: 1)
+    alone = simulate_platform(loaded, None, None, ENGINES)
+    # THEN the reports are equal, results in engine order
+    assert forked.as_dict() == alone.as_dict()
+    assert [r.engine for r in forked.results] == sorted(r.engine for r in forked.results)

@@ -29,7 +29,8 @@ def run_rules(
     tree: Tree | None = None,
     snapshot: Snapshot | None = None,
 ) -> list[Problem]:
-    """Every finding of every rule, as Problems located in the stack file, sorted.
+    """Every finding of every rule, as Problems located in the file that wrote the field (the stack
+    or an overlay), sorted.
 
     `tree` is the platform's rendered tree when the caller has it already (synth does); rules that
     compare the plan with a running cluster read `snapshot`.
@@ -39,9 +40,6 @@ def run_rules(
     for code in sorted(RULES):
         r = RULES[code]
         for finding in r.check(context):
-            problems.append(
-                Problem(
-                    loaded.source, finding.loc, code, finding.message, severity=r.severity, hint=finding.hint
-                )
-            )
+            file, loc = loaded.locate(finding.loc)
+            problems.append(Problem(file, loc, code, finding.message, severity=r.severity, hint=finding.hint))
     return sorted(set(problems))

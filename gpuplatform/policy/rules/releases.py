@@ -117,7 +117,10 @@ def driver_gates(ctx: RuleContext) -> Iterator[Finding]:
         loc = f"spec.draDriver.featureGates.{name}"
         gate = DRA_DRIVER_FEATURE_GATES.get(name)
         if gate is None:
-            yield Finding(loc, f"unknown DRA driver feature gate {name!r}")
+            yield Finding(
+                loc,
+                f"unknown DRA driver feature gate {name!r} (gates: {', '.join(sorted(DRA_DRIVER_FEATURE_GATES))})",
+            )
             continue
         if gate.since is None or not dra_driver_at_least(release, gate.since):
             since = f"release {gate.since}" if gate.since else "the driver's main branch only"
@@ -140,8 +143,10 @@ def unknown_kube_gates(ctx: RuleContext) -> Iterator[Finding]:
     for name in sorted(ctx.platform.kubernetes.feature_gates):
         gate = KUBE_FEATURE_GATES.get(name)
         if gate is None or minor not in gate.releases:
+            gates = ", ".join(sorted(g for g, v in KUBE_FEATURE_GATES.items() if minor in v.releases))
             yield Finding(
-                f"spec.kubernetes.featureGates.{name}", f"Kubernetes {minor} has no DRA feature gate {name!r}"
+                f"spec.kubernetes.featureGates.{name}",
+                f"Kubernetes {minor} has no DRA feature gate {name!r} (gates: {gates})",
             )
 
 

@@ -33,19 +33,53 @@ def risky_waves(ctx: RuleContext) -> list[int]:
 Argo CD and Flux apply a wave's layers in one direction: operators, nodes, classes, policy,
 tenants. If two adjacent waves differ both in which allocator a pool has and in the claim-bearing
 objects (tenants, bridges, converted workloads, NIM services, the validation workload), then
-rolling back relabels the nodes and removes the driver before the claims are released. Put a
-wave with stage `drain` between the two changes: first drain (claims go), then move the nodes.
+rolling back relabels the nodes before the claims on them are released. Split the two changes into
+two waves: the pool moves in a wave of its own (its `migratesIn`), the claim-bearing objects in
+another (their wave's `tenants`/`bridges`, their `movesIn`). A `drain` wave alone splits nothing:
+it changes no state, so the wave after it still does both.
 """,
 )
 def drain_needed(ctx: RuleContext) -> Iterator[Finding]:
     states = ctx.plan.waves
+    pools = {p.name: i for i, p in enumerate(ctx.platform.node_pools)}
     for left, right in pairwise(states):
         moves, claims = pool_moves(left, right), claim_changes(left, right)
         if moves and claims:
+            fields = ", ".join(f"spec.nodePools[{pools[p]}].migratesIn" for p in moves)
             yield Finding(
                 f"spec.waves[{right.index}]",
                 f"wave {right.name!r} moves pool(s) {', '.join(moves)} and changes {', '.join(claims)}",
-                f"insert a wave with stage: drain between {left.name!r} and {right.name!r} and split the changes",
+                f"split the changes: migrate pool(s) {', '.join(moves)} in a wave of their own "
+                f"({fields}), apart from the wave that changes {', '.join(claims)}; "
+                "a drain wave alone does not split them",
+            )
+
+
+@rule(
+    "GP270",
+    "warning",
+    "a drain wave that drains nothing",
+    """
+A `drain` wave changes no state of its own: it is the stop where the nodes of the pools the next
+wave moves between allocators are emptied (no device-plugin GPU pod before they move to DRA; no
+allocated ResourceClaim before they move back), and its runbook says which nodes and how to check.
+A drain wave whose next wave moves no pool has nothing to drain: remove it, or place it right
+before the wave that moves the pools.
+""",
+)
+def drain_without_pool(ctx: RuleContext) -> Iterator[Finding]:
+    states = ctx.plan.waves
+    for state in states:
+        if state.wave.stage == "drain" and not state.drains:
+            nxt = (
+                f"the next wave {states[state.index + 1].name!r}"
+                if state.index + 1 < len(states)
+                else "no wave"
+            )
+            yield Finding(
+                f"spec.waves[{state.index}]",
+                f"drain wave {state.name!r} drains nothing: {nxt} moves no pool between allocators",
+                "remove the wave, or move it right before the wave in which pools migrate",
             )
 
 
@@ -122,41 +156,6 @@ def mig_before_full_gpu(ctx: RuleContext) -> Iterator[Finding]:
                     f"MIG tier {name!r} is published in wave {wave.name!r} before a full-GPU tier is validated",
                     "publish it in a wave after a native-claim-pilot wave with a full-GPU tier",
                 )
-
-
-@rule(
-    "GP134",
-    "error",
-    "final cutover while a legacy pool or an unconverted workload remains",
-    """
-The final cutover turns the device plugin off for good. A pool that is still legacy in that wave,
-or a legacy workload (or NIM service) that moves only later, would lose its GPUs.
-""",
-)
-def cutover_with_legacy(ctx: RuleContext) -> Iterator[Finding]:
-    cutover = _first(ctx.platform.waves, "final-cutover")
-    if cutover is None:
-        return
-    state = ctx.plan.waves[cutover]
-    pools = {p.name: i for i, p in enumerate(ctx.platform.node_pools)}
-    for name in state.legacy_pools:
-        yield Finding(
-            f"spec.nodePools[{pools[name]}].migratesIn",
-            f"pool {name!r} is still legacy in the final-cutover wave {state.name!r}",
-            "migrate the pool in or before the final-cutover wave",
-        )
-    for i, workload in enumerate(ctx.platform.workloads):
-        if i not in state.workloads:
-            yield Finding(
-                f"spec.workloads[{i}].movesIn",
-                f"{workload.kind} {workload.namespace}/{workload.name} still uses the device plugin at the final cutover",
-                "move it in or before the final-cutover wave",
-            )
-    for i, nim in enumerate(ctx.platform.nim_services):
-        if nim.name not in state.nim_services:
-            yield Finding(
-                f"spec.nimServices[{i}].movesIn", f"NIM service {nim.name!r} moves after the final cutover"
-            )
 
 
 @rule(

@@ -1,0 +1,214 @@
+"""Runbook commands for what other teams own: NIM services (blue/green) and converted workloads.
+
+The workload steps follow the plan's sequence (`plan.steps`: release-claims before the merge,
+convert-workloads and restore-legacy-workloads after it). A NIM service moves blue/green: its owner
+creates, verifies and switches to the new NIMService after the sync (its claim template exists
+from then on), and going back switches to the old one and deletes the new one before the sync.
+"""
+
+from __future__ import annotations
+
+from gpuplatform.model.workloads import NimService, Workload
+from gpuplatform.plan.steps import Step
+from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.handoff import converted_file
+from gpuplatform.render.meta import file_name
+from gpuplatform.render.nim import render_nim_handoffs
+from gpuplatform.render.runbook_actions import Action, Steps
+from gpuplatform.render.workload_handoff import render_workload_handoffs, workload_template_name
+
+__all__ = ["OWNER_ACTIONS", "nim_steps", "owner_actions"]
+
+
+def _nim_in(plan: Plan, state: WaveState, nim: NimService) -> list[Action]:
+    ns, name, old = nim.namespace, nim.name, nim.replaces
+    handoff = next(
+        f"handoff/{state.dir_name}/{file_name(o)}"
+        for o in render_nim_handoffs(plan, state)
+        if o["metadata"]["name"] == name
+    )
+    apply = (
+        Action(
+            f"Apply: create NIMService `{ns}/{name}` next to `{old or 'the legacy one'}`:",
+            (f"kubectl apply -f handoff/{state.dir_name}/{converted_file(nim)}",),
+        )
+        if nim.manifest
+        else Action(
+            f"Apply: create NIMService `{ns}/{name}` from `{old or 'its legacy manifest'}` with the `draResources` of "
+            f"`{handoff}` and without `nvidia.com/gpu` limits (`draResources` is immutable, hence a new NIMService)."
+        )
+    )
+    steps = [
+        apply,
+        Action(
+            f"Verify: `{name}` is Ready, its pods (`app={name}`) run on DRA nodes with their claims allocated "
+            "(NVIDIA/k8s-nim-operator v3.1.2 `api/apps/v1alpha1/nimservice_types.go`: status `Ready`, pod label `app`):",
+            (
+                f"kubectl -n {ns} wait nimservice/{name} --for=jsonpath='{{.status.state}}'=Ready --timeout=30m",
+                f"kubectl -n {ns} get pods -l app={name} -o wide",
+                f"kubectl -n {ns} get resourceclaims -o wide",
+            ),
+        ),
+    ]
+    if old:
+        steps += [
+            Action(
+                f"Switch traffic: point the routes and clients of Service `{old}` at Service `{name}` (the NIM Operator names "
+                "the Service after the NIMService), then check the new endpoints serve:",
+                (
+                    f"kubectl -n {ns} get ingress,httproute -o wide",
+                    f"kubectl -n {ns} get endpointslices -l kubernetes.io/service-name={name}",
+                ),
+            ),
+            Action(
+                f"Retire `{old}` only once this wave is proven, in a later wave (until then it is the rollback): keep its "
+                "manifest, then:",
+                (f"kubectl -n {ns} delete nimservice {old}",),
+            ),
+        ]
+    return steps
+
+
+def _nim_out(nim: NimService) -> list[Action]:
+    ns, name, old = nim.namespace, nim.name, nim.replaces
+    steps = []
+    if old:
+        steps.append(
+            Action(
+                f"Switch traffic back to `{old}` (re-apply its legacy manifest first if it was retired, and wait until it is Ready):",
+                (
+                    f"kubectl -n {ns} wait nimservice/{old} --for=jsonpath='{{.status.state}}'=Ready --timeout=30m",
+                ),
+            )
+        )
+    steps.append(
+        Action(
+            f"Delete NIMService `{ns}/{name}` and wait until its claims are released, before the sync prunes its templates:",
+            (f"kubectl -n {ns} delete nimservice {name}", f"kubectl -n {ns} get resourceclaims -o wide"),
+        )
+    )
+    return steps
+
+
+def _rollout(w: Workload) -> str:
+    if w.kind in ("Deployment", "StatefulSet", "DaemonSet"):
+        return f"kubectl -n {w.namespace} rollout status {w.kind.lower()}/{w.name}"
+    return f"kubectl -n {w.namespace} get {w.kind.lower()}/{w.name} -o wide"
+
+
+def _workload_in(plan: Plan, state: WaveState, w: Workload) -> list[Action]:
+    handoff = next(
+        f"handoff/{state.dir_name}/{file_name(o)}"
+        for o in render_workload_handoffs(plan, state)
+        if o["spec"]["target"] == {"kind": w.kind, "namespace": w.namespace, "name": w.name}
+    )
+    change = (
+        Action(
+            "Apply the converted manifest:",
+            (f"kubectl apply -f handoff/{state.dir_name}/{converted_file(w)}",),
+        )
+        if w.manifest
+        else Action(
+            f"In its source, remove the `nvidia.com/gpu` limits and add the pod resource claim of `{handoff}` "
+            f"(template `{workload_template_name(w)}`), then deploy as usual."
+        )
+    )
+    return [
+        Action(
+            f"{w.kind} `{w.namespace}/{w.name}` moves to a claim; its owner acts after the sync (the template exists from then on)."
+        ),
+        change,
+        Action(
+            "Verify: it rolls out and its claims are allocated on DRA nodes:",
+            (_rollout(w), f"kubectl -n {w.namespace} get resourceclaims -o wide"),
+        ),
+    ]
+
+
+def _remove(w: Workload) -> str:
+    if w.kind in ("Deployment", "StatefulSet"):
+        return f"kubectl -n {w.namespace} scale {w.kind.lower()}/{w.name} --replicas=0"
+    return f"kubectl -n {w.namespace} delete {w.kind.lower()}/{w.name}"
+
+
+def _release(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Action]:
+    p = plan.platform
+    actions = [
+        Action(
+            f"{w.kind} `{w.namespace}/{w.name}` goes back to `nvidia.com/gpu`: its owner removes the claim-using "
+            "version now, while the kubelet plugin can still release its claims:",
+            (_remove(w), f"kubectl -n {w.namespace} get resourceclaims -o wide"),
+        )
+        for i, w in enumerate(p.workloads)
+        if i in a.workloads and i not in b.workloads
+    ]
+    actions += [
+        Action(
+            f"Tenant `{t.ns}` leaves: its owners remove the workloads that hold claims; wait until none is left:",
+            (f"kubectl -n {t.ns} get resourceclaims -o wide",),
+        )
+        for t in p.tenants
+        if t.name in a.tenants and t.name not in b.tenants
+    ]
+    if step.pools:
+        actions.append(
+            Action(
+                f"The owners of the DRA workloads on pool(s) {', '.join(step.pools)} remove them (or move them off), "
+                "so their claims are released while the kubelet plugin still runs; the checks follow."
+            )
+        )
+    return actions
+
+
+def _convert(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Action]:
+    return [
+        action
+        for i, w in enumerate(plan.platform.workloads)
+        if i in b.workloads and i not in a.workloads
+        for action in _workload_in(plan, b, w)
+    ]
+
+
+def _restore(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Action]:
+    actions = []
+    for i, w in enumerate(plan.platform.workloads):
+        if i in a.workloads and i not in b.workloads:
+            legacy = f"`{w.manifest}`" if w.manifest else "its legacy manifest"
+            actions.append(
+                Action(
+                    f"{w.kind} `{w.namespace}/{w.name}`: its owner re-applies {legacy} (`nvidia.com/gpu` limits) and "
+                    "checks the rollout:",
+                    (_rollout(w),),
+                )
+            )
+    if step.pools:
+        actions.append(
+            Action(
+                f"The workloads removed from pool(s) {', '.join(step.pools)} come back on their legacy manifests."
+            )
+        )
+    return actions
+
+
+#: The manual owner actions of `plan.steps` this module gives commands for.
+OWNER_ACTIONS = {
+    "release-claims": _release,
+    "convert-workloads": _convert,
+    "restore-legacy-workloads": _restore,
+}
+
+
+def owner_actions(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Action]:
+    """The owners' commands of one manual step of the transition from `a` to `b`."""
+    return OWNER_ACTIONS[step.action](plan, a, b, step)
+
+
+def nim_steps(plan: Plan, a: WaveState, b: WaveState) -> Steps:
+    """The NIM services that move between `a` and `b`: blue/green in, or back to the old one."""
+    steps = Steps()
+    for nim in plan.platform.nim_services:
+        if nim.name in b.nim_services and nim.name not in a.nim_services:
+            steps.after += _nim_in(plan, b, nim)
+        elif nim.name in a.nim_services and nim.name not in b.nim_services:
+            steps.before += _nim_out(nim)
+    return steps

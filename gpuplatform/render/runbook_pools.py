@@ -1,0 +1,314 @@
+"""Runbook commands for the pool steps of a transition, and for the pools a drain wave empties.
+
+The steps and their order are the plan's (`plan.steps`: taint, cordon, drain-gpu-pods,
+release-claims, apply-handoff, uncordon, untaint); this module gives each the commands an operator
+runs. Static pools are named by their node names; provisioner pools only by their label selector,
+and they change allocator by changing their template (Karpenter replaces drifted nodes), never by
+GitOps.
+"""
+
+from __future__ import annotations
+
+import json
+
+from gpuplatform.gates.nodes import pool_selector
+from gpuplatform.model.nodes import NodePool
+from gpuplatform.plan.steps import Step
+from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.handoff import render_pool_handoffs
+from gpuplatform.render.meta import file_name
+from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
+from gpuplatform.render.runbook_actions import Action
+
+__all__ = ["POOL_ACTIONS", "drain_steps", "pool_actions", "pool_checks"]
+
+_GPU = "nvidia.com/gpu"
+_GPU_PODS = (
+    "kubectl get pods -A --field-selector spec.nodeName=$n,status.phase=Running -o json | jq -r "
+    '\'.items[] | select(any(.spec.containers[]; (.resources.limits["nvidia.com/gpu"] // "0") != "0")) '
+    '| "\\(.metadata.namespace)/\\(.metadata.name)"\''
+)
+_NODE_CLAIMS = (
+    'kubectl get resourceclaims -A -o json | jq -r --arg n "$n" \'.items[] | select(.status.allocation != null) '
+    '| select([.status.allocation.devices.results[]?.pool] | index($n)) | "\\(.metadata.namespace)/\\(.metadata.name)"\''
+)
+
+
+def _target(pool: NodePool) -> str:
+    """kubectl arguments that select the pool's nodes: names, or `-l <label>=<value>` (gates.nodes)."""
+    return " ".join(pool_selector(pool).kubectl_args())
+
+
+def _each_node(pool: NodePool, command: str) -> str:
+    """`command` (reading `$n`) for every node of the pool, found the way the cluster knows it."""
+    nodes = (
+        " ".join(pool.nodes)
+        if pool.provisioner is None
+        else f"$(kubectl get nodes {_target(pool)} -o jsonpath='{{.items[*].metadata.name}}')"
+    )
+    return f"for n in {nodes}; do {command}; done"
+
+
+def _taint(plan: Plan, pool: NodePool) -> str:
+    t = pool_taint(plan.platform, pool)
+    return f"{t['key']}={t['value']}:{t['effect']}" if t.get("value") else f"{t['key']}:{t['effect']}"
+
+
+def _handoff_file(plan: Plan, state: WaveState, kind: str, name: str) -> str:
+    for obj in render_pool_handoffs(plan, state):
+        if obj["kind"] == kind and obj["metadata"]["name"] == name:
+            return f"handoff/{state.dir_name}/{file_name(obj)}"
+    raise KeyError(name)
+
+
+def _drain(plan: Plan, pool: NodePool, nxt: str, *, cordon: bool = True) -> list[Action]:
+    """Empty a legacy pool of device-plugin GPU pods before wave `nxt` moves it to DRA."""
+    if pool.provisioner is not None and pool.provisioner.kind == "karpenter":
+        return [
+            Action(
+                f"Pool `{pool.name}` ({pool_selector(pool).describe()}) is drained by Karpenter when wave `{nxt}` "
+                "replaces its nodes (each drifted node is drained, respecting PodDisruptionBudgets). Check that no pod "
+                "blocks the replacement with `karpenter.sh/do-not-disrupt`:",
+                (
+                    _each_node(
+                        pool,
+                        "kubectl get pods -A --field-selector spec.nodeName=$n -o json | jq -r "
+                        '\'.items[] | select(.metadata.annotations["karpenter.sh/do-not-disrupt"] == "true") '
+                        '| "\\(.metadata.namespace)/\\(.metadata.name)"\'',
+                    ),
+                ),
+            )
+        ]
+    nodes = _target(pool)
+    return [
+        Action(
+            f"Drain pool `{pool.name}` before wave `{nxt}` moves it to DRA: its device-plugin allocations end with "
+            "the move, and a GPU pod left running would share its GPU with a DRA claim.",
+            (
+                *((f"kubectl cordon {nodes}",) if cordon else ()),
+                f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data",
+            ),
+        ),
+        Action(
+            "Check: no running pod on those nodes holds `nvidia.com/gpu` (prints nothing).",
+            (_each_node(pool, _GPU_PODS),),
+        ),
+    ]
+
+
+def _handoff_spec(plan: Plan, state: WaveState, pool: NodePool) -> dict[str, object]:
+    """The NodePoolHandoff spec of `pool` in `state`: the labels and taints its nodes carry there."""
+    for obj in render_pool_handoffs(plan, state):
+        if obj["kind"] == "NodePoolHandoff" and obj["metadata"]["name"] == pool.name:
+            spec: dict[str, object] = obj["spec"]
+            return spec
+    raise KeyError(pool.name)
+
+
+def _karpenter_jq(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) -> str:
+    """Edit the live NodePool to the labels and taints of the hand-off of `b` (from those of `a`)."""
+    old, new = _handoff_spec(plan, a, pool), _handoff_spec(plan, b, pool)
+    labels = new["labels"]
+    assert isinstance(labels, dict) and isinstance(old["labels"], dict)
+    gone = [k for k in old["labels"] if k not in labels]
+    taint = json.dumps(pool_taint(plan.platform, pool), separators=(",", ":"))
+    program = f".spec.template.metadata.labels += {json.dumps(labels, separators=(',', ':'))}"
+    if gone:
+        program = (
+            f"del({', '.join(f'.spec.template.metadata.labels[{json.dumps(k)}]' for k in gone)}) | " + program
+        )
+    rest = f"((.spec.template.spec.taints // []) - [{taint}])"
+    program += f" | .spec.template.spec.taints = {rest + f' + [{taint}]' if b.pool_modes[pool.name] == 'dra' else rest}"
+    name = pool.provisioner.name if pool.provisioner else pool.name
+    return f"kubectl get nodepool {name} -o json | jq '{program}' | kubectl replace -f -"
+
+
+def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) -> list[Action]:
+    """A provisioner pool changes allocator by changing its template: its nodes are replaced."""
+    assert pool.provisioner is not None
+    kind, name, state, mode = pool.provisioner.kind, pool.provisioner.name, b, b.pool_modes[pool.name]
+    handoff = _handoff_file(plan, state, "NodePoolHandoff", pool.name)
+    spec_labels = _handoff_spec(plan, state, pool)["labels"]
+    assert isinstance(spec_labels, dict)
+    labels = ", ".join(f"`{k}={v}`" for k, v in spec_labels.items())
+    verb = (
+        f"carry {labels} and the taint `{_taint(plan, pool)}`"
+        if mode == "dra"
+        else f"carry {labels} and lose the taint `{_taint(plan, pool)}`"
+    )
+    if kind != "karpenter":
+        return [
+            Action(
+                f"Hand-off `{handoff}`: the owner of {kind} `{name}` changes its node labels and taints with their own "
+                f"tooling so that its nodes {verb}; nodes that do not take them in place are replaced by the group's "
+                "rolling update. Check every node of the group:",
+                (
+                    f"kubectl get nodes {_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
+                ),
+            )
+        ]
+    patch = _handoff_file(plan, state, "NodePool", name)
+    return [
+        Action(
+            f"Hand-off `{patch}` (Karpenter NodePool `{name}`): its template must {verb}. The taint list is a whole-list "
+            "field: keep the pool's other taints. If the NodePool lives in Git, commit the change there; otherwise:",
+            (_karpenter_jq(plan, a, b, pool),),
+        ),
+        Action(
+            "Karpenter hashes `spec.template` (labels and taints included), so every NodeClaim of the pool drifts and "
+            "is replaced within the pool's disruption budgets (kubernetes-sigs/karpenter v1.14.1 "
+            "`pkg/apis/v1/nodepool.go` `Hash`, `pkg/controllers/nodeclaim/disruption/drift.go`). Wait until no "
+            "NodeClaim is drifted, then check every node of the pool:",
+            (
+                f"kubectl get nodeclaims {_target(pool)} -o custom-columns="
+                "'NAME:.metadata.name,NODE:.status.nodeName,DRIFTED:.status.conditions[?(@.type==\"Drifted\")].status'",
+                f"kubectl get nodes {_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
+            ),
+        ),
+    ]
+
+
+def _unfindable(pool: NodePool) -> Action:
+    return Action(
+        f"Pool `{pool.name}`: the spec gives no way to find its nodes ({pool_selector(pool).describe()}); set "
+        "`provisioner.cloud` or `provisioner.nodeLabels`, then render again: no command here can select them."
+    )
+
+
+def _taint_nodes(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
+    handoff = _handoff_file(plan, b, "NodePoolHandoff", pool.name)
+    return [
+        Action(
+            f"Pool `{pool.name}`: the taint of hand-off `{handoff}` (taints are a whole-list field of the node's "
+            "owner, never patched by GitOps); workloads without the toleration stay off the DRA nodes:",
+            (f"kubectl taint nodes {_target(pool)} {_taint(plan, pool)} --overwrite",),
+        )
+    ]
+
+
+def _cordon(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
+    return [Action(f"Pool `{pool.name}`:", (f"kubectl cordon {_target(pool)}",))]
+
+
+def _drain_gpu_pods(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) -> list[Action]:
+    if pool.name in a.drains:
+        return [
+            Action(
+                f"Pool `{pool.name}` was drained in wave `{a.name}`; check that no running pod holds `nvidia.com/gpu` "
+                "there (prints nothing):",
+                (_each_node(pool, _GPU_PODS),),
+            )
+        ]
+    return _drain(plan, pool, b.name, cordon=False)
+
+
+def _release_claims(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
+    return [
+        Action(
+            f"Pool `{pool.name}`: no claim may stay allocated on its nodes (prints nothing; the `rollback-safety` "
+            "gate refuses the sync otherwise):",
+            (_each_node(pool, _NODE_CLAIMS),),
+        )
+    ]
+
+
+def _untaint(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
+    handoff = _handoff_file(plan, b, "NodePoolHandoff", pool.name)
+    return [
+        Action(
+            f"Pool `{pool.name}` (hand-off `{handoff}`):",
+            (f"kubectl taint nodes {_target(pool)} {_taint(plan, pool)}-",),
+        )
+    ]
+
+
+def _uncordon(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
+    return [Action(f"Pool `{pool.name}`:", (f"kubectl uncordon {_target(pool)}",))]
+
+
+#: The manual pool actions of `plan.steps` this module gives commands for.
+POOL_ACTIONS = ("taint", "cordon", "drain-gpu-pods", "release-claims", "apply-handoff", "untaint", "uncordon")
+
+
+def pool_actions(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Action]:
+    """The commands of one manual pool step of the transition from `a` to `b`, pool by pool."""
+    actions: list[Action] = []
+    for name in step.pools:
+        pool = plan.pools[name]
+        if not pool_selector(pool).resolvable:
+            actions.append(_unfindable(pool))
+        elif step.action == "drain-gpu-pods":
+            actions += _drain_gpu_pods(plan, a, b, pool)
+        elif step.action == "apply-handoff":
+            actions += _provisioner_move(plan, a, b, pool)
+        else:
+            render = {
+                "taint": _taint_nodes,
+                "cordon": _cordon,
+                "release-claims": _release_claims,
+                "untaint": _untaint,
+                "uncordon": _uncordon,
+            }[step.action]
+            actions += render(plan, b, pool)
+    return actions
+
+
+def pool_checks(plan: Plan, a: WaveState, b: WaveState) -> list[Action]:
+    """After the sync: every pool that moved has the allocator the target wave gives it."""
+    ns, mode_label = plan.platform.dra_driver.namespace, plan.platform.mode_label_key
+    actions: list[Action] = []
+    for pool in plan.platform.node_pools:
+        if a.pool_modes[pool.name] == b.pool_modes[pool.name] or not pool_selector(pool).resolvable:
+            continue
+        if b.pool_modes[pool.name] == "dra":
+            actions += [
+                Action(
+                    f"Pool `{pool.name}`: the nodes carry `{DRA_PLUGIN_LABEL}=true` and `{DEVICE_PLUGIN_LABEL}=false`, "
+                    f"the device plugin has left them (`{_GPU}` allocatable empty or 0) and a DRA kubelet plugin runs "
+                    "on each:",
+                    (
+                        f"kubectl get nodes {_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{mode_label}",
+                        _each_node(
+                            pool,
+                            "echo $n $(kubectl get node $n -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}'); "
+                            f"kubectl -n {ns} get pods -o wide --field-selector spec.nodeName=$n",
+                        ),
+                    ),
+                ),
+                Action(
+                    f"Pool `{pool.name}`: the driver publishes one ResourceSlice per node with the declared product "
+                    "and count:",
+                    (
+                        _each_node(
+                            pool, "kubectl get resourceslices --field-selector spec.nodeName=$n -o yaml"
+                        ),
+                    ),
+                ),
+            ]
+        else:
+            actions.append(
+                Action(
+                    f"Pool `{pool.name}`: `{DRA_PLUGIN_LABEL}` is gone (the release Job removed it) and the device "
+                    f"plugin is back (`{_GPU}` allocatable again):",
+                    (
+                        f"kubectl get nodes {_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{mode_label}",
+                        _each_node(
+                            pool,
+                            "echo $n $(kubectl get node $n -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}')",
+                        ),
+                    ),
+                )
+            )
+    return actions
+
+
+def drain_steps(plan: Plan, a: WaveState, b: WaveState) -> list[Action]:
+    """Arriving at a drain wave from before it: empty the pools the next wave moves."""
+    if not b.drains or b.index < a.index:
+        return []
+    nxt = plan.waves[b.index + 1].name
+    actions: list[Action] = []
+    for name in b.drains:
+        pool = plan.pools[name]
+        actions += _drain(plan, pool, nxt) if pool_selector(pool).resolvable else [_unfindable(pool)]
+    return actions
