@@ -4,8 +4,7 @@ Run: `.venv/bin/python benchmarks/check_speed.py` — prints one JSON object.
 
 - `check` of the fleet at 2,048 nodes (16,384 GPUs; MIG instances make it more devices) with
   every tier, bridge, claim template and NIM selector: goal < 1.5 s, exit code 0.
-- Peak RSS of `check` at 5,000 nodes, the largest cluster a platform may list (`MAX_CLUSTER_NODES`;
-  the issue's 8,000 is refused since): goal < 300 MiB.
+- Peak RSS of `check` at 8,000 nodes: goal < 300 MiB.
 - The peer, in the same run: the platform's distinct selector chains (a claim template that only
   uses its tier's selector is the tier's chain: deduplicating favours the peer) evaluated device
   by device with cel-python's evaluator (`celpy_peer.py`), timed on every 4th device of one node
@@ -20,9 +19,8 @@ import sys
 
 from harness import FLEET, GPUPLATFORM, load, repeat, report
 
-from gpuplatform.model.base import MAX_CLUSTER_NODES
-
 NODES = 2048
+BIG = 8000
 SAMPLE_EVERY = 4
 
 
@@ -75,9 +73,7 @@ def main() -> None:
     times = int(os.environ.get("BENCH_RUNS", "5"))
     start_load = load()
     check = repeat([GPUPLATFORM, "check", str(FLEET)], times, {"FLEET_NODES": str(NODES)})
-    big = repeat(
-        [GPUPLATFORM, "check", str(FLEET)], max(1, times // 2), {"FLEET_NODES": str(MAX_CLUSTER_NODES)}
-    )
+    big = repeat([GPUPLATFORM, "check", str(FLEET)], max(1, times // 2), {"FLEET_NODES": str(BIG)})
     peer = _peer()
     speedup = float(str(peer["estimatedSeconds"])) / check["minSeconds"]
     report(
@@ -86,10 +82,10 @@ def main() -> None:
             "fleetNodes": NODES,
             "gpus": NODES * 8,
             "check": check,
-            "checkLargestCluster": {"nodes": MAX_CLUSTER_NODES, **big},
+            "check8000Nodes": big,
             "peerCelPythonDeviceByDevice": peer,
             "speedupOverPeer": round(speedup, 1),
-            "goals": {"checkSecondsBelow": 1.5, "speedupAtLeast": 50, "peakRssMiBLargestClusterBelow": 300},
+            "goals": {"checkSecondsBelow": 1.5, "speedupAtLeast": 50, "peakRssMiB8000NodesBelow": 300},
             "loadAverageBeforeAfter": [start_load, load()],
         },
     )

@@ -1,7 +1,7 @@
 """A realistic benchmark fleet: `FLEET_NODES` static nodes (default 2000), 8 GPUs each.
 
 A valid platform (`gpuplatform check benchmarks/fleet.py` exits 0) at every size from 11 nodes to
-5,000 (the largest cluster a platform may list): early static and Karpenter pools, together
+8,000 and beyond (a platform may list 15,000): early static and Karpenter pools, together
 about a quarter of the fleet, then pools of at most 100 nodes of several products and
 MIG layouts (A100, H100, H200), 40 service tiers (architecture, memory, product, MIG profile,
 CEL), a bridge class, one team per 20 nodes below 2,000 (100 from 2,000) with claim templates,

@@ -35,11 +35,12 @@ __all__ = [
 ]
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
-#: Cluster data (`kubectl get -o json` of a kind, ResourceSlices): sized for the largest cluster
-#: (5,000 nodes, `MAX_CLUSTER_NODES`). The benchmark fleet's ResourceSlices at 5,000 nodes (18.6
-#: devices per node with its MIG layouts) are 166 MiB as `gpuplatform snapshot` writes them (2-space
-#: indent; 2,000 nodes: 64 MiB); 256 MiB leaves room for denser MIG layouts.
-MAX_DATA_BYTES = 256 * 1024 * 1024
+#: Cluster data (`kubectl get -o json` of a kind, ResourceSlices): sized for the largest cluster a
+#: platform may list (15,000 nodes, `MAX_CLUSTER_NODES`). The benchmark fleet's ResourceSlices (18.6
+#: devices per node with its MIG layouts) are 33 KiB per node as `gpuplatform snapshot` writes them
+#: (2-space indent): 64 MiB at 2,000 nodes, 166 MiB at 5,000, ~500 MiB at 15,000. Reading that much
+#: JSON takes several GB of memory.
+MAX_DATA_BYTES = 640 * 1024 * 1024
 #: Upper bound on YAML nodes after alias expansion (a "billion laughs" file stops here).
 MAX_EXPANDED_NODES = 1_000_000
 #: Deepest nesting accepted; libyaml's C composer recurses per level and crashes the process near 50,000.
