@@ -19,6 +19,7 @@ import yaml
 from click.testing import CliRunner, Result
 
 from gpuplatform.cli import main
+from gpuplatform.load.yaml_input import MAX_DATA_BYTES
 from tests.conftest import REPO
 from tests.specs import minimal_spec, python_stack, write_spec
 
@@ -216,7 +217,7 @@ def _cli(*args: str, timeout: float = 60, **kwargs: Any) -> subprocess.Completed
     return subprocess.run([*_CLI, *args], capture_output=True, timeout=timeout, cwd=REPO, **kwargs)
 
 
-@pytest.mark.parametrize("kind", ["fifo", "dev-zero-in-folder", "60-megabytes"])
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero-in-folder", "over-the-limit"])
 def test_inventory_files_go_through_the_bounded_reader(tmp_path: Path, kind: str) -> None:
     # GIVEN an inventory that would block (FIFO), never end (/dev/zero) or exhaust memory
     if kind == "fifo":
@@ -228,7 +229,7 @@ def test_inventory_files_go_through_the_bounded_reader(tmp_path: Path, kind: str
     else:
         inventory = tmp_path / "slices.json"
         with inventory.open("wb") as handle:
-            handle.truncate(60 * 1024 * 1024)
+            handle.truncate(MAX_DATA_BYTES + 1)
     # WHEN check reads it / THEN it is refused at once, naming the file
     result = _cli("check", str(_spec(tmp_path)), "--inventory", str(inventory))
     assert result.returncode == 2, result.stderr
