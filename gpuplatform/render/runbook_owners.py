@@ -15,7 +15,7 @@ from gpuplatform.render.handoff import converted_file
 from gpuplatform.render.meta import file_name
 from gpuplatform.render.nim import render_nim_handoffs
 from gpuplatform.render.runbook_actions import Action, Steps
-from gpuplatform.render.workload_handoff import render_workload_handoffs, workload_template_name
+from gpuplatform.render.workload_handoff import workload_handoff, workload_template_name
 
 __all__ = ["OWNER_ACTIONS", "nim_steps", "owner_actions"]
 
@@ -97,11 +97,7 @@ def _rollout(w: Workload) -> str:
 
 
 def _workload_in(plan: Plan, state: WaveState, w: Workload) -> list[Action]:
-    handoff = next(
-        f"handoff/{state.dir_name}/{file_name(o)}"
-        for o in render_workload_handoffs(plan, state)
-        if o["spec"]["target"] == {"kind": w.kind, "namespace": w.namespace, "name": w.name}
-    )
+    handoff = f"handoff/{state.dir_name}/{file_name(workload_handoff(plan, state, w))}"
     change = (
         Action(
             "Apply the converted manifest:",

@@ -15,7 +15,13 @@ from gpuplatform.render.handoff import converted_file
 from gpuplatform.render.meta import Obj, order_keys
 from gpuplatform.render.tenants import claim_template_object, dra_pool_tolerations
 
-__all__ = ["render_workload_handoffs", "render_workload_templates", "template_name", "workload_template_name"]
+__all__ = [
+    "render_workload_handoffs",
+    "render_workload_templates",
+    "template_name",
+    "workload_handoff",
+    "workload_template_name",
+]
 
 
 def extended_resource_toleration(resource: str) -> Obj:
@@ -63,28 +69,28 @@ def _note(w: Workload) -> str:
 
 def render_workload_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
     """One `WorkloadHandoff` per converted workload."""
-    out = []
-    for w in _moved(plan, state):
-        tolerations = [extended_resource_toleration(w.resource), *dra_pool_tolerations(plan.platform)]
-        out.append(
-            order_keys(
-                {
-                    "apiVersion": "gpuplatform.dev/v1alpha1",
-                    "kind": "WorkloadHandoff",
-                    "metadata": {"name": f"{w.kind.lower()}-{w.name}", "namespace": w.namespace},
-                    "spec": {
-                        "wave": state.name,
-                        "target": {"kind": w.kind, "namespace": w.namespace, "name": w.name},
-                        "removeResource": w.resource,
-                        "podResourceClaims": [
-                            {"name": "gpu", "resourceClaimTemplateName": workload_template_name(w)}
-                        ],
-                        "containerClaims": [{"name": "gpu"}],
-                        "tolerations": tolerations,
-                        "manifest": converted_file(w),
-                        "note": _note(w),
-                    },
-                }
-            )
-        )
-    return out
+    return [workload_handoff(plan, state, w) for w in _moved(plan, state)]
+
+
+def workload_handoff(plan: Plan, state: WaveState, w: Workload) -> Obj:
+    """The `WorkloadHandoff` of one workload the wave has converted."""
+    tolerations = [extended_resource_toleration(w.resource), *dra_pool_tolerations(plan.platform)]
+    return order_keys(
+        {
+            "apiVersion": "gpuplatform.dev/v1alpha1",
+            "kind": "WorkloadHandoff",
+            "metadata": {"name": f"{w.kind.lower()}-{w.name}", "namespace": w.namespace},
+            "spec": {
+                "wave": state.name,
+                "target": {"kind": w.kind, "namespace": w.namespace, "name": w.name},
+                "removeResource": w.resource,
+                "podResourceClaims": [
+                    {"name": "gpu", "resourceClaimTemplateName": workload_template_name(w)}
+                ],
+                "containerClaims": [{"name": "gpu"}],
+                "tolerations": tolerations,
+                "manifest": converted_file(w),
+                "note": _note(w),
+            },
+        }
+    )
