@@ -11,6 +11,7 @@ its check proved it gone.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 __all__ = ["SWITCH_LAYER", "SYNC_UNITS", "SyncUnit", "sync_unit", "unit_of_folder"]
 
@@ -66,6 +67,7 @@ def sync_unit(unit_id: str) -> SyncUnit:
     raise KeyError(unit_id)
 
 
+@cache
 def unit_of_folder(folder: str) -> SyncUnit:
     """The unit a wave-relative folder (or one of its subfolders) belongs to."""
     best = max(
