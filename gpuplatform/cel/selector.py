@@ -22,9 +22,15 @@ _MEMO_LIMIT = 1 << 16
 
 
 @lru_cache(maxsize=4096)
+def _parse(expression: str) -> Expr:
+    """Parse once per expression, whatever the environments it is checked in."""
+    return parse(expression)
+
+
+@lru_cache(maxsize=4096)
 def _compile(expression: str, environment: Environment) -> tuple[Expr, Checked]:
-    """Parse and check once per (expression, environment); ASTs are never mutated, so they are shared."""
-    ast = parse(expression)
+    """Check once per (expression, environment); ASTs are never mutated, so they are shared."""
+    ast = _parse(expression)
     return ast, check(ast, environment)
 
 
