@@ -318,11 +318,11 @@ def check(
 ) -> None:
     """Check selectors against modelled pools and inventory, and run every safety rule."""
     from gpuplatform.policy.check import check_platforms, check_table
-    from gpuplatform.policy.selectors import refuse_uncompilable
 
-    loaded = load_selected(stack, overlays)
-    refuse_uncompilable(loaded)
-    reports = check_platforms(loaded, inventory, snapshot)
+    reports = check_platforms(load_selected(stack, overlays), inventory, snapshot)
+    uncompilable = {(p.file, p.loc): p for r in reports for p in sorted(r.problems) if p.code == "GP310"}
+    if uncompilable:
+        raise InputError(sorted(uncompilable.values()))  # unusable input, as synth and plan say
     if fmt == "json":
         click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
     else:
