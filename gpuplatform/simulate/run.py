@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,7 +132,12 @@ def _replay_engines(replays: _Replays, engines: Sequence[str]) -> list[Transitio
     """Each engine's replays, in engine order: one forked worker per engine when the machine has
     the cores (the engines share nothing but the read-only plan and tree), else one after the other."""
     global _FORKED
-    if len(engines) < 2 or (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if (
+        len(engines) < 2
+        or (os.cpu_count() or 1) < 2
+        or "fork" not in multiprocessing.get_all_start_methods()
+        or threading.active_count() > 1  # forking a threaded process can deadlock the child
+    ):
         entries: dict[str, Tree] = {}
         r = replays
         return [

@@ -130,6 +130,9 @@ def test_engines_replayed_in_forked_workers_report_what_one_process_reports(
 ) -> None:
     # GIVEN a stack replayed under both engines, once in one worker per engine and once in-process
     [loaded] = load_stack(ROOT / "stacks" / "nim-lab.yaml")
+    if (run.os.cpu_count() or 1) < 2:
+        pytest.skip("one core: simulate replays the engines in-process only")
+    assert run.threading.active_count() == 1  # so the first replay forks
     forked = simulate_platform(loaded, None, None, ENGINES)
     monkeypatch.setattr(run.os, "cpu_count", lambda: 1)
     alone = simulate_platform(loaded, None, None, ENGINES)
