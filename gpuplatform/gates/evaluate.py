@@ -19,7 +19,7 @@ from gpuplatform.gates.nodes import pool_selectors
 from gpuplatform.gates.programs import DEVICE_READS
 from gpuplatform.gates.verdict import GateResult, judge, run_programs
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.gate_jobs import gate_job_name
+from gpuplatform.render.gate_jobs import gate_job_names
 from gpuplatform.render.selectors import full_gpu_expression, tier_expression
 from gpuplatform.render.validation import validation_jobs
 from gpuplatform.versions import parse_release
@@ -99,8 +99,7 @@ def _recorded(plan: Plan, state: WaveState, snapshot: Snapshot, result: GateResu
     """When the proving pods are gone, the proof the gate Job printed before removing them."""
     if result.findings or not result.unknowns:
         return
-    gate = next(g for g in gates_for_wave(plan, state) if g.id == result.id)
-    job = gate_job_name(plan, state, gate)
+    job = gate_job_names(plan, state)[result.id]
     namespace = plan.platform.delivery.gates_namespace
     for pod in snapshot.items("pods") or []:
         meta = pod.get("metadata") or {}
@@ -111,7 +110,7 @@ def _recorded(plan: Plan, state: WaveState, snapshot: Snapshot, result: GateResu
         ):
             continue
         log = snapshot.logs.get(f"{namespace}/{meta.get('name')}", "")
-        if f"gate {gate.id} holds" not in log.splitlines():
+        if f"gate {result.id} holds" not in log.splitlines():
             continue
         result.unknowns.clear()
         proofs = [line.removeprefix("proof: ") for line in log.splitlines() if line.startswith("proof: ")]

@@ -45,7 +45,10 @@ class Step:
     """A manual step after the merge that waits for this sync unit, not for the whole sync."""
 
 
-def _moves(a: WaveState, b: WaveState, to: str) -> tuple[str, ...]:
+Pools = tuple[str, ...]
+
+
+def _moves(a: WaveState, b: WaveState, to: str) -> Pools:
     return tuple(p for p in a.pool_modes if a.pool_modes[p] != b.pool_modes[p] and b.pool_modes[p] == to)
 
 
@@ -57,15 +60,12 @@ def _provisioned(plan: Plan, pools: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(p for p in pools if plan.pools[p].provisioner is not None)
 
 
-def _before(plan: Plan, a: WaveState, b: WaveState) -> list[Step]:
+def _before(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) -> list[Step]:
     steps: list[Step] = []
-    forward, back = _moves(a, b, "dra"), _moves(a, b, "legacy")
     gone = tuple(t for t in a.tenants if t not in b.tenants)
-    if _static(plan, back):
+    if static_back := _static(plan, back):
         steps.append(
-            Step(
-                "manual", "cordon", "cordon the nodes that go back to the device plugin", _static(plan, back)
-            )
+            Step("manual", "cordon", "cordon the nodes that go back to the device plugin", static_back)
         )
     if gone or back:
         steps.append(
@@ -77,8 +77,7 @@ def _before(plan: Plan, a: WaveState, b: WaveState) -> list[Step]:
                 back,
             )
         )
-    if _static(plan, forward):
-        pools = _static(plan, forward)
+    if pools := _static(plan, forward):
         steps += [
             Step(
                 "manual",
@@ -108,12 +107,12 @@ def _before(plan: Plan, a: WaveState, b: WaveState) -> list[Step]:
     return steps
 
 
-def _sync(plan: Plan, a: WaveState, b: WaveState) -> list[Step]:
-    forward, back = _moves(a, b, "dra"), _moves(a, b, "legacy")
+def _sync(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) -> list[Step]:
     p = plan.platform
     text: dict[str, str] = {}
-    pre = [g.id for g in gates_for_wave(plan, b) if g.phase == "pre"]
-    post = [g.id for g in gates_for_wave(plan, b) if g.phase == "post"]
+    gates = gates_for_wave(plan, b)
+    pre = [g.id for g in gates if g.phase == "pre"]
+    post = [g.id for g in gates if g.phase == "post"]
     if pre:
         text["gates-pre"] = f"gates {', '.join(pre)} must hold, or nothing after them is applied"
     if back:
@@ -163,8 +162,7 @@ def _sync(plan: Plan, a: WaveState, b: WaveState) -> list[Step]:
     ]
 
 
-def _after(plan: Plan, a: WaveState, b: WaveState) -> list[Step]:
-    forward, back = _moves(a, b, "dra"), _moves(a, b, "legacy")
+def _after(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) -> list[Step]:
     steps: list[Step] = []
     d = plan.platform.delivery
     if "argocd" in d.engines and d.remote:
@@ -177,19 +175,18 @@ def _after(plan: Plan, a: WaveState, b: WaveState) -> list[Step]:
                 after="00-operators",
             )
         )
-    if _static(plan, forward):
+    if static_forward := _static(plan, forward):
         steps.append(
             Step(
                 "manual",
                 "uncordon",
                 "once the enable Job has completed (the DRA kubelet plugin runs there), uncordon the nodes now "
                 "on DRA (their taint stays): the post-transition gates place their probes on them",
-                _static(plan, forward),
+                static_forward,
                 after="enable",
             )
         )
-    if _static(plan, back):
-        pools = _static(plan, back)
+    if pools := _static(plan, back):
         steps += [
             Step(
                 "manual",
@@ -226,7 +223,10 @@ def transition_steps(plan: Plan, a: WaveState, b: WaveState) -> tuple[Step, ...]
     if a.index == b.index:
         return ()
     merge = Step("merge", "merge", f"set activeWave: {b.name}, synth, review and merge")
-    return tuple([*_before(plan, a, b), merge, *_sync(plan, a, b), *_after(plan, a, b)])
+    moves = _moves(a, b, "dra"), _moves(a, b, "legacy")
+    return tuple(
+        [*_before(plan, a, b, *moves), merge, *_sync(plan, a, b, *moves), *_after(plan, a, b, *moves)]
+    )
 
 
 def maintenance_steps(

@@ -33,7 +33,7 @@ __all__ = [
     "GATE_LABEL",
     "PHASE_LABEL",
     "gate_identity",
-    "gate_job_name",
+    "gate_job_names",
     "rbac_rules",
     "render_gate_jobs",
 ]
@@ -49,10 +49,13 @@ def _name(plan: Plan, state: WaveState, gate: Gate, script: str) -> str:
     return f"gate-{gate.id}-{digest.hexdigest()[:10]}"
 
 
-def gate_job_name(plan: Plan, state: WaveState, gate: Gate) -> str:
-    """`gate-<id>-<digest>`: changes whenever the wave or the script changes."""
-    script = gate_script(gate, plan, state, validation_jobs(plan, state).data)
-    return _name(plan, state, gate, script)
+def gate_job_names(plan: Plan, state: WaveState) -> dict[str, str]:
+    """Gate id -> `gate-<id>-<digest>` of the wave's gates: changes whenever the wave or the script changes."""
+    workloads = validation_jobs(plan, state).data
+    return {
+        g.id: _name(plan, state, g, gate_script(g, plan, state, workloads))
+        for g in gates_for_wave(plan, state)
+    }
 
 
 def _job(plan: Plan, state: WaveState, gate: Gate, workloads: dict[str, Any]) -> Obj:

@@ -21,7 +21,7 @@ from gpuplatform.plan.review import reviewed_steps
 from gpuplatform.plan.sync_order import SYNC_UNITS
 from gpuplatform.plan.transitions import transition
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.gate_jobs import gate_job_name
+from gpuplatform.render.gate_jobs import gate_job_names
 from gpuplatform.render.runbook_actions import Action, numbered
 from gpuplatform.render.runbook_steps import operator_steps
 
@@ -42,9 +42,10 @@ def _gates(plan: Plan, state: WaveState) -> list[str]:
     if not gates:
         return ["- No gate."]
     lines = []
+    jobs = gate_job_names(plan, state)
     for g in gates:
         when = f"before {', '.join(g.protects)}" if g.protects else "after the wave is applied"
-        lines.append(f"- `{g.id}` ({when}; Job `{gate_job_name(plan, state, g)}`): {g.title}.")
+        lines.append(f"- `{g.id}` ({when}; Job `{jobs[g.id]}`): {g.title}.")
     lines += ["", "If a gate does not hold:", "", *(f"- {step}" for step in rerun_steps(plan, state))]
     return lines
 

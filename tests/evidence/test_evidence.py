@@ -12,11 +12,10 @@ from click.testing import CliRunner
 from gpuplatform.cli import main
 from gpuplatform.evidence.report import evidence_markdown
 from gpuplatform.evidence.snapshot import load_snapshot
-from gpuplatform.gates import gates_for_wave
 from gpuplatform.gates.evaluate import evaluate_wave
 from gpuplatform.model import Platform
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.gate_jobs import gate_job_name
+from gpuplatform.render.gate_jobs import gate_job_names
 from tests.conftest import REPO
 from tests.evidence.builders import Cluster, build, claim, device_plugin_pod, pod, reference_platform
 
@@ -50,8 +49,7 @@ def _after_the_gate(platform: Platform, wave: str, log: str) -> Cluster:
     ]
     cluster.logs.clear()
     plan = plan_platform(platform)
-    gate = next(g for g in gates_for_wave(plan, plan.wave(wave)) if g.id == "claim-pilot")
-    job = gate_job_name(plan, plan.wave(wave), gate)
+    job = gate_job_names(plan, plan.wave(wave))["claim-pilot"]
     gate_pod = pod(f"{job}-xyz12", "gpuplatform-gates", "cpu-01", labels={"job-name": job}, phase="Succeeded")
     cluster.list("pods").append(gate_pod)
     cluster.logs[f"gpuplatform-gates/{job}-xyz12"] = log
