@@ -2,7 +2,10 @@
 
 Node objects are partial and server-side applied: the engine's field manager owns the labels it
 applied, and a label it applied before and no longer applies is removed; a label another manager
-wrote last is left alone (Kubernetes server-side apply, `managedFields`). Helm releases render
+wrote last is left alone (Kubernetes server-side apply, `managedFields`: kubernetes-sigs/
+structured-merge-diff v4, `merge/update.go`, `Updater.Apply` prunes the fields the applier owned and
+no longer applies; kubernetes.io/docs/reference/using-api/server-side-apply, "Field management";
+held by tests/simulate/test_known_failures.py, failure 2). Helm releases render
 through `charts.py`; the chart's DeviceClasses belong to the release and go with it.
 """
 
