@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import orjson
 import yaml
 
 from gpuplatform.errors import InputError
@@ -247,12 +249,37 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     raise ValueError(f"duplicate key {key!r}")
 
 
+_ESCAPED_COLON = re.compile(r"\\u003[aA]")
+
+
+def _without_duplicates(text: str, value: Any) -> bool:
+    """Whether parsing `text` into `value` dropped no duplicate key, without a hook per object.
+
+    Every pair owns one `:` outside strings; `value` re-serialised (by orjson, in C) has one colon
+    fewer for each pair a duplicate replaced, and never more: a string's colons are the text's
+    unless it escapes one (`\\u003a`), and such a text takes the strict path.
+    """
+    if _ESCAPED_COLON.search(text):
+        return False
+    try:
+        return text.count(":") == orjson.dumps(value).count(b":")
+    except orjson.JSONEncodeError:  # integers past 64 bits, lone surrogates, deep nesting
+        return False
+
+
 def read_data(path: Path) -> Any:
-    """Cluster data (up to MAX_DATA_BYTES): JSON (`kubectl get -o json`) parsed as JSON, else YAML."""
+    """Cluster data (up to MAX_DATA_BYTES): JSON (`kubectl get -o json`) parsed as JSON, else YAML.
+
+    JSON is parsed in C first; only a text that may hold a duplicate key is parsed again with the
+    per-object check that names the key.
+    """
     text = read_text(path, MAX_DATA_BYTES)
     if not text.lstrip().startswith(("{", "[")):
         return parse_yaml(text, str(path))
     try:
+        value = json.loads(text)
+        if _without_duplicates(text, value):
+            return value
         return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InputError.single(

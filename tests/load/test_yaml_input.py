@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,26 @@ def test_cluster_json_with_a_duplicate_key_is_refused_naming_it(tmp_path: Path) 
     assert _message(exc) == f"error: {path}: JSON error: duplicate key 'name'"
     path.write_text('{"items": [{"metadata": {"name": "a", "uid": "1"}}]}')
     assert read_data(path) == {"items": [{"metadata": {"name": "a", "uid": "1"}}]}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"items": [{"spec": {"pciBusID": "0000:90:00.0", "pciBusID": "0000:90:00.0"}}]}',
+        '{"a": "y", "a": "x\\u003a"}',
+        '{"a": {"b": [1, {"c": 1, "c": {"d": ":"}}]}}',
+        '{"a": 123456789012345678901234567890, "b": 1, "b": 2}',
+    ],
+)
+def test_cluster_json_duplicates_are_found_however_the_text_is_spelled(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "slices.json"
+    path.write_text(text)
+    with pytest.raises(InputError, match="JSON error: duplicate key"):
+        read_data(path)
+
+
+def test_cluster_json_without_duplicates_reads_as_the_standard_library_does(tmp_path: Path) -> None:
+    text = '{"a": "x\\u003a:y", "b": [12345678901234567890123, 1.5, "0000:90:00.0"], "c": {"d": null}}'
+    path = tmp_path / "slices.json"
+    path.write_text(text)
+    assert read_data(path) == json.loads(text)
