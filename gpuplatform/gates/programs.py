@@ -40,10 +40,6 @@ def live: (.status.phase // "") as $p | $p != "Succeeded" and $p != "Failed";
 def ready: (.status.containerStatuses // []) as $s | ($s | length) > 0 and all($s[]; .ready == true);
 def unready: [(.status.containerStatuses // [])[] | select(.ready != true) | .name] | join(",");
 def on($n): .spec.nodeName == $n;
-def in_pool($p):
-  if ($p.names | length) > 0 then .metadata.name as $n | any($p.names[]; . == $n)
-  elif ($p.labels | length) > 0 then labels as $l | all($p.labels | to_entries[]; $l[.key] == .value)
-  else false end;
 def device_plugin_pod: labels[$data.devicePluginLabel[0]] == $data.devicePluginLabel[1];
 def kubelet_plugin_pod:
   .metadata.namespace == $data.driverNamespace
@@ -70,7 +66,10 @@ def found($in):
   ([$in.nodes[] | .metadata.name] | name_set) as $present
   | [$data.pools[] | . as $p
      | $p + {found: (if ($p.names | length) > 0 then [$p.names[] | select($present[.] // false)]
-                     else [$in.nodes[] | select(in_pool($p)) | .metadata.name] end)}];
+                     elif ($p.labels | length) > 0 then
+                       ($p.labels | to_entries) as $want
+                       | [$in.nodes[] | labels as $l | select(all($want[]; $l[.key] == .value)) | .metadata.name]
+                     else [] end)}];
 def absent: (.found | name_set) as $f | [.names[] | select(($f[.] // false) | not)];
 def coverage($pools):
   $pools[] | select((.found | length) < .minNodes)
@@ -171,31 +170,34 @@ def device_findings($p; $i; $n; $bytes):
      elif ($bytes[$memory | tostring] // ($memory | bytes)) as $b | $b < $range.low or $b > $range.high then
        "violation: \($n)/\($dev) publishes memory \($memory); the catalog's figure is \($range.describe)"
      else empty end);
+def device_kind: [.attributes.productName.string, .attributes.profile.string, .capacity.memory.value];
 def gate_inventory:
   . as $in
   | need($in; ["nodes", "resourceslices", "deviceclasses"]) // (
     found($in) as $fp
-    | [$in.resourceslices[] | select(.spec.driver == $data.driver)] as $own
-    | ($own | by_node) as $slices_on
-    | ([$own[] | (.spec.devices // [])[] | .capacity.memory.value | strings] | unique
+    | ([$in.resourceslices[] | select(.spec.driver == $data.driver)] | by_node) as $slices_on
+    | [$fp[] | select(.mode == "dra") | . as $p | $data.inventory[$p.name] as $i | .found[] as $n
+       | ($slices_on[$n] // []) as $s
+       | ([$s[] | .spec.pool.generation // 0] | max) as $gen
+       | [$s[] | select((.spec.pool.generation // 0) == $gen) | (.spec.devices // [])[]
+          | select(.attributes.type.string == $i.type)] as $devices
+       | {$p, $i, $n, published: ($s | length > 0), $devices, kinds: ($devices | unique_by(device_kind))}] as $nodes
+    | ([$nodes[].kinds[].capacity.memory.value | strings] | unique
        | map({key: ., value: bytes}) | from_entries) as $bytes
     | coverage([$fp[] | select(.mode == "dra")]),
-      ($fp[] | select(.mode == "dra") | . as $p | $data.inventory[$p.name] as $i | .found[] as $n
-        | ($slices_on[$n] // []) as $s
-        | ([$s[] | .spec.pool.generation // 0] | max) as $gen
-        | [$s[] | select((.spec.pool.generation // 0) == $gen) | (.spec.devices // [])[]
-           | select(.attributes.type.string == $i.type)] as $devices
-        | if ($s | length) == 0 then "violation: node \($n) publishes no \($data.driver) ResourceSlice"
+      ($nodes[] | .p as $p | .i as $i | .n as $n | .devices as $devices | .kinds as $kinds
+        | if .published | not then "violation: node \($n) publishes no \($data.driver) ResourceSlice"
           else
             [ (if ($devices | length) != $i.count then
                  "violation: node \($n) publishes \($devices | length) \($i.type) device(s), pool \($p.name) declares \($i.count)"
                else empty end),
-              ($devices[] | device_findings($p; $i; $n; $bytes)) ] as $v
+              (if any($kinds[]; first(device_findings($p; $i; $n; $bytes)) | true)
+               then $devices[] | device_findings($p; $i; $n; $bytes) else empty end) ] as $v
             | $v[],
               (if ($v | length) > 0 then empty
                else "proof: node \($n): \($devices | length) \($i.type) device(s)"
                  + (if $i.productName then ", \($i.productName)" else "" end)
-                 + (if $i.memory then ", memory \([$devices[].capacity.memory.value] | unique | join(", "))" else "" end)
+                 + (if $i.memory then ", memory \([$kinds[].capacity.memory.value] | unique | join(", "))" else "" end)
                end)
           end),
       ($data.deviceClasses[] as $c

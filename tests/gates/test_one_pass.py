@@ -53,3 +53,23 @@ def test_one_pass_gives_each_gate_its_own_verdict_on_the_full_snapshot(tmp_path:
         assert [line.removeprefix("proof: ") for line in lines if line.startswith("proof: ")] == [
             p for p in result.proof if not p.startswith(("tier ", "bridge ", "recorded by "))
         ]
+
+
+def test_inventory_names_only_the_device_that_differs_from_its_alike_neighbours(tmp_path: Path) -> None:
+    # GIVEN a node whose devices are alike but for the last one's memory
+    platform = load_platform(tmp_path, fleet_doc())
+    plan = plan_platform(platform)
+    cluster = build(platform, "app")
+    spec = cluster.list("resourceslices")[0]["spec"]
+    odd = spec["devices"][-1]
+    odd["capacity"]["memory"]["value"] = "1Gi"
+    # WHEN the wave is judged offline
+    results = {
+        r.id: r for r in evaluate_wave(plan, plan.wave("app"), load_snapshot(cluster.write(tmp_path / "s")))
+    }
+    # THEN that device alone is a finding, and its node earns no proof
+    findings = [f for f in results["inventory"].findings if not f.startswith(("tier ", "bridge "))]
+    assert len(findings) == 1
+    assert findings[0].startswith(f"{spec['nodeName']}/{odd['name']} publishes memory 1Gi;")
+    assert not any(p.startswith(f"node {spec['nodeName']}:") for p in results["inventory"].proof)
+    assert results["inventory"].proof
