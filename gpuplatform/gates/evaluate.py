@@ -27,14 +27,17 @@ from gpuplatform.versions import parse_release
 __all__ = ["GateResult", "evaluate_gate", "evaluate_gates", "evaluate_wave", "extra_checks"]
 
 
+_DEVICE_READS = tuple(DEVICE_READS.items())
+
+
 def _device(device: Any) -> Any:
     """A device with only the attributes and capacities the programs read."""
-    if not isinstance(device, dict):
+    if type(device) is not dict:
         return device
-    reduced = dict(device)
-    for key, kept in DEVICE_READS.items():
+    reduced = device.copy()
+    for key, kept in _DEVICE_READS:
         values = device.get(key)
-        if isinstance(values, dict):
+        if type(values) is dict:
             reduced[key] = {name: values[name] for name in kept if name in values}
     return reduced
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import jq
+import orjson
 
 from gpuplatform.gates.programs import programs
 
@@ -45,13 +47,21 @@ class GateResult:
 def run_programs(
     gates: list[tuple[str, tuple[str, ...], dict[str, Any]]], document: dict[str, Any]
 ) -> list[list[str]]:
-    """The lines of each (gate, kinds it reads, its data) for `document`, parsed by jq once for all."""
+    """The lines of each (gate, kinds it reads, its data) for `document`, parsed by jq once for all.
+
+    jq reads the document as text serialised by orjson (~10x faster than the binding's json.dumps
+    for the ~10 MB of a 2,000-node snapshot); what orjson cannot write goes through json.dumps.
+    """
     if not gates:
         return []
     compiled = jq.compile(
         programs([(g, kinds) for g, kinds, _ in gates]), args={"datas": [d for *_, d in gates]}
     )
-    return [[str(line) for line in lines] for lines in compiled.input_value(document).all()]
+    try:
+        text = orjson.dumps(document).decode()
+    except orjson.JSONEncodeError:
+        text = json.dumps(document)
+    return [[str(line) for line in lines] for lines in compiled.input_text(text).all()]
 
 
 def judge(result: GateResult, lines: list[str]) -> GateResult:
