@@ -6,8 +6,11 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
+from gpuplatform.background import Background
+from gpuplatform.capacity.verdicts import runbook_capacity_notes
 from gpuplatform.convert.handoff import add_converted_manifests
 from gpuplatform.errors import GpuplatformError, InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
@@ -29,12 +32,14 @@ __all__ = [
     "PolicyRefusal",
     "check_paths",
     "check_tree",
+    "completed_files",
     "drift_of",
     "policy_findings",
     "render_all",
     "render_files",
     "render_trees",
     "runbook_files",
+    "serialized_tree",
     "synth_tree",
 ]
 
@@ -71,18 +76,37 @@ def render_files(
 ) -> dict[str, bytes]:
     """Every file of one platform's tree (`tree` when already rendered), the runbooks (unless
     `runbooks` is false: `tree` holds only some waves) and the lock file, validated."""
-    platform = loaded.platform
     if tree is None:
         refuse_uncompilable([loaded])
-        tree = render_tree(plan_platform(platform))
+        tree = render_tree(plan_platform(loaded.platform))
+    files = serialized_tree(loaded, tree, validate=validate)
+    notes = runbook_capacity_notes(plan_platform(loaded.platform)) if runbooks else None
+    return completed_files(loaded, files, overrides, notes)
+
+
+def serialized_tree(loaded: LoadedPlatform, tree: Tree, *, validate: bool = True) -> dict[str, bytes]:
+    """The rendered tree's files as validated bytes; InputError when it renders a path or an
+    object twice, RenderedOutputInvalid when an object is invalid."""
+    platform = loaded.platform
     collisions = tree_collisions(tree)
     if collisions:
         raise InputError(
             [Problem(loaded.source, "", "", f"platform {platform.name!r} {c}") for c in collisions]
         )
-    files = Serializer(parse_release(platform.kubernetes.version).minor, validate=validate).files(tree)
-    if runbooks:
-        files.update(runbook_files(plan_platform(platform), files))
+    return Serializer(parse_release(platform.kubernetes.version).minor, validate=validate).files(tree)
+
+
+def completed_files(
+    loaded: LoadedPlatform,
+    files: dict[str, bytes],
+    overrides: Sequence[str],
+    capacity_notes: Mapping[str, str] | None,
+) -> dict[str, bytes]:
+    """`files` with the runbooks (when `capacity_notes`, the paragraphs `runbook_capacity_notes`
+    gives, are known) and the lock file, every path checked."""
+    platform = loaded.platform
+    if capacity_notes is not None:
+        files.update(runbook_files(plan_platform(platform), files, capacity_notes))
     check_paths(loaded.source, files)
     stack_dir = Path(loaded.source).parent
     origin = {
@@ -95,11 +119,14 @@ def render_files(
     return files
 
 
-def runbook_files(plan: Plan, files: Mapping[str, bytes]) -> dict[str, bytes]:
+def runbook_files(
+    plan: Plan, files: Mapping[str, bytes], capacity_notes: Mapping[str, str] | None = None
+) -> dict[str, bytes]:
     """`runbooks/<NN>-<wave>.md` of `plan`, whose sync steps are cut to the units that change in
     the rendered `files` (the cut `plan --from/--to` makes)."""
     changed = adjacent_units(files, plan.waves)
-    return {f"runbooks/{name}": text.encode() for name, text in render_runbooks(plan, changed).items()}
+    runbooks = render_runbooks(plan, changed, capacity_notes)
+    return {f"runbooks/{name}": text.encode() for name, text in runbooks.items()}
 
 
 class PolicyRefusal(GpuplatformError):
@@ -202,13 +229,32 @@ def synth_tree(
 
     With `prune`, platform trees of ours that no loaded stack renders any more are removed.
     Refuses (PolicyRefusal) when an error-level rule fires whose code is not in `overrides`;
-    nothing in `out` changes unless every platform is written.
+    nothing in `out` changes unless every platform is written. The rules and the runbooks'
+    capacity notes are computed by a forked child (`Background`) while the trees are serialised.
     """
     trees = render_trees(loaded)
-    findings = policy_findings(loaded, overrides, trees)
-    rendered = render_all(loaded, overrides, trees)
+    with Background(partial(_judged, loaded, overrides, trees)) as judged:
+        try:
+            files = {lp.platform.name: serialized_tree(lp, trees[lp.platform.name]) for lp in loaded}
+        except GpuplatformError:
+            judged.result()  # a policy refusal is reported before invalid output, as in a plain run
+            raise
+        findings, notes = judged.result()
+    rendered = {
+        lp.platform.name: completed_files(lp, files[lp.platform.name], overrides, notes[lp.platform.name])
+        for lp in loaded
+    }
     findings += write_trees(out, rendered, prune=prune)
     return sorted(rendered), findings
+
+
+def _judged(
+    loaded: Sequence[LoadedPlatform], overrides: Sequence[str], trees: Mapping[str, Tree]
+) -> tuple[list[Problem], dict[str, dict[str, str]]]:
+    """The rule findings (PolicyRefusal on an error not overridden) and every platform's runbook
+    capacity notes: what synth computes from the rendered trees meanwhile serialising them."""
+    findings = policy_findings(loaded, overrides, trees)
+    return findings, {lp.platform.name: runbook_capacity_notes(plan_platform(lp.platform)) for lp in loaded}
 
 
 @dataclass(frozen=True)
