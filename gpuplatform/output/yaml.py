@@ -149,7 +149,7 @@ class _FastDumper(_Dumper):
             return yaml.ScalarNode(_INT_TAG, str(data))
         if data is None:
             return yaml.ScalarNode(_NULL, "null")
-        return super().represent_data(data)  # type: ignore[no-untyped-call]
+        return super().represent_data(data)
 
 
 def dump_yaml(obj: Any) -> str:
