@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -12,7 +12,7 @@ from pathlib import Path
 from gpuplatform.background import Background
 from gpuplatform.capacity.verdicts import runbook_capacity_notes
 from gpuplatform.convert.handoff import add_converted_manifests
-from gpuplatform.errors import GpuplatformError, InputError, Problem
+from gpuplatform.errors import GpuplatformError, InputError, Problem, RenderedOutputInvalid
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.limits import MAX_FILES, estimated_files
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
@@ -84,16 +84,25 @@ def render_files(
     return completed_files(loaded, files, overrides, notes)
 
 
-def serialized_tree(loaded: LoadedPlatform, tree: Tree, *, validate: bool = True) -> dict[str, bytes]:
-    """The rendered tree's files as validated bytes; InputError when it renders a path or an
-    object twice, RenderedOutputInvalid when an object is invalid."""
+def serialized_tree(
+    loaded: LoadedPlatform, tree: Tree, *, validate: bool = True, paths: Collection[str] | None = None
+) -> dict[str, bytes]:
+    """The rendered tree's files (those of `paths`, when given) as validated bytes; InputError
+    when the tree renders a path or an object twice, RenderedOutputInvalid when an object is invalid."""
     platform = loaded.platform
     collisions = tree_collisions(tree)
     if collisions:
         raise InputError(
             [Problem(loaded.source, "", "", f"platform {platform.name!r} {c}") for c in collisions]
         )
-    return Serializer(parse_release(platform.kubernetes.version).minor, validate=validate).files(tree)
+    return _serialized(loaded, tree, validate, paths)
+
+
+def _serialized(
+    loaded: LoadedPlatform, tree: Tree, validate: bool, paths: Collection[str] | None
+) -> dict[str, bytes]:
+    minor = parse_release(loaded.platform.kubernetes.version).minor
+    return Serializer(minor, validate=validate).files(tree, paths)
 
 
 def completed_files(
@@ -233,13 +242,26 @@ def synth_tree(
     capacity notes are computed by a forked child (`Background`) while the trees are serialised.
     """
     trees = render_trees(loaded)
-    with Background(partial(_judged, loaded, overrides, trees)) as judged:
+    shares = {name: _child_share(tree) for name, tree in trees.items()}
+    with Background(partial(_judged, loaded, overrides, trees, shares)) as judged:
         try:
-            files = {lp.platform.name: serialized_tree(lp, trees[lp.platform.name]) for lp in loaded}
+            files = {
+                lp.platform.name: serialized_tree(
+                    lp,
+                    trees[lp.platform.name],
+                    paths=trees[lp.platform.name].files.keys() - shares[lp.platform.name],
+                )
+                for lp in loaded
+            }
         except GpuplatformError:
             judged.result()  # a policy refusal is reported before invalid output, as in a plain run
+            _serialize_whole(loaded, trees)  # and the error names every invalid object
             raise
-        findings, notes = judged.result()
+        findings, notes, theirs = judged.result()
+    if theirs is None:  # an object of the child's share is invalid
+        files = _serialize_whole(loaded, trees)
+    else:
+        files = {name: dict(sorted((own | theirs[name]).items())) for name, own in files.items()}
     rendered = {
         lp.platform.name: completed_files(lp, files[lp.platform.name], overrides, notes[lp.platform.name])
         for lp in loaded
@@ -248,13 +270,42 @@ def synth_tree(
     return sorted(rendered), findings
 
 
+def _serialize_whole(
+    loaded: Sequence[LoadedPlatform], trees: Mapping[str, Tree]
+) -> dict[str, dict[str, bytes]]:
+    return {lp.platform.name: serialized_tree(lp, trees[lp.platform.name]) for lp in loaded}
+
+
+#: The part of each tree the child serialises, besides the rules and notes (about as long as
+#: the parent's part; `Background`).
+_CHILD_PART = 4
+
+
+def _child_share(tree: Tree) -> set[str]:
+    paths = sorted(tree.files)
+    return set(paths[len(paths) - len(paths) // _CHILD_PART :])
+
+
 def _judged(
-    loaded: Sequence[LoadedPlatform], overrides: Sequence[str], trees: Mapping[str, Tree]
-) -> tuple[list[Problem], dict[str, dict[str, str]]]:
-    """The rule findings (PolicyRefusal on an error not overridden) and every platform's runbook
-    capacity notes: what synth computes from the rendered trees meanwhile serialising them."""
+    loaded: Sequence[LoadedPlatform],
+    overrides: Sequence[str],
+    trees: Mapping[str, Tree],
+    shares: Mapping[str, set[str]],
+) -> tuple[list[Problem], dict[str, dict[str, str]], dict[str, dict[str, bytes]] | None]:
+    """What synth computes while the parent serialises its share of the trees: the rule findings
+    (PolicyRefusal on an error not overridden), every platform's runbook capacity notes and the
+    files of `shares` (None when an object is invalid: the whole tree is then serialised again,
+    so that the error names every invalid object)."""
     findings = policy_findings(loaded, overrides, trees)
-    return findings, {lp.platform.name: runbook_capacity_notes(plan_platform(lp.platform)) for lp in loaded}
+    notes = {lp.platform.name: runbook_capacity_notes(plan_platform(lp.platform)) for lp in loaded}
+    try:
+        files = {
+            lp.platform.name: _serialized(lp, trees[lp.platform.name], True, shares[lp.platform.name])
+            for lp in loaded
+        }
+    except RenderedOutputInvalid:
+        return findings, notes, None
+    return findings, notes, files
 
 
 @dataclass(frozen=True)

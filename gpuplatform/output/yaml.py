@@ -24,9 +24,7 @@ __all__ = ["dump_documents", "dump_many", "dump_yaml", "needs_quotes", "scalar"]
 
 _DOCUMENT_START = re.compile(r"^---\n", re.MULTILINE)
 _STR = "tag:yaml.org,2002:str"
-_MAP, _SEQ, _BOOL, _INT_TAG, _NULL = (
-    f"tag:yaml.org,2002:{t}" for t in ("map", "seq", "bool", "int", "null")
-)
+_MAP, _SEQ, _BOOL, _INT_TAG, _NULL = (f"tag:yaml.org,2002:{t}" for t in ("map", "seq", "bool", "int", "null"))
 _RESOLVER = yaml.resolver.Resolver()
 _WORDS = frozenset(
     [
