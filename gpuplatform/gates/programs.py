@@ -17,6 +17,7 @@ evaluator both provide.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from gpuplatform.gates.matchers import (
     DEVICE_PLUGIN_RESOURCE_PREFIX,
@@ -415,8 +416,10 @@ def _definitions(prelude: str) -> dict[str, str]:
 _DEFINITIONS = _definitions(PRELUDE)
 
 
+@cache
 def prelude_for(text: str) -> str:
-    """The prelude definitions `text` uses, directly or through each other, in prelude order."""
+    """The prelude definitions `text` uses, directly or through each other, in prelude order
+    (memoised: every wave's gate scripts use the same few texts)."""
     needed: set[str] = set()
     pending = [text]
     while pending:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import marshal
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -154,14 +155,17 @@ class Serializer:
             self._texts[template.key] = dump_yaml(template.obj)
         return self._restore(template), self._check(template)
 
-    def files(self, tree: Tree) -> dict[str, bytes]:
-        """Every file of the tree as bytes; RenderedOutputInvalid names every invalid object.
+    def files(self, tree: Tree, paths: Collection[str] | None = None) -> dict[str, bytes]:
+        """Every file of the tree (or those of `paths`) as bytes, in path order;
+        RenderedOutputInvalid names every invalid object.
 
         Templates not seen before are dumped together in one emitter run.
         """
+        chosen = sorted(tree.files if paths is None else paths)
         entries: dict[str, list[_Template]] = {}
         missing: dict[bytes, _Template] = {}
-        for path, content in tree.files.items():
+        for path in chosen:
+            content = tree.files[path]
             if isinstance(content, list):
                 entries[path] = [_template(obj) for obj in content]
                 for t in entries[path]:
@@ -170,7 +174,7 @@ class Serializer:
         self._texts.update(zip(missing, dump_many([t.obj for t in missing.values()]), strict=True))
         out: dict[str, bytes] = {}
         problems: list[str] = []
-        for path in sorted(tree.files):
+        for path in chosen:
             content = tree.files[path]
             if isinstance(content, str):
                 out[path] = content.encode()

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
+from gpuplatform.background import Background
+from gpuplatform.capacity.verdicts import runbook_capacity_notes
 from gpuplatform.convert.handoff import add_converted_manifests
-from gpuplatform.errors import GpuplatformError, InputError, Problem
+from gpuplatform.errors import GpuplatformError, InputError, Problem, RenderedOutputInvalid
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.limits import MAX_FILES, estimated_files
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
@@ -29,12 +32,14 @@ __all__ = [
     "PolicyRefusal",
     "check_paths",
     "check_tree",
+    "completed_files",
     "drift_of",
     "policy_findings",
     "render_all",
     "render_files",
     "render_trees",
     "runbook_files",
+    "serialized_tree",
     "synth_tree",
 ]
 
@@ -71,18 +76,46 @@ def render_files(
 ) -> dict[str, bytes]:
     """Every file of one platform's tree (`tree` when already rendered), the runbooks (unless
     `runbooks` is false: `tree` holds only some waves) and the lock file, validated."""
-    platform = loaded.platform
     if tree is None:
         refuse_uncompilable([loaded])
-        tree = render_tree(plan_platform(platform))
+        tree = render_tree(plan_platform(loaded.platform))
+    files = serialized_tree(loaded, tree, validate=validate)
+    notes = runbook_capacity_notes(plan_platform(loaded.platform)) if runbooks else None
+    return completed_files(loaded, files, overrides, notes)
+
+
+def serialized_tree(
+    loaded: LoadedPlatform, tree: Tree, *, validate: bool = True, paths: Collection[str] | None = None
+) -> dict[str, bytes]:
+    """The rendered tree's files (those of `paths`, when given) as validated bytes; InputError
+    when the tree renders a path or an object twice, RenderedOutputInvalid when an object is invalid."""
+    platform = loaded.platform
     collisions = tree_collisions(tree)
     if collisions:
         raise InputError(
             [Problem(loaded.source, "", "", f"platform {platform.name!r} {c}") for c in collisions]
         )
-    files = Serializer(parse_release(platform.kubernetes.version).minor, validate=validate).files(tree)
-    if runbooks:
-        files.update(runbook_files(plan_platform(platform), files))
+    return _serialized(loaded, tree, validate, paths)
+
+
+def _serialized(
+    loaded: LoadedPlatform, tree: Tree, validate: bool, paths: Collection[str] | None
+) -> dict[str, bytes]:
+    minor = parse_release(loaded.platform.kubernetes.version).minor
+    return Serializer(minor, validate=validate).files(tree, paths)
+
+
+def completed_files(
+    loaded: LoadedPlatform,
+    files: dict[str, bytes],
+    overrides: Sequence[str],
+    capacity_notes: Mapping[str, str] | None,
+) -> dict[str, bytes]:
+    """`files` with the runbooks (when `capacity_notes`, the paragraphs `runbook_capacity_notes`
+    gives, are known) and the lock file, every path checked."""
+    platform = loaded.platform
+    if capacity_notes is not None:
+        files.update(runbook_files(plan_platform(platform), files, capacity_notes))
     check_paths(loaded.source, files)
     stack_dir = Path(loaded.source).parent
     origin = {
@@ -95,11 +128,14 @@ def render_files(
     return files
 
 
-def runbook_files(plan: Plan, files: Mapping[str, bytes]) -> dict[str, bytes]:
+def runbook_files(
+    plan: Plan, files: Mapping[str, bytes], capacity_notes: Mapping[str, str] | None = None
+) -> dict[str, bytes]:
     """`runbooks/<NN>-<wave>.md` of `plan`, whose sync steps are cut to the units that change in
     the rendered `files` (the cut `plan --from/--to` makes)."""
     changed = adjacent_units(files, plan.waves)
-    return {f"runbooks/{name}": text.encode() for name, text in render_runbooks(plan, changed).items()}
+    runbooks = render_runbooks(plan, changed, capacity_notes)
+    return {f"runbooks/{name}": text.encode() for name, text in runbooks.items()}
 
 
 class PolicyRefusal(GpuplatformError):
@@ -202,13 +238,70 @@ def synth_tree(
 
     With `prune`, platform trees of ours that no loaded stack renders any more are removed.
     Refuses (PolicyRefusal) when an error-level rule fires whose code is not in `overrides`;
-    nothing in `out` changes unless every platform is written.
+    nothing in `out` changes unless every platform is written. The rules and the runbooks'
+    capacity notes are computed by a forked child (`Background`) while the trees are serialised.
     """
     trees = render_trees(loaded)
-    findings = policy_findings(loaded, overrides, trees)
-    rendered = render_all(loaded, overrides, trees)
+    shares = {name: _child_share(tree) for name, tree in trees.items()}
+    with Background(partial(_judged, loaded, overrides, trees, shares)) as judged:
+        try:
+            files = {
+                lp.platform.name: serialized_tree(
+                    lp,
+                    trees[lp.platform.name],
+                    paths=trees[lp.platform.name].files.keys() - shares[lp.platform.name],
+                )
+                for lp in loaded
+            }
+        except GpuplatformError:
+            judged.result()  # a policy refusal is reported before invalid output, as in a plain run
+            _serialize_whole(loaded, trees)  # and the error names every invalid object
+            raise
+        findings, notes, theirs = judged.result()
+    if theirs is None:  # an object of the child's share is invalid
+        files = _serialize_whole(loaded, trees)
+    else:
+        files = {name: dict(sorted((own | theirs[name]).items())) for name, own in files.items()}
+    rendered = {
+        lp.platform.name: completed_files(lp, files[lp.platform.name], overrides, notes[lp.platform.name])
+        for lp in loaded
+    }
     findings += write_trees(out, rendered, prune=prune)
     return sorted(rendered), findings
+
+
+def _serialize_whole(
+    loaded: Sequence[LoadedPlatform], trees: Mapping[str, Tree]
+) -> dict[str, dict[str, bytes]]:
+    return {lp.platform.name: serialized_tree(lp, trees[lp.platform.name]) for lp in loaded}
+
+
+def _child_share(tree: Tree) -> set[str]:
+    """The files the child serialises besides the rules and notes: the hand-offs, each object its
+    own shape (none shares a template with the waves), about a fifth of the serialising."""
+    return {path for path in tree.files if path.startswith("handoff/")}
+
+
+def _judged(
+    loaded: Sequence[LoadedPlatform],
+    overrides: Sequence[str],
+    trees: Mapping[str, Tree],
+    shares: Mapping[str, set[str]],
+) -> tuple[list[Problem], dict[str, dict[str, str]], dict[str, dict[str, bytes]] | None]:
+    """What synth computes while the parent serialises its share of the trees: the rule findings
+    (PolicyRefusal on an error not overridden), every platform's runbook capacity notes and the
+    files of `shares` (None when an object is invalid: the whole tree is then serialised again,
+    so that the error names every invalid object)."""
+    findings = policy_findings(loaded, overrides, trees)
+    notes = {lp.platform.name: runbook_capacity_notes(plan_platform(lp.platform)) for lp in loaded}
+    try:
+        files = {
+            lp.platform.name: _serialized(lp, trees[lp.platform.name], True, shares[lp.platform.name])
+            for lp in loaded
+        }
+    except RenderedOutputInvalid:
+        return findings, notes, None
+    return findings, notes, files
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from gpuplatform.background import Background
 from gpuplatform.capacity.verdicts import capacity_problems
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.evidence.snapshot import Snapshot, load_snapshot
@@ -62,23 +64,25 @@ def check_platform(
     """Selector checks against modelled pools (and `inventory`), then the policy rules (with the
     cluster `snapshot`, those that compare the plan with what runs).
 
-    Every selector is compiled first; the modelled fleet and the inventory are then prepared once,
+    The capacity verdicts are computed meanwhile by a forked child (`Background`). Every selector
+    is compiled first; the modelled fleet and the inventory are then prepared once,
     reduced to what those selectors read, and every target is evaluated against them.
     """
     platform = loaded.platform
     report = CheckReport(platform.name)
-    compiled = compile_targets(platform, selector_targets(platform), loaded.source)
-    reads = {read for c in compiled for _, s in c.selectors or () for read in s.reads}
-    modelled, problems = modelled_devices(platform, loaded.source, reads)
-    report.problems += problems
-    prepared = inventory_devices(inventory, reads) if inventory is not None else None
-    caches: dict[int, ChainCache] = {}
-    for target in compiled:
-        row, found = check_target(target, modelled, prepared, loaded.source, caches)
-        report.rows.append(row)
-        report.problems += found
-    report.problems += run_rules(loaded, cluster_nodes, snapshot=snapshot)
-    report.problems += capacity_problems(loaded)
+    with Background(partial(capacity_problems, loaded)) as capacity:
+        compiled = compile_targets(platform, selector_targets(platform), loaded.source)
+        reads = {read for c in compiled for _, s in c.selectors or () for read in s.reads}
+        modelled, problems = modelled_devices(platform, loaded.source, reads)
+        report.problems += problems
+        prepared = inventory_devices(inventory, reads) if inventory is not None else None
+        caches: dict[int, ChainCache] = {}
+        for target in compiled:
+            row, found = check_target(target, modelled, prepared, loaded.source, caches)
+            report.rows.append(row)
+            report.problems += found
+        report.problems += run_rules(loaded, cluster_nodes, snapshot=snapshot)
+        report.problems += capacity.result()
     return report
 
 

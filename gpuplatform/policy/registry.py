@@ -13,8 +13,13 @@ from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.tree import LAYERS, Tree, render_wave
+from gpuplatform.simulate.rendered import ReleaseSpec, rendered_releases
 
-__all__ = ["RULES", "Finding", "Rule", "RuleContext", "rule"]
+__all__ = ["RULES", "RULE_LAYERS", "Finding", "Rule", "RuleContext", "rule"]
+
+#: The layers whose rendered objects rules read: Helm releases (GP121, GP210, GP240-243), Nodes
+#: (GP102, GP244) and the validation Job (GP211); hand-offs (GP102) are rendered with every wave.
+RULE_LAYERS = frozenset({"00-operators", "10-nodes", "50-gates"})
 
 
 @dataclass(frozen=True)
@@ -53,14 +58,22 @@ class RuleContext:
     @cached_property
     def tree(self) -> Tree:
         """The rendered objects of every wave, hand-offs included (rules that read rendered objects
-        share it). Without synth's tree, only the waves are rendered: rules read no runbook or entry
-        point, and the runbooks' capacity notes are the most expensive part of a tree."""
+        share it). Without synth's tree, only the `RULE_LAYERS` of each wave and its hand-offs are
+        rendered: no rule reads another layer, a runbook or an entry point (a test holds that the
+        rules find the same in synth's whole tree)."""
         if self.rendered is not None:
             return self.rendered
         tree = Tree(self.plan.platform.name)
+        layers = tuple(layer for layer in LAYERS if layer.name in RULE_LAYERS)
         for state in self.plan.waves:
-            render_wave(tree, self.plan, state, LAYERS)
+            render_wave(tree, self.plan, state, layers)
         return tree
+
+    @cached_property
+    def releases(self) -> list[tuple[str, str, ReleaseSpec]]:
+        """(wave folder, file, release) of every rendered Helm release of either engine, read once
+        for the rules that judge chart values."""
+        return list(rendered_releases(self.tree, self.plan))
 
 
 Check = Callable[[RuleContext], Iterable[Finding]]

@@ -77,14 +77,18 @@ def k8s_object(
     annotations: dict[str, str] | None = None,
     **body: Any,
 ) -> Obj:
-    """A Kubernetes object carrying `managed-by: gpuplatform` and the wave label."""
+    """A Kubernetes object carrying `managed-by: gpuplatform` and the wave label, its keys in the
+    order `order_keys` gives (built in that order: every rendered object passes here)."""
     meta: Obj = {"name": name}
     if namespace is not None:
         meta["namespace"] = namespace
-    meta["labels"] = {MANAGED_BY: "gpuplatform", WAVE_LABEL: wave, **(labels or {})}
+    meta["labels"] = dict(sorted({MANAGED_BY: "gpuplatform", WAVE_LABEL: wave, **(labels or {})}.items()))
     if annotations:
-        meta["annotations"] = dict(annotations)
-    return order_keys({"apiVersion": api_version, "kind": kind, "metadata": meta, **body})
+        meta["annotations"] = dict(sorted(annotations.items()))
+    obj: Obj = {"apiVersion": api_version, "kind": kind, "metadata": meta}
+    obj.update((k, body[k]) for k in _TOP if k in body)
+    obj.update((k, body[k]) for k in sorted(body) if k not in obj)
+    return obj
 
 
 def cluster_identity(

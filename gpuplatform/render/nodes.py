@@ -64,14 +64,25 @@ def pool_taint(platform: Platform, pool: NodePool) -> dict[str, str]:
 
 
 def render_nodes(plan: Plan, state: WaveState) -> list[Obj]:
-    """One partial Node per node of every static pool, never pruned and never deleted."""
+    """One partial Node per node of every static pool, never pruned and never deleted (a pool's
+    Nodes differ only in their name: built once per pool, copied per node)."""
     objects: list[Obj] = []
     for pool in plan.platform.node_pools:
         labels = node_labels(plan.platform, pool, state.pool_modes[pool.name], state.device_plugin_enabled)
-        for node in pool.nodes:
-            objects.append(
-                k8s_object(
-                    "v1", "Node", node, wave=state.name, labels=labels, annotations=NEVER_DELETE_ANNOTATIONS
-                )
-            )
+        shape = k8s_object(
+            "v1", "Node", "", wave=state.name, labels=labels, annotations=NEVER_DELETE_ANNOTATIONS
+        )
+        meta = shape["metadata"]
+        objects += (
+            {
+                **shape,
+                "metadata": {
+                    **meta,
+                    "name": node,
+                    "labels": {**meta["labels"]},
+                    "annotations": {**meta["annotations"]},
+                },
+            }
+            for node in pool.nodes
+        )
     return objects

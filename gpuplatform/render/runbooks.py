@@ -144,13 +144,16 @@ def runbook(
     return "\n".join(lines) + "\n"
 
 
-def render_runbooks(plan: Plan, changed: ChangedUnits | None = None) -> dict[str, str]:
+def render_runbooks(
+    plan: Plan, changed: ChangedUnits | None = None, capacity_notes: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """`<NN>-<wave>.md` for every wave; with `changed` (from the rendered files, both directions of
     every adjacent pair), only the sync steps of the units that change, as `plan --from/--to` shows;
-    without it, the plan's whole sequence."""
+    without it, the plan's whole sequence. `capacity_notes` are `runbook_capacity_notes(plan)`,
+    computed here unless given."""
     out: dict[str, str] = {}
     prev: WaveState | None = None
-    notes = runbook_capacity_notes(plan)
+    notes = runbook_capacity_notes(plan) if capacity_notes is None else capacity_notes
     for state in plan.waves:
         out[f"{state.dir_name}.md"] = runbook(plan, prev, state, notes.get(state.name, ""), changed)
         prev = state

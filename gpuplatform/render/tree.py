@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from gpuplatform.plan.sync_order import SWITCH_LAYER, unit_of_folder
@@ -264,11 +264,15 @@ class Tree:
 
     def folders(self, prefix: str) -> list[str]:
         """Folders directly or deeper under `prefix` that hold a kustomization, relative to it."""
-        return sorted(
-            p[len(prefix) : -len("/kustomization.yaml")]
-            for p in self.files
-            if p.startswith(prefix) and p.endswith("/kustomization.yaml")
-        )
+        return _folders(self.files, prefix)
+
+
+def _folders(paths: Iterable[str], prefix: str) -> list[str]:
+    return sorted(
+        p[len(prefix) : -len("/kustomization.yaml")]
+        for p in paths
+        if p.startswith(prefix) and p.endswith("/kustomization.yaml")
+    )
 
 
 def _sync_wave(objects: list[Obj], layer: Layer) -> None:
@@ -277,13 +281,15 @@ def _sync_wave(objects: list[Obj], layer: Layer) -> None:
     PreSync and PostSync hooks run in their phase and need none; Sync hooks (the allocator switch)
     are ordered among the waves like resources.
     """
+    whole = str(unit_of_folder(layer.name).argo_wave) if layer.split is None else ""
     for obj in objects:
         if ENGINE_GROUPS.get(_group(obj)) == "flux":
             continue
         annotations = obj["metadata"].setdefault("annotations", {})
         if annotations.get("argocd.argoproj.io/hook", "Sync") == "Sync":
-            folder = f"{layer.name}/{layer.split(obj)}" if layer.split is not None else layer.name
-            annotations[ARGO_SYNC_WAVE] = str(unit_of_folder(folder).argo_wave)
+            split = layer.split
+            wave = str(unit_of_folder(f"{layer.name}/{split(obj)}").argo_wave) if split else whole
+            annotations[ARGO_SYNC_WAVE] = wave
             obj["metadata"]["annotations"] = dict(sorted(annotations.items()))
 
 
@@ -291,6 +297,7 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
     """Add `waves/<NN>-<wave>/` (every layer folder, even empty) and `handoff/<NN>-<wave>/` to `tree`."""
     root = f"waves/{state.dir_name}"
     argo = "argocd" in plan.platform.delivery.engines
+    start = len(tree.files)
     for layer in layers:
         objects = layer.render(plan, state)
         if argo:
@@ -309,7 +316,8 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
         tree.files[f"{folder}/kustomization.yaml"] = [wrapper]
     tree.files[f"{root}/kustomization.yaml"] = [kustomization([layer.name for layer in layers])]
     if argo:
-        engine_dirs = [f"../{f}" for f in tree.folders(f"{root}/") if f.endswith("/argocd")]
+        added = list(tree.files)[start:]
+        engine_dirs = [f"../{f}" for f in _folders(added, f"{root}/") if f.endswith("/argocd")]
         entries = [f"../{layer.name}" for layer in layers]
         if is_remote(plan):
             tree.files[f"{root}/{APPS_FOLDER}/kustomization.yaml"] = [kustomization(engine_dirs)]

@@ -65,14 +65,23 @@ def _definitions(minor: str) -> Any:
     return json.loads(_schema_dir(minor).joinpath("_definitions.json").read_text())
 
 
-@cache
 def _schema(api_version: str, kind: str, minor: str) -> dict[str, Any]:
+    found = _schema_or_none(api_version, kind, minor)
+    if found is None:
+        raise SchemaMissing(f"no schema for {kind} {api_version} in Kubernetes {minor}")
+    return found
+
+
+@cache
+def _schema_or_none(api_version: str, kind: str, minor: str) -> dict[str, Any] | None:
+    """The kind's schema; None when kubernetes-validate has none (remembered: a custom kind is
+    looked up once, not once per object)."""
     group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
     path = _schema_dir(minor).joinpath(f"{kind.lower()}-{group_version}.json")
     try:
         return dict(json.loads(path.read_text()))
     except FileNotFoundError:
-        raise SchemaMissing(f"no schema for {kind} {api_version} in Kubernetes {minor}") from None
+        return None
 
 
 @cache

@@ -6,9 +6,12 @@ from collections import defaultdict
 from pathlib import PurePosixPath
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from gpuplatform.model import Platform
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.meta import order_keys
+from gpuplatform.render.meta import k8s_object, order_keys
 from gpuplatform.render.tree import KIND_RANK, Tree, file_name, render_tree, sort_objects
 
 
@@ -50,6 +53,32 @@ def test_order_keys_puts_kubernetes_keys_first() -> None:
     assert list(obj) == ["apiVersion", "kind", "metadata", "spec", "zeta"]
     assert list(obj["metadata"]) == ["name", "labels"]
     assert list(obj["metadata"]["labels"]) == ["a", "b"]
+
+
+_KEYS = st.sampled_from(["spec", "data", "rules", "subjects", "roleRef", "zeta", "automount", "items"])
+_NAMES = st.text("abz.-", min_size=1, max_size=3)
+
+
+@given(
+    body=st.dictionaries(_KEYS, st.integers()),
+    labels=st.dictionaries(_NAMES, _NAMES),
+    annotations=st.dictionaries(_NAMES, _NAMES),
+    namespace=st.none() | _NAMES,
+)
+def test_k8s_object_is_built_in_order_keys_order(
+    body: dict[str, int], labels: dict[str, str], annotations: dict[str, str], namespace: str | None
+) -> None:
+    # GIVEN any body, labels, annotations and namespace
+    # WHEN an object is built
+    obj = k8s_object(
+        "v1", "K", "n", wave="w", namespace=namespace, labels=labels, annotations=annotations, **body
+    )
+    # THEN its keys, its metadata's keys, its labels and its annotations are in order_keys' order
+    ordered = order_keys(obj)
+    assert list(obj) == list(ordered)
+    assert list(obj["metadata"]) == list(ordered["metadata"])
+    for key in ("labels", "annotations"):
+        assert list(obj["metadata"].get(key, {}).items()) == list(ordered["metadata"].get(key, {}).items())
 
 
 def _first(tree: Tree, path: str) -> dict[str, Any]:

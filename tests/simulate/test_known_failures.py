@@ -14,13 +14,13 @@ import pytest
 
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.policy.rules import run_rules
 from gpuplatform.render import allocator_switch, delivery, gate_jobs, helm_values, nodes, operators, tree
 from gpuplatform.render.tree import render_tree
 from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.driver_manager import upgrade_driver
 from gpuplatform.simulate.replay import Replayer, declared_modes
 from gpuplatform.simulate.world import ViolationFound
+from tests.policy.helpers import rule_findings
 from tests.simulate.helpers import sim_spec, simulate, violations
 from tests.specs import write_spec
 
@@ -57,7 +57,7 @@ def test_1_the_allocator_switch_in_one_patch_gives_a_gpu_two_allocators(
     assert {(e, v) for e, _, _, v in _invariants(report)} == {(e, "one-allocator") for e in ENGINES}
     # AND check refuses a Node object that carries the kubelet plugin's label
     (loaded,) = load_stack(tmp_path / "lab.yaml")
-    assert "GP244" in {p.code for p in run_rules(loaded)}
+    assert "GP244" in {p.code for p in rule_findings(loaded)}
 
 
 def test_1_the_two_phase_switch_holds(tmp_path: Path) -> None:
@@ -114,7 +114,7 @@ def test_3_the_charts_class_bridges_before_the_bridge_wave(
     assert "DeviceClass/gpu.nvidia.com" in found[0][3].objects
     # AND check/synth refuse the rendering
     (loaded,) = load_stack(tmp_path / "lab.yaml")
-    assert "GP241" in {p.code for p in run_rules(loaded)}
+    assert "GP241" in {p.code for p in rule_findings(loaded)}
 
 
 def test_3_the_patched_class_keeps_unmigrated_pods_off_dra_nodes(tmp_path: Path) -> None:
@@ -140,7 +140,7 @@ def test_4_operands_that_do_not_tolerate_the_dra_taint_are_gone_after_a_driver_u
     assert {(e, v.invariant) for e, _, _, v in found} == {(e, "operands") for e in ENGINES}
     assert "after a driver upgrade" in found[0][3].message and "unschedulable" in found[0][3].message
     (loaded,) = load_stack(tmp_path / "lab.yaml")
-    assert "GP242" in {p.code for p in run_rules(loaded)}
+    assert "GP242" in {p.code for p in rule_findings(loaded)}
 
 
 def test_5_without_the_release_job_flux_gives_the_device_plugin_back_while_slices_remain(
@@ -193,7 +193,7 @@ def test_6_a_pool_that_turns_the_validator_off_is_proven_with_the_revalidate_ste
     doc["spec"]["nodePools"][1]["operatorValidator"] = False
     assert not violations(simulate(tmp_path, doc))
     (loaded,) = load_stack(tmp_path / "lab.yaml")
-    assert "GP245" in {p.code for p in run_rules(loaded)}
+    assert "GP245" in {p.code for p in rule_findings(loaded)}
 
 
 def _claims_on_the_pool_that_goes_back() -> dict[str, Any]:

@@ -10,7 +10,7 @@ from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool
 from gpuplatform.render.tolerations import tolerates
 from gpuplatform.render.validation import VALIDATION_LABEL
 from gpuplatform.simulate.charts import render_dra_driver
-from gpuplatform.simulate.rendered import DRA_CHARTS, rendered_releases
+from gpuplatform.simulate.rendered import DRA_CHARTS
 
 __all__: list[str] = []
 
@@ -134,7 +134,7 @@ def bridge_overrides_chart_class(ctx: RuleContext) -> Iterator[Finding]:
         return
     states = {s.dir_name: s for s in ctx.plan.waves}
     names = {b.name: i for i, b in enumerate(ctx.platform.bridges)}
-    for folder, path, release in rendered_releases(ctx.tree, ctx.plan):
+    for folder, path, release in ctx.releases:
         if release.chart not in DRA_CHARTS:
             continue
         chart = render_dra_driver(release.version, release.values, release.patches).classes
@@ -176,7 +176,7 @@ def node_missing_from_cluster(ctx: RuleContext) -> Iterator[Finding]:
 def _dra_releases(ctx: RuleContext) -> Iterator[tuple[str, Any]]:
     """(file, Helm values) of every rendered DRA driver release: Flux HelmReleases, Argo CD Applications
     (their Helm source or their kustomize wrapper)."""
-    for _, path, release in rendered_releases(ctx.tree, ctx.plan):
+    for _, path, release in ctx.releases:
         if release.chart in DRA_CHARTS:
             yield path, release.values
 

@@ -17,7 +17,7 @@ from gpuplatform.render.nodes import DRA_PLUGIN_LABEL, node_labels, pool_taint, 
 from gpuplatform.simulate.charts import render_dra_driver, render_gpu_operator
 from gpuplatform.simulate.model import untolerated
 from gpuplatform.simulate.operator import NFD_LABEL, PRESENT
-from gpuplatform.simulate.rendered import DRA_CHARTS, OPERATOR_CHARTS, ReleaseSpec, rendered_releases
+from gpuplatform.simulate.rendered import DRA_CHARTS, OPERATOR_CHARTS, ReleaseSpec
 from gpuplatform.versions import VALIDATOR_BUG_FIXED_IN, parse_release
 
 __all__: list[str] = []
@@ -27,7 +27,7 @@ _SCHEDULING = ("NoSchedule", "NoExecute")
 
 def _releases(ctx: RuleContext, charts: frozenset[str]) -> Iterator[tuple[WaveState, str, ReleaseSpec]]:
     states = {s.dir_name: s for s in ctx.plan.waves}
-    for folder, path, release in rendered_releases(ctx.tree, ctx.plan):
+    for folder, path, release in ctx.releases:
         if release.chart in charts:
             yield states[folder], path, release
 
