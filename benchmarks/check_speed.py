@@ -86,7 +86,7 @@ def main() -> None:
             "peerCelPythonDeviceByDevice": peer,
             "speedupOverPeer": round(speedup, 1),
             "goals": {"checkSecondsBelow": 1.5, "speedupAtLeast": 50, "peakRssMiB8000NodesBelow": 300},
-            "loadAverageBeforeAfter": [start_load, load()],
+            "loadCoresPaceBeforeAfter": [start_load, load()],
         },
     )
 

@@ -44,7 +44,7 @@ def main() -> None:
             "fleetNodes": NODES,
             **results,
             "goals": {"planSecondsBelow": 1, "diffWavesSecondsBelow": 3, "evidenceSecondsBelow": 3},
-            "loadAverageBeforeAfter": [start_load, load()],
+            "loadCoresPaceBeforeAfter": [start_load, load()],
         },
     )
 

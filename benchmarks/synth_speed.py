@@ -77,7 +77,7 @@ def main() -> None:
             "freshCpuSecondsByNodes": scaling,
             "cpuSecondsPer1000NodesFrom500To4000": round((scaling["4000"] - scaling["500"]) / 3.5, 3),
             "goals": {"synthOverPeerAtMost": 0.1},
-            "loadAverageBeforeAfter": [start_load, load()],
+            "loadCoresPaceBeforeAfter": [start_load, load()],
         },
     )
 
