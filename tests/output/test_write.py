@@ -213,6 +213,34 @@ def test_a_full_disk_while_staging_is_an_environment_failure_and_changes_nothing
     assert listing(tmp_path) == before
 
 
+@pytest.mark.parametrize("half", ["first", "second"])
+def test_a_file_that_cannot_be_created_in_either_half_stops_the_staging_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, half: str
+) -> None:
+    # GIVEN many files, staged by two threads, and one that the disk refuses in the chosen half
+    write_trees(tmp_path, {"lab": _files("lab", "old")})
+    before = listing(tmp_path)
+    files = _files("lab", "new", **{f"f{i:03}": b"x" for i in range(200)})
+    names = list(files)  # the order the writer splits them in
+    refused = names[len(names) // 4] if half == "first" else names[3 * len(names) // 4]
+    created: list[str] = []
+    real = write._create
+
+    def create(path: str, data: bytes) -> None:
+        if path.endswith("/" + refused):
+            raise OSError(errno.ENOSPC, "No space left on device", path)
+        created.append(path)
+        real(path, data)
+
+    monkeypatch.setattr(write, "_create", create)
+    # WHEN / THEN the run fails as an environment failure, leaving everything as it was
+    with pytest.raises(EnvironmentFailure, match="No space left on device"):
+        write_trees(tmp_path, {"lab": files})
+    assert listing(tmp_path) == before
+    # AND the staging stopped: not every other file was created
+    assert len(created) < len(files) - 1
+
+
 def test_an_old_tree_that_cannot_be_removed_is_a_warning_and_blocks_no_later_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
