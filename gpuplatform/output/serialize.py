@@ -14,6 +14,7 @@ import marshal
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cache
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from gpuplatform import __version__
@@ -214,5 +215,6 @@ def _indented(head: dict[str, Any], files: dict[str, str]) -> str:
     text = json.dumps(head, indent=2)[:-2]
     if not files:
         return text + ',\n  "files": {}\n}\n'
-    body = ",\n".join(f"    {json.dumps(p)}: {json.dumps(d)}" for p, d in files.items())
+    quote = encode_basestring_ascii  # what json.dumps does with a str, without its per-call set-up
+    body = ",\n".join(f"    {quote(p)}: {quote(d)}" for p, d in files.items())
     return text + ',\n  "files": {\n' + body + "\n  }\n}\n"
