@@ -238,8 +238,9 @@ def synth_tree(
 
     With `prune`, platform trees of ours that no loaded stack renders any more are removed.
     Refuses (PolicyRefusal) when an error-level rule fires whose code is not in `overrides`;
-    nothing in `out` changes unless every platform is written. The rules and the runbooks'
-    capacity notes are computed by a forked child (`Background`) while the trees are serialised.
+    nothing in `out` changes unless every platform is written. The rules, the runbooks' capacity
+    notes and the hand-offs' files are computed by a forked child (`Background`) while the parent
+    serialises the waves; the outcome, errors included, is a plain run's.
     """
     trees = render_trees(loaded)
     shares = {name: _child_share(tree) for name, tree in trees.items()}
