@@ -61,9 +61,9 @@ class Background(Generic[T]):
         """The child's result, or `work()` run here when there is no child or it failed."""
         if not self._pid:
             return self._work()
-        with os.fdopen(self._read, "rb") as pipe:
+        read, self._read = self._read, -1
+        with os.fdopen(read, "rb") as pipe:
             data = pipe.read()
-        self._read = -1
         _, status = os.waitpid(self._pid, 0)
         self._pid = 0
         if os.waitstatus_to_exitcode(status) == 0 and data:
@@ -76,11 +76,13 @@ class Background(Generic[T]):
 
     def stop(self) -> None:
         """Stop the child and forget its result (nothing happens without a child)."""
+        if self._read >= 0:
+            os.close(self._read)
+            self._read = -1
         if self._pid:
             os.kill(self._pid, signal.SIGKILL)
             os.waitpid(self._pid, 0)
-            os.close(self._read)
-            self._pid, self._read = 0, -1
+            self._pid = 0
 
     def __enter__(self) -> Background[T]:
         return self

@@ -77,3 +77,19 @@ def test_leaving_without_the_result_stops_the_child() -> None:
     # WHEN the block is left early THEN the child is gone (killed and reaped)
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+@forks
+def test_an_interrupted_wait_stops_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a busy child, and Ctrl-C while the caller waits for its result
+    def interrupted(fd: int, *args: object, **kwargs: object) -> None:
+        os.close(fd)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt), Background(lambda: time.sleep(60)) as work:
+        pid = work._pid
+        monkeypatch.setattr(os, "fdopen", interrupted)
+        work.result()
+    # THEN the interrupt reaches the caller and the child is gone, its pipe closed once
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
