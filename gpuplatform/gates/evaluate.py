@@ -14,6 +14,7 @@ from typing import Any
 from gpuplatform.cel import CelError, DeviceSelector, DeviceSet
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates import EVIDENCE_CHECKS, Gate, gate_data, gates_for_wave
+from gpuplatform.gates.data import wave_data
 from gpuplatform.gates.matchers import DRA_DRIVER
 from gpuplatform.gates.nodes import pool_selectors
 from gpuplatform.gates.programs import DEVICE_READS
@@ -130,8 +131,8 @@ EXTRAS: dict[str, Callable[[Plan, WaveState, Snapshot, GateResult], None]] = {
 
 def evaluate_gates(gates: list[Gate], plan: Plan, state: WaveState, snapshot: Snapshot) -> list[GateResult]:
     """Gates (or evidence checks) against a snapshot: their programs run in one jq pass."""
-    workloads = validation_jobs(plan, state).data
-    runs = [(g.id, g.kinds, gate_data(g, plan, state, workloads)) for g in gates]
+    facts = wave_data(plan, state, validation_jobs(plan, state).data)
+    runs = [(g.id, g.kinds, gate_data(g, facts)) for g in gates]
     outputs = run_programs(runs, _document({kind for g in gates for kind in g.kinds}, snapshot))
     results = []
     for gate, lines in zip(gates, outputs, strict=True):

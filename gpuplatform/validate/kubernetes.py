@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from importlib import resources
+from importlib.util import find_spec
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
@@ -38,8 +39,18 @@ class SchemaMissing(GpuplatformError):
 
 
 @cache
+def _schema_root() -> Path:
+    """kubernetes-validate's schema folder, found without importing the package: its import pulls
+    in `jsonschema` (~0.1 s), which only an invalid object needs."""
+    spec = find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
+        raise SchemaMissing("kubernetes-validate is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
+
+
+@cache
 def _versions() -> tuple[str, ...]:
-    root = resources.files("kubernetes_validate").joinpath("kubernetes-json-schema")
+    root = _schema_root()
     found = {
         m.group(1) for p in root.iterdir() if (m := re.match(r"^v(\d+\.\d+)\.\d+-local-strict$", p.name))
     }
@@ -55,9 +66,8 @@ def schema_minor(minor: str) -> str:
     return usable[-1]
 
 
-def _schema_dir(minor: str) -> Any:
-    root = resources.files("kubernetes_validate").joinpath("kubernetes-json-schema")
-    return root.joinpath(f"v{schema_minor(minor)}.0-local-strict")
+def _schema_dir(minor: str) -> Path:
+    return _schema_root() / f"v{schema_minor(minor)}.0-local-strict"
 
 
 @cache

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.gates import EVIDENCE_CHECKS, gate_data, gates_for_wave
+from gpuplatform.gates.data import wave_data
 from gpuplatform.gates.evaluate import evaluate_wave
 from gpuplatform.gates.programs import DEVICE_READS, PRELUDE, PROGRAMS
 from gpuplatform.gates.verdict import run_programs
@@ -32,11 +33,11 @@ def test_one_pass_gives_each_gate_its_own_verdict_on_the_full_snapshot(tmp_path:
     for device in cluster.list("resourceslices")[0]["spec"]["devices"]:
         device["capacity"]["memory"]["value"] = "1Gi"
     snapshot = load_snapshot(cluster.write(tmp_path / "snap"))
-    workloads = validation_jobs(plan, state).data
+    facts = wave_data(plan, state, validation_jobs(plan, state).data)
     gates = [*gates_for_wave(plan, state), *EVIDENCE_CHECKS]
     alone = {
         g.id: run_programs(
-            [(g.id, g.kinds, gate_data(g, plan, state, workloads))],
+            [(g.id, g.kinds, gate_data(g, facts))],
             {kind: snapshot.items(kind) for kind in g.kinds} | {"logs": snapshot.runtime_logs()},
         )[0]
         for g in gates
