@@ -74,3 +74,26 @@ def test_inventory_names_only_the_device_that_differs_from_its_alike_neighbours(
     assert findings[0].startswith(f"{spec['nodeName']}/{odd['name']} publishes memory 1Gi;")
     assert not any(p.startswith(f"node {spec['nodeName']}:") for p in results["inventory"].proof)
     assert results["inventory"].proof
+
+
+def test_one_pass_shares_the_pools_nodes_and_still_says_when_nodes_could_not_be_read(
+    tmp_path: Path,
+) -> None:
+    # GIVEN a snapshot without nodes (the pools' nodes, computed once for all gates, cannot be)
+    platform = load_platform(tmp_path, fleet_doc())
+    plan = plan_platform(platform)
+    state = plan.wave("app")
+    folder = build(platform, "app").write(tmp_path / "snap")
+    (folder / "nodes.json").unlink()
+    snapshot = load_snapshot(folder)
+    facts = wave_data(plan, state, validation_jobs(plan, state).data)
+    runs = [(g.id, g.kinds, gate_data(g, facts)) for g in [*gates_for_wave(plan, state), *EVIDENCE_CHECKS]]
+    document = {kind: snapshot.items(kind) for _, kinds, _ in runs for kind in kinds}
+    # WHEN the gates run in one pass and each alone
+    together = run_programs(runs, document | {"logs": snapshot.runtime_logs()})
+    alone = [run_programs([run], document | {"logs": snapshot.runtime_logs()})[0] for run in runs]
+    # THEN each gate says the same, and those that read nodes say they could not be read
+    assert together == alone
+    assert (
+        sum(any("nodes" in line and "could not be read" in line for line in lines) for lines in together) >= 3
+    )
