@@ -20,7 +20,7 @@ from gpuplatform.gates.data import wave_data
 from gpuplatform.gates.matchers import DRA_DRIVER
 from gpuplatform.gates.nodes import pool_selectors
 from gpuplatform.gates.programs import DEVICE_READS
-from gpuplatform.gates.verdict import GateResult, judge, run_programs
+from gpuplatform.gates.verdict import GateResult, jq_input, judge, run_programs
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.gate_jobs import gate_job_names
 from gpuplatform.render.selectors import full_gpu_expression, tier_expression
@@ -150,22 +150,25 @@ def evaluate_gates(gates: list[Gate], plan: Plan, state: WaveState, snapshot: Sn
     With the inventory gate, its selector matches are counted by a forked child (`Background`)
     meanwhile; the result, and any error, are those of a plain call.
     """
+    facts = wave_data(plan, state, validation_jobs(plan, state).data)
+    runs = [(g.id, g.kinds, gate_data(g, facts)) for g in gates]
+    text = jq_input(_document({kind for g in gates for kind in g.kinds}, snapshot))
     if not any(g.id == "inventory" for g in gates):
-        return _evaluated(gates, plan, state, snapshot, None)
+        return _judged(gates, plan, state, snapshot, run_programs(runs, text), None)
+    # forked once the jq input is written: meanwhile the parent only runs jq, so the pages of the
+    # snapshot's objects are copied for the child alone
     with Background(partial(selector_matches, plan, state, snapshot)) as matches:
-        return _evaluated(gates, plan, state, snapshot, matches)
+        return _judged(gates, plan, state, snapshot, run_programs(runs, text), matches)
 
 
-def _evaluated(
+def _judged(
     gates: list[Gate],
     plan: Plan,
     state: WaveState,
     snapshot: Snapshot,
+    outputs: list[list[str]],
     matches: Background[SelectorMatches | None] | None,
 ) -> list[GateResult]:
-    facts = wave_data(plan, state, validation_jobs(plan, state).data)
-    runs = [(g.id, g.kinds, gate_data(g, facts)) for g in gates]
-    outputs = run_programs(runs, _document({kind for g in gates for kind in g.kinds}, snapshot))
     results = []
     for gate, lines in zip(gates, outputs, strict=True):
         result = judge(GateResult(gate.id, gate.title), lines)

@@ -10,7 +10,7 @@ from gpuplatform.gates import EVIDENCE_CHECKS, gate_data, gates_for_wave
 from gpuplatform.gates.data import wave_data
 from gpuplatform.gates.evaluate import evaluate_wave
 from gpuplatform.gates.programs import DEVICE_READS, PRELUDE, PROGRAMS
-from gpuplatform.gates.verdict import run_programs
+from gpuplatform.gates.verdict import jq_input, run_programs
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.validation import validation_jobs
 from tests.evidence.builders import build, device_plugin_pod
@@ -38,7 +38,7 @@ def test_one_pass_gives_each_gate_its_own_verdict_on_the_full_snapshot(tmp_path:
     alone = {
         g.id: run_programs(
             [(g.id, g.kinds, gate_data(g, facts))],
-            {kind: snapshot.items(kind) for kind in g.kinds} | {"logs": snapshot.runtime_logs()},
+            jq_input({kind: snapshot.items(kind) for kind in g.kinds} | {"logs": snapshot.runtime_logs()}),
         )[0]
         for g in gates
     }
@@ -90,8 +90,9 @@ def test_one_pass_shares_the_pools_nodes_and_still_says_when_nodes_could_not_be_
     runs = [(g.id, g.kinds, gate_data(g, facts)) for g in [*gates_for_wave(plan, state), *EVIDENCE_CHECKS]]
     document = {kind: snapshot.items(kind) for _, kinds, _ in runs for kind in kinds}
     # WHEN the gates run in one pass and each alone
-    together = run_programs(runs, document | {"logs": snapshot.runtime_logs()})
-    alone = [run_programs([run], document | {"logs": snapshot.runtime_logs()})[0] for run in runs]
+    text = jq_input(document | {"logs": snapshot.runtime_logs()})
+    together = run_programs(runs, text)
+    alone = [run_programs([run], text)[0] for run in runs]
     # THEN each gate says the same, and those that read nodes say they could not be read
     assert together == alone
     assert (
