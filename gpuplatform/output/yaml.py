@@ -166,6 +166,7 @@ _PRINTABLE_LINE = re.compile(r"[\x20-\x7e]*")
 _FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
 _LONGEST_SIMPLE_KEY = 100
 _BREAKS = frozenset("\r\n\x85\u2028\u2029")
+_OTHER_BREAKS = _BREAKS - {"\n"}
 
 
 def _block_plain(value: str) -> bool:
@@ -189,12 +190,15 @@ def _string(value: str) -> str:
     it plain and every reader reads it back as this string (`_style`, `needs_quotes`), else single
     quotes. Anything else (line breaks, Unicode, control characters) is written by PyYAML itself,
     whose top-level text of a one-line scalar is its text anywhere in a block mapping or sequence
-    (_Unsupported when that text spans lines and is not a literal block).
+    (_Unsupported for line breaks other than LF, and when the text spans lines and is not a
+    literal block).
     """
     if _PRINTABLE_LINE.fullmatch(value):
         if _style(value) is None and _block_plain(value) and not needs_quotes(value):
             return value
         return "'" + value.replace("'", "''") + "'"
+    if not _OTHER_BREAKS.isdisjoint(value):  # libyaml writes these breaks as they are
+        raise _Unsupported
     text = _pyyaml(value)
     if text.startswith("|"):
         return text
