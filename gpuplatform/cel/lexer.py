@@ -1,9 +1,8 @@
-"""Split CEL source into tokens with cel-go's lexer rules, and decode string and bytes literals.
+"""Split CEL source into tokens with cel-go's lexer rules.
 
-The rules are cel-go's (google/cel-go v0.26.0, `parser/gen/CEL.g4`, the lexer Kubernetes 1.36 uses):
+The rules are cel-go's (google/cel-go v0.26.0 `parser/gen/CEL.g4`, the lexer Kubernetes 1.36 uses):
 tokens do not depend on where they stand, the longest match wins, `true`/`false`/`null`/`in` are
 keywords, `1.` is an int and a dot, `.5` is a float, a string's escapes are checked while lexing.
-Literals are decoded as `parser/unescape.go` does (newlines normalised, `\\u` refused in bytes).
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-__all__ = ["Token", "decode_bytes", "decode_string", "tokenize"]
+__all__ = ["Token", "tokenize"]
 
 _ESCAPE = r"""\\(?:[abfnrtv"'\\?`]|[0-3][0-7]{2}|[xX][0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})"""
 _QUOTED = (
@@ -31,10 +30,6 @@ _TOKEN = re.compile(
     r"|(?P<op>==|!=|<=|>=|&&|\|\||[-+*/%!<>?:.,()\[\]{}])"
 )
 _KEYWORDS = frozenset({"true", "false", "null", "in"})
-_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
-_ESCAPE_PARTS = re.compile(
-    r"\\(?:([0-3][0-7]{2})|[xX]([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))", re.S
-)
 
 
 class Token(NamedTuple):
@@ -70,53 +65,3 @@ def tokenize(text: str) -> list[Token]:
         offset = found.end()
     append(Token("eof", "", line, offset - line_start + 1))
     return tokens
-
-
-def _body(token: str) -> tuple[str, bool]:
-    """The text between the quotes (newlines normalised) and whether the literal is raw."""
-    raw = token[0] in "rR"
-    quoted = token[1:] if raw else token
-    width = 3 if len(quoted) >= 6 and quoted[:3] in ('"""', "'''") else 1
-    body = quoted[width:-width]
-    if "\r" in body:
-        body = body.replace("\r\n", "\n").replace("\r", "\n")
-    return body, raw
-
-
-def decode_string(token: str) -> str:
-    """The value of a string literal token; ValueError (cel-go's message) for an invalid code point."""
-    body, raw = _body(token)
-    if raw or "\\" not in body:
-        return body
-    return _ESCAPE_PARTS.sub(_string_escape, body)
-
-
-def _string_escape(part: re.Match[str]) -> str:
-    octal, hex2, hex4, hex8, char = part.groups()
-    if char is not None:
-        return _ESCAPES.get(char, char)
-    code = int(octal, 8) if octal else int(hex2 or hex4 or hex8, 16)
-    if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
-        raise ValueError("invalid unicode code point")
-    return chr(code)
-
-
-def decode_bytes(token: str) -> bytes:
-    """The value of a bytes literal token (`b` prefix included); ValueError for `\\u`/`\\U` escapes."""
-    body, raw = _body(token[1:])
-    if raw or "\\" not in body:
-        return body.encode()
-    out = bytearray()
-    last = 0
-    for part in _ESCAPE_PARTS.finditer(body):
-        octal, hex2, hex4, hex8, char = part.groups()
-        if hex4 or hex8:
-            raise ValueError("unable to unescape string")
-        out += body[last : part.start()].encode()
-        if char is not None:
-            out += _ESCAPES.get(char, char).encode()
-        else:
-            out.append(int(octal, 8) if octal else int(hex2, 16))
-        last = part.end()
-    out += body[last:].encode()
-    return bytes(out)

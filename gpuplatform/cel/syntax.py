@@ -11,20 +11,24 @@ Kubernetes' caret display; other problems are reported once the whole text has p
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from gpuplatform.cel.errors import CelCompileError
-from gpuplatform.cel.lexer import Token, decode_bytes, decode_string, tokenize
+from gpuplatform.cel.lexer import Token, tokenize
+from gpuplatform.cel.literals import KINDS, literal_value
 
 __all__ = ["Call", "Comprehension", "Const", "Expr", "Ident", "ListLit", "MapLit", "Select", "parse"]
 
 #: cel-go's default parser recursion limit; Kubernetes does not set `cel.ParserRecursionLimit`.
 MAX_RECURSION = 250
 _FRAMES_PER_LEVEL = 8
-_PRECEDENCE = {"||": 1, "&&": 2, "<": 3, "<=": 3, ">": 3, ">=": 3, "==": 3, "!=": 3, "in": 3}
-_PRECEDENCE |= {"+": 4, "-": 4, "*": 5, "/": 5, "%": 5}
+_ROOM = threading.Lock()
+_RELATION = 3
+_PRECEDENCE = {"||": 1, "&&": 2, "+": 4, "-": 4, "*": 5, "/": 5, "%": 5}
+_PRECEDENCE |= dict.fromkeys(["<", "<=", ">", ">=", "==", "!=", "in"], _RELATION)
 _FUNCTIONS = {"<": "_<_", "<=": "_<=_", ">": "_>_", ">=": "_>=_", "==": "_==_", "!=": "_!=_", "in": "@in"}
 _FUNCTIONS |= {"+": "_+_", "-": "_-_", "*": "_*_", "/": "_/_", "%": "_%_"}
 _MACROS = {"all", "exists", "exists_one", "map", "filter"}
@@ -89,24 +93,22 @@ class Comprehension(Expr):
     transform: Expr | None = None
 
 
-class _Uint(int):
-    """CEL uint (kept distinct from int)."""
-
-
 def parse(expression: str) -> Expr:
     """Parse `expression`; CelCompileError with Kubernetes' message if it is not CEL.
 
     cel-go accepts 250 nested levels and this parser spends up to 8 Python frames on one, more
-    than Python's default limit allows; it runs with that much room above the caller's limit.
+    than Python's default limit allows; it runs with that much room above the caller's limit (one
+    parse at a time, so that the limit is always put back).
     """
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(limit + _FRAMES_PER_LEVEL * MAX_RECURSION)
-    try:
-        return _Parser(expression).parse()
-    except RecursionError:
-        raise CelCompileError(f"{_PREFIX}:-1:0: max recursion depth exceeded") from None
-    finally:
-        sys.setrecursionlimit(limit)
+    with _ROOM:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + _FRAMES_PER_LEVEL * MAX_RECURSION)
+        try:
+            return _Parser(expression).parse()
+        except RecursionError:
+            raise CelCompileError(f"{_PREFIX}:-1:0: max recursion depth exceeded") from None
+        finally:
+            sys.setrecursionlimit(limit)
 
 
 def _syntax_error(expression: str, line: int, column: int) -> str:
@@ -197,8 +199,8 @@ class _Parser:
         pending: list[str] = []
         while True:
             start = self.token
-            relations = 1 + sum(_PRECEDENCE[op] == 3 for op in pending)
-            calcs = 1 + sum(_PRECEDENCE[op] > 3 for op in pending)
+            relations = 1 + sum(_PRECEDENCE[op] == _RELATION for op in pending)
+            calcs = 1 + sum(_PRECEDENCE[op] > _RELATION for op in pending)
             self.relations += relations
             self.calcs += calcs
             if self.relations > MAX_RECURSION or self.calcs > MAX_RECURSION:
@@ -214,7 +216,7 @@ class _Parser:
                 operands.append(
                     (left_start, Call(_FUNCTIONS[pending.pop()], [left, right], pos=_pos(left_start)))
                 )
-            if precedence >= 3:
+            if precedence >= _RELATION:
                 pending.append(kind)
                 self.advance()
                 continue
@@ -362,11 +364,11 @@ class _Parser:
             if self.token.kind not in ("int", "float"):
                 raise self.unexpected()
             sign, kind = "-", self.token.kind
-        elif kind not in _LITERALS:
+        elif kind not in KINDS:
             raise self.unexpected()
         text = sign + self.advance().text
         try:
-            value = _LITERALS[kind](text)
+            value = literal_value(kind, text)
         except ValueError as exc:
             self.defer(_literal_error(kind, text, token, str(exc)))
             value = None
@@ -438,44 +440,8 @@ def _visit_depth(tree: Expr) -> int:
     return deepest
 
 
-def _int(text: str) -> int:
-    digits = text.lstrip("-")
-    value = int(digits[2:], 16) if digits.startswith("0x") else int(digits, 10)
-    value = -value if text.startswith("-") else value
-    if not -(2**63) <= value < 2**63:
-        raise ValueError
-    return value
-
-
-def _uint(text: str) -> _Uint:
-    digits = text[:-1]
-    value = int(digits[2:], 16) if digits.startswith("0x") else int(digits, 10)
-    if value >= 2**64:
-        raise ValueError
-    return _Uint(value)
-
-
-def _float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise ValueError
-    return value
-
-
-_LITERALS: dict[str, Any] = {
-    "int": _int,
-    "uint": _uint,
-    "float": _float,
-    "string": decode_string,
-    "bytes": decode_bytes,
-    "true": lambda _: True,
-    "false": lambda _: False,
-    "null": lambda _: None,
-}
-
-
 def _literal_error(kind: str, text: str, token: Token, reason: str) -> str:
-    """cel-go's messages: `invalid int literal` (as before, with the text), or the unescape error."""
+    """cel-go's message: where a string or bytes literal starts, or (as before) a number's text."""
     if kind in ("string", "bytes"):
         return f"{_PREFIX}:{token.line}:{token.column}: {reason}"
-    return f"{_PREFIX}: invalid {'double' if kind == 'float' else kind} literal {text}"
+    return f"{_PREFIX}: {reason} {text}"

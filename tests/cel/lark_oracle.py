@@ -40,6 +40,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from gpuplatform.cel.errors import CelCompileError
+from gpuplatform.cel.literals import Uint
 from gpuplatform.cel.syntax import (
     Call,
     Comprehension,
@@ -50,7 +51,6 @@ from gpuplatform.cel.syntax import (
     MapLit,
     Select,
     _syntax_error,
-    _Uint,
 )
 
 __all__ = ["parse"]
@@ -364,7 +364,7 @@ class _Builder:
                 self.defer(f"{_PREFIX}: invalid int literal {text}")
             return Const(value, pos=pos)
         if kind == "UINT_LIT":
-            return Const(_Uint(int(text[:-1], 0)), pos=pos)
+            return Const(Uint(int(text[:-1], 0)), pos=pos)
         if kind == "FLOAT_LIT":
             return Const(float(text), pos=pos)
         if kind in ("STRING_LIT", "MLSTRING_LIT"):

@@ -15,7 +15,8 @@ from celpy.evaluation import celbytes, celstr
 from lark import Token
 
 from gpuplatform.cel import CelCompileError, DeviceSelector
-from gpuplatform.cel.syntax import Call, Const, Ident, Select, _Uint, parse
+from gpuplatform.cel.literals import Uint
+from gpuplatform.cel.syntax import Call, Const, Ident, Select, parse
 from tests.cel.test_parser_differential import dump
 
 
@@ -77,8 +78,8 @@ def test_a_name_that_starts_with_in_is_one_name() -> None:
         ("--2", Const(2, pos=(1, 3))),
         ("- -2", Const(2, pos=(1, 4))),
         ("-(2)", Call("-_", [Const(2, pos=(1, 3))])),
-        ("-1u", Call("-_", [Const(_Uint(1), pos=(1, 2))])),
-        ("- 1u", Call("-_", [Const(_Uint(1), pos=(1, 3))])),
+        ("-1u", Call("-_", [Const(Uint(1), pos=(1, 2))])),
+        ("- 1u", Call("-_", [Const(Uint(1), pos=(1, 3))])),
         ("!-2", Call("!_", [Const(-2, pos=(1, 2))])),
         ("- 9223372036854775808", Const(-(2**63))),
     ],
@@ -174,7 +175,7 @@ def test_bytes_literals_decode_as_cel_go_does() -> None:
         ("07", Const(7)),
         ("1.e5", Select(Const(1), "e5")),
         ("2.x", Select(Const(2), "x")),
-        ("18446744073709551615u", Const(_Uint(2**64 - 1))),
+        ("18446744073709551615u", Const(Uint(2**64 - 1))),
     ],
 )
 def test_numbers_lex_as_cel_go_does(expression: str, tree: object) -> None:
