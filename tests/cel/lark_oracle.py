@@ -16,13 +16,12 @@ the old one, with the corrections below, each a deliberate difference listed in 
    any number, `-(2)` and `- 1u` included.
 5. Chains of `&&` and `||` are balanced trees (cel-go's `logicManager`), not left-deep.
 6. Reserved words (`if`, `for`, ...) are not names: `reserved identifier: if`.
-7. Errors other than syntax errors are reported once the whole text has parsed (the first one met).
-8. A name that starts with `in` is one name after an operand too (Lark's contextual lexer read
+7. A name that starts with `in` is one name after an operand too (Lark's contextual lexer read
    `x inputs` as `x in puts`).
-9. Message construction (refused either way) only after a qualified name, as in cel-go's grammar:
+8. Message construction (refused either way) only after a qualified name, as in cel-go's grammar:
    `f(){}` and `null.T{}` are syntax errors at the `{`.
 
-The syntax errors of 3, 4, 8 and 9 are raised by a post-lexer as Lark reads the tokens, so the
+The syntax errors of 3, 4, 7 and 8 are raised by a post-lexer as Lark reads the tokens, so the
 first error in the text wins, as in a parser of cel-go's grammar.
 """
 
@@ -93,7 +92,7 @@ def _literals(token: Token) -> Token:
 
 
 class _CelGoTokens:
-    """A Lark post-lexer raising, in text order, the syntax errors of corrections 3, 4, 8 and 9.
+    """A Lark post-lexer raising, in text order, the syntax errors of corrections 3, 4, 7 and 8.
 
     It sees Lark's tokens as cel-go's lexer would (a signed number is `-` and the number) and keeps
     the kinds read so far. `_source` holds the text being parsed (for what follows `in`).
