@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from gpuplatform.gates import scripts
-from gpuplatform.gates.data import wave_data
 from gpuplatform.plan.waves import Plan, WaveState
 
 __all__ = [
@@ -203,15 +202,15 @@ def gates_for_wave(plan: Plan, state: WaveState) -> list[Gate]:
     return sorted((g for g in GATES if g.applies(plan, state)), key=lambda g: (g.phase != "pre", g.id))
 
 
-def gate_data(gate: Gate, plan: Plan, state: WaveState, workloads: dict[str, Any]) -> dict[str, Any]:
-    """The facts `gate` judges by."""
-    data = wave_data(plan, state, workloads)
-    return {key: data[key] for key in gate.data}
+def gate_data(gate: Gate, facts: dict[str, Any]) -> dict[str, Any]:
+    """The facts `gate` judges by, out of the wave's `facts` (`wave_data`, computed once per wave)."""
+    return {key: facts[key] for key in gate.data}
 
 
-def gate_script(gate: Gate, plan: Plan, state: WaveState, workloads: dict[str, Any]) -> str:
-    """The POSIX sh script the gate's Job runs: exit 0 held, 3 not held within one attempt."""
-    data = json.dumps(gate_data(gate, plan, state, workloads), sort_keys=True, separators=(",", ":"))
+def gate_script(gate: Gate, plan: Plan, facts: dict[str, Any]) -> str:
+    """The POSIX sh script the gate's Job runs on the wave's `facts`: exit 0 held, 3 not held
+    within one attempt."""
+    data = json.dumps(gate_data(gate, facts), sort_keys=True, separators=(",", ":"))
     return scripts.gate_script(
         gate.id, gate.kinds, data, plan.platform.delivery.timeout_minutes * 60, gate.logs
     )

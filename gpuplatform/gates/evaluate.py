@@ -9,15 +9,18 @@ bridge pods are removed once proven, so a snapshot taken afterwards holds only t
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+from gpuplatform.background import Background
 from gpuplatform.cel import CelError, DeviceSelector, DeviceSet
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates import EVIDENCE_CHECKS, Gate, gate_data, gates_for_wave
+from gpuplatform.gates.data import wave_data
 from gpuplatform.gates.matchers import DRA_DRIVER
 from gpuplatform.gates.nodes import pool_selectors
 from gpuplatform.gates.programs import DEVICE_READS
-from gpuplatform.gates.verdict import GateResult, judge, run_programs
+from gpuplatform.gates.verdict import GateResult, jq_input, judge, run_programs
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.gate_jobs import gate_job_names
 from gpuplatform.render.selectors import full_gpu_expression, tier_expression
@@ -70,10 +73,15 @@ def _dra_devices(plan: Plan, state: WaveState, snapshot: Snapshot) -> list[tuple
     ]
 
 
-def _selectors(plan: Plan, state: WaveState, snapshot: Snapshot, result: GateResult) -> None:
-    """Every tier and bridge of the wave matches at least one device its DRA nodes publish."""
+#: Per tier and bridge of the wave: (label, devices of the DRA nodes it matches, evaluation errors).
+SelectorMatches = list[tuple[str, int, list[str]]]
+
+
+def selector_matches(plan: Plan, state: WaveState, snapshot: Snapshot) -> SelectorMatches | None:
+    """How many devices the wave's DRA nodes publish that each tier and bridge selects (None when
+    the snapshot lacks ResourceSlices or Nodes)."""
     if snapshot.items("resourceslices") is None or snapshot.items("nodes") is None:
-        return
+        return None
     p = plan.platform
     minor = parse_release(p.kubernetes.version).minor
     tiers = {t.name: t for t in p.tiers}
@@ -84,12 +92,21 @@ def _selectors(plan: Plan, state: WaveState, snapshot: Snapshot, result: GateRes
     published: dict[str, DeviceSet] = {}
     for i, (driver, devices) in enumerate(_dra_devices(plan, state, snapshot)):
         published.setdefault(driver, DeviceSet(driver, reads)).add(i, devices)
+    matches: SelectorMatches = []
     for label, selector in selectors:
-        count = 0
+        count, errors = 0, []
         for prepared in published.values():
             outcomes = selector.row_verdicts(prepared)
-            result.findings += [f"{label}: {o}" for o in outcomes if isinstance(o, CelError)]
+            errors += [str(o) for o in outcomes if isinstance(o, CelError)]
             count += sum(prepared.counts([o is True for o in outcomes]).values())
+        matches.append((label, count, errors))
+    return matches
+
+
+def _selectors(matches: SelectorMatches | None, result: GateResult) -> None:
+    """Every tier and bridge of the wave matches at least one device its DRA nodes publish."""
+    for label, count, errors in matches or ():
+        result.findings += [f"{label}: {e}" for e in errors]
         if count:
             result.proof.append(f"{label}: {count} device(s) of the DRA nodes match")
         elif result.unknowns:
@@ -122,20 +139,41 @@ def _recorded(plan: Plan, state: WaveState, snapshot: Snapshot, result: GateResu
 
 
 EXTRAS: dict[str, Callable[[Plan, WaveState, Snapshot, GateResult], None]] = {
-    "inventory": _selectors,
     "claim-pilot": _recorded,
     "bridge": _recorded,
 }
 
 
 def evaluate_gates(gates: list[Gate], plan: Plan, state: WaveState, snapshot: Snapshot) -> list[GateResult]:
-    """Gates (or evidence checks) against a snapshot: their programs run in one jq pass."""
-    workloads = validation_jobs(plan, state).data
-    runs = [(g.id, g.kinds, gate_data(g, plan, state, workloads)) for g in gates]
-    outputs = run_programs(runs, _document({kind for g in gates for kind in g.kinds}, snapshot))
+    """Gates (or evidence checks) against a snapshot: their programs run in one jq pass.
+
+    With the inventory gate, its selector matches are counted by a forked child (`Background`)
+    meanwhile; the result, and any error, are those of a plain call.
+    """
+    facts = wave_data(plan, state, validation_jobs(plan, state).data)
+    runs = [(g.id, g.kinds, gate_data(g, facts)) for g in gates]
+    text = jq_input(_document({kind for g in gates for kind in g.kinds}, snapshot))
+    if not any(g.id == "inventory" for g in gates):
+        return _judged(gates, plan, state, snapshot, run_programs(runs, text), None)
+    # forked once the jq input is written: meanwhile the parent only runs jq, so the pages of the
+    # snapshot's objects are copied for the child alone
+    with Background(partial(selector_matches, plan, state, snapshot)) as matches:
+        return _judged(gates, plan, state, snapshot, run_programs(runs, text), matches)
+
+
+def _judged(
+    gates: list[Gate],
+    plan: Plan,
+    state: WaveState,
+    snapshot: Snapshot,
+    outputs: list[list[str]],
+    matches: Background[SelectorMatches | None] | None,
+) -> list[GateResult]:
     results = []
     for gate, lines in zip(gates, outputs, strict=True):
         result = judge(GateResult(gate.id, gate.title), lines)
+        if gate.id == "inventory" and matches is not None:
+            _selectors(matches.result(), result)
         extra = EXTRAS.get(gate.id)
         if extra is not None:
             extra(plan, state, snapshot, result)

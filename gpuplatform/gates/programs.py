@@ -60,9 +60,10 @@ def bytes:
 def need($in; $kinds):
   [$kinds[] | select($in[.] == null)] as $m
   | if ($m | length) > 0 then "unknown: \($m | join(", ")) could not be read" else empty end;
+def entries_object: reduce .[] as $e ({}; . + {($e.key | if type == "string" then . else tojson end): $e.value});
 def by_node: map(select(.spec.nodeName != null)) | group_by(.spec.nodeName)
-  | map({key: .[0].spec.nodeName, value: .}) | from_entries;
-def name_set: map({key: ., value: true}) | from_entries;
+  | map({key: .[0].spec.nodeName, value: .}) | entries_object;
+def name_set: map({key: ., value: true}) | entries_object;
 def found($in):
   ([$in.nodes[] | .metadata.name] | name_set) as $present
   | [$data.pools[] | . as $p
@@ -80,8 +81,8 @@ def coverage($pools):
     end;
 def mode_nodes($in; $fp):
   ([$in.nodes[] | (labels[$data.modeLabel] // "") as $m | select($m == "dra" or $m == "legacy")
-    | {key: .metadata.name, value: {mode: $m, pool: null}}] | from_entries)
-  + ([$fp[] | . as $p | .found[] | {key: ., value: {mode: $p.mode, pool: $p.name}}] | from_entries);
+    | {key: .metadata.name, value: {mode: $m, pool: null}}] | entries_object)
+  + ([$fp[] | . as $p | .found[] | {key: ., value: {mode: $p.mode, pool: $p.name}}] | entries_object);
 def dra_names($fp): [$fp[] | select(.mode == "dra") | .found[]];
 def claim_nodes:
   if any((.status.allocation.devices.results // [])[]; .driver == $data.driver) then
@@ -114,7 +115,7 @@ def gate_allocator_exclusivity:
     found($in) as $fp | mode_nodes($in; $fp) as $declared
     | ([$in.pods[] | select(live)] | by_node) as $pods_on
     | ([$in.resourceslices[] | select(.spec.driver == $data.driver and ((.spec.devices // []) | length) > 0)
-        | .spec.nodeName // empty] | map({key: ., value: true}) | from_entries) as $publishing
+        | .spec.nodeName // empty] | map({key: ., value: true}) | entries_object) as $publishing
     | coverage($fp),
       ($in.nodes[] | .metadata.name as $n | (labels[$data.modeLabel] // null) as $mode_label | $declared[$n] as $d
         | [($pods_on[$n] // [])[] | select(device_plugin_pod)] as $dp
@@ -184,7 +185,7 @@ def gate_inventory:
           | select(.attributes.type.string == $i.type)] as $devices
        | {$p, $i, $n, published: ($s | length > 0), $devices, kinds: ($devices | unique_by(device_kind))}] as $nodes
     | ([$nodes[].kinds[].capacity.memory.value | strings] | unique
-       | map({key: ., value: bytes}) | from_entries) as $bytes
+       | map({key: ., value: bytes}) | entries_object) as $bytes
     | coverage([$fp[] | select(.mode == "dra")]),
       ($nodes[] | .p as $p | .i as $i | .n as $n | .devices as $devices | .kinds as $kinds
         | if .published | not then "violation: node \($n) publishes no \($data.driver) ResourceSlice"
@@ -212,7 +213,7 @@ def gate_operands:
   . as $in
   | need($in; ["nodes", "pods"]) // (
     found($in) as $fp | [$in.pods[] | select(live)] as $pods | ($pods | by_node) as $pods_on
-    | ($in.nodes | map({key: .metadata.name, value: labels}) | from_entries) as $labels_of
+    | ($in.nodes | map({key: .metadata.name, value: labels}) | entries_object) as $labels_of
     | coverage([$fp[] | select(.mode == "dra")]),
       ($fp[] | select(.mode == "dra") | .found[] as $n
         | $labels_of[$n] as $node_labels
@@ -353,7 +354,7 @@ _CLEANUP = r"""
 def gate_cleanup:
   . as $in
   | need($in; ["pods", "resourceclaims"]) // (
-    ([$in.pods[] | {key: .metadata.uid, value: .}] | from_entries) as $pods
+    ([$in.pods[] | {key: .metadata.uid, value: .}] | entries_object) as $pods
     | [ ($in.resourceclaims[] | . as $c | (.status.reservedFor // [])[] | select(.resource == "pods")
           | $pods[.uid] as $pod
           | if $pod == null then "violation: claim \($c | nsname) is reserved for pod \(.name), which no longer exists"
@@ -417,10 +418,10 @@ _DEFINITIONS = _definitions(PRELUDE)
 
 
 @cache
-def prelude_for(text: str) -> str:
-    """The prelude definitions `text` uses, directly or through each other, in prelude order
-    (memoised: every wave's gate scripts use the same few texts)."""
-    needed: set[str] = set()
+def prelude_for(text: str, defined: frozenset[str] = frozenset()) -> str:
+    """The prelude definitions `text` uses, directly or through each other, in prelude order,
+    but those `defined` around it (memoised: every wave's gate scripts use the same few texts)."""
+    needed: set[str] = set(defined)
     pending = [text]
     while pending:
         body = pending.pop()
@@ -428,23 +429,37 @@ def prelude_for(text: str) -> str:
             if name not in needed and re.search(rf"(?<![\w$.]){name}\b", body):
                 needed.add(name)
                 pending.append(block)
-    return "".join(f"{block}\n" for name, block in _DEFINITIONS.items() if name in needed)
+    return "".join(f"{block}\n" for name, block in _DEFINITIONS.items() if name in needed - defined)
 
 
-def program(gate_id: str, source: str = ".") -> str:
-    """The jq program of a gate: the prelude it uses, its definition, applied to `source`."""
+def program(gate_id: str, source: str = ".", defined: frozenset[str] = frozenset()) -> str:
+    """The jq program of a gate: the prelude it uses (but `defined`), its definition, applied to `source`."""
     body = PROGRAMS[gate_id] + f"{source} | gate_{gate_id.replace('-', '_')}\n"
-    return prelude_for(body) + body
+    return prelude_for(body, defined) + body
+
+
+_FOUND = frozenset({"found"})
 
 
 def programs(gates: list[tuple[str, tuple[str, ...]]]) -> str:
     """One jq program printing, per (gate, kinds it reads), the list of that gate's lines.
 
     Each gate sees only its kinds and `logs`, and `$datas[i]` as its `$data`: the same verdicts as
-    running each program alone, with the input parsed once.
+    running each program alone, with the input parsed once. The gates are one wave's: the pools'
+    nodes (`found`), which each gate that reads them computes alike from the same nodes and the
+    wave's `$data.pools`, are computed once (when the nodes were read; a gate without them never
+    asks) and every gate's `found` gives them.
     """
     runs = []
+    finders = [i for i, (gate_id, _) in enumerate(gates) if "found(" in PROGRAMS[gate_id]]
+    shared = frozenset() if not finders else _FOUND
     for i, (gate_id, kinds) in enumerate(gates):
         document = ", ".join(f"{kind}: .{kind}" for kind in (*kinds, "logs"))
-        runs.append(f"[$datas[{i}] as $data | {{{document}}} | {program(gate_id)}]")
-    return ",\n".join(runs)
+        runs.append(f"[$datas[{i}] as $data | {{{document}}} | {program(gate_id, defined=shared)}]")
+    if not finders:
+        return ",\n".join(runs)
+    found = prelude_for("found($in)")
+    return (
+        f"(. as $in | $datas[{finders[0]}] as $data | if .nodes == null then null else\n{found}found($in) end)"
+        " as $found_pools\n| def found($in): $found_pools;\n" + ",\n".join(runs)
+    )

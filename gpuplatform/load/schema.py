@@ -7,9 +7,14 @@ spec: nothing is required, and an item of a list merged by name may carry `$add:
 
 from __future__ import annotations
 
+import ast
 import copy
+import inspect
 from collections.abc import Iterator
-from typing import Any
+from functools import cache
+from typing import Any, get_args
+
+from pydantic import BaseModel
 
 from gpuplatform.load.documents import API_VERSION, OVERLAY_KIND, PLATFORM_KIND
 from gpuplatform.load.merge import ADD_MARKER
@@ -103,9 +108,61 @@ def _array_item_refs(node: Any) -> list[str]:
     ]
 
 
+@cache
+def _field_docstrings(model: type[BaseModel]) -> dict[str, str]:
+    """The docstrings of the fields `model` itself declares: the string right after `name: type`."""
+    try:
+        body = ast.parse(inspect.getsource(model)).body[0]
+    except (OSError, TypeError):  # no source (a frozen or generated class): no descriptions
+        return {}
+    assert isinstance(body, ast.ClassDef)
+    docs: dict[str, str] = {}
+    for statement, following in zip(body.body, body.body[1:], strict=False):
+        if (
+            isinstance(statement, ast.AnnAssign)
+            and isinstance(statement.target, ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            docs[statement.target.id] = inspect.cleandoc(following.value.value)
+    return docs
+
+
+def _nested_models(annotation: Any) -> Iterator[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+    for arg in get_args(annotation):
+        yield from _nested_models(arg)
+
+
+def _describe(model: type[BaseModel], done: set[type[BaseModel]]) -> None:
+    """Describe the models `model` nests, then its own fields (from the class declaring each), then
+    rebuild it so that its schema carries them: what pydantic's `use_attribute_docstrings` does."""
+    if model in done:
+        return
+    done.add(model)
+    for info in model.model_fields.values():
+        for nested in _nested_models(info.annotation):
+            _describe(nested, done)
+    declared = [c for c in model.__mro__ if issubclass(c, BaseModel) and c is not BaseModel]
+    for name, info in model.model_fields.items():
+        owner = next((c for c in declared if name in inspect.get_annotations(c)), None)
+        if info.description is None and owner is not None:
+            info.description = _field_docstrings(owner).get(name)
+    model.model_rebuild(force=True)
+
+
+@cache
+def _described_platform() -> type[Platform]:
+    """Platform, its fields and the models it nests described by their docstrings (once)."""
+    _describe(Platform, set())
+    return Platform
+
+
 def spec_schema() -> dict[str, Any]:
     """Envelope + the Platform model (its `name` moves to `metadata.name`)."""
-    body = Platform.model_json_schema(by_alias=True)
+    body = _described_platform().model_json_schema(by_alias=True)
     defs = body.pop("$defs", {})
     body["properties"].pop("name")
     body["required"] = [r for r in body.get("required", []) if r != "name"]

@@ -10,16 +10,15 @@ from functools import partial
 from pathlib import Path
 
 from gpuplatform.background import Background
-from gpuplatform.capacity.verdicts import runbook_capacity_notes
 from gpuplatform.convert.handoff import add_converted_manifests
 from gpuplatform.errors import GpuplatformError, InputError, Problem, RenderedOutputInvalid
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.limits import MAX_FILES, estimated_files
+from gpuplatform.model.platform import Platform
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
 from gpuplatform.output.wave_diff import adjacent_units
 from gpuplatform.output.write import owned_tree, read_regular_file, tree_entries, write_trees
 from gpuplatform.plan.waves import Plan, plan_platform
-from gpuplatform.policy.rules import RULES, run_rules
 from gpuplatform.policy.selectors import refuse_uncompilable
 from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationsets
 from gpuplatform.render.runbooks import render_runbooks
@@ -80,7 +79,7 @@ def render_files(
         refuse_uncompilable([loaded])
         tree = render_tree(plan_platform(loaded.platform))
     files = serialized_tree(loaded, tree, validate=validate)
-    notes = runbook_capacity_notes(plan_platform(loaded.platform)) if runbooks else None
+    notes = _capacity_notes(loaded.platform) if runbooks else None
     return completed_files(loaded, files, overrides, notes)
 
 
@@ -153,6 +152,8 @@ def policy_findings(
 
     An `allow` code that names no rule is bad input: a typo must not pass for an override.
     """
+    from gpuplatform.policy.rules import RULES, run_rules  # imported by synth's child only (~50 ms)
+
     unknown = sorted(set(allow) - set(RULES))
     if unknown:
         raise InputError.single(
@@ -294,7 +295,7 @@ def _judged(
     files of `shares` (None when an object is invalid: the whole tree is then serialised again,
     so that the error names every invalid object)."""
     findings = policy_findings(loaded, overrides, trees)
-    notes = {lp.platform.name: runbook_capacity_notes(plan_platform(lp.platform)) for lp in loaded}
+    notes = {lp.platform.name: _capacity_notes(lp.platform) for lp in loaded}
     try:
         files = {
             lp.platform.name: _serialized(lp, trees[lp.platform.name], True, shares[lp.platform.name])
@@ -337,3 +338,11 @@ def drift_of(rendered: dict[str, dict[str, bytes]], out: Path, *, prune: bool = 
     if prune:
         drift += [Drift(f"{name}/", "extra") for name in _prunable(out, rendered)]
     return drift
+
+
+def _capacity_notes(platform: Platform) -> dict[str, str]:
+    """`runbook_capacity_notes` of the platform's plan; the capacity model is imported here, in
+    synth's child, not by every process that imports this module (~0.1 s)."""
+    from gpuplatform.capacity.verdicts import runbook_capacity_notes
+
+    return runbook_capacity_notes(plan_platform(platform))

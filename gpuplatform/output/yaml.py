@@ -1,4 +1,5 @@
-"""The only YAML writer of the package: PyYAML's C dumper, no wrapping, literal multi-line strings.
+"""The only YAML writer of the package: PyYAML's C dumper (or, for plain data, the same text built
+directly), no wrapping, literal multi-line strings.
 
 Every reader of the output must read a string as a string. PyYAML quotes what YAML 1.1 (as PyYAML
 implements it) would resolve to another type; this writer also quotes what YAML 1.1 proper (y/n),
@@ -15,14 +16,14 @@ tests/output/test_readers_agree.py.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import yaml
 
 __all__ = ["dump_documents", "dump_many", "dump_yaml", "needs_quotes", "scalar"]
 
-_DOCUMENT_START = re.compile(r"^---\n", re.MULTILINE)
+_DOCUMENT_START = re.compile(r"^---[\n ]", re.MULTILINE)
 _STR = "tag:yaml.org,2002:str"
 _MAP, _SEQ, _BOOL, _INT_TAG, _NULL = (f"tag:yaml.org,2002:{t}" for t in ("map", "seq", "bool", "int", "null"))
 _RESOLVER = yaml.resolver.Resolver()
@@ -150,11 +151,141 @@ class _FastDumper(_Dumper):
         return super().represent_data(data)
 
 
-def dump_yaml(obj: Any) -> str:
-    """One document, deterministic: keys in insertion order, LF line ends, no aliases."""
+def _pyyaml(obj: Any) -> str:
+    """`obj` written by PyYAML through `_FastDumper` (the reference writer)."""
     return yaml.dump(
         obj, Dumper=_FastDumper, sort_keys=False, default_flow_style=False, width=1 << 30, allow_unicode=True
     )
+
+
+class _Unsupported(Exception):
+    """A value `_emit` leaves to PyYAML (a float, a tuple, a key that is not a simple key...)."""
+
+
+_PRINTABLE_LINE = re.compile(r"[\x20-\x7e]*")
+_FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
+_LONGEST_SIMPLE_KEY = 100
+_BREAKS = frozenset("\r\n\x85\u2028\u2029")
+
+
+def _block_plain(value: str) -> bool:
+    """Whether the emitter (libyaml's, under PyYAML's C dumper) may write `value`, one line of
+    printable ASCII, as a plain scalar in block context (its scalar analysis: no indicator that
+    would start another token, no leading or trailing space, no `: ` or ` #`, not a document
+    marker; the YAML 1.1 spec's plain scalar rules, held equal to libyaml by tests)."""
+    if not value or value.startswith(("---", "...")) or value[0] in _FIRST_INDICATORS:
+        return False
+    if value[0] in "?:-" and value[1:2] in ("", " "):
+        return False
+    return value[0] != " " and value[-1] not in " :" and ": " not in value and " #" not in value
+
+
+@lru_cache(maxsize=1 << 16)
+def _string(value: str) -> str:
+    """How the dumper writes the string `value`: one line (plain or quoted) or, for a literal
+    block, its header and lines as PyYAML writes them at the top level (indented by 2).
+
+    One line of printable ASCII is decided here as PyYAML decides it: plain when PyYAML may write
+    it plain and every reader reads it back as this string (`_style`, `needs_quotes`), else single
+    quotes. Anything else (line breaks, Unicode, control characters) is written by PyYAML itself,
+    whose top-level text of a one-line scalar is its text anywhere in a block mapping or sequence
+    (_Unsupported when that text spans lines and is not a literal block).
+    """
+    if _PRINTABLE_LINE.fullmatch(value):
+        if _style(value) is None and _block_plain(value) and not needs_quotes(value):
+            return value
+        return "'" + value.replace("'", "''") + "'"
+    text = _pyyaml(value)
+    if text.startswith("|"):
+        return text
+    line = text.removesuffix("\n...\n").removesuffix("\n")
+    if not _BREAKS.isdisjoint(line):  # a quoted scalar over lines: indented by its context
+        raise _Unsupported
+    return line
+
+
+def _scalar(value: Any) -> str:
+    if type(value) is str:
+        return _string(value)
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if type(value) is int:
+        return str(value)
+    raise _Unsupported
+
+
+def _node(head: str, value: Any, indent: int, out: list[str]) -> None:
+    """Write `head` (`key:` or `-`, at column `indent`) and `value` after it, in PyYAML's block
+    style: nested mappings two deeper, sequences in a mapping at the key's column, empty
+    collections in flow style, literal blocks two deeper than `head`."""
+    kind = type(value)
+    if kind is dict and value:
+        out.append(head + "\n")
+        _mapping(value, indent + 2, out, inline=False)
+    elif kind is list and value:
+        if head.endswith(":"):  # a sequence in a mapping is not indented
+            out.append(head + "\n")
+            _sequence(value, indent, out, inline=False)
+        else:
+            out.append(head + " ")
+            _sequence(value, indent + 2, out, inline=True)
+    elif kind is dict:
+        out.append(head + " {}\n")
+    elif kind is list:
+        out.append(head + " []\n")
+    else:
+        text = _scalar(value)
+        if text.startswith("|"):  # a literal block: its lines two deeper than `head`
+            header, _, body = text.partition("\n")
+            if "+" in header:  # kept final line breaks: libyaml ends the document with `...`
+                raise _Unsupported
+            pad = " " * indent
+            out.append(f"{head} {header}\n")
+            out += [f"{pad}{line}\n" if line else "\n" for line in body[:-1].split("\n")]
+        else:
+            out.append(f"{head} {text}\n")
+
+
+def _mapping(mapping: dict[Any, Any], indent: int, out: list[str], *, inline: bool) -> None:
+    pad = " " * indent
+    for i, (key, value) in enumerate(mapping.items()):
+        if type(key) is not str or not key or len(key) > _LONGEST_SIMPLE_KEY or not _BREAKS.isdisjoint(key):
+            raise _Unsupported  # PyYAML writes it as a complex key (`? key`)
+        _node(f"{'' if inline and i == 0 else pad}{_string(key)}:", value, indent, out)
+
+
+def _sequence(items: list[Any], indent: int, out: list[str], *, inline: bool) -> None:
+    pad = " " * indent
+    for i, value in enumerate(items):
+        head = "-" if inline and i == 0 else f"{pad}-"
+        if type(value) is dict and value:
+            out.append(head + " ")
+            _mapping(value, indent + 2, out, inline=True)
+        else:
+            _node(head, value, indent, out)
+
+
+def _emit(obj: Any) -> str | None:
+    """The text PyYAML would write for a non-empty mapping of plain data (dict, list, str, int,
+    bool, None), built directly: about four times faster than building PyYAML's nodes and
+    emitting them. None for anything else, which PyYAML writes (tests/output/test_yaml.py holds
+    the two texts equal on generated data and on every object of the stacks)."""
+    if type(obj) is not dict or not obj:
+        return None
+    out: list[str] = []
+    try:
+        _mapping(obj, 0, out, inline=False)
+    except _Unsupported:
+        return None
+    return "".join(out)
+
+
+def dump_yaml(obj: Any) -> str:
+    """One document, deterministic: keys in insertion order, LF line ends, no aliases."""
+    text = _emit(obj)
+    return _pyyaml(obj) if text is None else text
 
 
 def dump_documents(objects: list[Any]) -> str:
@@ -163,20 +294,28 @@ def dump_documents(objects: list[Any]) -> str:
 
 
 def dump_many(objects: list[Any]) -> list[str]:
-    """`dump_yaml` of each object, in one emitter run (much cheaper than one run per object).
+    """`dump_yaml` of each object; those `_emit` leaves to PyYAML are dumped in one emitter run
+    (much cheaper than one run per object).
 
-    Every document is a mapping, so a line that is exactly `---` at column 0 can only be a
-    document start: block scalars and nested values are always indented.
+    Every document is a mapping, so a line starting `---` and a space or its end at column 0 can
+    only be a document start (`--- {}` for an empty mapping): keys that start so are quoted, and
+    block scalars and nested values are always indented.
     """
-    if not objects:
-        return []
-    text = yaml.dump_all(
-        objects,
-        Dumper=_FastDumper,
-        sort_keys=False,
-        default_flow_style=False,
-        width=1 << 30,
-        allow_unicode=True,
-        explicit_start=True,
+    texts = [_emit(o) for o in objects]
+    rest = [o for o, text in zip(objects, texts, strict=True) if text is None]
+    if not rest:
+        return [text for text in texts if text is not None]
+    dumped = iter(
+        _DOCUMENT_START.split(
+            yaml.dump_all(
+                rest,
+                Dumper=_FastDumper,
+                sort_keys=False,
+                default_flow_style=False,
+                width=1 << 30,
+                allow_unicode=True,
+                explicit_start=True,
+            )
+        )[1:]
     )
-    return _DOCUMENT_START.split(text)[1:]
+    return [next(dumped) if text is None else text for text in texts]

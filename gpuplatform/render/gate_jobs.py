@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gpuplatform.gates import GATES, Access, Gate, gate_script, gates_for_wave
+from gpuplatform.gates.data import wave_data
 from gpuplatform.model.containers import pinned_image
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import WAVE_LABEL, Obj, cluster_identity, k8s_object, restricted_security_context
@@ -51,16 +52,13 @@ def _name(plan: Plan, state: WaveState, gate: Gate, script: str) -> str:
 
 def gate_job_names(plan: Plan, state: WaveState) -> dict[str, str]:
     """Gate id -> `gate-<id>-<digest>` of the wave's gates: changes whenever the wave or the script changes."""
-    workloads = validation_jobs(plan, state).data
-    return {
-        g.id: _name(plan, state, g, gate_script(g, plan, state, workloads))
-        for g in gates_for_wave(plan, state)
-    }
+    facts = wave_data(plan, state, validation_jobs(plan, state).data)
+    return {g.id: _name(plan, state, g, gate_script(g, plan, facts)) for g in gates_for_wave(plan, state)}
 
 
-def _job(plan: Plan, state: WaveState, gate: Gate, workloads: dict[str, Any]) -> Obj:
+def _job(plan: Plan, state: WaveState, gate: Gate, facts: dict[str, Any]) -> Obj:
     d = plan.platform.delivery
-    script = gate_script(gate, plan, state, workloads)
+    script = gate_script(gate, plan, facts)
     container = {
         "name": "gate",
         "image": pinned_image(d.kubectl_image, d.kubectl_image_digest),
@@ -155,7 +153,8 @@ def render_gate_jobs(plan: Plan, state: WaveState) -> list[Obj]:
     """The wave's gate Jobs, validation Jobs and namespaced gate access (phase in `gate-phase`)."""
     workloads = validation_jobs(plan, state)
     gates = gates_for_wave(plan, state)
-    jobs = [_job(plan, state, gate, workloads.data) for gate in gates]
+    facts = wave_data(plan, state, workloads.data)
+    jobs = [_job(plan, state, gate, facts) for gate in gates]
     return _namespace_access(plan, state, gates, workloads.data) + workloads.objects + jobs
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Set
 
-from gpuplatform.capacity.verdicts import runbook_capacity_notes
 from gpuplatform.gates import gates_for_wave
 from gpuplatform.gates.rerun import rerun_steps
 from gpuplatform.plan.report import wave_changes
@@ -153,8 +152,11 @@ def render_runbooks(
     computed here unless given."""
     out: dict[str, str] = {}
     prev: WaveState | None = None
-    notes = runbook_capacity_notes(plan) if capacity_notes is None else capacity_notes
+    if capacity_notes is None:
+        from gpuplatform.capacity.verdicts import runbook_capacity_notes  # not on synth's path (~0.1 s)
+
+        capacity_notes = runbook_capacity_notes(plan)
     for state in plan.waves:
-        out[f"{state.dir_name}.md"] = runbook(plan, prev, state, notes.get(state.name, ""), changed)
+        out[f"{state.dir_name}.md"] = runbook(plan, prev, state, capacity_notes.get(state.name, ""), changed)
         prev = state
     return out

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from importlib import resources
+from importlib.util import find_spec
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
@@ -27,7 +28,6 @@ __all__ = [
     "fast_validator",
     "kubernetes_validator",
     "schema_minor",
-    "validate_builtin",
 ]
 
 _DEFINITIONS_URI = "https://kubernetes.io/api/_definitions.json"
@@ -38,8 +38,18 @@ class SchemaMissing(GpuplatformError):
 
 
 @cache
+def _schema_root() -> Path:
+    """kubernetes-validate's schema folder, found without importing the package: its import pulls
+    in `jsonschema` (~0.1 s), which only an invalid object needs."""
+    spec = find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
+        raise SchemaMissing("kubernetes-validate is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
+
+
+@cache
 def _versions() -> tuple[str, ...]:
-    root = resources.files("kubernetes_validate").joinpath("kubernetes-json-schema")
+    root = _schema_root()
     found = {
         m.group(1) for p in root.iterdir() if (m := re.match(r"^v(\d+\.\d+)\.\d+-local-strict$", p.name))
     }
@@ -55,9 +65,8 @@ def schema_minor(minor: str) -> str:
     return usable[-1]
 
 
-def _schema_dir(minor: str) -> Any:
-    root = resources.files("kubernetes_validate").joinpath("kubernetes-json-schema")
-    return root.joinpath(f"v{schema_minor(minor)}.0-local-strict")
+def _schema_dir(minor: str) -> Path:
+    return _schema_root() / f"v{schema_minor(minor)}.0-local-strict"
 
 
 @cache
@@ -90,10 +99,14 @@ def _rs_registry(minor: str) -> jsonschema_rs.Registry:
 
 
 @cache
-def fast_validator(api_version: str, kind: str, minor: str) -> jsonschema_rs.Validator:
-    """The compiled jsonschema-rs validator of `kind` in `api_version` for Kubernetes `minor`."""
+def fast_validator(api_version: str, kind: str, minor: str) -> jsonschema_rs.Validator | None:
+    """The compiled jsonschema-rs validator of `kind` in `api_version` for Kubernetes `minor`;
+    None when it is not a built-in kind (no schema in kubernetes-validate)."""
+    schema = _schema_or_none(api_version, kind, minor)
+    if schema is None:
+        return None
     return jsonschema_rs.validator_for(
-        _schema(api_version, kind, minor),
+        schema,
         registry=_rs_registry(minor),
         base_uri=f"https://kubernetes.io/api/{kind.lower()}-{api_version.replace('/', '-')}.json",
     )
@@ -115,11 +128,3 @@ def error_messages(validator: jsonschema.protocols.Validator, obj: dict[str, Any
     """Every violation as `<path>: <message>`, sorted by path."""
     errors = sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
     return [f"{'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}" for e in errors]
-
-
-def validate_builtin(obj: dict[str, Any], minor: str) -> list[str]:
-    """Every schema violation of `obj` as `<path>: <message>` (empty when valid)."""
-    api_version, kind = obj["apiVersion"], obj["kind"]
-    if fast_validator(api_version, kind, minor).is_valid(obj):
-        return []
-    return error_messages(kubernetes_validator(api_version, kind, minor), obj)

@@ -11,6 +11,7 @@ from typing import Any
 
 from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.gates import GATES, gate_script
+from gpuplatform.gates.data import wave_data
 from gpuplatform.gates.evaluate import evaluate_gate
 from gpuplatform.gates.verdict import GateResult
 from gpuplatform.load.stacks import load_stack
@@ -98,7 +99,7 @@ def in_cluster(
     plan = plan_platform(platform)
     state = plan.wave(wave)
     gate = next(g for g in GATES if g.id == gate_id)
-    script = gate_script(gate, plan, state, validation_jobs(plan, state).data)
+    script = gate_script(gate, plan, wave_data(plan, state, validation_jobs(plan, state).data))
     for slow, quick in (
         ("TIMEOUT=", "TIMEOUT=0 #"),
         ("sleep 10", ":"),

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.gates import EVIDENCE_CHECKS, gate_data, gates_for_wave
+from gpuplatform.gates.data import wave_data
 from gpuplatform.gates.evaluate import evaluate_wave
 from gpuplatform.gates.programs import DEVICE_READS, PRELUDE, PROGRAMS
-from gpuplatform.gates.verdict import run_programs
+from gpuplatform.gates.verdict import jq_input, run_programs
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.validation import validation_jobs
 from tests.evidence.builders import build, device_plugin_pod
@@ -32,12 +33,12 @@ def test_one_pass_gives_each_gate_its_own_verdict_on_the_full_snapshot(tmp_path:
     for device in cluster.list("resourceslices")[0]["spec"]["devices"]:
         device["capacity"]["memory"]["value"] = "1Gi"
     snapshot = load_snapshot(cluster.write(tmp_path / "snap"))
-    workloads = validation_jobs(plan, state).data
+    facts = wave_data(plan, state, validation_jobs(plan, state).data)
     gates = [*gates_for_wave(plan, state), *EVIDENCE_CHECKS]
     alone = {
         g.id: run_programs(
-            [(g.id, g.kinds, gate_data(g, plan, state, workloads))],
-            {kind: snapshot.items(kind) for kind in g.kinds} | {"logs": snapshot.runtime_logs()},
+            [(g.id, g.kinds, gate_data(g, facts))],
+            jq_input({kind: snapshot.items(kind) for kind in g.kinds} | {"logs": snapshot.runtime_logs()}),
         )[0]
         for g in gates
     }
@@ -73,3 +74,27 @@ def test_inventory_names_only_the_device_that_differs_from_its_alike_neighbours(
     assert findings[0].startswith(f"{spec['nodeName']}/{odd['name']} publishes memory 1Gi;")
     assert not any(p.startswith(f"node {spec['nodeName']}:") for p in results["inventory"].proof)
     assert results["inventory"].proof
+
+
+def test_one_pass_shares_the_pools_nodes_and_still_says_when_nodes_could_not_be_read(
+    tmp_path: Path,
+) -> None:
+    # GIVEN a snapshot without nodes (the pools' nodes, computed once for all gates, cannot be)
+    platform = load_platform(tmp_path, fleet_doc())
+    plan = plan_platform(platform)
+    state = plan.wave("app")
+    folder = build(platform, "app").write(tmp_path / "snap")
+    (folder / "nodes.json").unlink()
+    snapshot = load_snapshot(folder)
+    facts = wave_data(plan, state, validation_jobs(plan, state).data)
+    runs = [(g.id, g.kinds, gate_data(g, facts)) for g in [*gates_for_wave(plan, state), *EVIDENCE_CHECKS]]
+    document = {kind: snapshot.items(kind) for _, kinds, _ in runs for kind in kinds}
+    # WHEN the gates run in one pass and each alone
+    text = jq_input(document | {"logs": snapshot.runtime_logs()})
+    together = run_programs(runs, text)
+    alone = [run_programs([run], text)[0] for run in runs]
+    # THEN each gate says the same, and those that read nodes say they could not be read
+    assert together == alone
+    assert (
+        sum(any("nodes" in line and "could not be read" in line for line in lines) for lines in together) >= 3
+    )

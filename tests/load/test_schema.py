@@ -5,7 +5,8 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from gpuplatform.load.schema import schema_objects, spec_schema
+from gpuplatform.load.schema import _describe, schema_objects, spec_schema
+from gpuplatform.model.base import SpecModel
 from tests.specs import minimal_spec
 
 
@@ -69,3 +70,27 @@ def test_the_overlay_schema_accepts_the_staging_overlay_and_marked_additions() -
     misplaced = {**addition, "spec": {"validation": {"tenant": "x", "$add": True}}}
     with pytest.raises(jsonschema.ValidationError):
         validator.validate(misplaced)
+
+
+class _Base(SpecModel):
+    size: int = 1
+    """Size of the base."""
+    kept: int = 2
+    """Kept by the child."""
+
+
+class _Child(_Base):
+    size: int = 3
+    extra: int = 4
+    """Only the child's."""
+
+
+def test_field_descriptions_come_from_the_class_declaring_the_field_as_pydantic_reads_them() -> None:
+    _describe(_Child, set())
+    fields = _Child.model_fields
+    assert (fields["size"].description, fields["kept"].description, fields["extra"].description) == (
+        None,
+        "Kept by the child.",
+        "Only the child's.",
+    )
+    assert _Child.model_json_schema()["properties"]["extra"]["description"] == "Only the child's."

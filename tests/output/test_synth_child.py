@@ -3,7 +3,6 @@ meanwhile the parent serialises the waves) writes and refuses exactly as a plain
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from gpuplatform.output.serialize import RenderedOutputInvalid
 from gpuplatform.output.synth import PolicyRefusal, synth_tree
 from gpuplatform.render.tree import Tree
 from tests.conftest import REPO
+from tests.forks import count_forks
 from tests.specs import minimal_spec, write_spec
 
 pytestmark = pytest.mark.skipif(not background.can_fork(), reason="needs fork and two cores")
@@ -27,26 +27,11 @@ def _files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def _forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count the forks synth makes from now on."""
-    forked: list[int] = []
-    real = os.fork
-
-    def counting() -> int:
-        pid = real()
-        if pid:
-            forked.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", counting)
-    return forked
-
-
 def test_the_child_changes_no_byte_of_the_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a stack with hand-offs, workloads and runbook capacity notes
     loaded = load_stack(REPO / "stacks" / "mixed-fleet.yaml")
     # WHEN it is written with the child and without
-    forked = _forks(monkeypatch)
+    forked = count_forks(monkeypatch)
     synth_tree(loaded, tmp_path / "child")
     assert forked, "synth did not fork"
     monkeypatch.setattr(background, "can_fork", lambda: False)

@@ -87,6 +87,96 @@ def test_every_rendered_object_of_the_stacks_is_written_as_the_representer_write
     ]
     assert objects
     assert _dump(objects, yaml_module._FastDumper) == _dump(objects, yaml_module._Dumper)
+    # and the direct writer writes each object, none left to PyYAML, as PyYAML does
+    assert [yaml_module._emit(o) for o in objects] == [_dump(o, yaml_module._Dumper) for o in objects]
+
+
+#: Text that exercises every choice of scalar style: indicators first and inside, `: ` and ` #`,
+#: spaces at either end, document markers, words and numbers other readers resolve, quotes,
+#: tabs, line breaks (trailing, doubled, after a space), Unicode and control characters.
+_TRICKY = st.text(
+    st.sampled_from(list("aZ09 :#-?,[]{}&*!|>'\"%@`.~=+/_\t\n\r\x85\u2028é€\x00\x7f\ufeff")), max_size=10
+) | st.sampled_from(
+    [
+        "",
+        "---",
+        "...",
+        "--- x",
+        "- x",
+        "-x",
+        "? x",
+        ":x",
+        "x:",
+        "a: b",
+        "a #b",
+        "a#b",
+        "y",
+        "NO",
+        "~",
+        "null",
+        "0x1F",
+        "1_000",
+        "1e3",
+        ".5",
+        "2024-1-2",
+        "=",
+        "<<",
+        "a\n",
+        "a\n\n",
+        " a\nb",
+        "a \nb",
+        "\na",
+        "x" * 130,
+    ]
+)
+_PLAIN = st.recursive(
+    _TRICKY | st.integers() | st.booleans() | st.none(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TRICKY, inner, max_size=4),
+    max_leaves=24,
+)
+
+
+@settings(max_examples=1000, derandomize=True)
+@given(st.dictionaries(_TRICKY, _PLAIN, min_size=1, max_size=5))
+def test_the_direct_writer_writes_what_pyyaml_writes(data: dict[str, object]) -> None:
+    # GIVEN any mapping of plain data, with keys and strings of every style
+    # WHEN the direct writer writes it (or leaves it to PyYAML: a key that is not a simple key)
+    text = yaml_module._emit(data)
+    # THEN it is PyYAML's text; PyYAML is left only keys it writes as complex keys (`? key`),
+    # literal blocks that keep their final line breaks (after which libyaml ends the document)
+    # and strings with other line breaks than LF (quoted over lines, indented by their context)
+    expected = _dump(data, yaml_module._Dumper)
+    assert (text if text is not None else dump_yaml(data)) == expected
+    keys, strings = _strings(data)
+    if all(0 < len(k) <= 100 and not set(k) & _BREAKS for k in keys) and not any(
+        _kept(s) or set(s) & (_BREAKS - {"\n"}) for s in strings
+    ):
+        assert text is not None
+
+
+_BREAKS = set("\r\n\x85\u2028\u2029")
+
+
+def _kept(value: str) -> bool:
+    return value[-1:] in _BREAKS and (len(value) == 1 or value[-2] in _BREAKS)
+
+
+def _strings(data: object) -> tuple[list[str], list[str]]:
+    """Every key and every string value in `data`."""
+    if isinstance(data, str):
+        return [], [data]
+    keys: list[str] = list(data) if isinstance(data, dict) else []
+    strings: list[str] = []
+    for value in data.values() if isinstance(data, dict) else data if isinstance(data, list) else ():
+        more_keys, more_strings = _strings(value)
+        keys += more_keys
+        strings += more_strings
+    return keys, strings
+
+
+def test_what_the_direct_writer_cannot_write_goes_to_pyyaml_in_order() -> None:
+    objects = [{"a": 1.5}, {"b": "x"}, {1: "int key"}, {"c": ["d"]}, {}]
+    assert dump_many(objects) == [_dump(o, yaml_module._Dumper) for o in objects[:4]] + ["{}\n"]
 
 
 def _dump(data: object, dumper: type) -> str:

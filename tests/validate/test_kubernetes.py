@@ -59,9 +59,10 @@ def test_the_fast_validator_agrees_with_jsonschema_on_every_rendered_kind() -> N
                     key = (obj["apiVersion"], obj["kind"])
                     samples = [obj] + (_broken(obj) if key not in kinds else [])
                     kinds.add(key)
-                    try:
-                        fast, slow = fast_validator(*key, "1.36"), kubernetes_validator(*key, "1.36")
-                    except SchemaMissing:
+                    builtin = fast_validator(*key, "1.36")
+                    if builtin is not None:
+                        fast, slow = builtin, kubernetes_validator(*key, "1.36")
+                    else:
                         fast, slow = own_fast_validator(*key), own_validator(*key)
                     # THEN both validators judge each the same way
                     for sample in samples:
