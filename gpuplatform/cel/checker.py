@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from gpuplatform.cel.environment import Environment
 from gpuplatform.cel.errors import CelCompileError
 from gpuplatform.cel.library import Overload, overloads_for
+from gpuplatform.cel.literals import Uint
 from gpuplatform.cel.syntax import Call, Comprehension, Const, Expr, Ident, ListLit, MapLit, Select
 from gpuplatform.cel.types import (
     BOOL,
@@ -149,7 +150,7 @@ class _Checker:
             return _Info(NULL, size=1)
         if isinstance(value, float):
             return _Info(DOUBLE, size=1)
-        return _Info(UINT if type(value).__name__ == "_Uint" else INT, size=1)
+        return _Info(UINT if isinstance(value, Uint) else INT, size=1)
 
     def ident(self, node: Ident, scope: dict[str, _Info]) -> _Info:
         if node.name in scope:

@@ -10,13 +10,12 @@ from typing import Any
 
 import re2  # type: ignore[import-untyped]
 
+from gpuplatform.cel.literals import Uint
 from gpuplatform.cel.quantity import Quantity, QuantityError, parse_quantity
 from gpuplatform.cel.semver import Semver, SemverError, parse_semver
-from gpuplatform.cel.syntax import _Uint
 
-__all__ = ["FUNCTIONS", "EvalError", "Uint", "cel_equals", "go_type_name", "type_name"]
+__all__ = ["FUNCTIONS", "EvalError", "cel_equals", "go_type_name", "type_name"]
 
-Uint = _Uint
 _I64 = 2**63
 _U64 = 2**64
 
