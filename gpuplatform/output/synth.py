@@ -47,10 +47,17 @@ __all__ = [
 NAME_MAX_BYTES = 255
 
 
+#: A relative path of ASCII names that start with a letter, digit or `_` (never `.`, `..` or
+#: empty): it stays in its tree, and when it is at most NAME_MAX_BYTES long so is each name.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*(?:/[A-Za-z0-9_][A-Za-z0-9._-]*)*")
+
+
 def check_paths(source: str, files: Mapping[str, bytes]) -> None:
     """Refuse (InputError) rendered paths that leave the tree or that no file system can hold."""
     problems: set[Problem] = set()
     for rel in files:
+        if len(rel) <= NAME_MAX_BYTES and _PLAIN_PATH.fullmatch(rel):
+            continue
         parts = rel.split("/")
         if rel.startswith("/") or "\0" in rel or "\\" in rel or any(p in ("", ".", "..") for p in parts):
             problems.add(Problem(source, "", "", f"renders a path outside its tree: {rel!r}"))
