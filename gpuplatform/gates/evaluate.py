@@ -74,10 +74,10 @@ def _dra_devices(plan: Plan, state: WaveState, snapshot: Snapshot) -> list[tuple
 
 
 #: Per tier and bridge of the wave: (label, devices of the DRA nodes it matches, evaluation errors).
-SelectorMatches = list[tuple[str, int, list[str]]]
+_SelectorMatches = list[tuple[str, int, list[str]]]
 
 
-def selector_matches(plan: Plan, state: WaveState, snapshot: Snapshot) -> SelectorMatches | None:
+def _selector_matches(plan: Plan, state: WaveState, snapshot: Snapshot) -> _SelectorMatches | None:
     """How many devices the wave's DRA nodes publish that each tier and bridge selects (None when
     the snapshot lacks ResourceSlices or Nodes)."""
     if snapshot.items("resourceslices") is None or snapshot.items("nodes") is None:
@@ -92,7 +92,7 @@ def selector_matches(plan: Plan, state: WaveState, snapshot: Snapshot) -> Select
     published: dict[str, DeviceSet] = {}
     for i, (driver, devices) in enumerate(_dra_devices(plan, state, snapshot)):
         published.setdefault(driver, DeviceSet(driver, reads)).add(i, devices)
-    matches: SelectorMatches = []
+    matches: _SelectorMatches = []
     for label, selector in selectors:
         count, errors = 0, []
         for prepared in published.values():
@@ -103,7 +103,7 @@ def selector_matches(plan: Plan, state: WaveState, snapshot: Snapshot) -> Select
     return matches
 
 
-def _selectors(matches: SelectorMatches | None, result: GateResult) -> None:
+def _selectors(matches: _SelectorMatches | None, result: GateResult) -> None:
     """Every tier and bridge of the wave matches at least one device its DRA nodes publish."""
     for label, count, errors in matches or ():
         result.findings += [f"{label}: {e}" for e in errors]
@@ -157,7 +157,7 @@ def evaluate_gates(gates: list[Gate], plan: Plan, state: WaveState, snapshot: Sn
         return _judged(gates, plan, state, snapshot, run_programs(runs, text), None)
     # forked once the jq input is written: meanwhile the parent only runs jq, so the pages of the
     # snapshot's objects are copied for the child alone
-    with Background(partial(selector_matches, plan, state, snapshot)) as matches:
+    with Background(partial(_selector_matches, plan, state, snapshot)) as matches:
         return _judged(gates, plan, state, snapshot, run_programs(runs, text), matches)
 
 
@@ -167,7 +167,7 @@ def _judged(
     state: WaveState,
     snapshot: Snapshot,
     outputs: list[list[str]],
-    matches: Background[SelectorMatches | None] | None,
+    matches: Background[_SelectorMatches | None] | None,
 ) -> list[GateResult]:
     results = []
     for gate, lines in zip(gates, outputs, strict=True):
