@@ -23,9 +23,7 @@ import yaml
 
 __all__ = ["dump_documents", "dump_many", "dump_yaml", "needs_quotes", "scalar"]
 
-_DOCUMENT_START = re.compile(r"^---[\n ]", re.MULTILINE)
 _STR = "tag:yaml.org,2002:str"
-_MAP, _SEQ, _BOOL, _INT_TAG, _NULL = (f"tag:yaml.org,2002:{t}" for t in ("map", "seq", "bool", "int", "null"))
 _RESOLVER = yaml.resolver.Resolver()
 _WORDS = frozenset(
     [
@@ -127,34 +125,10 @@ _Dumper.add_representer(str, _str)
 _Dumper.ignore_aliases = lambda self, data: True  # type: ignore[method-assign]
 
 
-class _FastDumper(_Dumper):
-    """`_Dumper` building the nodes of plain data directly: the nodes `SafeRepresenter` gives for a
-    dict, list, str, int, bool or None (with `_Dumper`'s string styles, block collections and no
-    aliases), without its per-value dispatch; anything else goes to the representer. The emitter
-    and the resolver are `_Dumper`'s, so the text is the same (tests/output/test_yaml.py)."""
-
-    def represent_data(self, data: Any) -> yaml.Node:
-        kind = type(data)
-        if kind is str:
-            return yaml.ScalarNode(_STR, data, style=_style(data))
-        if kind is dict:
-            pairs = [(self.represent_data(k), self.represent_data(v)) for k, v in data.items()]
-            return yaml.MappingNode(_MAP, pairs, flow_style=False)
-        if kind is list:
-            return yaml.SequenceNode(_SEQ, [self.represent_data(v) for v in data], flow_style=False)
-        if kind is bool:
-            return yaml.ScalarNode(_BOOL, "true" if data else "false")
-        if kind is int:
-            return yaml.ScalarNode(_INT_TAG, str(data))
-        if data is None:
-            return yaml.ScalarNode(_NULL, "null")
-        return super().represent_data(data)
-
-
 def _pyyaml(obj: Any) -> str:
-    """`obj` written by PyYAML through `_FastDumper` (the reference writer)."""
+    """`obj` written by PyYAML (the reference writer, and the writer of what `_emit` cannot write)."""
     return yaml.dump(
-        obj, Dumper=_FastDumper, sort_keys=False, default_flow_style=False, width=1 << 30, allow_unicode=True
+        obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1 << 30, allow_unicode=True
     )
 
 
@@ -298,28 +272,5 @@ def dump_documents(objects: list[Any]) -> str:
 
 
 def dump_many(objects: list[Any]) -> list[str]:
-    """`dump_yaml` of each object; those `_emit` leaves to PyYAML are dumped in one emitter run
-    (much cheaper than one run per object).
-
-    Every document is a mapping, so a line starting `---` and a space or its end at column 0 can
-    only be a document start (`--- {}` for an empty mapping): keys that start so are quoted, and
-    block scalars and nested values are always indented.
-    """
-    texts = [_emit(o) for o in objects]
-    rest = [o for o, text in zip(objects, texts, strict=True) if text is None]
-    if not rest:
-        return [text for text in texts if text is not None]
-    dumped = iter(
-        _DOCUMENT_START.split(
-            yaml.dump_all(
-                rest,
-                Dumper=_FastDumper,
-                sort_keys=False,
-                default_flow_style=False,
-                width=1 << 30,
-                allow_unicode=True,
-                explicit_start=True,
-            )
-        )[1:]
-    )
-    return [next(dumped) if text is None else text for text in texts]
+    """`dump_yaml` of each object."""
+    return [dump_yaml(o) for o in objects]
