@@ -8,7 +8,7 @@ bridge pods are removed once proven, so a snapshot taken afterwards holds only t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
@@ -115,11 +115,16 @@ def _selectors(matches: _SelectorMatches | None, result: GateResult) -> None:
             result.findings.append(f"{label} matches no device the DRA nodes publish")
 
 
-def _recorded(plan: Plan, state: WaveState, snapshot: Snapshot, result: GateResult) -> None:
-    """When the proving pods are gone, the proof the gate Job printed before removing them."""
+#: Gates whose proving pods are removed once proven: offline, their Job's log is the proof.
+_RECORDING = frozenset({"claim-pilot", "bridge"})
+
+
+def _recorded(plan: Plan, snapshot: Snapshot, result: GateResult, jobs: Mapping[str, str]) -> None:
+    """When the proving pods are gone, the proof the gate's Job (named in `jobs`, the wave's gate
+    Jobs) printed before removing them."""
     if result.findings or not result.unknowns:
         return
-    job = gate_job_names(plan, state)[result.id]
+    job = jobs[result.id]
     namespace = plan.platform.delivery.gates_namespace
     for pod in snapshot.items("pods") or []:
         meta = pod.get("metadata") or {}
@@ -136,12 +141,6 @@ def _recorded(plan: Plan, state: WaveState, snapshot: Snapshot, result: GateResu
         proofs = [line.removeprefix("proof: ") for line in log.splitlines() if line.startswith("proof: ")]
         result.proof += [f"recorded by gate Job {namespace}/{job}: {line}" for line in proofs]
         return
-
-
-EXTRAS: dict[str, Callable[[Plan, WaveState, Snapshot, GateResult], None]] = {
-    "claim-pilot": _recorded,
-    "bridge": _recorded,
-}
 
 
 def evaluate_gates(gates: list[Gate], plan: Plan, state: WaveState, snapshot: Snapshot) -> list[GateResult]:
@@ -169,14 +168,14 @@ def _judged(
     outputs: list[list[str]],
     matches: Background[_SelectorMatches | None] | None,
 ) -> list[GateResult]:
+    jobs = gate_job_names(plan, state) if any(g.id in _RECORDING for g in gates) else {}
     results = []
     for gate, lines in zip(gates, outputs, strict=True):
         result = judge(GateResult(gate.id, gate.title), lines)
         if gate.id == "inventory" and matches is not None:
             _selectors(matches.result(), result)
-        extra = EXTRAS.get(gate.id)
-        if extra is not None:
-            extra(plan, state, snapshot, result)
+        if gate.id in _RECORDING:
+            _recorded(plan, snapshot, result, jobs)
         results.append(result)
     return results
 
