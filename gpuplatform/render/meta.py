@@ -51,14 +51,19 @@ _TOP = ("apiVersion", "kind", "metadata", "spec", "data", "stringData", "rules",
 _META = ("name", "generateName", "namespace", "labels", "annotations", "finalizers", "ownerReferences")
 
 
+def _conventional(mapping: Obj, first: tuple[str, ...]) -> Obj:
+    """`mapping` with the keys of `first` first, in that order, then the rest sorted."""
+    out: Obj = {k: mapping[k] for k in first if k in mapping}
+    out.update((k, mapping[k]) for k in sorted(mapping) if k not in out)
+    return out
+
+
 def order_keys(obj: Obj) -> Obj:
     """Top-level keys in Kubernetes' conventional order, metadata keys likewise, the rest sorted."""
-    out: Obj = {k: obj[k] for k in _TOP if k in obj}
-    out.update({k: obj[k] for k in sorted(obj) if k not in out})
+    out = _conventional(obj, _TOP)
     meta = out.get("metadata")
     if isinstance(meta, dict):
-        ordered = {k: meta[k] for k in _META if k in meta}
-        ordered.update({k: meta[k] for k in sorted(meta) if k not in ordered})
+        ordered = _conventional(meta, _META)
         for key in ("labels", "annotations"):
             if key in ordered:
                 ordered[key] = dict(sorted(ordered[key].items()))
@@ -85,10 +90,7 @@ def k8s_object(
     meta["labels"] = dict(sorted({MANAGED_BY: "gpuplatform", WAVE_LABEL: wave, **(labels or {})}.items()))
     if annotations:
         meta["annotations"] = dict(sorted(annotations.items()))
-    obj: Obj = {"apiVersion": api_version, "kind": kind, "metadata": meta}
-    obj.update((k, body[k]) for k in _TOP if k in body)
-    obj.update((k, body[k]) for k in sorted(body) if k not in obj)
-    return obj
+    return _conventional({"apiVersion": api_version, "kind": kind, "metadata": meta, **body}, _TOP)
 
 
 def cluster_identity(
