@@ -19,7 +19,7 @@ from gpuplatform.gates import EVIDENCE_CHECKS, Gate, gate_data, gates_for_wave
 from gpuplatform.gates.data import wave_data
 from gpuplatform.gates.matchers import DRA_DRIVER
 from gpuplatform.gates.nodes import pool_selectors
-from gpuplatform.gates.programs import DEVICE_READS
+from gpuplatform.gates.summary import summarise
 from gpuplatform.gates.verdict import GateResult, jq_input, judge, run_programs
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.gate_jobs import gate_job_names
@@ -30,33 +30,12 @@ from gpuplatform.versions import parse_release
 __all__ = ["GateResult", "evaluate_gate", "evaluate_gates", "evaluate_wave", "extra_checks"]
 
 
-_DEVICE_READS = tuple(DEVICE_READS.items())
-
-
-def _device(device: Any) -> Any:
-    """A device with only the attributes and capacities the programs read."""
-    if type(device) is not dict:
-        return device
-    reduced = device.copy()
-    for key, kept in _DEVICE_READS:
-        values = device.get(key)
-        if type(values) is dict:
-            reduced[key] = {name: values[name] for name in kept if name in values}
-    return reduced
-
-
-def _slice(item: Any) -> Any:
-    spec = item.get("spec") if isinstance(item, dict) else None
-    if not isinstance(spec, dict) or not isinstance(spec.get("devices"), list):
-        return item
-    return item | {"spec": spec | {"devices": [_device(d) for d in spec["devices"]]}}
-
-
 def _document(kinds: set[str], snapshot: Snapshot) -> dict[str, Any]:
-    """The kinds the programs read, ResourceSlices reduced to what they read, and the logs."""
+    """The kinds the programs read, ResourceSlices summed up by kind as the programs read them, and the logs."""
     document: dict[str, Any] = {kind: snapshot.items(kind) for kind in sorted(kinds)}
     if document.get("resourceslices") is not None:
-        document["resourceslices"] = [_slice(item) for item in document["resourceslices"]]
+        origin = str(snapshot.folder / "resourceslices.json")
+        document["resourceslices"] = summarise(document["resourceslices"], origin)
     return document | {"logs": snapshot.runtime_logs()}
 
 

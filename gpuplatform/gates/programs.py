@@ -2,7 +2,8 @@
 
 A program reads one object — `nodes`, `pods`, `resourceslices`, `resourceclaims`, `deviceclasses`
 (each a list, or null when it could not be read) and `logs` (`"<namespace>/<pod>"` -> text) — and
-the wave's facts as `$data` (`gates/data.py`). It prints one line per finding:
+the wave's facts as `$data` (`gates/data.py`). ResourceSlices are read `summarised`: each one's
+devices summed up by kind (`gates/summary.py`). It prints one line per finding:
 
 - `violation: …` the invariant is broken;
 - `unknown: …` it cannot be judged (a kind is missing, a pool has fewer nodes than it must,
@@ -25,16 +26,23 @@ from gpuplatform.gates.matchers import (
     DRA_KUBELET_PLUGIN_SUFFIX,
 )
 
-__all__ = ["DEVICE_READS", "PRELUDE", "PROGRAMS", "prelude_for", "program", "programs"]
-
-#: The device attributes and capacities the programs read: offline, a snapshot's devices are reduced
-#: to these before jq parses them (2,000 DRA nodes publish ~30 MB of ResourceSlices otherwise).
-DEVICE_READS: dict[str, tuple[str, ...]] = {
-    "attributes": ("productName", "profile", "type", "uuid"),
-    "capacity": ("memory",),
-}
+__all__ = ["PRELUDE", "PROGRAMS", "prelude_for", "program", "programs"]
 
 _PRELUDE = r"""
+def device_kinds:
+  reduce .[] as $d ({order: [], by: {}};
+    [$d.attributes.type.string, $d.attributes.productName.string, $d.attributes.profile.string,
+     $d.capacity.memory.value] as $kind
+    | ($kind | tojson) as $key
+    | (if .by[$key] == null then
+         .order += [$key]
+         | .by[$key] = {type: $kind[0], productName: $kind[1], profile: $kind[2], memory: $kind[3], names: [], uuids: []}
+       else . end)
+    | .by[$key].names += [$d.name] | .by[$key].uuids += [$d.attributes.uuid.string])
+  | .by as $by | [.order[] | $by[.]];
+def summarised:
+  map(if (.spec | type) == "object" and (.spec.devices | type) == "array"
+      then .spec |= (del(.devices) + {kinds: (.devices | device_kinds)}) else . end);
 def labels: .metadata.labels // {};
 def nsname: if .metadata.namespace then "\(.metadata.namespace)/\(.metadata.name)" else .metadata.name end;
 def live: (.status.phase // "") as $p | $p != "Succeeded" and $p != "Failed";
@@ -72,6 +80,7 @@ def found($in):
                        ($p.labels | to_entries) as $want
                        | [$in.nodes[] | labels as $l | select(all($want[]; $l[.key] == .value)) | .metadata.name]
                      else [] end)}];
+def member($set): type == "string" and ($set[.] // false);
 def absent: (.found | name_set) as $f | [.names[] | select(($f[.] // false) | not)];
 def coverage($pools):
   $pools[] | select((.found | length) < .minNodes)
@@ -100,7 +109,7 @@ def uuids: [split("\n")[] | select(contains("(UUID: ")) | split("(UUID: ")[1] | 
 def gpu_lines: [split("\n")[] | select(startswith("GPU ") and contains(": "))];
 def device_uuid($in; $pool; $device):
   [$in.resourceslices[] | select(.spec.driver == $data.driver and .spec.pool.name == $pool)
-   | (.spec.devices // [])[] | select(.name == $device) | .attributes.uuid.string // empty][0];
+   | (.spec.kinds // [])[] | .uuids[(.names | indices($device))[]] // empty][0];
 def claim_result($in; $ns; $name):
   ([$in.resourceclaims[] | select(.metadata.namespace == $ns and .metadata.name == $name)][0]) as $c
   | if $c == null then null
@@ -114,7 +123,7 @@ def gate_allocator_exclusivity:
   | need($in; ["nodes", "pods", "resourceslices"]) // (
     found($in) as $fp | mode_nodes($in; $fp) as $declared
     | ([$in.pods[] | select(live)] | by_node) as $pods_on
-    | ([$in.resourceslices[] | select(.spec.driver == $data.driver and ((.spec.devices // []) | length) > 0)
+    | ([$in.resourceslices[] | select(.spec.driver == $data.driver and ((.spec.kinds // []) | length) > 0)
         | .spec.nodeName // empty] | map({key: ., value: true}) | entries_object) as $publishing
     | coverage($fp),
       ($in.nodes[] | .metadata.name as $n | (labels[$data.modeLabel] // null) as $mode_label | $declared[$n] as $d
@@ -158,21 +167,18 @@ def gate_allocator_exclusivity:
 """
 
 _INVENTORY = r"""
-def device_findings($p; $i; $n; $bytes):
-  .name as $dev | (.attributes.productName.string // null) as $product
-  | (.capacity.memory.value // null) as $memory
-  | (if $i.type == "mig" then $i.profiles[.attributes.profile.string // ""] else $i.memory end) as $range
-  | (if $i.productName != null and $product != $i.productName then
-       "violation: \($n)/\($dev) is \($product // "<no productName>"), pool \($p.name) declares \($i.productName)"
+def kind_problems($p; $i; $bytes):
+  (if $i.type == "mig" then $i.profiles[.profile // ""] else $i.memory end) as $range
+  | (if $i.productName != null and .productName != $i.productName then
+       "is \(.productName // "<no productName>"), pool \($p.name) declares \($i.productName)"
      else empty end),
     (if $i.type == "mig" and ($i.profiles | length) > 0 and $range == null then
-       "violation: \($n)/\($dev) is MIG profile \(.attributes.profile.string // "<none>"), not in pool \($p.name)'s layout"
+       "is MIG profile \(.profile // "<none>"), not in pool \($p.name)'s layout"
      elif $range == null then empty
-     elif $memory == null then "violation: \($n)/\($dev) publishes no memory capacity"
-     elif ($bytes[$memory | tostring] // ($memory | bytes)) as $b | $b < $range.low or $b > $range.high then
-       "violation: \($n)/\($dev) publishes memory \($memory); the catalog's figure is \($range.describe)"
+     elif .memory == null then "publishes no memory capacity"
+     elif ($bytes[.memory] // (.memory | bytes)) as $b | $b < $range.low or $b > $range.high then
+       "publishes memory \(.memory); the catalog's figure is \($range.describe)"
      else empty end);
-def device_kind: [.attributes.productName.string, .attributes.profile.string, .capacity.memory.value];
 def gate_inventory:
   . as $in
   | need($in; ["nodes", "resourceslices", "deviceclasses"]) // (
@@ -181,25 +187,25 @@ def gate_inventory:
     | [$fp[] | select(.mode == "dra") | . as $p | $data.inventory[$p.name] as $i | .found[] as $n
        | ($slices_on[$n] // []) as $s
        | ([$s[] | .spec.pool.generation // 0] | max) as $gen
-       | [$s[] | select((.spec.pool.generation // 0) == $gen) | (.spec.devices // [])[]
-          | select(.attributes.type.string == $i.type)] as $devices
-       | {$p, $i, $n, published: ($s | length > 0), $devices, kinds: ($devices | unique_by(device_kind))}] as $nodes
-    | ([$nodes[].kinds[].capacity.memory.value | strings] | unique
+       | [$s[] | select((.spec.pool.generation // 0) == $gen) | (.spec.kinds // [])[] | select(.type == $i.type)] as $kinds
+       | {$p, $i, $n, published: ($s | length > 0), $kinds, count: ([$kinds[].names | length] | add // 0)}] as $nodes
+    | ([$nodes[].kinds[].memory | strings] | unique
        | map({key: ., value: bytes}) | entries_object) as $bytes
     | coverage([$fp[] | select(.mode == "dra")]),
-      ($nodes[] | .p as $p | .i as $i | .n as $n | .devices as $devices | .kinds as $kinds
+      ($nodes[] | .p as $p | .i as $i | .n as $n | .count as $count | .kinds as $kinds
         | if .published | not then "violation: node \($n) publishes no \($data.driver) ResourceSlice"
           else
-            [ (if ($devices | length) != $i.count then
-                 "violation: node \($n) publishes \($devices | length) \($i.type) device(s), pool \($p.name) declares \($i.count)"
+            [ (if $count != $i.count then
+                 "violation: node \($n) publishes \($count) \($i.type) device(s), pool \($p.name) declares \($i.count)"
                else empty end),
-              (if any($kinds[]; first(device_findings($p; $i; $n; $bytes)) | true)
-               then $devices[] | device_findings($p; $i; $n; $bytes) else empty end) ] as $v
+              ($kinds[] | [kind_problems($p; $i; $bytes)] as $problems
+               | if ($problems | length) > 0 then .names[] as $dev | $problems[] | "violation: \($n)/\($dev) \(.)"
+                 else empty end) ] as $v
             | $v[],
               (if ($v | length) > 0 then empty
-               else "proof: node \($n): \($devices | length) \($i.type) device(s)"
+               else "proof: node \($n): \($count) \($i.type) device(s)"
                  + (if $i.productName then ", \($i.productName)" else "" end)
-                 + (if $i.memory then ", memory \([$kinds[].capacity.memory.value] | unique | join(", "))" else "" end)
+                 + (if $i.memory then ", memory \([$kinds[].memory] | unique | join(", "))" else "" end)
                end)
           end),
       ($data.deviceClasses[] as $c
@@ -240,8 +246,8 @@ _ROLLBACK_SAFETY = r"""
 def gate_rollback_safety:
   . as $in
   | need($in; ["nodes", "pods", "resourceclaims"]) // (
-    found($in) as $fp | dra_names($fp) as $dra
-    | def outside($n): ($data.driverInstalled | not) or (any($dra[]; . == $n) | not);
+    found($in) as $fp | dra_names($fp) as $dra | ($dra | name_set) as $is_dra
+    | def outside($n): ($data.driverInstalled | not) or ($n | member($is_dra) | not);
       def why: if $data.driverInstalled then "which this wave does not declare DRA" else "and this wave has no DRA driver" end;
       [ ($in.resourceclaims[] | . as $c | claim_nodes[] | select(outside(.))
           | "violation: claim \($c | nsname) is allocated on node \(.), \(why)"),
@@ -338,13 +344,13 @@ _CLAIM_PLACEMENT = r"""
 def gate_claim_placement:
   . as $in
   | need($in; ["nodes", "resourceclaims"]) // (
-    dra_names(found($in)) as $dra
+    (dra_names(found($in)) | name_set) as $is_dra
     | [$in.resourceclaims[] | select((claim_nodes | length) > 0)] as $claims
     | if ($claims | length) == 0 then "proof: no claim holds a \($data.driver) device"
       else $claims[] | . as $c | claim_nodes[] as $n
       | ([($c.status.allocation.devices.results // [])[] | select(.driver == $data.driver)
           | "\(.driver)/\(.pool)/\(.device)"] | join(", ")) as $where
-      | if any($dra[]; . == $n) then "proof: claim \($c | nsname): \($where)"
+      | if $n | member($is_dra) then "proof: claim \($c | nsname): \($where)"
         else "violation: claim \($c | nsname) is allocated on \($n), not a DRA node of this wave (\($where))" end
       end
   );

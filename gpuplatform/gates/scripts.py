@@ -120,9 +120,15 @@ done
 """
 
 
+def _items(kind: str) -> str:
+    """The objects kubectl listed of `kind`, as the programs read them: ResourceSlices `summarised`."""
+    items = f"${kind}[0].items"
+    return f"({items} | summarised)" if kind == "resourceslices" else items
+
+
 def gate_script(gate_id: str, kinds: tuple[str, ...], data: str, timeout: int, logs: str) -> str:
     """The whole script of one gate: its facts, its jq program, the collection and the retry loop."""
-    source = "{" + ", ".join(f"{kind}: ${kind}[0].items" for kind in kinds) + ", logs: $logs[0]}"
+    source = "{" + ", ".join(f"{kind}: {_items(kind)}" for kind in kinds) + ", logs: $logs[0]}"
     lines = [
         "set -eu",
         f"GATE={gate_id}",
