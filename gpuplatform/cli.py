@@ -642,5 +642,32 @@ def import_operator_values(
         click.echo(line)
 
 
+def run() -> None:
+    """The `gpuplatform` console script: `main`, then the exit without freeing what it built.
+
+    A command holds up to hundreds of megabytes of objects (a 2,000-node snapshot parses into
+    ~300 MB) until it ends; freeing them one by one at exit costs 0.1-0.3 s and returns nothing
+    the operating system does not take back in one piece. So, as mypy does (`hard_exit` in
+    mypy/util.py, its default `fast_exit`), the streams are flushed and the process ends with
+    `os._exit`. Nothing of the command's is lost: files are written and closed before `main`
+    returns, and no command registers an exit handler. When a stream cannot be flushed (a closed
+    pipe), the ordinary exit reports it as before.
+    """
+    code: str | int | None = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+    if isinstance(code, str):
+        sys.exit(code)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        sys.exit(code)
+    os._exit(code or 0)
+
+
 if __name__ == "__main__":
-    main()
+    run()
