@@ -15,12 +15,13 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from functools import wraps
+from functools import partial, wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from gpuplatform.background import Background
 from gpuplatform.errors import (
     EnvironmentFailure,
     GpuplatformError,
@@ -210,6 +211,13 @@ def schema(kind: str) -> None:
     click.echo(json.dumps(spec_schema() if kind == "Platform" else overlay_schema(), indent=2))
 
 
+def _transition_verdicts(loaded: list[LoadedPlatform], source: str, target: str) -> list[dict[str, object]]:
+    """Each platform's capacity verdict of the transition (`plan --from/--to`)."""
+    from gpuplatform.capacity.verdicts import transition_verdict
+
+    return [transition_verdict(lp, source, target) for lp in loaded]
+
+
 @main.command()
 @click.argument("stack")
 @click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
@@ -219,7 +227,6 @@ def schema(kind: str) -> None:
 @guarded
 def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, target: str | None) -> None:
     """Print, per wave, which pools are legacy or DRA, what exists, and what changed."""
-    from gpuplatform.capacity.verdicts import transition_verdict
     from gpuplatform.plan.report import plan_report, plan_text
     from gpuplatform.plan.waves import plan_platform
     from gpuplatform.policy.selectors import refuse_uncompilable
@@ -231,8 +238,10 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
 
         if source is None or target is None:
             raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
-        found = reviewed_transitions(loaded, source, target)
-        verdicts = [transition_verdict(lp, source, target) for lp in loaded]
+        # the capacity verdicts are placed by a forked child while the transitions are rendered
+        with Background(partial(_transition_verdicts, loaded, source, target)) as placed:
+            found = reviewed_transitions(loaded, source, target)
+            verdicts = placed.result()
         if fmt == "json":
             click.echo(
                 json.dumps(
