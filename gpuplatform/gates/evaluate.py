@@ -19,6 +19,7 @@ from gpuplatform.gates import EVIDENCE_CHECKS, Gate, gate_data, gates_for_wave
 from gpuplatform.gates.data import wave_data
 from gpuplatform.gates.matchers import DRA_DRIVER
 from gpuplatform.gates.nodes import pool_selectors
+from gpuplatform.gates.projection import project
 from gpuplatform.gates.summary import summarise
 from gpuplatform.gates.verdict import GateResult, jq_input, judge, run_programs
 from gpuplatform.plan.waves import Plan, WaveState
@@ -31,8 +32,12 @@ __all__ = ["GateResult", "evaluate_gate", "evaluate_gates", "evaluate_wave", "ex
 
 
 def _document(kinds: set[str], snapshot: Snapshot) -> dict[str, Any]:
-    """The kinds the programs read, ResourceSlices summed up by kind as the programs read them, and the logs."""
+    """The kinds the programs read, as they read them (Nodes and Pods projected to the fields they
+    read, ResourceSlices' devices summed up by kind), and the logs."""
     document: dict[str, Any] = {kind: snapshot.items(kind) for kind in sorted(kinds)}
+    for kind, items in document.items():
+        if items is not None:
+            document[kind] = project(kind, items)
     if document.get("resourceslices") is not None:
         origin = str(snapshot.folder / "resourceslices.json")
         document["resourceslices"] = summarise(document["resourceslices"], origin)

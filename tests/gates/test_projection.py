@@ -1,0 +1,120 @@
+"""Projecting Nodes and Pods to the fields the programs read never changes a verdict."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuplatform.evidence.snapshot import Snapshot
+from gpuplatform.gates import EVIDENCE_CHECKS, gate_data, gates_for_wave
+from gpuplatform.gates import projection as projection_module
+from gpuplatform.gates.data import wave_data
+from gpuplatform.gates.projection import project
+from gpuplatform.gates.summary import summarise
+from gpuplatform.gates.verdict import jq_input, run_programs
+from gpuplatform.load.stacks import load_stack
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.validation import validation_jobs
+from tests.conftest import REPO
+
+Kinds = dict[str, list[dict[str, Any]]]
+
+
+def _unready_operand(kinds: Kinds) -> None:
+    pod = next(p for p in kinds["pods"] if p["metadata"]["namespace"] == "gpu-operator")
+    pod["status"]["containerStatuses"][0]["ready"] = False
+
+
+def _terminating_claim_holder(kinds: Kinds) -> None:
+    pod = next(p for p in kinds["pods"] if p["spec"].get("resourceClaims"))
+    pod["metadata"]["deletionTimestamp"] = "2026-12-03T00:00:00Z"
+    pod["status"]["phase"] = "Succeeded"
+
+
+def _device_plugin_on_a_dra_node(kinds: Kinds) -> None:
+    plugin = next(
+        p for p in kinds["pods"] if p["metadata"]["name"].startswith("dra-driver-nvidia-gpu-kubelet")
+    )
+    plugin["metadata"]["labels"] = {"app": "nvidia-device-plugin-daemonset"}
+    plugin["metadata"]["ownerReferences"][0]["name"] = "nvidia-device-plugin-daemonset"
+
+
+def _odd_shapes(kinds: Kinds) -> None:
+    kinds["pods"][1]["status"]["containerStatuses"] = None
+    kinds["pods"][2]["metadata"]["ownerReferences"] = "not a list"
+    kinds["pods"][3]["spec"]["nodeName"] = None
+    kinds["nodes"][0]["status"] = {"allocatable": {"nvidia.com/gpu": "8", "nvidia.com/mig-1g.10gb": "0"}}
+
+
+def _healthy(kinds: Kinds) -> None:
+    return None
+
+
+@pytest.mark.parametrize(
+    "breaks",
+    [_healthy, _unready_operand, _terminating_claim_holder, _device_plugin_on_a_dra_node, _odd_shapes],
+)
+@pytest.mark.parametrize("wave", ["application", "final-cutover"])
+def test_every_gate_says_the_same_on_projected_nodes_and_pods(
+    wave: str, breaks: Callable[[Kinds], None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the benchmark fleet's snapshot (pods with every field kubectl prints), broken on request
+    lines = _verdicts(wave, breaks, tmp_path, monkeypatch)
+    # WHEN every gate runs on the whole Nodes and Pods and on their projection
+    whole, projected = lines(lambda kind, items: items), lines(project)
+    # THEN alike, and a break is seen
+    assert projected == whole
+    if breaks in (_unready_operand, _terminating_claim_holder, _device_plugin_on_a_dra_node):
+        assert any(line.startswith("violation: ") for gate in whole for line in gate)
+
+
+def test_a_projection_that_drops_a_read_field_changes_a_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN an operand pod that is not ready, and a projection that forgets containers' readiness
+    lines = _verdicts("final-cutover", _unready_operand, tmp_path, monkeypatch)
+    reads = copy.deepcopy(projection_module.READS)
+    del reads["pods"]["status"]["containerStatuses"]  # type: ignore[union-attr]
+    monkeypatch.setattr(projection_module, "READS", reads)
+    # THEN the verdicts differ: the test above would catch such a projection
+    assert lines(project) != lines(lambda kind, items: items)
+
+
+def _verdicts(
+    wave: str, breaks: Callable[[Kinds], None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Callable[[Callable[[str, list[Any]], list[Any]]], list[list[str]]]:
+    """Every gate's lines on the fleet snapshot at `wave` (broken by `breaks`), Nodes and Pods
+    given through a projection."""
+    monkeypatch.setenv("FLEET_NODES", "40")
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    import fleet_snapshot
+
+    kinds, logs = fleet_snapshot.build(wave)
+    breaks(kinds)
+    snapshot = Snapshot(tmp_path, {**kinds}, logs=logs)
+    (loaded,) = load_stack(REPO / "benchmarks" / "fleet.py")
+    plan = plan_platform(loaded.platform)
+    state = plan.wave(wave)
+    facts = wave_data(plan, state, validation_jobs(plan, state).data)
+    runs = [(g.id, g.kinds, gate_data(g, facts)) for g in [*gates_for_wave(plan, state), *EVIDENCE_CHECKS]]
+
+    def lines(through: Callable[[str, list[Any]], list[Any]]) -> list[list[str]]:
+        document: dict[str, Any] = {kind: through(kind, snapshot.items(kind) or []) for kind in kinds}
+        document["resourceslices"] = summarise(document["resourceslices"], "resourceslices.json")
+        return run_programs(runs, jq_input(document | {"logs": snapshot.runtime_logs()}))
+
+    return lines
+
+
+def test_the_projection_keeps_the_shape_it_does_not_expect_as_it_is() -> None:
+    pods = [
+        {"metadata": "x", "spec": {"nodeName": "n", "containers": [1]}, "status": {"containerStatuses": 3}}
+    ]
+    assert project("pods", pods) == [
+        {"metadata": "x", "spec": {"nodeName": "n"}, "status": {"containerStatuses": 3}}
+    ]
+    assert project("resourceclaims", pods) is pods
