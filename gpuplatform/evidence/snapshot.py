@@ -214,16 +214,28 @@ def _finish(out: Path, manifest: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class Snapshot:
-    """A snapshot folder, read: items per kind (`None` when missing), nvidia-smi rows, pod logs."""
+    """A snapshot folder, read: items per kind (`None` when missing), nvidia-smi rows, pod logs.
+
+    With `lazy`, a kind not in `kinds` is read from `<folder>/<kind>.json` when first asked for
+    (`load_snapshot`): a command reads the kinds it uses, and a forked child can read some while its
+    parent reads others. A file that is not `kubectl get -o json` output is refused then.
+    """
 
     folder: Path
     kinds: dict[str, list[dict[str, Any]] | None] = field(default_factory=dict)
     nvidia_smi: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     logs: dict[str, str] = field(default_factory=dict)
     """`namespace/pod` -> the `kubectl logs` text."""
+    lazy: bool = False
 
     def items(self, kind: str) -> list[dict[str, Any]] | None:
+        if self.lazy and kind not in self.kinds and kind in KINDS:
+            self.kinds[kind] = _read_kind(self.folder, kind)
         return self.kinds.get(kind)
+
+    def every_kind(self) -> dict[str, list[dict[str, Any]] | None]:
+        """Items of every kind a snapshot holds (None for a missing one)."""
+        return {kind: self.items(kind) for kind in KINDS}
 
     def runtime_logs(self) -> dict[str, str]:
         """Pod logs, with each `--nvidia-smi` CSV row added as the `nvidia-smi -L` line it stands for."""
@@ -244,23 +256,26 @@ def _csv_rows(text: str) -> list[dict[str, str]]:
     return [dict(zip(header, (c.strip() for c in line.split(",")), strict=False)) for line in lines[1:]]
 
 
+def _read_kind(folder: Path, kind: str) -> list[dict[str, Any]] | None:
+    """The items of `<folder>/<kind>.json` (None when there is no such file)."""
+    path = folder / f"{kind}.json"
+    if not path.is_file():
+        return None
+    doc = read_data(path)
+    items = doc.get("items") if isinstance(doc, dict) else None
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise InputError.single(
+            str(path), "items", "expected `kubectl get -o json` output (a List of objects)"
+        )
+    return items
+
+
 def load_snapshot(folder: Path) -> Snapshot:
-    """Read a snapshot folder (or a folder of `kubectl get -o json` files named `<kind>.json`)."""
+    """A snapshot folder (or a folder of `kubectl get -o json` files named `<kind>.json`): its
+    logs and nvidia-smi rows read, its kinds read when first asked for."""
     if not folder.is_dir():
         raise InputError.single(str(folder), "", "no such snapshot folder")
-    snapshot = Snapshot(folder)
-    for kind in KINDS:
-        path = folder / f"{kind}.json"
-        if not path.is_file():
-            snapshot.kinds[kind] = None
-            continue
-        doc = read_data(path)
-        items = doc.get("items") if isinstance(doc, dict) else None
-        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
-            raise InputError.single(
-                str(path), "items", "expected `kubectl get -o json` output (a List of objects)"
-            )
-        snapshot.kinds[kind] = items
+    snapshot = Snapshot(folder, lazy=True)
     smi = folder / "nvidia-smi"
     if smi.is_dir():
         for path in sorted(smi.glob("*.csv")):

@@ -168,7 +168,7 @@ def running_gpus(snapshot: Snapshot) -> dict[str, dict[str, int]]:
         for p in snapshot.items("pods") or []
         if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
     ]
-    live = Snapshot(snapshot.folder, {**snapshot.kinds, "pods": pods}, snapshot.nvidia_smi)
+    live = Snapshot(snapshot.folder, snapshot.every_kind() | {"pods": pods}, snapshot.nvidia_smi)
     found: dict[str, dict[str, int]] = {}
     for row in workload_rows(live):
         if row.gpus:
