@@ -21,6 +21,7 @@ from gpuplatform.gates.matchers import DRA_DRIVER
 from gpuplatform.gates.nodes import pool_selectors
 from gpuplatform.gates.projection import project
 from gpuplatform.gates.summary import summarise
+from gpuplatform.gates.twins import TWINS, Unlike, found
 from gpuplatform.gates.verdict import GateResult, jq_input, judge, run_programs
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.gate_jobs import gate_job_names
@@ -31,17 +32,20 @@ from gpuplatform.versions import parse_release
 __all__ = ["GateResult", "evaluate_gate", "evaluate_gates", "evaluate_wave", "extra_checks"]
 
 
+def _read(kind: str, snapshot: Snapshot) -> list[dict[str, Any]] | None:
+    """The snapshot's items of `kind` as the programs read them: Nodes and Pods projected to the
+    fields they read, ResourceSlices' devices summed up by kind (None when the kind is missing)."""
+    items = snapshot.items(kind)
+    if items is None:
+        return None
+    if kind == "resourceslices":
+        return summarise(items, str(snapshot.folder / "resourceslices.json"))
+    return project(kind, items)
+
+
 def _document(kinds: set[str], snapshot: Snapshot) -> dict[str, Any]:
-    """The kinds the programs read, as they read them (Nodes and Pods projected to the fields they
-    read, ResourceSlices' devices summed up by kind), and the logs."""
-    document: dict[str, Any] = {kind: snapshot.items(kind) for kind in sorted(kinds)}
-    for kind, items in document.items():
-        if items is not None:
-            document[kind] = project(kind, items)
-    if document.get("resourceslices") is not None:
-        origin = str(snapshot.folder / "resourceslices.json")
-        document["resourceslices"] = summarise(document["resourceslices"], origin)
-    return document | {"logs": snapshot.runtime_logs()}
+    """The kinds the programs read, as they read them, and the logs."""
+    return {kind: _read(kind, snapshot) for kind in sorted(kinds)} | {"logs": snapshot.runtime_logs()}
 
 
 def _dra_devices(plan: Plan, state: WaveState, snapshot: Snapshot) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -127,21 +131,81 @@ def _recorded(plan: Plan, snapshot: Snapshot, result: GateResult, jobs: Mapping[
         return
 
 
-def evaluate_gates(gates: list[Gate], plan: Plan, state: WaveState, snapshot: Snapshot) -> list[GateResult]:
-    """Gates (or evidence checks) against a snapshot: their programs run in one jq pass.
+_Run = tuple[str, tuple[str, ...], dict[str, Any]]
 
-    With the inventory gate, its selector matches are counted by a forked child (`Background`)
-    meanwhile; the result, and any error, are those of a plain call.
+
+def _pools(runs: list[_Run], document: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The wave's pools with their nodes (`found`) for the twins; None when a node has a value of a
+    type the API never serves (the gates that read the pools are then left to jq)."""
+    data = next((d for _, _, d in runs if "pools" in d), None)
+    if data is None or document.get("nodes") is None:
+        return []
+    try:
+        return found(document, data)
+    except Unlike:
+        return None
+
+
+def _by_twins(
+    runs: list[_Run],
+    document: dict[str, Any],
+    pools: list[dict[str, Any]] | None,
+    judged: dict[int, list[str]],
+) -> None:
+    """Judge by its twin each gate of `runs` not yet `judged` whose kinds `document` holds (by its
+    index); a twin that meets a value of a type the API never serves leaves its gate to jq."""
+    for i, (gate_id, kinds, data) in enumerate(runs):
+        twin = TWINS.get(gate_id)
+        if i in judged or twin is None or any(kind not in document for kind in kinds):
+            continue
+        if pools is None and "pools" in data:
+            continue
+        try:
+            judged[i] = twin(document, data, pools or [])
+        except Unlike:
+            continue
+
+
+def _lines(runs: list[_Run], document: dict[str, Any], judged: dict[int, list[str]]) -> list[list[str]]:
+    """Each gate's lines: `judged` by its twin, or by its program in one jq pass."""
+    rest = [run for i, run in enumerate(runs) if i not in judged]
+    by_jq = iter(run_programs(rest, jq_input(document)) if rest else [])
+    return [judged[i] if i in judged else next(by_jq) for i in range(len(runs))]
+
+
+def _from_slices(
+    plan: Plan, state: WaveState, snapshot: Snapshot
+) -> tuple[list[dict[str, Any]] | None, _SelectorMatches | None]:
+    """The ResourceSlices as the programs read them, and the tiers' and bridges' selector matches."""
+    return _read("resourceslices", snapshot), _selector_matches(plan, state, snapshot)
+
+
+def evaluate_gates(gates: list[Gate], plan: Plan, state: WaveState, snapshot: Snapshot) -> list[GateResult]:
+    """Gates (or evidence checks) against a snapshot: by their Python twins (`gates/twins.py`), and
+    the programs of those a twin leaves to jq in one jq pass.
+
+    With the inventory gate, a forked child (`Background`) reads the ResourceSlices, sums their
+    devices up and counts the tiers' and bridges' selector matches, while the parent reads the
+    other kinds and judges the gates that do not read slices; the result, and any error, are those
+    of a plain call.
     """
     facts = wave_data(plan, state, validation_jobs(plan, state).data)
     runs = [(g.id, g.kinds, gate_data(g, facts)) for g in gates]
-    text = jq_input(_document({kind for g in gates for kind in g.kinds}, snapshot))
+    kinds = {kind for g in gates for kind in g.kinds}
+    judged: dict[int, list[str]] = {}
     if not any(g.id == "inventory" for g in gates):
-        return _judged(gates, plan, state, snapshot, run_programs(runs, text), None)
-    # forked once the jq input is written: meanwhile the parent only runs jq, so the pages of the
-    # snapshot's objects are copied for the child alone
-    with Background(partial(_selector_matches, plan, state, snapshot)) as matches:
-        return _judged(gates, plan, state, snapshot, run_programs(runs, text), matches)
+        document = _document(kinds, snapshot)
+        _by_twins(runs, document, _pools(runs, document), judged)
+        return _judged(gates, plan, state, snapshot, _lines(runs, document, judged), None)
+    with Background(partial(_from_slices, plan, state, snapshot)) as child:
+        document = _document(kinds - {"resourceslices"}, snapshot)
+        pools = _pools(runs, document)
+        _by_twins(runs, document, pools, judged)
+        slices, matches = child.result()
+    if "resourceslices" in kinds:
+        document["resourceslices"] = slices
+    _by_twins(runs, document, pools, judged)
+    return _judged(gates, plan, state, snapshot, _lines(runs, document, judged), matches)
 
 
 def _judged(
@@ -150,14 +214,14 @@ def _judged(
     state: WaveState,
     snapshot: Snapshot,
     outputs: list[list[str]],
-    matches: Background[_SelectorMatches | None] | None,
+    matches: _SelectorMatches | None,
 ) -> list[GateResult]:
     jobs = gate_job_names(plan, state) if any(g.id in _RECORDING for g in gates) else {}
     results = []
     for gate, lines in zip(gates, outputs, strict=True):
         result = judge(GateResult(gate.id, gate.title), lines)
-        if gate.id == "inventory" and matches is not None:
-            _selectors(matches.result(), result)
+        if gate.id == "inventory":
+            _selectors(matches, result)
         if gate.id in _RECORDING:
             _recorded(plan, snapshot, result, jobs)
         results.append(result)

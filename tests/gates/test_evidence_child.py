@@ -1,5 +1,5 @@
-"""evidence with its forked child (the tiers' and bridges' selector matches counted while jq runs)
-judges exactly as a plain run."""
+"""evidence with its forked child (the ResourceSlices read and summed up, the tiers' and bridges'
+selector matches counted, while the parent judges the other kinds) judges exactly as a plain run."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from gpuplatform import background
+from gpuplatform.errors import InputError
 from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.gates.evaluate import evaluate_wave
 from gpuplatform.plan.waves import plan_platform
@@ -41,3 +42,22 @@ def test_the_child_changes_no_verdict(tmp_path: Path, monkeypatch: pytest.Monkey
     assert tiers
     if devices == "none":
         assert all("matches no device" in line for line in tiers)
+
+
+def test_a_slices_file_the_child_cannot_read_is_refused_as_in_a_plain_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a snapshot whose ResourceSlices file is not `kubectl get -o json` output
+    platform = load_platform(tmp_path, fleet_doc())
+    plan = plan_platform(platform)
+    folder = build(platform, "app").write(tmp_path / "snap")
+    (folder / "resourceslices.json").write_text('{"items": "none"}')
+    # WHEN the wave is judged with the child and without / THEN the same error, naming the file
+    errors = []
+    for fork in (True, False):
+        monkeypatch.setattr(background, "can_fork", lambda fork=fork: fork)
+        with pytest.raises(InputError) as caught:
+            evaluate_wave(plan, plan.wave("app"), load_snapshot(folder))
+        errors.append(caught.value.problems)
+    assert errors[0] == errors[1]
+    assert errors[0][0].file.endswith("resourceslices.json")
