@@ -610,34 +610,45 @@ def cleanup(document: Object, data: Object, pools: list[dict[str, Any]]) -> Line
     claims = _items(document["resourceclaims"])
     v = []
     for claim in claims:
-        for user in _items(_at(claim, "status", "reservedFor")):
-            if _field(user, "resource") != "pods":
-                continue
-            pod, name = _pod_of(pods, user), _shown(_text(_field(user, "name")))
-            if pod is None:
-                v.append(
-                    f"violation: claim {_nsname(claim)} is reserved for pod {name}, which no longer exists"
-                )
-            elif not _live(pod):
-                phase = _shown(_text(_at(pod, "status", "phase")))
-                v.append(
-                    f"violation: claim {_nsname(claim)} is still reserved for pod {name}, which has finished ({phase})"
-                )
+        users = [u for u in _items(_at(claim, "status", "reservedFor")) if _field(u, "resource") == "pods"]
+        v += _stale(
+            pods,
+            claim,
+            users,
+            "claim {claim} is reserved for pod {pod}, which no longer exists",
+            "claim {claim} is still reserved for pod {pod}, which has finished ({phase})",
+        )
     allocated = [c for c in claims if _at(c, "status", "allocation") is not None]
     for claim in allocated:
-        for owner in _items(_at(claim, "metadata", "ownerReferences")):
-            if not (_field(owner, "kind") == "Pod" and _field(owner, "controller") is True):
-                continue
-            pod, name = _pod_of(pods, owner), _shown(_text(_field(owner, "name")))
-            if pod is None:
-                v.append(
-                    f"violation: claim {_nsname(claim)} of pod {name}, which no longer exists, is still allocated"
-                )
-            elif not _live(pod):
-                v.append(f"violation: claim {_nsname(claim)} of finished pod {name} is still allocated")
+        owners = [
+            o
+            for o in _items(_at(claim, "metadata", "ownerReferences"))
+            if _field(o, "kind") == "Pod" and _field(o, "controller") is True
+        ]
+        v += _stale(
+            pods,
+            claim,
+            owners,
+            "claim {claim} of pod {pod}, which no longer exists, is still allocated",
+            "claim {claim} of finished pod {pod} is still allocated",
+        )
     if v:
         return v
     return [f"proof: {len(allocated)} allocated claim(s), each reserved only for pods that exist and may run"]
+
+
+def _stale(pods: Mapping[str, Any], claim: Any, references: list[Any], gone: str, finished: str) -> Lines:
+    """A violation for each reference of `claim` (a reservation, an owner) to a pod that no longer
+    exists (`gone`) or has finished (`finished`); the texts name {claim}, {pod} and its {phase}."""
+    lines = []
+    for reference in references:
+        pod, name = _pod_of(pods, reference), _shown(_text(_field(reference, "name")))
+        if pod is None:
+            lines.append("violation: " + gone.format(claim=_nsname(claim), pod=name))
+        elif not _live(pod):
+            phase = _shown(_text(_at(pod, "status", "phase")))
+            lines.append("violation: " + finished.format(claim=_nsname(claim), pod=name, phase=phase))
+    return lines
 
 
 def _pod_of(pods: Mapping[str, Any], reference: Any) -> Any:
