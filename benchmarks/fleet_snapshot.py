@@ -4,8 +4,9 @@ Run: `FLEET_NODES=2000 python benchmarks/fleet_snapshot.py WAVE DIR`. Determinis
 nodes carry the wave's mode label; legacy nodes advertise `nvidia.com/gpu` and run the device
 plugin; DRA nodes advertise none, run the DRA kubelet plugin and publish the catalog's
 ResourceSlices; every GPU node carries the GPU Operator's `nvidia.com/gpu.deploy.<operand>=true`
-labels and runs a pod of each operand the fleet's values enable (the MIG manager on MIG-capable
-GPUs); the driver's controller runs; every pod is ready; every workload runs one pod on a node of
+labels and runs a pod of each operand the fleet's values enable (the MIG manager only where
+`nvidia.com/mig.capable=true`, as GPU Operator v26.3.1 labels it: `addGPUStateLabels` and
+`hasMIGCapableGPU` in controllers/state_manager.go); the driver's controller runs; every pod is ready; every workload runs one pod on a node of
 its tier's kind (with an allocated ResourceClaim once it has moved); Karpenter pools have two nodes
 labelled with their NodePool; the bridge probe Job's pods ran on a legacy node (device plugin) and a
 DRA node (bridge claim) and logged the one GPU they saw.
@@ -61,7 +62,6 @@ def _node(name: str, product: str, gpus: int, dra: bool, labels: dict[str, str])
                 "nvidia.com/gpu.family": "hopper",
                 "nvidia.com/gpu.machine": "p5.48xlarge",
                 "nvidia.com/gpu.memory": "81559",
-                "nvidia.com/mig.capable": "true",
                 "nvidia.com/gpu.present": "true",
                 "nvidia.com/gpu.product": product.replace(" ", "-"),
                 "nvidia.com/gpu.count": str(gpus),
@@ -331,6 +331,7 @@ def build(wave: str) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str]]:
         product = lookup_product(pool.product).product_name
         mig_capable = bool(mig_profiles(pool.product))
         labels = {platform.mode_label_key: state.pool_modes[pool.name]}
+        labels["nvidia.com/mig.capable"] = str(mig_capable).lower()
         labels |= {o.deploy_label: "true" for o in operands if o.name != "mig-manager" or mig_capable}
         names = list(pool.nodes)
         if pool.provisioner is not None:
