@@ -77,6 +77,7 @@ def _specs(tmp_path: Path) -> tuple[Path, Path]:
 
 POINTS = [
     ("writing", True),
+    ("writing-late", True),
     ("staged", True),
     ("swapped", True),
     ("committed", True),
@@ -102,8 +103,12 @@ def test_a_killed_synth_leaves_a_whole_tree_and_the_next_run_recovers(
     out = tmp_path / "out"
     assert _synth(old, out) == 0
     assert _complete_tree(out / "lab") == "pilot"
-    # WHEN a synth of the new spec is killed at `point`
-    assert _synth(new, out, crash_at=point, exchange=exchange) == 86
+    # WHEN a synth of the new spec is killed at `point` (writing-late: while it stages the files
+    # computed meanwhile, the runbooks and the lock file)
+    if point == "writing-late":
+        assert _synth(new, out, crash_at="writing", nth=2, exchange=exchange) == 86
+    else:
+        assert _synth(new, out, crash_at=point, exchange=exchange) == 86
     # THEN the old or the new tree is complete, at its place or at the backup name the state records
     found = _recorded_trees(out)
     assert set(found.values()) & {"pilot", "claims"}, found
@@ -144,3 +149,26 @@ def test_a_run_killed_between_two_platforms_is_rolled_back_for_both(tmp_path: Pa
         assert recover(state) == []
     assert (_complete_tree(out / "one"), _complete_tree(out / "two")) == ("pilot", "pilot")
     assert sorted(p.name for p in out.iterdir()) == [".gpuplatform.lock", "one", "two"]
+
+
+@pytest.mark.parametrize(
+    ("point", "nth", "recorded"),
+    [("writing", 2, False), ("staged", 1, False), ("moved-old", 1, True)],
+    ids=["staging-the-lock", "staged", "swapping"],
+)
+def test_the_new_lock_digest_is_recorded_with_the_swapping_phase(
+    tmp_path: Path, point: str, nth: int, recorded: bool
+) -> None:
+    # GIVEN a complete tree rendered from the old spec
+    old, new = _specs(tmp_path)
+    out = tmp_path / "out"
+    assert _synth(old, out) == 0
+    # WHEN a synth of the new spec is killed while it stages, once it staged, or while it swaps
+    assert _synth(new, out, crash_at=point, nth=nth, exchange=False) == 86
+    # THEN the record names the new tree's lock digest only from "swapping" on: before, no swap
+    # happened and recovery needs it not
+    state = json.loads((out / ".gpuplatform.lock").read_text())
+    (entry,) = state["entries"]
+    assert state["phase"] == ("swapping" if recorded else "staging")
+    lock = out / entry["staging"] / "gpuplatform.lock.json"
+    assert entry["new"] == ("sha256:" + hashlib.sha256(lock.read_bytes()).hexdigest() if recorded else None)

@@ -248,7 +248,8 @@ def synth_tree(
     Refuses (PolicyRefusal) when an error-level rule fires whose code is not in `overrides`;
     nothing in `out` changes unless every platform is written. The rules, the runbooks' capacity
     notes and the hand-offs' files are computed by a forked child (`Background`) while the parent
-    serialises the waves; the outcome, errors included, is a plain run's.
+    serialises the waves; the runbooks and the lock files by another while the parent stages the
+    waves. The outcome, errors included, is a plain run's.
     """
     trees = render_trees(loaded)
     shares = {name: _child_share(tree) for name, tree in trees.items()}
@@ -271,12 +272,11 @@ def synth_tree(
         files = _serialize_whole(loaded, trees)
     else:
         files = {name: dict(sorted((own | theirs[name]).items())) for name, own in files.items()}
-    rendered = {
-        lp.platform.name: completed_files(lp, files[lp.platform.name], overrides, notes[lp.platform.name])
-        for lp in loaded
-    }
-    findings += write_trees(out, rendered, prune=prune)
-    return sorted(rendered), findings
+    for lp in loaded:  # before anything is staged: a path must not leave its tree
+        check_paths(lp.source, files[lp.platform.name])
+    with Background(partial(_completions, loaded, files, overrides, notes)) as completions:
+        findings += write_trees(out, files, prune=prune, rest=completions.result)
+    return sorted(files), findings
 
 
 def _serialize_whole(
@@ -311,6 +311,22 @@ def _judged(
     except RenderedOutputInvalid:
         return findings, notes, None
     return findings, notes, files
+
+
+def _completions(
+    loaded: Sequence[LoadedPlatform],
+    files: Mapping[str, dict[str, bytes]],
+    overrides: Sequence[str],
+    notes: Mapping[str, Mapping[str, str]],
+) -> dict[str, dict[str, bytes]]:
+    """The files `completed_files` adds to each platform's `files` (its runbooks and lock file):
+    what synth's child renders while the parent stages the rest."""
+    added: dict[str, dict[str, bytes]] = {}
+    for lp in loaded:
+        own = files[lp.platform.name]
+        whole = completed_files(lp, dict(own), overrides, notes[lp.platform.name])
+        added[lp.platform.name] = {path: data for path, data in whole.items() if path not in own}
+    return added
 
 
 @dataclass(frozen=True)

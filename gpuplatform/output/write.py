@@ -11,9 +11,10 @@ on the recorded names only, never on names that merely look like ours. Links are
 Protocol (one run at a time, under an flock on the state file):
 1. recover what a killed run recorded: roll it back, or finish its clean-up if it had committed;
 2. check every target (ours, or absent) and every prune candidate before anything changes;
-3. record the plan, stage every platform, flush the staging file system once (syncfs(2): one call
-   for all files, instead of an fsync per file);
-4. swap every platform in (renameat2 RENAME_EXCHANGE where the kernel has it, else two renames
+3. record the plan, stage every platform (last the files a caller computed meanwhile, the lock
+   files among them), flush the staging file system once (syncfs(2): one call for all files,
+   instead of an fsync per file);
+4. record "swapping" with the new trees' lock digests, swap every platform in (renameat2 RENAME_EXCHANGE where the kernel has it, else two renames
    through the backup name), fsync `<out>`, record "committed", remove the old trees.
 A failure or SIGINT before "committed" restores every platform of the run; a kill is restored by
 the next run. At every instant each platform has a complete tree at its place or at a recorded name.
@@ -37,7 +38,7 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -275,7 +276,8 @@ def owned_tree(root: Path, platform: str, *, digests: bool = False) -> OwnedTree
 
 @dataclass
 class _Entry:
-    """One platform of a run: its names and the lock digests of the old and the new tree."""
+    """One platform of a run: its names and the lock digests of the old and the new tree (no new
+    one for a tree pruned, nor while the run stages)."""
 
     name: str
     staging: str
@@ -540,7 +542,7 @@ def _create(path: str, data: bytes) -> None:
 
 
 def _write_files(root: Path, files: Mapping[str, bytes], current: Path | None) -> None:
-    """Create `root` (it must not exist) and every file under it, never through a link.
+    """Create every file of `files` under the folder `root`, never through a link.
 
     A file whose bytes the `current` tree already holds is staged as a hard link to it: no data is
     written and no inode is allocated, and removing the old tree after the swap frees none. (Creating
@@ -553,7 +555,6 @@ def _write_files(root: Path, files: Mapping[str, bytes], current: Path | None) -
     folders (creating files is kernel work, done outside the interpreter lock; in one folder the
     kernel would serialise them). A failure in either stops both and is raised.
     """
-    os.mkdir(root, 0o755)
     new, old = os.fspath(root), None if current is None else os.fspath(current)
     for parent in sorted({rel.rpartition("/")[0] for rel in files} - {""}):
         os.makedirs(f"{new}/{parent}", exist_ok=True)
@@ -585,10 +586,9 @@ def _stage(new: str, old: str | None, items: list[tuple[str, bytes]], failed: th
         raise
 
 
-def _plan(
-    out: Path, trees: Mapping[str, Mapping[str, bytes]], prune: bool
-) -> tuple[list[_Entry], list[Problem]]:
-    """Check every target and prune candidate before anything changes; the run's entries."""
+def _plan(out: Path, trees: Collection[str], prune: bool) -> tuple[list[_Entry], list[Problem]]:
+    """Check every target (the platforms of `trees`) and prune candidate before anything changes;
+    the run's entries, whose new lock digests are set once the trees are staged."""
     run = secrets.token_hex(8)
     entries: list[_Entry] = []
     problems: list[Problem] = []
@@ -610,7 +610,7 @@ def _plan(
                 )
                 continue
             old = owned.lock_digest
-        entries.append(entry(name, old, _digest(bytes(trees[name][LOCK_FILE]))))
+        entries.append(entry(name, old, None))
     if prune:
         for candidate in sorted(out.iterdir()):
             name = candidate.name
@@ -645,9 +645,15 @@ def write_trees(
     *,
     prune: bool = False,
     timeout: float = LOCK_TIMEOUT_SECONDS,
+    rest: Callable[[], Mapping[str, Mapping[str, bytes]]] | None = None,
 ) -> list[Problem]:
     """Replace `<out>/<name>` by each of `trees` (and, with `prune`, remove our trees not in it),
     all or nothing. Returns warnings (leftovers that could not be removed, trees not pruned).
+
+    `rest`, when given, returns more files of the same platforms, none of them in `trees`: it is
+    called once `trees` are staged, so that a caller can compute them meanwhile (synth's child
+    renders the runbooks and the lock files while the waves are staged). Each platform's
+    `gpuplatform.lock.json` is in `trees` or in `rest`. An error `rest` raises undoes the run.
 
     InputError when a target is not ours (nothing changes); EnvironmentFailure when the machine
     refuses a write (every platform is restored first).
@@ -657,12 +663,20 @@ def write_trees(
         leftovers = (state.read() or _State("idle", [])).leftovers
         entries, found = _plan(out, trees, prune)
         warnings += found
+        # Staging records no new lock digest: the new trees are known only once staged, and the
+        # digest is first read when a swap may have happened (`_roll_back`, from "swapping" on).
         recorded = _State("staging", entries, leftovers)
+        staged = [e for e in entries if e.name in trees]
         try:
             state.write(recorded)
-            for e in entries:
-                if e.new is not None:
-                    _write_files(out / e.staging, trees[e.name], out / e.name if e.old else None)
+            for e in staged:
+                os.mkdir(out / e.staging, 0o755)
+                _write_files(out / e.staging, trees[e.name], out / e.name if e.old else None)
+            more = rest() if rest is not None else {}
+            for e in staged:
+                extra = more.get(e.name, {})
+                _write_files(out / e.staging, extra, out / e.name if e.old else None)
+                e.new = _digest(bytes(extra[LOCK_FILE] if LOCK_FILE in extra else trees[e.name][LOCK_FILE]))
             _sync_filesystem(out)
             crash_hook("staged")
             recorded.phase = "swapping"

@@ -1,5 +1,6 @@
-"""synth with its forked child (rules, runbook capacity notes and the hand-offs' files computed
-meanwhile the parent serialises the waves) writes and refuses exactly as a plain run."""
+"""synth with its forked children (rules, runbook capacity notes and the hand-offs' files computed
+while the parent serialises the waves; runbooks and lock files while it stages them) writes and
+refuses exactly as a plain run."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def test_the_child_changes_no_byte_of_the_output(tmp_path: Path, monkeypatch: py
     # WHEN it is written with the child and without
     forked = count_forks(monkeypatch)
     synth_tree(loaded, tmp_path / "child")
-    assert forked, "synth did not fork"
+    assert len(forked) == 2, "synth forks for the rules and the hand-offs, then for the runbooks and locks"
     monkeypatch.setattr(background, "can_fork", lambda: False)
     synth_tree(loaded, tmp_path / "plain")
     # THEN every file is the same, hand-offs and runbooks included

@@ -349,3 +349,51 @@ def test_second_writer_fails_clearly_while_the_lock_is_held(tmp_path: Path) -> N
             exclusive_output(tmp_path, timeout=0.1),
         ):
             pass
+
+
+def _split(files: dict[str, bytes]) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """The lock file and `runbooks/` apart from the rest (what synth's child computes meanwhile)."""
+    late = {rel: data for rel, data in files.items() if rel == LOCK_FILE or rel.startswith("runbooks/")}
+    return {rel: data for rel, data in files.items() if rel not in late}, late
+
+
+def test_files_given_late_are_staged_after_the_rest_and_their_lock_is_recorded(tmp_path: Path) -> None:
+    # GIVEN an old tree, and a new one whose runbook and lock file come from `rest`
+    write_trees(tmp_path, {"lab": _files("lab", "old")})
+    new = _files("lab", "new", **{"runbooks/01-a.md": b"# a\n"})
+    early, late = _split(new)
+    seen: list[Any] = []
+
+    def rest() -> dict[str, dict[str, bytes]]:
+        # WHILE it is called: the early files are staged, and the record holds no new digest yet
+        state = json.loads((tmp_path / STATE_FILE).read_text())
+        (entry,) = state["entries"]
+        seen.append((state["phase"], entry["new"], listing(tmp_path / entry["staging"])))
+        return {"lab": late}
+
+    # WHEN the tree is written with the late files
+    write_trees(tmp_path, {"lab": early}, rest=rest)
+    # THEN rest ran while only the early files were staged, with no new digest recorded
+    ((phase, digest, staged),) = seen
+    assert (phase, digest) == ("staging", None)
+    assert set(staged) >= set(early) and not set(staged) & set(late)
+    # AND the tree holds every file, and its lock is the late one
+    assert not isinstance(owned_tree(tmp_path / "lab", "lab", digests=True), str)
+    assert {rel: (tmp_path / "lab" / rel).read_bytes() for rel in new} == new
+    assert sorted(p.name for p in tmp_path.iterdir()) == [STATE_FILE, "lab"]
+
+
+def test_an_error_from_rest_undoes_the_run(tmp_path: Path) -> None:
+    # GIVEN an old tree
+    write_trees(tmp_path, {"lab": _files("lab", "old")})
+    before = listing(tmp_path)
+    early, _ = _split(_files("lab", "new"))
+
+    def rest() -> dict[str, dict[str, bytes]]:
+        raise InputError.single("stack.py", "spec.waves[0].name", "bad")
+
+    # WHEN the late files cannot be computed
+    with pytest.raises(InputError, match="bad"):
+        write_trees(tmp_path, {"lab": early}, rest=rest)
+    # THEN the old tree is in place and no staging folder is left
+    assert listing(tmp_path) == before
