@@ -14,8 +14,9 @@ Protocol (one run at a time, under an flock on the state file):
 3. record the plan, stage every platform (last the files a caller computed meanwhile, the lock
    files among them), flush the staging file system once (syncfs(2): one call for all files,
    instead of an fsync per file);
-4. record "swapping" with the new trees' lock digests, swap every platform in (renameat2 RENAME_EXCHANGE where the kernel has it, else two renames
-   through the backup name), fsync `<out>`, record "committed", remove the old trees.
+4. record "swapping" with the new trees' lock digests, swap every platform in (renameat2
+   RENAME_EXCHANGE where the kernel has it, else two renames through the backup name), fsync
+   `<out>`, record "committed", remove the old trees.
 A failure or SIGINT before "committed" restores every platform of the run; a kill is restored by
 the next run. At every instant each platform has a complete tree at its place or at a recorded name.
 
