@@ -86,6 +86,11 @@ def main() -> None:
             "peerCelPythonDeviceByDevice": peer,
             "speedupOverPeer": round(speedup, 1),
             "goals": {"checkSecondsBelow": 1.5, "speedupAtLeast": 50, "peakRssMiB8000NodesBelow": 300},
+            "goalsMetByMinimum": {
+                "checkSecondsBelow": check["minSeconds"] < 1.5 and check["exitCodes"] == [0],
+                "speedupAtLeast": speedup >= 50,
+                "peakRssMiB8000NodesBelow": big["peakRssMiB"] < 300 and big["exitCodes"] == [0],
+            },
             "loadCoresPaceBeforeAfter": [start_load, load()],
         },
     )

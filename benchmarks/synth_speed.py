@@ -10,6 +10,10 @@ Run: `.venv/bin/python benchmarks/synth_speed.py` — prints one JSON object.
 - Linearity: fresh synth at 500, 1,000, 2,000 and 4,000 nodes; CPU seconds per 1,000 nodes
   should stay flat.
 - The disk's phase before and after: seconds to create 2,000 empty files (`creation_probe`).
+  Timing starts once the disk is steady (`steady_disk`: the probe at most
+  BENCH_DISK_PROBE_SECONDS, 0.15 s by default, waiting up to 5 minutes); the wait and every
+  probe are printed. The benchmark's own clean-up deletes ~200,000 files, which puts a run
+  started right after it into the slow phase.
 """
 
 from __future__ import annotations
@@ -49,12 +53,30 @@ def creation_probe(folder: Path, files: int = 2000) -> float:
     return round(time.perf_counter() - start, 3)
 
 
+def steady_disk(folder: Path, patience: float = 300.0) -> dict[str, object]:
+    """Probe `folder` every 15 s until creating 2,000 files takes at most BENCH_DISK_PROBE_SECONDS
+    (or `patience` seconds passed): the probes, the seconds waited, and whether it got there."""
+    limit = float(os.environ.get("BENCH_DISK_PROBE_SECONDS", "0.15"))
+    start = time.perf_counter()
+    probes = [creation_probe(folder)]
+    while probes[-1] > limit and time.perf_counter() - start < patience:
+        time.sleep(15)
+        probes.append(creation_probe(folder))
+    waited = round(time.perf_counter() - start, 1)
+    return {
+        "probeLimitSeconds": limit,
+        "probesSeconds": probes,
+        "waitedSeconds": waited,
+        "steady": probes[-1] <= limit,
+    }
+
+
 def main() -> None:
     times = int(os.environ.get("BENCH_RUNS", "5"))
-    start_load = load()
     with tempfile.TemporaryDirectory(prefix="gpuplatform-bench-") as tmp:
         work = Path(tmp)
-        probe_before = creation_probe(work)
+        disk = steady_disk(work)
+        start_load = load()
         env = {"FLEET_NODES": str(NODES)}
 
         def synth(n: int) -> list[str]:
@@ -93,8 +115,14 @@ def main() -> None:
             "freshCpuSecondsByNodes": scaling,
             "cpuSecondsPer1000NodesFrom500To4000": round((scaling["4000"] - scaling["500"]) / 3.5, 3),
             "goals": {"synthOverPeerAtMost": 0.1},
+            "goalsMetByMinimum": {
+                "synthOverPeerAtMost": first["minSeconds"] / peer["minSeconds"] <= 0.1
+                and first["exitCodes"] == [0]
+                and peer["exitCodes"] == [0]
+            },
             "loadCoresPaceBeforeAfter": [start_load, load()],
-            "create2000EmptyFilesSecondsBeforeAfter": [probe_before, probe_after],
+            "diskBeforeTiming": disk,
+            "create2000EmptyFilesSecondsAfter": probe_after,
         },
     )
 
