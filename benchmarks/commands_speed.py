@@ -17,6 +17,14 @@ from harness import FLEET, GPUPLATFORM, load, repeat, report
 
 NODES = 2000
 EVIDENCE_WAVES = ("application", "final-cutover")
+GOALS = {"planSecondsBelow": 1, "diffWavesSecondsBelow": 3, "evidenceSecondsBelow": 3}
+#: The goal each timed command is held to (`plan --from/--to` to plan's).
+_GOAL_OF = {
+    "plan": "planSecondsBelow",
+    "planTransition": "planSecondsBelow",
+    "diffWaves": "diffWavesSecondsBelow",
+    "evidence": "evidenceSecondsBelow",
+}
 
 
 def main() -> None:
@@ -43,9 +51,9 @@ def main() -> None:
         {
             "fleetNodes": NODES,
             **results,
-            "goals": {"planSecondsBelow": 1, "diffWavesSecondsBelow": 3, "evidenceSecondsBelow": 3},
+            "goals": GOALS,
             "goalsMetByMinimum": {
-                name: result["minSeconds"] < (1 if name.startswith("plan") else 3)
+                name: result["minSeconds"] < GOALS[_GOAL_OF[name.split(":")[0]]]
                 and result["exitCodes"] == [1 if name == "diffWaves" else 0]
                 for name, result in results.items()
             },

@@ -32,6 +32,7 @@ __all__ = [
     "check_paths",
     "check_tree",
     "completed_files",
+    "completion_files",
     "drift_of",
     "policy_findings",
     "render_all",
@@ -117,12 +118,23 @@ def completed_files(
     overrides: Sequence[str],
     capacity_notes: Mapping[str, str] | None,
 ) -> dict[str, bytes]:
-    """`files` with the runbooks (when `capacity_notes`, the paragraphs `runbook_capacity_notes`
-    gives, are known) and the lock file, every path checked."""
-    platform = loaded.platform
-    if capacity_notes is not None:
-        files.update(runbook_files(plan_platform(platform), files, capacity_notes))
+    """`files`, every path checked, with `completion_files` added."""
     check_paths(loaded.source, files)
+    files.update(completion_files(loaded, files, overrides, capacity_notes))
+    return files
+
+
+def completion_files(
+    loaded: LoadedPlatform,
+    files: dict[str, bytes],
+    overrides: Sequence[str],
+    capacity_notes: Mapping[str, str] | None,
+) -> dict[str, bytes]:
+    """What completes a platform's rendered `files`: the runbooks (when `capacity_notes`, the
+    paragraphs `runbook_capacity_notes` gives, are known) and the lock file, their paths checked."""
+    platform = loaded.platform
+    added = {} if capacity_notes is None else runbook_files(plan_platform(platform), files, capacity_notes)
+    check_paths(loaded.source, added)
     stack_dir = Path(loaded.source).parent
     origin = {
         "stack": Path(loaded.source).name,
@@ -130,8 +142,10 @@ def completed_files(
         "activeWave": platform.active_wave,
         "overrides": sorted(overrides),
     }
-    files[LOCK_FILE] = lock_document(files, platform=platform.name, spec=loaded.document, origin=origin)
-    return files
+    added[LOCK_FILE] = lock_document(
+        files | added, platform=platform.name, spec=loaded.document, origin=origin
+    )
+    return added
 
 
 def runbook_files(
@@ -319,14 +333,12 @@ def _completions(
     overrides: Sequence[str],
     notes: Mapping[str, Mapping[str, str]],
 ) -> dict[str, dict[str, bytes]]:
-    """The files `completed_files` adds to each platform's `files` (its runbooks and lock file):
-    what synth's child renders while the parent stages the rest."""
-    added: dict[str, dict[str, bytes]] = {}
-    for lp in loaded:
-        own = files[lp.platform.name]
-        whole = completed_files(lp, dict(own), overrides, notes[lp.platform.name])
-        added[lp.platform.name] = {path: data for path, data in whole.items() if path not in own}
-    return added
+    """Every platform's `completion_files` (runbooks and lock file): what synth's child renders
+    while the parent stages the rest."""
+    return {
+        lp.platform.name: completion_files(lp, files[lp.platform.name], overrides, notes[lp.platform.name])
+        for lp in loaded
+    }
 
 
 @dataclass(frozen=True)

@@ -670,14 +670,16 @@ def write_trees(
         staged = [e for e in entries if e.name in trees]
         try:
             state.write(recorded)
+            current = {e.name: out / e.name if e.old else None for e in staged}
             for e in staged:
                 os.mkdir(out / e.staging, 0o755)
-                _write_files(out / e.staging, trees[e.name], out / e.name if e.old else None)
+                _write_files(out / e.staging, trees[e.name], current[e.name])
             more = rest() if rest is not None else {}
             for e in staged:
                 extra = more.get(e.name, {})
-                _write_files(out / e.staging, extra, out / e.name if e.old else None)
-                e.new = _digest(bytes(extra[LOCK_FILE] if LOCK_FILE in extra else trees[e.name][LOCK_FILE]))
+                _write_files(out / e.staging, extra, current[e.name])
+                lock = extra[LOCK_FILE] if LOCK_FILE in extra else trees[e.name][LOCK_FILE]
+                e.new = _digest(bytes(lock))
             _sync_filesystem(out)
             crash_hook("staged")
             recorded.phase = "swapping"
