@@ -57,7 +57,10 @@ def _complete_tree(root: Path) -> str | None:
     lock = root / "gpuplatform.lock.json"
     if not lock.is_file():
         return None
-    doc: dict[str, Any] = json.loads(lock.read_text())
+    try:  # a run killed while it wrote the lock file leaves it cut short: that tree is not complete
+        doc: dict[str, Any] = json.loads(lock.read_text())
+    except ValueError:
+        return None
     for rel, digest in doc["files"].items():
         path = root / rel
         if not path.is_file() or "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest() != digest:
