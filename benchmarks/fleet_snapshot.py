@@ -1,6 +1,7 @@
 """A cluster snapshot of the benchmark fleet at one wave, as `gpuplatform snapshot` would write it.
 
-Run: `FLEET_NODES=2000 python benchmarks/fleet_snapshot.py WAVE DIR`. Deterministic and healthy:
+Run: `FLEET_NODES=2000 python benchmarks/fleet_snapshot.py WAVE DIR [STACK]` (STACK: another
+single-platform stack, such as stacks/reference.py; default the fleet). Deterministic and healthy:
 nodes carry the wave's mode label; legacy nodes advertise `nvidia.com/gpu` and run the device
 plugin; DRA nodes advertise none, run the DRA kubelet plugin and publish the catalog's
 ResourceSlices; every GPU node carries the GPU Operator's `nvidia.com/gpu.deploy.<operand>=true`
@@ -303,9 +304,9 @@ def _bridge_probes(
     return logs
 
 
-def build(wave: str) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str]]:
+def build(wave: str, stack: Path = FLEET) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str]]:
     """Items per snapshot kind for the fleet at `wave`, and the pod logs."""
-    (loaded,) = load_stack(FLEET)
+    loaded = load_stack(stack)[0]  # the stack's own platform, without its overlays
     platform = loaded.platform
     plan = plan_platform(platform)
     state: WaveState = plan.wave(wave)
@@ -369,10 +370,10 @@ def build(wave: str) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str]]:
     return kinds, logs
 
 
-def write(wave: str, folder: Path) -> Path:
+def write(wave: str, folder: Path, stack: Path = FLEET) -> Path:
     """Write the snapshot folder (one `<kind>.json` per kind and `manifest.json`)."""
     folder.mkdir(parents=True, exist_ok=True)
-    kinds, logs = build(wave)
+    kinds, logs = build(wave, stack)
     for kind, items in kinds.items():
         (folder / f"{kind}.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     (folder / "logs").mkdir(exist_ok=True)
@@ -391,4 +392,4 @@ def write(wave: str, folder: Path) -> Path:
 
 
 if __name__ == "__main__":
-    write(sys.argv[1], Path(sys.argv[2]))
+    write(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]) if len(sys.argv) > 3 else FLEET)

@@ -10,8 +10,7 @@ from importlib import import_module
 from typing import Any
 
 import gpuplatform.model as _model
-
-__version__ = "0.1.0"
+from gpuplatform.versions import SDK_VERSION as __version__
 
 #: public name -> module that defines it
 _EXPORTS: dict[str, str] = {
@@ -25,9 +24,9 @@ _EXPORTS: dict[str, str] = {
     "WaveState": "gpuplatform.plan.waves",
     "plan_platform": "gpuplatform.plan.waves",
     "render_tree": "gpuplatform.render.tree",
-    "render_files": "gpuplatform.output.synth",
-    "synth_tree": "gpuplatform.output.synth",
-    "check_tree": "gpuplatform.output.synth",
+    "render_files": "gpuplatform.commands.synth",
+    "synth_tree": "gpuplatform.commands.synth",
+    "check_tree": "gpuplatform.commands.synth",
     "DeviceSelector": "gpuplatform.cel",
     "CelCompileError": "gpuplatform.cel",
     "CelEvaluationError": "gpuplatform.cel",
@@ -36,7 +35,7 @@ _EXPORTS: dict[str, str] = {
     "gates_for_wave": "gpuplatform.gates",
     "pool_selector": "gpuplatform.gates.nodes",
     "PoolSelector": "gpuplatform.gates.nodes",
-    "evaluate_wave": "gpuplatform.gates.evaluate",
+    "evaluate_wave": "gpuplatform.evidence.evaluate",
     "convert_text": "gpuplatform.convert.manifests",
 }
 

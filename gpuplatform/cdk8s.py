@@ -15,8 +15,8 @@ from typing import Any
 import cdk8s
 import constructs
 
+from gpuplatform.commands.wave_objects import synth_wave_objects
 from gpuplatform.model.platform import Platform
-from gpuplatform.output.wave_objects import synth_wave_objects
 
 __all__ = ["CLUSTER_SCOPED_KINDS", "WaveObjects"]
 

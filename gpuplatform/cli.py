@@ -157,8 +157,8 @@ def synth(
     Inside a Git work tree the output folder must be the spec's `delivery.path`, the folder the
     entry points name; elsewhere (a preview) the tree is written as declared, with a note.
     """
+    from gpuplatform.commands.synth import PolicyRefusal, check_tree, synth_tree
     from gpuplatform.output.location import check_location
-    from gpuplatform.output.synth import PolicyRefusal, check_tree, synth_tree
 
     target = Path(out) if out else DIST_DIR
     resolved = Path(os.path.abspath(target))  # before a stack runs: a stack may change directory
@@ -234,7 +234,7 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
     loaded = load_selected(stack, overlays)
     refuse_uncompilable(loaded)  # what synth refuses, plan refuses too
     if source is not None or target is not None:
-        from gpuplatform.output.diff import reviewed_transitions
+        from gpuplatform.commands.diff import reviewed_transitions
 
         if source is None or target is None:
             raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
@@ -317,7 +317,7 @@ def diff(
 
     Exit 0 when there is no difference, 1 when there are differences (like `git diff --exit-code`).
     """
-    from gpuplatform.output.diff import diff_against_disk, loaded_wave_diffs
+    from gpuplatform.commands.diff import diff_against_disk, loaded_wave_diffs
 
     loaded = load_selected(stack, overlays)
     if waves is None:
@@ -344,7 +344,7 @@ def check(
     stack: str, overlays: tuple[str, ...], inventory: tuple[str, ...], snapshot: str | None, fmt: str
 ) -> None:
     """Check selectors against modelled pools and inventory, and run every safety rule."""
-    from gpuplatform.policy.check import check_platforms, check_table
+    from gpuplatform.commands.check import check_platforms, check_table
 
     reports = check_platforms(load_selected(stack, overlays), inventory, snapshot)
     uncompilable = {(p.file, p.loc): p for r in reports for p in sorted(r.problems) if p.code == "GP310"}
@@ -515,9 +515,9 @@ def evidence(
     stack: str, wave: str, snapshot_dir: str, overlays: tuple[str, ...], platform: str | None, fmt: str
 ) -> None:
     """Evaluate a wave's gates against a snapshot; exit 0 only when every gate holds."""
+    from gpuplatform.evidence.evaluate import evaluate_wave
     from gpuplatform.evidence.report import all_held, evidence_json, evidence_markdown
     from gpuplatform.evidence.snapshot import load_snapshot
-    from gpuplatform.gates.evaluate import evaluate_wave
     from gpuplatform.plan.waves import plan_platform
 
     snap = load_snapshot(Path(snapshot_dir))

@@ -34,6 +34,7 @@ __all__ = [
     "NVIDIA_DRIVER_DEFAULT",
     "NVIDIA_DRIVER_MINIMUM",
     "SCHEDULER_EXPLICIT_ZERO_FIX",
+    "SDK_VERSION",
     "VALIDATOR_BUG_FIXED_IN",
     "DriverGate",
     "GateStage",
@@ -43,6 +44,9 @@ __all__ = [
     "kube_gate_default",
     "parse_release",
 ]
+
+#: This SDK's own release (pyproject.toml `version`), recorded in every lock file.
+SDK_VERSION = "0.1.0"
 
 GateStage = Literal["alpha", "beta", "ga"]
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from gpuplatform.commands.check import check_platform
+from gpuplatform.evidence.evaluate import evaluate_wave
 from gpuplatform.evidence.snapshot import load_snapshot
-from gpuplatform.gates.evaluate import evaluate_wave
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.policy.check import check_platform
 from tests.conftest import REPO
 
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import yaml
 
+from gpuplatform.commands.synth import PolicyRefusal, render_files
+from gpuplatform.commands.wave_objects import synth_wave_objects
 from gpuplatform.errors import InputError
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.model import Platform, Wave
-from gpuplatform.output.synth import PolicyRefusal, render_files
-from gpuplatform.output.wave_objects import synth_wave_objects
 from gpuplatform.plan.waves import plan_platform
 from tests.conftest import REPO
 
@@ -179,6 +179,6 @@ def test_core_does_not_import_cdk8s() -> None:
     import subprocess
     import sys
 
-    code = "import sys, gpuplatform.cli, gpuplatform.output.synth; print('cdk8s' in sys.modules)"
+    code = "import sys, gpuplatform.cli, gpuplatform.commands.synth; print('cdk8s' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

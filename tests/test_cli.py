@@ -139,7 +139,7 @@ def test_internal_errors_exit_70_and_show_a_traceback_only_with_debug(
     def broken(*args: object, **kwargs: object) -> None:
         raise KeyError("renderer bug")
 
-    monkeypatch.setattr("gpuplatform.output.synth.render_tree", broken)
+    monkeypatch.setattr("gpuplatform.commands.synth.render_tree", broken)
     result = run("synth", str(spec), "--out", str(tmp_path / "out"))
     assert result.exit_code == 70
     assert result.stderr.strip() == "error: internal: KeyError: 'renderer bug'"

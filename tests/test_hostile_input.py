@@ -204,7 +204,7 @@ def test_an_unexpected_exception_is_an_internal_error(
     def broken(*_: Any, **__: Any) -> Any:
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr("gpuplatform.output.synth.render_tree", broken)
+    monkeypatch.setattr("gpuplatform.commands.synth.render_tree", broken)
     spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
     out = tmp_path / "out"
     # WHEN synth runs with and without --debug

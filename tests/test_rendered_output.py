@@ -10,8 +10,8 @@ from pathlib import Path
 import kubernetes_validate
 import yaml
 
+from gpuplatform.commands.synth import render_files
 from gpuplatform.load.stacks import discover_stacks, load_stack
-from gpuplatform.output.synth import render_files
 from gpuplatform.validate import validate_object
 from gpuplatform.versions import parse_release
 from tests.conftest import REPO

@@ -10,8 +10,8 @@ from functools import cache
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from gpuplatform.commands.synth import render_all
 from gpuplatform.load.stacks import discover_stacks, load_stack
-from gpuplatform.output.synth import render_all
 from tests.conftest import REPO
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from gpuplatform.capacity.claims import Claim, ClaimRequest, Request
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.policy.nim_selectors import nim_expressions
+from gpuplatform.render.nim_selectors import nim_expressions
 from gpuplatform.render.nodes import pool_taint
 
 __all__ = ["CHART_GPU_CLASS", "Demand", "claim_for", "claims_signature", "wave_demands"]

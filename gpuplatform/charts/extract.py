@@ -22,7 +22,6 @@ from typing import Any
 import yaml
 
 from gpuplatform.charts.facts import CLUSTER_SCOPED_KINDS, Component
-from gpuplatform.output.yaml import dump_documents
 
 __all__ = [
     "EXTRACT_CONFIG",
@@ -112,7 +111,7 @@ def helm_template(
 ) -> list[dict[str, Any]]:
     """The documents `helm template --include-crds` renders with `values` (HelmError on failure)."""
     with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
-        f.write(dump_documents([dict(values)]))
+        f.write(json.dumps(dict(values), sort_keys=True))  # JSON is YAML: helm reads it as values
         f.flush()
         args = [helm, "template", release, str(chart), "--namespace", namespace, "--include-crds"]
         args += ["--kube-version", kube_version, "--values", f.name]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gpuplatform.evidence.evaluate import GateResult
 from gpuplatform.evidence.snapshot import Snapshot
-from gpuplatform.gates.evaluate import GateResult
 from gpuplatform.load.yaml_input import read_data
 
 __all__ = ["all_held", "evidence_json", "evidence_markdown"]

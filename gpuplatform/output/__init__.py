@@ -1,0 +1,1 @@
+"""Objects -> files and nothing else: deterministic YAML, validation, the lock file, the crash-safe swap."""

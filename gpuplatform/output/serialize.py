@@ -17,7 +17,6 @@ from functools import cache
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from gpuplatform import __version__
 from gpuplatform.errors import RenderedOutputInvalid
 from gpuplatform.model.base import is_dns_label, is_dns_subdomain
 from gpuplatform.output.write import LOCK_FILE
@@ -25,6 +24,7 @@ from gpuplatform.output.yaml import dump_many, dump_yaml, scalar
 from gpuplatform.render.meta import WAVE_LABEL, Obj
 from gpuplatform.render.tree import Tree
 from gpuplatform.validate import SchemaMissing, validate_object
+from gpuplatform.versions import SDK_VERSION
 
 __all__ = ["LOCK_FILE", "RenderedOutputInvalid", "Serializer", "lock_document"]
 
@@ -199,7 +199,7 @@ def lock_document(
     """`gpuplatform.lock.json`: sdk version, spec digest, origin and the sha256 of every file."""
     canonical = json.dumps(spec, sort_keys=True, separators=(",", ":")).encode()
     head = {
-        "sdkVersion": __version__,
+        "sdkVersion": SDK_VERSION,
         "platform": platform,
         "specDigest": "sha256:" + hashlib.sha256(canonical).hexdigest(),
         **origin,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuplatform.model.platform import Platform
-from gpuplatform.policy.nim_selectors import NIM_DRIVER, nim_expressions
+from gpuplatform.render.nim_selectors import NIM_DRIVER, nim_expressions
 from gpuplatform.render.selectors import full_gpu_expression, tier_expression
 
 __all__ = ["SelectorTarget", "selector_targets"]

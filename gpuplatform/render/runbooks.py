@@ -144,18 +144,14 @@ def runbook(
 
 
 def render_runbooks(
-    plan: Plan, changed: ChangedUnits | None = None, capacity_notes: Mapping[str, str] | None = None
+    plan: Plan, capacity_notes: Mapping[str, str], changed: ChangedUnits | None = None
 ) -> dict[str, str]:
     """`<NN>-<wave>.md` for every wave; with `changed` (from the rendered files, both directions of
     every adjacent pair), only the sync steps of the units that change, as `plan --from/--to` shows;
-    without it, the plan's whole sequence. `capacity_notes` are `runbook_capacity_notes(plan)`,
-    computed here unless given."""
+    without it, the plan's whole sequence. `capacity_notes` are the capacity paragraph of each wave
+    (`capacity.verdicts.runbook_capacity_notes`, computed above this layer)."""
     out: dict[str, str] = {}
     prev: WaveState | None = None
-    if capacity_notes is None:
-        from gpuplatform.capacity.verdicts import runbook_capacity_notes  # not on synth's path (~0.1 s)
-
-        capacity_notes = runbook_capacity_notes(plan)
     for state in plan.waves:
         out[f"{state.dir_name}.md"] = runbook(plan, prev, state, capacity_notes.get(state.name, ""), changed)
         prev = state

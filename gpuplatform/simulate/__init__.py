@@ -1,0 +1,1 @@
+"""A cited model of the controllers that replays every transition on the rendered objects."""

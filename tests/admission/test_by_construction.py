@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from gpuplatform.commands.synth import render_trees
 from gpuplatform.load.stacks import LoadedPlatform, load_stack
-from gpuplatform.output.synth import render_trees
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.tree import Tree
 from tests.admission.admission_env import admission

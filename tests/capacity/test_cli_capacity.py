@@ -7,8 +7,9 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
+from gpuplatform.capacity.verdicts import runbook_capacity_notes
 from gpuplatform.cli import main
-from gpuplatform.plan.waves import plan_platform
+from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.runbooks import render_runbooks
 from tests.capacity.fleets import platform, pool, workload
 from tests.conftest import REPO
@@ -110,9 +111,14 @@ def test_check_warns_and_plan_prints_the_transition_verdict(tmp_path: Path) -> N
 
 def test_the_runbook_of_a_tight_or_short_wave_says_so() -> None:
     tight = platform([pool("old", 2)], [workload("train", 4, 4)])
-    text = render_runbooks(plan_platform(tight))["00-base.md"]
+    text = _runbooks(plan_platform(tight))["00-base.md"]
     assert "**Capacity: this wave is tight** (device plugin 16/16 in use at base)" in text
     short = platform([pool("old", 2)], [workload("train", 5, 4)])
-    assert "**Capacity: this wave does not fit.**" in render_runbooks(plan_platform(short))["00-base.md"]
+    assert "**Capacity: this wave does not fit.**" in _runbooks(plan_platform(short))["00-base.md"]
     roomy = platform([pool("old", 2)], [workload("train", 1, 4)])
-    assert "Capacity" not in render_runbooks(plan_platform(roomy))["00-base.md"]
+    assert "Capacity" not in _runbooks(plan_platform(roomy))["00-base.md"]
+
+
+def _runbooks(plan: Plan) -> dict[str, str]:
+    """The runbooks of `plan` with their capacity notes, as synth renders them."""
+    return render_runbooks(plan, runbook_capacity_notes(plan))

@@ -11,9 +11,10 @@ from pydantic import ValidationError
 
 from gpuplatform.capacity.growth import pool_growth
 from gpuplatform.capacity.report import WaveCapacity, plan_capacity
+from gpuplatform.capacity.verdicts import runbook_capacity_notes
 from gpuplatform.cli import main
 from gpuplatform.model import ClaimTemplate, NodePool, Platform, Provisioner
-from gpuplatform.plan.waves import plan_platform
+from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.runbooks import render_runbooks
 from tests.capacity.fleets import platform, pool, provisioned, workload
 from tests.specs import minimal_spec, write_spec
@@ -223,7 +224,12 @@ def test_capacity_exits_1_check_warns_gp282_and_the_runbook_says_it_depends(tmp_
 
 def test_the_runbook_of_a_wave_that_depends_on_a_provisioner_says_so() -> None:
     p = platform([provisioned("kp")], [workload("train", 10, 8)])
-    text = render_runbooks(plan_platform(p))["00-base.md"]
+    text = _runbooks(plan_platform(p))["00-base.md"]
     assert (
         "**Capacity: this wave fits only if the provisioner adds nodes.** depends on the provisioner" in text
     )
+
+
+def _runbooks(plan: Plan) -> dict[str, str]:
+    """The runbooks of `plan` with their capacity notes, as synth renders them."""
+    return render_runbooks(plan, runbook_capacity_notes(plan))

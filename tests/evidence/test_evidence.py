@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from gpuplatform.cli import main
+from gpuplatform.evidence.evaluate import evaluate_wave
 from gpuplatform.evidence.report import evidence_markdown
 from gpuplatform.evidence.snapshot import load_snapshot
-from gpuplatform.gates.evaluate import evaluate_wave
 from gpuplatform.model import Platform
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.gate_jobs import gate_job_names
@@ -157,7 +157,7 @@ def test_the_report_keeps_findings_unknowns_and_proof_apart(tmp_path: Path) -> N
 
 def test_nothing_was_checked_only_when_nothing_was(tmp_path: Path) -> None:
     from gpuplatform.evidence.report import _section
-    from gpuplatform.gates.verdict import GateResult
+    from gpuplatform.evidence.verdict import GateResult
 
     assert _section(GateResult("x", "t")) == [
         "Nothing was checked: the wave gives this gate no object to judge."

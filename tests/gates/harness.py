@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gpuplatform.evidence.evaluate import evaluate_gate
 from gpuplatform.evidence.snapshot import load_snapshot
+from gpuplatform.evidence.verdict import GateResult
 from gpuplatform.gates import GATES, gate_script
 from gpuplatform.gates.data import wave_data
-from gpuplatform.gates.evaluate import evaluate_gate
-from gpuplatform.gates.verdict import GateResult
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import plan_platform

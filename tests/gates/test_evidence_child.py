@@ -9,8 +9,8 @@ import pytest
 
 from gpuplatform import background
 from gpuplatform.errors import InputError
+from gpuplatform.evidence.evaluate import evaluate_wave
 from gpuplatform.evidence.snapshot import load_snapshot
-from gpuplatform.gates.evaluate import evaluate_wave
 from gpuplatform.plan.waves import plan_platform
 from tests.evidence.builders import build
 from tests.forks import count_forks

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuplatform.evidence.evaluate import evaluate_wave
 from gpuplatform.evidence.snapshot import load_snapshot
+from gpuplatform.evidence.summary import summarise
+from gpuplatform.evidence.verdict import jq_input, run_programs
 from gpuplatform.gates import EVIDENCE_CHECKS, gate_data, gates_for_wave
 from gpuplatform.gates.data import wave_data
-from gpuplatform.gates.evaluate import evaluate_wave
-from gpuplatform.gates.summary import summarise
-from gpuplatform.gates.verdict import jq_input, run_programs
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.validation import validation_jobs
 from tests.evidence.builders import build, device_plugin_pod

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
+from gpuplatform.evidence import projection as projection_module
+from gpuplatform.evidence.projection import project
 from gpuplatform.evidence.snapshot import Snapshot
+from gpuplatform.evidence.summary import summarise
+from gpuplatform.evidence.verdict import jq_input, run_programs
 from gpuplatform.gates import EVIDENCE_CHECKS, gate_data, gates_for_wave
-from gpuplatform.gates import projection as projection_module
 from gpuplatform.gates.data import wave_data
-from gpuplatform.gates.projection import project
-from gpuplatform.gates.summary import summarise
-from gpuplatform.gates.verdict import jq_input, run_programs
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.validation import validation_jobs

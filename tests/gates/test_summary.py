@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplatform.errors import InputError
+from gpuplatform.evidence.summary import summarise
 from gpuplatform.gates.programs import PROGRAMS, prelude_for
-from gpuplatform.gates.summary import summarise
 
 _SUMMARISED = prelude_for("summarised") + "summarised"
 

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpuplatform.evidence.evaluate import _document, evaluate_wave
 from gpuplatform.evidence.snapshot import Snapshot, load_snapshot
+from gpuplatform.evidence.twins import TWINS, Unlike, found
+from gpuplatform.evidence.verdict import jq_input, run_programs
 from gpuplatform.gates import EVIDENCE_CHECKS, GATES, gate_data, gates_for_wave
 from gpuplatform.gates.data import wave_data
-from gpuplatform.gates.evaluate import _document, evaluate_wave
-from gpuplatform.gates.twins import TWINS, Unlike, found
-from gpuplatform.gates.verdict import jq_input, run_programs
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import plan_platform

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from gpuplatform.commands.synth import render_files
 from gpuplatform.load.stacks import LoadedPlatform, load_stack
 from gpuplatform.output.serialize import Serializer
-from gpuplatform.output.synth import render_files
 from gpuplatform.output.yaml import dump_yaml, needs_quotes
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.meta import k8s_object

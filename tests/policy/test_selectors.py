@@ -7,10 +7,10 @@ from typing import Any
 
 import yaml
 
+from gpuplatform.commands.check import CheckReport, check_platform
 from gpuplatform.errors import Problem
 from gpuplatform.inventory.resource_slices import read_resource_slices
 from gpuplatform.load.stacks import load_stack
-from gpuplatform.policy.check import CheckReport, check_platform
 from tests.specs import minimal_spec, write_spec
 
 

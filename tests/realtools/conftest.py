@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 from gpuplatform.charts.extract import HelmError, find_helm, helm_template
+from gpuplatform.commands.synth import render_all, render_trees
 from gpuplatform.load.stacks import LoadedPlatform, discover_stacks, load_stacks
-from gpuplatform.output.synth import render_all, render_trees
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.tree import Tree
 from tests.conftest import REPO, SHARED

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
+from gpuplatform.commands.synth import render_files
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model import Platform
-from gpuplatform.output.synth import render_files
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.tree import render_tree
@@ -158,7 +158,7 @@ def test_changing_the_active_wave_changes_only_delivery_and_the_lock(
 def test_a_stack_with_several_argo_platforms_gets_the_same_applicationsets_in_each_tree(
     reference_loaded: list[LoadedPlatform],
 ) -> None:
-    from gpuplatform.output.synth import render_all
+    from gpuplatform.commands.synth import render_all
 
     rendered = render_all(reference_loaded)
     folder = "delivery/argocd-applicationset"
@@ -196,7 +196,7 @@ def test_a_stack_with_several_argo_platforms_gets_the_same_applicationsets_in_ea
 
 
 def _entry(loaded: list[LoadedPlatform], name: str) -> dict[str, dict]:  # type: ignore[type-arg]
-    from gpuplatform.output.synth import render_trees
+    from gpuplatform.commands.synth import render_trees
 
     tree = render_trees(loaded)[name]
     return {
@@ -211,7 +211,7 @@ def _entry(loaded: list[LoadedPlatform], name: str) -> dict[str, dict]:  # type:
 def test_a_remote_cluster_keeps_its_applications_on_the_managing_cluster(
     reference_loaded: list[LoadedPlatform],
 ) -> None:
-    from gpuplatform.output.synth import render_trees
+    from gpuplatform.commands.synth import render_trees
 
     apps = _entry(reference_loaded, "reference-staging")
     staging = "https://staging-api.example.com:6443"
@@ -241,7 +241,7 @@ def test_a_remote_cluster_keeps_its_applications_on_the_managing_cluster(
 def test_a_local_cluster_holds_its_child_applications_in_the_wave(
     reference_loaded: list[LoadedPlatform],
 ) -> None:
-    from gpuplatform.output.synth import render_trees
+    from gpuplatform.commands.synth import render_trees
 
     apps = _entry(reference_loaded, "reference")
     assert set(apps) == {"reference", "reference-gates"}

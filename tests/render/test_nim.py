@@ -97,7 +97,7 @@ def test_nim_operator_rules(fields: dict, message: str) -> None:  # type: ignore
 def test_named_manifests_are_handed_off_converted_from_their_wave_on() -> None:
     import yaml
 
-    from gpuplatform.output.synth import render_all
+    from gpuplatform.commands.synth import render_all
 
     [loaded] = load_stack(REPO / "stacks" / "nim-lab.yaml")
     files = render_all([loaded])["nim-lab"]
@@ -127,7 +127,7 @@ def test_named_nimservice_manifest_is_handed_off_as_its_blue_green_successor() -
     import jsonschema
     import yaml
 
-    from gpuplatform.output.synth import render_all
+    from gpuplatform.commands.synth import render_all
     from tests.conftest import SHARED
 
     [loaded] = load_stack(REPO / "stacks" / "nim-lab.yaml")

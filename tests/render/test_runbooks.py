@@ -8,9 +8,9 @@ import re
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from gpuplatform.commands.diff import reviewed_transitions
+from gpuplatform.commands.synth import render_files
 from gpuplatform.load.stacks import load_stack
-from gpuplatform.output.diff import reviewed_transitions
-from gpuplatform.output.synth import render_files
 from gpuplatform.plan.steps import Step
 from gpuplatform.plan.sync_order import SYNC_UNITS
 from gpuplatform.plan.transitions import transition

@@ -43,8 +43,8 @@ def _broken(obj: dict[str, object]) -> list[dict[str, object]]:
 
 def test_the_fast_validator_agrees_with_jsonschema_on_every_rendered_kind() -> None:
     # GIVEN every object the stacks render, and broken copies of one object per kind
+    from gpuplatform.commands.synth import render_trees
     from gpuplatform.load.stacks import discover_stacks, load_stack
-    from gpuplatform.output.synth import render_trees
     from gpuplatform.validate.kubernetes import fast_validator
     from gpuplatform.validate.schemas import own_fast_validator, own_validator
     from tests.conftest import REPO

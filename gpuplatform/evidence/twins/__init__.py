@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gpuplatform.gates.twins.claims import claim_placement, cleanup, rollback_safety
-from gpuplatform.gates.twins.nodes import allocator_exclusivity, inventory, operands, spec_nodes_exist
-from gpuplatform.gates.twins.reading import Lines, Object, Unlike, found
-from gpuplatform.gates.twins.validation import bridge, claim_pilot
+from gpuplatform.evidence.twins.claims import claim_placement, cleanup, rollback_safety
+from gpuplatform.evidence.twins.nodes import allocator_exclusivity, inventory, operands, spec_nodes_exist
+from gpuplatform.evidence.twins.reading import Lines, Object, Unlike, found
+from gpuplatform.evidence.twins.validation import bridge, claim_pilot
 
 __all__ = ["TWINS", "Unlike", "found"]
 

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from gpuplatform.commands.synth import drift_of, render_all, render_files
+from gpuplatform.commands.wave_diff import WaveDiff, diff_waves, unified
 from gpuplatform.convert.handoff import add_converted_manifests
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.output.serialize import Serializer
-from gpuplatform.output.synth import drift_of, render_all, render_files
-from gpuplatform.output.wave_diff import WaveDiff, diff_waves, unified
 from gpuplatform.plan.review import reviewed_steps
 from gpuplatform.plan.transitions import Transition, platform_transitions
 from gpuplatform.plan.waves import WaveState, plan_platform

@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gpuplatform.cli import main
+from gpuplatform.commands.diff import loaded_wave_diffs, reviewed_transitions
+from gpuplatform.commands.synth import render_files
+from gpuplatform.commands.wave_diff import diff_waves
 from gpuplatform.errors import InputError
 from gpuplatform.load.stacks import LoadedPlatform, load_stack
-from gpuplatform.output.diff import loaded_wave_diffs, reviewed_transitions
-from gpuplatform.output.synth import render_files
-from gpuplatform.output.wave_diff import diff_waves
 from gpuplatform.plan.transitions import Transition, transition
 from gpuplatform.plan.waves import plan_platform
 from tests.conftest import REPO
@@ -163,7 +163,7 @@ def test_plan_transition_of_a_karpenter_pool_names_the_nodepool_patch(mixed: Loa
 def test_what_the_diff_shows_is_validated_strictly(
     mixed: LoadedPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gpuplatform.output import diff
+    from gpuplatform.commands import diff
     from gpuplatform.output.serialize import RenderedOutputInvalid
 
     real = diff.render_wave

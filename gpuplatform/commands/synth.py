@@ -10,13 +10,13 @@ from functools import partial
 from pathlib import Path
 
 from gpuplatform.background import Background
+from gpuplatform.commands.wave_diff import adjacent_units
 from gpuplatform.convert.handoff import add_converted_manifests
 from gpuplatform.errors import GpuplatformError, InputError, Problem, RenderedOutputInvalid
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.limits import MAX_FILES, estimated_files
 from gpuplatform.model.platform import Platform
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
-from gpuplatform.output.wave_diff import adjacent_units
 from gpuplatform.output.write import owned_tree, read_regular_file, tree_entries, write_trees
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.policy.selectors import refuse_uncompilable
@@ -149,12 +149,12 @@ def completion_files(
 
 
 def runbook_files(
-    plan: Plan, files: Mapping[str, bytes], capacity_notes: Mapping[str, str] | None = None
+    plan: Plan, files: Mapping[str, bytes], capacity_notes: Mapping[str, str]
 ) -> dict[str, bytes]:
     """`runbooks/<NN>-<wave>.md` of `plan`, whose sync steps are cut to the units that change in
     the rendered `files` (the cut `plan --from/--to` makes)."""
     changed = adjacent_units(files, plan.waves)
-    runbooks = render_runbooks(plan, changed, capacity_notes)
+    runbooks = render_runbooks(plan, capacity_notes, changed)
     return {f"runbooks/{name}": text.encode() for name, text in runbooks.items()}
 
 

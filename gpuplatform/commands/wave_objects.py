@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gpuplatform.commands.synth import policy_findings
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.documents import platform_document, platform_from_document
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.platform import Platform
 from gpuplatform.output.serialize import Serializer
-from gpuplatform.output.synth import policy_findings
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.tree import ENGINE_GROUPS, Tree, render_tree

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplatform.gates.twins import reading as r
+from gpuplatform.evidence.twins import reading as r
 
 __all__ = ["bridge", "claim_pilot"]
 

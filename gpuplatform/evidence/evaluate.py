@@ -14,15 +14,15 @@ from typing import Any
 
 from gpuplatform.background import Background
 from gpuplatform.cel import CelError, DeviceSelector, DeviceSet
+from gpuplatform.evidence.projection import project
 from gpuplatform.evidence.snapshot import Snapshot
+from gpuplatform.evidence.summary import summarise
+from gpuplatform.evidence.twins import TWINS, Unlike, found
+from gpuplatform.evidence.verdict import GateResult, jq_input, judge, run_programs
 from gpuplatform.gates import EVIDENCE_CHECKS, Gate, gate_data, gates_for_wave
 from gpuplatform.gates.data import wave_data
 from gpuplatform.gates.matchers import DRA_DRIVER
 from gpuplatform.gates.nodes import pool_selectors
-from gpuplatform.gates.projection import project
-from gpuplatform.gates.summary import summarise
-from gpuplatform.gates.twins import TWINS, Unlike, found
-from gpuplatform.gates.verdict import GateResult, jq_input, judge, run_programs
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.gate_jobs import gate_job_names
 from gpuplatform.render.selectors import full_gpu_expression, tier_expression

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from gpuplatform import background
+from gpuplatform.commands import synth
+from gpuplatform.commands.synth import PolicyRefusal, synth_tree
 from gpuplatform.errors import Problem
 from gpuplatform.load.stacks import load_stack
-from gpuplatform.output import synth
 from gpuplatform.output.serialize import RenderedOutputInvalid
-from gpuplatform.output.synth import PolicyRefusal, synth_tree
 from gpuplatform.render.tree import Tree
 from tests.conftest import REPO
 from tests.forks import count_forks

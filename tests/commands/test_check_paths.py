@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuplatform.commands.synth import NAME_MAX_BYTES, check_paths
 from gpuplatform.errors import InputError
-from gpuplatform.output.synth import NAME_MAX_BYTES, check_paths
 
 
 @pytest.mark.parametrize(

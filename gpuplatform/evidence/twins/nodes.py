@@ -7,12 +7,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from gpuplatform.evidence.twins import reading as r
 from gpuplatform.gates.matchers import (
     DEVICE_PLUGIN_RESOURCE_PREFIX,
     DRA_CONTROLLER_COMPONENT,
     DRA_KUBELET_PLUGIN_SUFFIX,
 )
-from gpuplatform.gates.twins import reading as r
 
 __all__ = ["allocator_exclusivity", "inventory", "operands", "spec_nodes_exist"]
 

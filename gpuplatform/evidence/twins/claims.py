@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpuplatform.gates.twins import reading as r
+from gpuplatform.evidence.twins import reading as r
 
 __all__ = ["claim_placement", "cleanup", "rollback_safety"]
 

@@ -1,9 +1,9 @@
-"""policy/nim_selectors.py: the NIM Operator's exact CEL for attribute and capacity selectors."""
+"""render/nim_selectors.py: the NIM Operator's exact CEL for attribute and capacity selectors."""
 
 from __future__ import annotations
 
 from gpuplatform.model.workloads import NimService
-from gpuplatform.policy.nim_selectors import nim_expressions
+from gpuplatform.render.nim_selectors import nim_expressions
 
 
 def test_selectors_become_the_operators_cel_in_order() -> None:

@@ -1,0 +1,151 @@
+"""The package's layers: every import, module level or inside a function, points down a layer.
+
+`LAYERS` is the architecture of docs/architecture.md as data: packages in the order they may
+import each other. A package imports only itself and packages listed before it, so the imports
+between packages form a DAG that draws top to bottom; a new package must be placed here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+PACKAGE = REPO / "gpuplatform"
+
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("facts", ("errors", "versions", "background", "model", "cel", "validate", "charts")),
+    ("load", ("load", "inventory")),
+    ("plan", ("plan",)),
+    ("render", ("gates", "render")),
+    ("output", ("output",)),
+    ("analysis", ("adopt", "convert", "evidence", "capacity", "simulate", "policy")),
+    ("commands", ("commands", "cdk8s")),
+    ("cli", ("cli",)),
+)
+ORDER: tuple[str, ...] = tuple(name for _, names in LAYERS for name in names)
+
+
+def package_of(path: Path) -> str:
+    """`model` for gpuplatform/model/base.py, `cli` for gpuplatform/cli.py."""
+    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+
+
+def imported_modules(source: str, module: str, is_package: bool = False) -> list[tuple[int, str]]:
+    """(line, absolute module) of every import in `source` of `module`, relative ones resolved."""
+    package = module if is_package else module.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            if target == "gpuplatform":
+                found += [(node.lineno, f"gpuplatform.{alias.name}") for alias in node.names]
+            else:
+                found.append((node.lineno, target))
+    return found
+
+
+def imports_of(path: Path) -> list[tuple[int, str]]:
+    """`imported_modules` of a file of the package."""
+    module = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+    return imported_modules(path.read_text(), module, path.name == "__init__.py")
+
+
+def upward_imports(edges: list[tuple[str, str, str]]) -> list[str]:
+    """The edges (importer package, imported package, where) that do not point down `ORDER`."""
+    rank = {name: i for i, name in enumerate(ORDER)}
+    return [
+        f"{where}: {src} imports {dst}, which is not below it"
+        for src, dst, where in edges
+        if src != dst and rank[dst] >= rank[src]
+    ]
+
+
+def package_edges() -> list[tuple[str, str, str]]:
+    """Every import between two packages of gpuplatform/ (the public front, __init__.py, aside)."""
+    edges: list[tuple[str, str, str]] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "__init__.py":
+            continue
+        for line, target in imports_of(path):
+            parts = target.split(".")
+            if parts[0] == "gpuplatform" and len(parts) > 1:
+                edges.append((package_of(path), parts[1], f"{path.relative_to(REPO)}:{line}"))
+    return edges
+
+
+def test_every_package_has_a_layer() -> None:
+    packages = {package_of(p) for p in PACKAGE.rglob("*.py")} - {"__init__"}
+    assert sorted(packages - set(ORDER)) == [], "place the new package in LAYERS and docs/architecture.md"
+    assert sorted(set(ORDER) - packages) == []
+
+
+def test_imports_only_point_down() -> None:
+    assert upward_imports(package_edges()) == []
+
+
+def test_nothing_imports_the_public_front() -> None:
+    """gpuplatform/__init__.py re-exports the API for users; inside the package it would be a cycle."""
+    edges = [
+        f"{path.relative_to(REPO)}:{line}"
+        for path in PACKAGE.rglob("*.py")
+        for line, target in imports_of(path)
+        if target in {"gpuplatform", "gpuplatform.__init__"}
+    ]
+    assert edges == []
+
+
+@pytest.mark.parametrize(
+    ("src", "dst", "upward"),
+    [
+        ("render", "evidence", True),
+        ("output", "commands", True),
+        ("gates", "render", True),
+        ("plan", "model", False),
+    ],
+)
+def test_an_upward_import_is_found(src: str, dst: str, upward: bool) -> None:
+    assert bool(upward_imports([(src, dst, "x.py:1")])) is upward
+
+
+def test_imports_are_found_everywhere_and_resolved() -> None:
+    source = (
+        "import gpuplatform.cel\n"
+        "from . import meta\n"
+        "from ..plan.waves import Plan\n"
+        "from gpuplatform import evidence\n"
+        "def f():\n"
+        "    from gpuplatform.capacity import run\n"
+    )
+    assert imported_modules(source, "gpuplatform.render.tree") == [
+        (1, "gpuplatform.cel"),
+        (2, "gpuplatform.render"),
+        (3, "gpuplatform.plan.waves"),
+        (4, "gpuplatform.evidence"),
+        (6, "gpuplatform.capacity"),
+    ]
+    assert imported_modules("from . import x\n", "gpuplatform.render", is_package=True) == [
+        (1, "gpuplatform.render")
+    ]
+
+
+def test_the_architecture_page_draws_these_layers() -> None:
+    """docs/architecture.md has one line per package, in this order, under its layer."""
+    text = (REPO / "docs" / "architecture.md").read_text()
+    drawn = [line.split()[0].rstrip("/").removesuffix(".py") for line in _diagram(text)]
+    assert drawn == list(ORDER)
+
+
+def _diagram(text: str) -> list[str]:
+    """The package lines of the first fenced block: `  name/   what it is` under a layer heading."""
+    block = text.split("```")[1].splitlines()[1:]
+    return [line.strip() for line in block if line.startswith("  ") and line.strip()]
