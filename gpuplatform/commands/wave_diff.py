@@ -2,11 +2,13 @@
 
 Between two waves the wave label (and a hand-off's `spec.wave`, and the wave's folder in an Argo CD
 Application's path) differs on every object, and the names of gate, validation and allocator-switch
-Jobs carry a digest of their wave, so that Flux runs them again on every transition. Neither is a
+Jobs (and of each gate's facts ConfigMap) carry a digest of their wave, so that Flux runs them
+again on every transition. Neither is a
 change in the cluster: the wave is masked as `<wave>` (written as the dumper writes it, quoted when
 a reader would take it for a number or a boolean), and those Jobs are paired by their id label
 (`gpuplatform.dev/gate`, `gpuplatform.dev/validation`, `gpuplatform.dev/switch`) and namespace,
-their digests masked (also where a gate names a validation Job), so an identical gate is no change.
+their digests masked (also where a gate names a validation Job), so an identical gate is no change;
+a gate's facts ConfigMap pairs with its gate's the same way and shows what the facts change.
 Hand-offs (`handoff/<NN>-<wave>/`) are compared like the wave folders: they hold the real change of
 provisioner pools, NIM services and converted workloads.
 """
@@ -154,11 +156,12 @@ def _side(files: Mapping[str, bytes], index: Mapping[str, list[str]], state: Wav
         for path in index.get(root, ()):
             content = files[path]
             key = prefix + path[len(root) + 1 :]
-            if b"\nkind: Job\n" in content:
+            facts = b"\nkind: ConfigMap\n" in content
+            if facts or b"\nkind: Job\n" in content:
                 name, role = _DIGEST_NAME.search(content), _ROLE.search(content)
                 if name is not None and role is not None:
                     digests[name.group(1) + b"-" + name.group(2)] = name.group(1) + b"-<digest>"
-                    kind = _ROLES[role.group(1).decode()]
+                    kind = _ROLES[role.group(1).decode()] + ("-facts" if facts else "")
                     namespace = _NAMESPACE.search(content)
                     where = f"@{namespace.group(1).decode()}" if namespace else ""
                     key = f"{key.rsplit('/', 1)[0]}/{kind}:{role.group(2).decode()}{where}"

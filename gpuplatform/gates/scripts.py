@@ -1,6 +1,12 @@
 """The in-cluster half of each gate: a POSIX sh script that reads the cluster with kubectl and runs
 the gate's jq program (`gates/programs.py`) on it, attempt after attempt.
 
+The script is the same in every wave: it ships once per platform (a ConfigMap of
+`delivery/gates/`), and each wave's gate Job carries only its data, the wave's facts as a JSON
+file (`DATA_FILE`, from a ConfigMap of the wave) and the attempt's length (`TIMEOUT`, seconds).
+The facts are read with `--slurpfile`, never passed as an argument: an argument or environment
+string is limited to 128 KiB (Linux MAX_ARG_STRLEN), and a large static pool's facts exceed it.
+
 Exit codes, which the gate Job's `podFailurePolicy` keys on:
 - 0: the invariant holds (proofs printed);
 - 3: it did not hold within one attempt (`TIMEOUT` seconds of re-checking every 10 s): the Job
@@ -19,6 +25,8 @@ __all__ = ["KUBECTL_TIMEOUT", "RELEASE_SECONDS", "gate_script", "quote"]
 KUBECTL_TIMEOUT = "30s"
 RELEASE_SECONDS = 300
 _LOG_PODS = '{{pods: $pods[0].items}} as $in | {logs} | select(.status.phase == "Running") | "\\(.metadata.namespace) \\(.metadata.name)"\n'
+#: Binds the facts file read with `--slurpfile facts` to `$data`, as the programs expect.
+_FACTS = "$facts[0] as $data | "
 _SOURCES = {
     "nodes": "nodes",
     "pods": "pods -A",
@@ -42,7 +50,7 @@ def _collect(kinds: tuple[str, ...], logs: str) -> list[str]:
     lines.append("  echo '{}' > \"$T/logs.json\"")
     if logs:
         lines += [
-            '  jq -r -n --argjson data "$DATA" --slurpfile pods "$T/pods.json" "$LOG_PODS" > "$T/log-pods" || return 1',
+            '  jq -r -n --slurpfile facts "$DATA_FILE" --slurpfile pods "$T/pods.json" "$LOG_PODS" > "$T/log-pods" || return 1',
             "  while read -r ns pod; do",
             '    k logs -n "$ns" "$pod" > "$T/log" 2>&1 || continue',
             '    jq --arg k "$ns/$pod" --rawfile v "$T/log" \'. + {($k): $v}\' "$T/logs.json" > "$T/logs.next" || return 1',
@@ -57,7 +65,7 @@ def _verdict(kinds: tuple[str, ...]) -> list[str]:
     files = " ".join(f'--slurpfile {kind} "$T/{kind}.json"' for kind in kinds)
     return [
         "verdict() {",
-        f'  jq -r -n --argjson data "$DATA" {files} --slurpfile logs "$T/logs.json" "$PROGRAM"',
+        f'  jq -r -n --slurpfile facts "$DATA_FILE" {files} --slurpfile logs "$T/logs.json" "$PROGRAM"',
         "}",
     ]
 
@@ -126,19 +134,19 @@ def _items(kind: str) -> str:
     return f"({items} | summarised)" if kind == "resourceslices" else items
 
 
-def gate_script(gate_id: str, kinds: tuple[str, ...], data: str, timeout: int, logs: str) -> str:
-    """The whole script of one gate: its facts, its jq program, the collection and the retry loop."""
+def gate_script(gate_id: str, kinds: tuple[str, ...], logs: str) -> str:
+    """The whole script of one gate: its jq program, the collection and the retry loop. The Job
+    gives it `DATA_FILE` (the wave's facts) and `TIMEOUT` in its environment."""
     source = "{" + ", ".join(f"{kind}: {_items(kind)}" for kind in kinds) + ", logs: $logs[0]}"
     lines = [
         "set -eu",
         f"GATE={gate_id}",
-        f"TIMEOUT={timeout}",
-        f"DATA={quote(data)}",
-        f"PROGRAM={quote(program(gate_id, source))}",
+        ': "${DATA_FILE:?the gate Job sets DATA_FILE}" "${TIMEOUT:?the gate Job sets TIMEOUT}"',
+        f"PROGRAM={quote(_FACTS + program(gate_id, source))}",
     ]
     if logs:
         selection = _LOG_PODS.format(logs=logs)
-        lines.append(f"LOG_PODS={quote(prelude_for(selection) + selection)}")
+        lines.append(f"LOG_PODS={quote(_FACTS + prelude_for(selection) + selection)}")
     lines += [
         "T=$(mktemp -d)",
         f'k() {{ kubectl --request-timeout={KUBECTL_TIMEOUT} "$@"; }}',

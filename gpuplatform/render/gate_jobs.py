@@ -11,9 +11,16 @@ exists (an unchanged Job applies as a no-op; `force` recreates only on a changed
 kustomize-controller v1.9.4 `internal/controller/kustomization_controller.go`), and a failed Job
 would fail every health check until someone deletes it. `ttlSecondsAfterFinished` is not used:
 fluxcd/pkg ssa v0.76.1 `manager_wait.go` counts a TTL Job that is gone as healthy, so a failed gate
-deleted by its TTL could let the wave pass. Job names carry a digest of the wave and the script,
-so every advance and rollback runs new Jobs; Argo CD deletes and recreates hooks on every sync
-(`BeforeHookCreation`).
+deleted by its TTL could let the wave pass. Job names carry a digest of the wave, the script and
+the facts, so every advance and rollback runs new Jobs; Argo CD deletes and recreates hooks on
+every sync (`BeforeHookCreation`).
+
+Programs ship once per platform: every gate's script is a key of the ConfigMap
+`gpuplatform-gate-programs` in `delivery/gates/` (`gate_programs`), delivered with the gate
+identity before any wave's hooks run. A wave's gate Job carries only its data: the wave's facts
+in a ConfigMap of its own (named as the Job, applied with it; a pod waits for a ConfigMap volume
+until it exists) and `TIMEOUT`. A wave diff shows what the facts change; a program changes in one
+file when the tool does.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from gpuplatform.gates import GATES, Access, Gate, gate_script, gates_for_wave
+from gpuplatform.gates import GATES, Access, Gate, gate_facts, gate_script, gates_for_wave
 from gpuplatform.gates.data import wave_data
 from gpuplatform.model.containers import pinned_image
 from gpuplatform.plan.waves import Plan, WaveState
@@ -32,9 +39,11 @@ from gpuplatform.render.validation import PHASE_LABEL, pod_failure_policy, valid
 __all__ = [
     "GATE_IDENTITY",
     "GATE_LABEL",
+    "GATE_PROGRAMS",
     "PHASE_LABEL",
     "gate_identity",
     "gate_job_names",
+    "gate_programs",
     "rbac_rules",
     "render_gate_jobs",
 ]
@@ -43,42 +52,87 @@ GATE_IDENTITY = "gpuplatform-gates"
 GATE_LABEL = "gpuplatform.dev/gate"
 _HOOKS = {"pre": "PreSync", "post": "PostSync"}
 _WORK = "work"
+_PROGRAMS = "programs"
+_FACTS = "facts"
+GATE_PROGRAMS = "gpuplatform-gate-programs"
+#: Where the gate container finds its program and its facts.
+PROGRAMS_PATH = "/gate/programs"
+FACTS_FILE = "data.json"
+FACTS_PATH = "/gate/facts"
 
 
-def _name(plan: Plan, state: WaveState, gate: Gate, script: str) -> str:
-    digest = hashlib.sha256(f"{plan.platform.name}/{state.dir_name}\n{script}".encode())
-    return f"gate-{gate.id}-{digest.hexdigest()[:10]}"
+def _name(plan: Plan, state: WaveState, gate: Gate, facts: str) -> str:
+    timeout = plan.platform.delivery.timeout_minutes * 60
+    text = f"{plan.platform.name}/{state.dir_name}\n{timeout}\n{gate_script(gate)}\n{facts}"
+    return f"gate-{gate.id}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
 
 def gate_job_names(plan: Plan, state: WaveState) -> dict[str, str]:
-    """Gate id -> `gate-<id>-<digest>` of the wave's gates: changes whenever the wave or the script changes."""
+    """Gate id -> `gate-<id>-<digest>` of the wave's gates: changes whenever the wave, the script or
+    the facts change."""
     facts = wave_data(plan, state, validation_jobs(plan, state).data)
-    return {g.id: _name(plan, state, g, gate_script(g, plan, facts)) for g in gates_for_wave(plan, state)}
+    return {g.id: _name(plan, state, g, gate_facts(g, facts)) for g in gates_for_wave(plan, state)}
 
 
-def _job(plan: Plan, state: WaveState, gate: Gate, facts: dict[str, Any]) -> Obj:
+def gate_programs(plan: Plan, wave: str) -> Obj:
+    """The ConfigMap of every gate's script, `<gate>.sh`: the same for every wave of the platform."""
+    return k8s_object(
+        "v1",
+        "ConfigMap",
+        GATE_PROGRAMS,
+        wave=wave,
+        namespace=plan.platform.delivery.gates_namespace,
+        data={f"{gate.id}.sh": gate_script(gate) for gate in GATES},
+    )
+
+
+def _hook(gate: Gate) -> dict[str, str]:
+    return {
+        "argocd.argoproj.io/hook": _HOOKS[gate.phase],
+        "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation",
+    }
+
+
+def _facts(plan: Plan, state: WaveState, gate: Gate, name: str, facts: str) -> Obj:
+    """The gate's facts in this wave, a ConfigMap named as its Job, created just before it."""
+    return k8s_object(
+        "v1",
+        "ConfigMap",
+        name,
+        wave=state.name,
+        namespace=plan.platform.delivery.gates_namespace,
+        labels={GATE_LABEL: gate.id, PHASE_LABEL: gate.phase},
+        annotations=_hook(gate) | {"argocd.argoproj.io/sync-wave": "-1"},
+        data={FACTS_FILE: facts},
+    )
+
+
+def _job(plan: Plan, state: WaveState, gate: Gate, name: str) -> Obj:
     d = plan.platform.delivery
-    script = gate_script(gate, plan, facts)
     container = {
         "name": "gate",
         "image": pinned_image(d.kubectl_image, d.kubectl_image_digest),
-        "command": ["sh", "-c", script],
+        "command": ["sh", f"{PROGRAMS_PATH}/{gate.id}.sh"],
+        "env": [
+            {"name": "DATA_FILE", "value": f"{FACTS_PATH}/{FACTS_FILE}"},
+            {"name": "TIMEOUT", "value": str(d.timeout_minutes * 60)},
+        ],
         "resources": d.gate_resources.as_k8s(),
         "securityContext": restricted_security_context(),
-        "volumeMounts": [{"name": _WORK, "mountPath": "/tmp"}],
+        "volumeMounts": [
+            {"name": _WORK, "mountPath": "/tmp"},
+            {"name": _PROGRAMS, "mountPath": PROGRAMS_PATH, "readOnly": True},
+            {"name": _FACTS, "mountPath": FACTS_PATH, "readOnly": True},
+        ],
     }
     return k8s_object(
         "batch/v1",
         "Job",
-        _name(plan, state, gate, script),
+        name,
         wave=state.name,
         namespace=d.gates_namespace,
         labels={GATE_LABEL: gate.id, PHASE_LABEL: gate.phase},
-        annotations={
-            "argocd.argoproj.io/hook": _HOOKS[gate.phase],
-            "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation",
-            "gpuplatform.dev/gate-title": gate.title,
-        },
+        annotations=_hook(gate) | {"gpuplatform.dev/gate-title": gate.title},
         spec={
             "backoffLimit": 0,
             "podFailurePolicy": pod_failure_policy("gate"),
@@ -89,7 +143,11 @@ def _job(plan: Plan, state: WaveState, gate: Gate, facts: dict[str, Any]) -> Obj
                     "automountServiceAccountToken": True,
                     "restartPolicy": "Never",
                     "containers": [container],
-                    "volumes": [{"name": _WORK, "emptyDir": {"sizeLimit": "256Mi"}}],
+                    "volumes": [
+                        {"name": _WORK, "emptyDir": {"sizeLimit": "256Mi"}},
+                        {"name": _PROGRAMS, "configMap": {"name": GATE_PROGRAMS}},
+                        {"name": _FACTS, "configMap": {"name": name}},
+                    ],
                     "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
                 },
             },
@@ -154,12 +212,16 @@ def render_gate_jobs(plan: Plan, state: WaveState) -> list[Obj]:
     workloads = validation_jobs(plan, state)
     gates = gates_for_wave(plan, state)
     facts = wave_data(plan, state, workloads.data)
-    jobs = [_job(plan, state, gate, facts) for gate in gates]
+    jobs: list[Obj] = []
+    for gate in gates:
+        text = gate_facts(gate, facts)
+        name = _name(plan, state, gate, text)
+        jobs += [_facts(plan, state, gate, name, text), _job(plan, state, gate, name)]
     return _namespace_access(plan, state, gates, workloads.data) + workloads.objects + jobs
 
 
 def gate_identity(plan: Plan, wave: str) -> list[Obj]:
-    """Namespace, ServiceAccount and read-only ClusterRole(+Binding) of the gate Jobs.
+    """Namespace, ServiceAccount, read-only ClusterRole(+Binding) and programs of the gate Jobs.
 
     They are delivered with the entry points, not with the waves: a PreSync hook runs before the
     wave's own objects exist. The ClusterRole lists exactly what the gates read, cluster-wide;
@@ -174,4 +236,5 @@ def gate_identity(plan: Plan, wave: str) -> list[Obj]:
         *cluster_identity(
             GATE_IDENTITY, d.gates_namespace, name, rules, wave=wave, automountServiceAccountToken=False
         ),
+        gate_programs(plan, wave),
     ]

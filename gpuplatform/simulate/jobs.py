@@ -14,6 +14,7 @@ import json
 import re
 from typing import Any
 
+from gpuplatform.render.gate_jobs import FACTS_FILE, FACTS_PATH
 from gpuplatform.render.meta import Obj
 from gpuplatform.simulate.model import Group, Workload
 from gpuplatform.simulate.world import World
@@ -37,14 +38,25 @@ def _variables(obj: Obj) -> dict[str, str]:
     return dict(_VARIABLE.findall(_script(obj)))
 
 
-def _data(obj: Obj) -> dict[str, Any]:
-    """The gate's rendered data (`DATA='<json>'` in the script of #10's gate Jobs)."""
-    found = _variables(obj).get("DATA", "")
-    try:
-        data = json.loads(found) if found else {}
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
+def _data(world: World, obj: Obj) -> dict[str, Any]:
+    """The gate's facts, read from the ConfigMap its pod mounts at `FACTS_PATH`, as the script reads
+    them (`render/gate_jobs.py`); none while that ConfigMap is not applied."""
+    pod = obj["spec"]["template"]["spec"]
+    mounted = {
+        m.get("name"): m.get("mountPath")
+        for m in (pod.get("containers") or [{}])[0].get("volumeMounts") or []
+    }
+    for volume in pod.get("volumes") or []:
+        name = (volume.get("configMap") or {}).get("name")
+        if name is None or mounted.get(volume.get("name")) != FACTS_PATH:
+            continue
+        found = world.cluster.objects.get(f"ConfigMap/{obj['metadata'].get('namespace', '')}/{name}")
+        try:
+            data = json.loads(((found or {}).get("data") or {}).get(FACTS_FILE) or "{}")
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+    return {}
 
 
 def _groups(world: World, mode: str) -> list[Group]:
@@ -89,7 +101,7 @@ def _gate(world: World, gate: str, obj: Obj) -> list[str]:
         else:
             _read_and_remove(world, pilots)
     elif gate == "bridge":
-        sides = {str(side.get("side")) for side in (_data(obj).get("bridge") or {}).get("sides") or []}
+        sides = {str(side.get("side")) for side in (_data(world, obj).get("bridge") or {}).get("sides") or []}
         probes = {side: _probes(world, f"bridge-{side}") for side in sides}
         allocator = {
             "legacy": ("device-plugin", "a legacy node through the device plugin"),

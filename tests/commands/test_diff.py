@@ -51,32 +51,37 @@ def test_identical_gates_are_no_change_though_their_job_names_differ(mixed: Load
     ]
 
 
-def test_a_gate_whose_content_changes_is_one_pair_not_a_delete_and_an_add(mixed: LoadedPlatform) -> None:
-    # GIVEN drain -> cutover: the cutover moves the A100 pool, so the gates' data changes
+def test_a_gate_whose_facts_change_is_one_pair_not_a_delete_and_an_add(mixed: LoadedPlatform) -> None:
+    # GIVEN drain -> cutover: the cutover moves the A100 pool, so the gates' facts change
     (d,) = loaded_wave_diffs([mixed], "drain", "cutover")
-    gates = [c for c in d.changes if c.key.startswith("50-gates/post/gate:")]
-    assert {c.key for c in gates} >= {
-        "50-gates/post/gate:allocator-exclusivity@gpuplatform-gates",
-        "50-gates/post/gate:inventory@gpuplatform-gates",
+    facts = [c for c in d.changes if c.key.startswith("50-gates/post/gate-facts:")]
+    assert {c.key for c in facts} >= {
+        "50-gates/post/gate-facts:allocator-exclusivity@gpuplatform-gates",
+        "50-gates/post/gate-facts:inventory@gpuplatform-gates",
     }
-    assert all(c.state == "changed" for c in gates)
+    assert all(c.state == "changed" for c in facts)
+    # the Jobs themselves do not change: they carry only the name of their facts and the program's
+    assert not [c.key for c in d.changes if c.key.startswith("50-gates/post/gate:")]
     text = d.unified()
-    # THEN the unified diff shows the real file names and only the changed line
-    assert "--- a/mixed-fleet/waves/07-drain/50-gates/post/job_gpuplatform-gates_gate-inventory-" in text
-    assert "+++ b/mixed-fleet/waves/08-cutover/50-gates/post/job_gpuplatform-gates_gate-inventory-" in text
+    # THEN the unified diff shows the real file names and only the changed fact
     assert (
-        '+          DATA=\'{"deviceClasses":["hopper.fleet.example.com","any-gpu.fleet.example.com"],"driver":"gpu.nvidia.com","inventory":{"a100":'
-        in text
+        "--- a/mixed-fleet/waves/07-drain/50-gates/post/configmap_gpuplatform-gates_gate-inventory-" in text
     )
-    # the paired gates' digests are masked; the one gate that goes (no legacy node left) shows as it is
-    # (so is the release Job: no DRA node is left to release)
+    assert (
+        "+++ b/mixed-fleet/waves/08-cutover/50-gates/post/configmap_gpuplatform-gates_gate-inventory-" in text
+    )
+    assert '+      "inventory": {"a100": {"count": 8, "memory": {"describe": "40960Mi' in text
+    assert '-      "inventory": {"h100": {"count": 8,' in text
+    # the paired gates' digests are masked; the one gate that goes (no legacy node left) shows as it
+    # is, Job and facts (so is the release Job: no DRA node is left to release)
     assert [c.key for c in d.changes if c.new is None] == [
         "15-allocator-switch/release/switch:release@gpuplatform-gates",
+        "50-gates/pre/gate-facts:rollback-safety@gpuplatform-gates",
         "50-gates/pre/gate:rollback-safety@gpuplatform-gates",
     ]
     gone = next(c for c in d.changes if c.key.startswith("50-gates/pre/gate:"))
     assert f"-  name: {Path(gone.old_path or '').stem.split('_')[-1]}" in text
-    assert text.count("-  name: gate-") == 1 and "+  name: gate-" not in text
+    assert text.count("-  name: gate-") == 2 and "+  name: gate-" not in text
     assert "name: switch-enable-" not in text  # identical content in both waves: no change
 
 

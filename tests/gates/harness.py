@@ -12,12 +12,18 @@ from typing import Any
 from gpuplatform.evidence.evaluate import evaluate_gate
 from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.evidence.verdict import GateResult
-from gpuplatform.gates import GATES, gate_script
-from gpuplatform.gates.data import wave_data
+from gpuplatform.gates import GATES
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.validation import validation_jobs
+from gpuplatform.render.gate_jobs import (
+    FACTS_FILE,
+    FACTS_PATH,
+    GATE_LABEL,
+    PROGRAMS_PATH,
+    gate_programs,
+    render_gate_jobs,
+)
 from tests.evidence.builders import Cluster
 from tests.specs import write_spec
 
@@ -95,30 +101,39 @@ def offline(platform: Platform, wave: str, gate_id: str, cluster: Cluster, folde
 def in_cluster(
     platform: Platform, wave: str, gate_id: str, cluster: Cluster, folder: Path, *, stuck: bool = False
 ) -> subprocess.CompletedProcess[str]:
-    """The gate Job's script, one attempt, against `cluster` served by the fake kubectl."""
+    """The gate Job as rendered, one attempt, against `cluster` served by the fake kubectl: its
+    program from the platform's programs ConfigMap, its facts from its own, its environment."""
     plan = plan_platform(platform)
-    state = plan.wave(wave)
-    gate = next(g for g in GATES if g.id == gate_id)
-    script = gate_script(gate, plan, wave_data(plan, state, validation_jobs(plan, state).data))
-    for slow, quick in (
-        ("TIMEOUT=", "TIMEOUT=0 #"),
-        ("sleep 10", ":"),
-        ("sleep 5", ":"),
-        ("+ 300 ))", "+ 0 ))"),
-    ):
+    objects = render_gate_jobs(plan, plan.wave(wave))
+    [job] = [o for o in objects if o["kind"] == "Job" and o["metadata"]["labels"].get(GATE_LABEL) == gate_id]
+    [facts] = [
+        o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == job["metadata"]["name"]
+    ]
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    script = gate_programs(plan, wave)["data"][container["command"][1].removeprefix(PROGRAMS_PATH + "/")]
+    for slow, quick in (("sleep 10", ":"), ("sleep 5", ":"), ("+ 300 ))", "+ 0 ))")):
         assert slow in script
         script = script.replace(slow, quick)
     cluster.write(folder)
+    (folder / "gate.sh").write_text(script)
+    (folder / FACTS_FILE).write_text(facts["data"][FACTS_FILE])
     bin_dir = folder / "bin"
     bin_dir.mkdir(exist_ok=True)
     (bin_dir / "kubectl").write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
     (bin_dir / "kubectl").chmod(0o755)
+    job_env = {e["name"]: e["value"] for e in container["env"]}
+    assert job_env["DATA_FILE"] == f"{FACTS_PATH}/{FACTS_FILE}"
     env = {
         **os.environ,
+        **job_env,
+        "DATA_FILE": str(folder / FACTS_FILE),
+        "TIMEOUT": "0",
         "PATH": f"{bin_dir}:{os.environ['PATH']}",
         "FAKE_CLUSTER": str(folder),
         "TMPDIR": str(folder),
     }
     if stuck:
         env["FAKE_CLAIM_STUCK"] = "1"
-    return subprocess.run(["dash", "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["dash", str(folder / "gate.sh")], env=env, capture_output=True, text=True, timeout=60
+    )
