@@ -221,7 +221,13 @@ def _transition_verdicts(loaded: list[LoadedPlatform], source: str, target: str)
 @main.command()
 @click.argument("stack")
 @click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "mermaid"]),
+    default="text",
+    help="mermaid: the pools x waves diagram of dist/<platform>/README.md.",
+)
 @click.option("--from", "source", default=None, metavar="WAVE", help="Show one transition: from WAVE...")
 @click.option("--to", "target", default=None, metavar="WAVE", help="...to WAVE (forward or back).")
 @guarded
@@ -238,6 +244,8 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
 
         if source is None or target is None:
             raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
+        if fmt == "mermaid":
+            raise InputError.single("--format", "", "mermaid draws every wave; leave out --from/--to")
         # the capacity verdicts are placed by a forked child while the transitions are rendered
         with Background(partial(_transition_verdicts, loaded, source, target)) as placed:
             found = reviewed_transitions(loaded, source, target)
@@ -256,6 +264,11 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
             )
         if any(t.refusals for t in found):
             sys.exit(EXIT_FINDINGS)
+        return
+    if fmt == "mermaid":
+        from gpuplatform.render.overview_mermaid import mermaid_block
+
+        click.echo("\n".join(mermaid_block(plan_platform(lp.platform)) for lp in loaded), nl=False)
         return
     reports = [plan_report(plan_platform(lp.platform)) for lp in loaded]
     if fmt == "json":

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from gpuplatform.cli import main
+from gpuplatform.commands.synth import render_all
+from gpuplatform.load.stacks import load_stack
 from tests.conftest import REPO
 from tests.specs import minimal_spec, write_overlay, write_spec
 
@@ -162,6 +165,26 @@ def test_plan_text_and_json() -> None:
     assert "01-pilot-pool  [pilot-pool]" in text.stdout
     data = json.loads(run("plan", str(REPO / "stacks" / "reference.py"), "--format", "json").stdout)
     assert [p["platform"] for p in data] == ["reference", "reference-staging"]
+
+
+def test_plan_mermaid_is_the_block_of_each_platforms_readme() -> None:
+    # GIVEN the reference stack, two platforms
+    stack = REPO / "stacks" / "reference.py"
+    readmes = [files["README.md"].decode() for files in render_all(load_stack(stack)).values()]
+    # WHEN the plan is printed as Mermaid
+    result = run("plan", str(stack), "--format", "mermaid")
+    # THEN it prints each platform's fenced block, exactly as synth writes it in README.md
+    assert result.exit_code == 0
+    blocks = [re.search(r"^```mermaid\n.*?^```\n", text, re.M | re.S) for text in readmes]
+    assert result.stdout == "\n".join(b[0] for b in blocks if b)
+    assert result.stdout.count("```mermaid") == 2
+
+
+def test_plan_mermaid_of_one_transition_is_bad_input() -> None:
+    stack = str(REPO / "stacks" / "reference.py")
+    result = run("plan", stack, "--format", "mermaid", "--from", "pilot-pool", "--to", "driver-validation")
+    assert result.exit_code == 2
+    assert "mermaid draws every wave" in result.stderr
 
 
 def test_overlay_without_stack_is_bad_input() -> None:

@@ -21,6 +21,7 @@ from gpuplatform.output.write import owned_tree, read_regular_file, tree_entries
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.policy.selectors import refuse_uncompilable
 from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationsets
+from gpuplatform.render.overview import OVERVIEW_FILE, render_overview
 from gpuplatform.render.runbooks import render_runbooks
 from gpuplatform.render.tree import Tree, render_tree, tree_collisions
 from gpuplatform.versions import parse_release
@@ -81,8 +82,8 @@ def render_files(
     tree: Tree | None = None,
     runbooks: bool = True,
 ) -> dict[str, bytes]:
-    """Every file of one platform's tree (`tree` when already rendered), the runbooks (unless
-    `runbooks` is false: `tree` holds only some waves) and the lock file, validated."""
+    """Every file of one platform's tree (`tree` when already rendered), the runbooks and the
+    overview (unless `runbooks` is false: `tree` holds only some waves) and the lock file, validated."""
     if tree is None:
         refuse_uncompilable([loaded])
         tree = render_tree(plan_platform(loaded.platform))
@@ -130,10 +131,15 @@ def completion_files(
     overrides: Sequence[str],
     capacity_notes: Mapping[str, str] | None,
 ) -> dict[str, bytes]:
-    """What completes a platform's rendered `files`: the runbooks (when `capacity_notes`, the
-    paragraphs `runbook_capacity_notes` gives, are known) and the lock file, their paths checked."""
+    """What completes a platform's rendered `files`: the runbooks and the overview `README.md`
+    (when `capacity_notes`, the paragraphs `runbook_capacity_notes` gives, are known: `files` then
+    hold every wave) and the lock file, their paths checked."""
     platform = loaded.platform
-    added = {} if capacity_notes is None else runbook_files(plan_platform(platform), files, capacity_notes)
+    added: dict[str, bytes] = {}
+    if capacity_notes is not None:
+        plan = plan_platform(platform)
+        added = runbook_files(plan, files, capacity_notes)
+        added[OVERVIEW_FILE] = render_overview(plan).encode()
     check_paths(loaded.source, added)
     stack_dir = Path(loaded.source).parent
     origin = {

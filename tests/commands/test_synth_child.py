@@ -37,9 +37,10 @@ def test_the_child_changes_no_byte_of_the_output(tmp_path: Path, monkeypatch: py
     assert len(forked) == 2, "synth forks for the rules and the hand-offs, then for the runbooks and locks"
     monkeypatch.setattr(background, "can_fork", lambda: False)
     synth_tree(loaded, tmp_path / "plain")
-    # THEN every file is the same, hand-offs and runbooks included
+    # THEN every file is the same, hand-offs, runbooks and the overview included
     child, plain = _files(tmp_path / "child"), _files(tmp_path / "plain")
     assert any("/handoff/" in path for path in child) and any("/runbooks/" in path for path in child)
+    assert "mixed-fleet/README.md" in child
     assert child == plain
 
 

@@ -141,7 +141,7 @@ def test_gate_identity_is_read_only(reference: Platform) -> None:
     assert {verb for rule in role["rules"] for verb in rule["verbs"]} == {"list"}
 
 
-def test_changing_the_active_wave_changes_only_delivery_and_the_lock(
+def test_changing_the_active_wave_changes_only_delivery_the_overview_and_the_lock(
     reference_loaded: list[LoadedPlatform],
 ) -> None:
     loaded = reference_loaded[0]
@@ -152,7 +152,10 @@ def test_changing_the_active_wave_changes_only_delivery_and_the_lock(
     after = render_files(LoadedPlatform(moved, loaded.source, loaded.overlays, doc))
     changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
     assert changed
-    assert all(p.startswith("delivery/") or p == "gpuplatform.lock.json" for p in changed), changed
+    assert "README.md" in changed, "the overview marks the active wave"
+    assert all(p.startswith("delivery/") or p in ("README.md", "gpuplatform.lock.json") for p in changed), (
+        changed
+    )
 
 
 def test_a_stack_with_several_argo_platforms_gets_the_same_applicationsets_in_each_tree(
