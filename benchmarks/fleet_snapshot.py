@@ -7,7 +7,7 @@ plugin; DRA nodes advertise none, run the DRA kubelet plugin and publish the cat
 ResourceSlices; every GPU node carries the GPU Operator's `nvidia.com/gpu.deploy.<operand>=true`
 labels and runs a pod of each operand the fleet's values enable (the MIG manager only where
 `nvidia.com/mig.capable=true`, as GPU Operator v26.3.1 labels it: `addGPUStateLabels` and
-`hasMIGCapableGPU` in controllers/state_manager.go); the driver's controller runs; every pod is ready; every workload runs one pod on a node of
+`hasMIGCapableGPU` in controllers/state_manager.go); the driver's controller runs where the chart renders it (computeDomains); every pod is ready; every workload runs one pod on a node of
 its tier's kind (with an allocated ResourceClaim once it has moved); Karpenter pools have two nodes
 labelled with their NodePool; the bridge probe Job's pods ran on a legacy node (device plugin) and a
 DRA node (bridge claim) and logged the one GPU they saw.
@@ -31,6 +31,7 @@ from gpuplatform.inventory import lookup_product, slices_for_node
 from gpuplatform.inventory.catalog import mig_profiles
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import WaveState, plan_platform
+from gpuplatform.render.helm_values import dra_driver_chart, dra_driver_values
 from gpuplatform.render.validation import validation_jobs
 
 FLEET = Path(__file__).resolve().with_name("fleet.py")
@@ -316,13 +317,17 @@ def build(wave: str, stack: Path = FLEET) -> tuple[dict[str, list[dict[str, Any]
     }
     classes = [*state.tiers, *state.bridges]
     kinds["deviceclasses"] = [{"metadata": {"name": platform.class_name(c)}} for c in classes]
-    controller = {
-        "app.kubernetes.io/name": "dra-driver-nvidia-gpu",
-        "nvidia-dra-driver-gpu-component": "controller",
-    }
-    kinds["pods"].append(
-        _pod("dra-driver-nvidia-gpu-controller-0", DRA_NAMESPACE, "control-plane", labels=controller)
-    )
+    if state.driver_installed and dra_driver_chart(platform).renders(
+        "apps", "Deployment", dra_driver_values(plan)
+    ):
+        # the chart renders its controller Deployment only with resources.computeDomains.enabled
+        controller = {
+            "app.kubernetes.io/name": "dra-driver-nvidia-gpu",
+            "nvidia-dra-driver-gpu-component": "controller",
+        }
+        kinds["pods"].append(
+            _pod("dra-driver-nvidia-gpu-controller-0", DRA_NAMESPACE, "control-plane", labels=controller)
+        )
     kinds["resourceclaimtemplates"] = []
     dra_nodes: dict[str, list[str]] = {}
     legacy_nodes: list[str] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuplatform.capacity.allocator import AllocationError, Allocator, DeviceID, Features, NodeAllocationError
 from gpuplatform.capacity.claims import Claim, DeviceClass, parse_claim, parse_class
-from gpuplatform.capacity.nodes import Node
+from gpuplatform.kube.nodes import Node
 
 __all__ = [
     "AllocationError",

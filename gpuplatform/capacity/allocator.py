@@ -21,11 +21,11 @@ from typing import Any
 
 from gpuplatform.capacity.claims import ALLOCATION_RESULTS_MAX_SIZE, Claim, DeviceClass, Request
 from gpuplatform.capacity.constraints import MatchAttribute
-from gpuplatform.capacity.nodes import Node, taints_tolerated
 from gpuplatform.capacity.pools import Pool, gather_pools
 from gpuplatform.capacity.selectors import SelectorCache
 from gpuplatform.cel import CelCompileError, CelEvaluationError
 from gpuplatform.errors import GpuplatformError
+from gpuplatform.kube.nodes import Node, taints_tolerated
 
 __all__ = ["AllocationError", "Allocator", "DeviceID", "Features", "NodeAllocationError"]
 

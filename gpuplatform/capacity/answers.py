@@ -17,10 +17,10 @@ from gpuplatform.capacity.allocator import AllocationError, Allocator, DeviceID
 from gpuplatform.capacity.claims import Claim, DeviceClass, Request
 from gpuplatform.capacity.demand import Demand, wave_demands
 from gpuplatform.capacity.fleet import PoolModel, Shape
-from gpuplatform.capacity.nodes import taints_tolerated
 from gpuplatform.capacity.outcome import Failure, Outcome
 from gpuplatform.capacity.selectors import SelectorCache
 from gpuplatform.cel import CelCompileError
+from gpuplatform.kube.nodes import taints_tolerated
 from gpuplatform.plan.waves import Plan, WaveState
 
 __all__ = ["Ask", "DraPhase", "DraState", "PlacementCache"]

@@ -19,11 +19,11 @@ from typing import Any
 
 from gpuplatform.capacity.allocator import DeviceID
 from gpuplatform.capacity.growth import Growth, pool_growth
-from gpuplatform.capacity.nodes import Node
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import lookup_product, slices_for_node
 from gpuplatform.inventory.resource_slices import normalise_slice
+from gpuplatform.kube.nodes import Node
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.render.nodes import node_labels, pool_taint

@@ -34,9 +34,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplatform.capacity.nodes import taints_tolerated
 from gpuplatform.cel.quantity import QuantityError, parse_quantity
 from gpuplatform.gates.nodes import PROVISIONER_LABELS, pool_selector
+from gpuplatform.kube.nodes import taints_tolerated
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.render.nodes import node_labels

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplatform.capacity.nodes import Node, node_selector_matches
+from gpuplatform.kube.nodes import Node, node_selector_matches
 
 __all__ = ["Pool", "gather_pools", "slice_matches_node"]
 

@@ -34,7 +34,6 @@ from gpuplatform.capacity.fleet import MODES, Fleet, Group, PoolModel, Shape, St
 from gpuplatform.capacity.growth import pool_growth
 from gpuplatform.capacity.held import Held
 from gpuplatform.capacity.moments import moment_classes
-from gpuplatform.capacity.nodes import Node
 from gpuplatform.capacity.selectors import SelectorCache
 from gpuplatform.cel import CelCompileError
 from gpuplatform.cel.checker import ALL
@@ -44,6 +43,7 @@ from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import DRIVER
 from gpuplatform.inventory.resource_slices import normalise_slice
+from gpuplatform.kube.nodes import Node
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan

@@ -158,6 +158,11 @@ class ChartFacts:
                 kinds.append(ChartKind(group, item["kind"], namespaced))
         return kinds
 
+    def renders(self, group: str, kind: str, values: Mapping[str, Any]) -> bool:
+        """Whether the chart renders an object of `group`/`kind` with `values` (e.g. the DRA driver's
+        controller Deployment, only with `resources.computeDomains.enabled`)."""
+        return any(k.group == group and k.kind == kind for k in self.installs(values))
+
     def cluster_scoped(self) -> frozenset[tuple[str, str]]:
         """Cluster-scoped kinds: the built-in ones and those of the chart's cluster-scoped CRDs."""
         return CLUSTER_SCOPED_KINDS | {(k.group, k.kind) for k in self.objects if not k.namespaced}

@@ -20,10 +20,10 @@ from gpuplatform.evidence.summary import summarise
 from gpuplatform.evidence.twins import TWINS, Unlike, found
 from gpuplatform.evidence.verdict import GateResult, jq_input, judge, run_programs
 from gpuplatform.gates import EVIDENCE_CHECKS, Gate, gate_data, gates_for_wave
-from gpuplatform.gates.data import wave_data
 from gpuplatform.gates.matchers import DRA_DRIVER
 from gpuplatform.gates.nodes import pool_selectors
 from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.gate_jobs import gate_job_names
 from gpuplatform.render.selectors import full_gpu_expression, tier_expression
 from gpuplatform.render.validation import validation_jobs

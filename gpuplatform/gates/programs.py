@@ -2,7 +2,7 @@
 
 A program reads one object — `nodes`, `pods`, `resourceslices`, `resourceclaims`, `deviceclasses`
 (each a list, or null when it could not be read) and `logs` (`"<namespace>/<pod>"` -> text) — and
-the wave's facts as `$data` (`gates/data.py`). ResourceSlices are read `summarised`: each one's
+the wave's facts as `$data` (`render/gate_facts.py`). ResourceSlices are read `summarised`: each one's
 devices summed up by kind (`evidence/summary.py`). It prints one line per finding:
 
 - `violation: …` the invariant is broken;

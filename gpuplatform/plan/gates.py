@@ -75,7 +75,7 @@ class Gate:
     reads: tuple[tuple[str, str], ...]
     """(apiGroup, resource) the verdict reads, each listed cluster-wide."""
     data: tuple[str, ...]
-    """Keys of the wave's facts (`gates/data.py`) the verdict uses."""
+    """Keys of the wave's facts (`render/gate_facts.py`) the verdict uses."""
     applies: Callable[[Plan, WaveState], bool]
     access: tuple[Access, ...] = ()
     """Namespaced access beyond listing `reads` (logs, removing validation pods)."""
@@ -134,7 +134,7 @@ GATES: tuple[Gate, ...] = (
     ),
     Gate(
         "operands",
-        "the GPU Operator's operands are Ready on every DRA node that schedules them; the DRA driver controller is Ready",
+        "the GPU Operator's operands are Ready on every DRA node that schedules them; the DRA driver controller is Ready where the release renders it",
         (),
         (NODES, PODS),
         (*_POOLS, "operands", "operatorNamespace", "driverNamespace", "driverController"),

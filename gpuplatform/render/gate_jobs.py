@@ -30,9 +30,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from gpuplatform.gates import GATES, Access, Gate, gate_facts, gate_script, gates_for_wave
-from gpuplatform.gates.data import wave_data
 from gpuplatform.model.containers import pinned_image
 from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.meta import WAVE_LABEL, Obj, cluster_identity, k8s_object, restricted_security_context
 from gpuplatform.render.validation import PHASE_LABEL, pod_failure_policy, validation_jobs
 

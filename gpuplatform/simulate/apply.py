@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from gpuplatform.charts.model import render_dra_driver
 from gpuplatform.render.meta import Obj
-from gpuplatform.simulate.charts import render_dra_driver
 from gpuplatform.simulate.model import DeviceClassState, Group, Release
 from gpuplatform.simulate.rendered import ReleaseSpec
 from gpuplatform.simulate.world import World

@@ -11,7 +11,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gpuplatform.capacity.nodes import tolerates as toleration_tolerates
+from gpuplatform.kube.nodes import Taint, Toleration
+from gpuplatform.kube.nodes import tolerates as toleration_tolerates
 
 __all__ = [
     "Cluster",
@@ -26,8 +27,6 @@ __all__ = [
     "untolerated",
 ]
 
-Taint = dict[str, str]
-Toleration = dict[str, Any]
 Operand = Literal["running", "waiting", "crashloop", "unschedulable", "terminating"]
 Phase = Literal["pending", "running", "restarting", "terminating", "stuck-terminating", "refused", "done"]
 Allocator = Literal["device-plugin", "dra", "bridge", ""]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from gpuplatform.simulate.charts import OperatorOutput
+from gpuplatform.charts.model import OperatorOutput
 from gpuplatform.simulate.model import Group, untolerated
 from gpuplatform.simulate.world import START, STOP, Reaction, World
 

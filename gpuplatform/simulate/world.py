@@ -14,14 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpuplatform.plan.waves import Plan
-from gpuplatform.render.tree import Tree
-from gpuplatform.simulate.charts import (
+from gpuplatform.charts.model import (
     DraDriverOutput,
     OperatorOutput,
     render_dra_driver,
     render_gpu_operator,
 )
+from gpuplatform.plan.waves import Plan
+from gpuplatform.render.tree import Tree
 from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.model import Cluster, Group, Release
 

@@ -10,7 +10,7 @@ import pytest
 
 from gpuplatform.capacity.allocator import AllocationError, Allocator, Features
 from gpuplatform.capacity.claims import parse_claim, parse_class
-from gpuplatform.capacity.nodes import Node
+from gpuplatform.kube.nodes import Node
 
 DATA = json.loads((Path(__file__).parent / "allocator_cases.json").read_text())
 CASES: list[dict[str, Any]] = DATA["cases"]

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuplatform.gates.data import device_classes
 from gpuplatform.gates.matchers import enabled_operands
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import lookup_product, slices_for_node
@@ -20,6 +19,8 @@ from gpuplatform.load.stacks import load_stack
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan, WaveState, plan_platform
+from gpuplatform.render.gate_facts import device_classes
+from gpuplatform.render.helm_values import dra_driver_chart, dra_driver_values
 from gpuplatform.render.nodes import node_labels
 from gpuplatform.render.validation import validation_jobs
 
@@ -290,7 +291,10 @@ def build(platform: Platform, wave: str, provisioned: int = 2) -> Cluster:
                 mig_layout=pool.mig_layout or None,
             )
             cluster.list("resourceslices").extend(slices[name])
-    if state.driver_installed:
+    if state.driver_installed and dra_driver_chart(platform).renders(
+        "apps", "Deployment", dra_driver_values(plan)
+    ):
+        # the chart renders its controller Deployment only with resources.computeDomains.enabled
         cluster.list("pods").append(
             pod(
                 "dra-driver-nvidia-gpu-controller-6f7d9-abcde",

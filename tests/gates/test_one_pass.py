@@ -9,8 +9,8 @@ from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.evidence.summary import summarise
 from gpuplatform.evidence.verdict import jq_input, run_programs
 from gpuplatform.gates import EVIDENCE_CHECKS, gate_data, gates_for_wave
-from gpuplatform.gates.data import wave_data
 from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.validation import validation_jobs
 from tests.evidence.builders import build, device_plugin_pod
 from tests.gates.harness import fleet_doc, load_platform

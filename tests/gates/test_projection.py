@@ -15,9 +15,9 @@ from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.evidence.summary import summarise
 from gpuplatform.evidence.verdict import jq_input, run_programs
 from gpuplatform.gates import EVIDENCE_CHECKS, gate_data, gates_for_wave
-from gpuplatform.gates.data import wave_data
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.validation import validation_jobs
 from tests.conftest import REPO
 

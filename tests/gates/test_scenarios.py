@@ -241,6 +241,13 @@ def _mig_profile(profile: str) -> Mutation:
     return mutate
 
 
+def _compute_domains_on() -> dict[str, Any]:
+    """The fleet with ComputeDomains on: only then does the DRA chart render its controller."""
+    doc = fleet_doc()
+    doc["spec"]["draDriver"]["computeDomains"] = True
+    return doc
+
+
 CASES: dict[str, Case] = {
     # allocator-exclusivity, both ways and for every device-plugin resource
     "why-1 karpenter nodes run both allocators": Case(
@@ -348,7 +355,12 @@ CASES: dict[str, Case] = {
         "app", "operands", "broken", "container-toolkit pod gpu-operator/container-toolkit-", _toolkit_waiting
     ),
     "driver controller gone": Case(
-        "claims", "operands", "broken", "the DRA driver controller runs no pod", _controller_gone
+        "claims",
+        "operands",
+        "broken",
+        "the DRA driver controller runs no pod",
+        _controller_gone,
+        _compute_domains_on,
     ),
     "healthy fleet operands": Case("app", "operands", "held", "", _nothing),
     # rollback-safety

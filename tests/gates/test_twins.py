@@ -15,10 +15,10 @@ from gpuplatform.evidence.snapshot import Snapshot, load_snapshot
 from gpuplatform.evidence.twins import TWINS, Unlike, found
 from gpuplatform.evidence.verdict import jq_input, run_programs
 from gpuplatform.gates import EVIDENCE_CHECKS, GATES, gate_data, gates_for_wave
-from gpuplatform.gates.data import wave_data
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.validation import validation_jobs
 from tests.conftest import REPO
 from tests.evidence.builders import Cluster, build

@@ -1,4 +1,4 @@
-"""The charts' model (simulate/charts.py) against the templates it claims to follow, and against helm."""
+"""The charts' model (charts/model.py) against the templates it claims to follow, and against helm."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 from gpuplatform.charts.extract import find_helm
+from gpuplatform.charts.model import helm_merge, render_dra_driver, render_gpu_operator
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.helm_values import dra_driver_values, gpu_operator_values
 from gpuplatform.render.operators import CHART_BRIDGE_PATCH
-from gpuplatform.simulate.charts import helm_merge, render_dra_driver, render_gpu_operator
 from tests.conftest import REPO, SHARED
 
 CHARTS = SHARED / "reference" / "charts"

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
+from gpuplatform.charts.model import render_dra_driver, render_gpu_operator
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.policy.rules import run_rules
 from gpuplatform.render import helm_values
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.render.tree import render_tree
-from gpuplatform.simulate.charts import render_dra_driver, render_gpu_operator
 from gpuplatform.simulate.rendered import ReleaseSpec, rendered_releases
 from tests.simulate.helpers import sim_spec, simulate, violations
 

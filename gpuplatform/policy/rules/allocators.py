@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from gpuplatform.charts.model import render_dra_driver
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
 from gpuplatform.render.tolerations import tolerates
 from gpuplatform.render.validation import VALIDATION_LABEL
-from gpuplatform.simulate.charts import render_dra_driver
 from gpuplatform.simulate.rendered import DRA_CHARTS
 
 __all__: list[str] = []

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpuplatform.charts.model import render_dra_driver, render_gpu_operator
 from gpuplatform.plan.waves import WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL, node_labels, pool_taint, provisioner_labels
-from gpuplatform.simulate.charts import render_dra_driver, render_gpu_operator
 from gpuplatform.simulate.model import untolerated
 from gpuplatform.simulate.operator import NFD_LABEL, PRESENT
 from gpuplatform.simulate.rendered import DRA_CHARTS, OPERATOR_CHARTS, ReleaseSpec

@@ -1,0 +1,1 @@
+"""Kubernetes' own semantics the layers above share: node selectors, taints and tolerations."""

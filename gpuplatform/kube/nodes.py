@@ -1,0 +1,87 @@
+"""Node selection and taints the way the scheduler reads them.
+
+`node_selector_matches` follows k8s.io/component-helpers scheduling/corev1/nodeaffinity
+(terms are ORed, requirements ANDed; `matchFields` knows only `metadata.name`);
+`tolerates` follows core/v1 `Toleration.ToleratesTaint`, which
+k8s.io/dynamic-resource-allocation resourceclaim.ToleratesTaint mirrors for device taints
+(kubernetes-1.36.1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Node", "Taint", "Toleration", "node_selector_matches", "taints_tolerated", "tolerates"]
+
+Taint = dict[str, str]
+Toleration = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Node:
+    """A node: its name, labels and taints."""
+
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Mapping[str, Any], ...] = ()
+
+
+def _requirement(req: Mapping[str, Any], value: str | None) -> bool:
+    op, values = req.get("operator"), list(req.get("values") or ())
+    if op == "In":
+        return value is not None and value in values
+    if op == "NotIn":
+        return value is None or value not in values
+    if op == "Exists":
+        return value is not None
+    if op == "DoesNotExist":
+        return value is None
+    if op in ("Gt", "Lt") and value is not None and len(values) == 1:
+        try:
+            left, right = int(value), int(values[0])
+        except ValueError:
+            return False
+        return left > right if op == "Gt" else left < right
+    return False
+
+
+def _term(term: Mapping[str, Any], node: Node) -> bool:
+    expressions = term.get("matchExpressions") or ()
+    fields = term.get("matchFields") or ()
+    if not expressions and not fields:
+        return False
+    if not all(_requirement(r, node.labels.get(str(r.get("key")))) for r in expressions):
+        return False
+    return all(r.get("key") == "metadata.name" and _requirement(r, node.name) for r in fields)
+
+
+def node_selector_matches(selector: Mapping[str, Any], node: Node) -> bool:
+    """A v1 NodeSelector: some term whose requirements all hold."""
+    return any(_term(t, node) for t in selector.get("nodeSelectorTerms") or ())
+
+
+def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
+    """One toleration against one taint: effect, key, then operator Exists or Equal."""
+    effect = toleration.get("effect") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    key = toleration.get("key") or ""
+    if key and key != taint.get("key"):
+        return False
+    op = toleration.get("operator") or "Equal"
+    if op == "Exists":
+        return True
+    return op == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
+
+
+def taints_tolerated(
+    taints: Sequence[Mapping[str, Any]],
+    tolerations: Sequence[Mapping[str, Any]],
+    effects: tuple[str, ...] = ("NoSchedule", "NoExecute"),
+) -> bool:
+    """Every taint with one of `effects` is tolerated (the scheduler's TaintToleration filter)."""
+    return all(
+        any(tolerates(t, taint) for t in tolerations) for taint in taints if taint.get("effect") in effects
+    )
