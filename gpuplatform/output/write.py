@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplatform.errors import EnvironmentFailure, InputError, Problem
+from gpuplatform.output.state_check import BACKUP, STAGING, state_problems
 
 __all__ = [
     "LOCK_FILE",
@@ -65,8 +66,6 @@ LOCK_FILE = "gpuplatform.lock.json"
 STATE_FILE = ".gpuplatform.lock"
 LOCK_TIMEOUT_SECONDS = 30.0
 _STATE_FORMAT = "gpuplatform.dev/output-state/v1"
-_STAGING = ".gpuplatform-staging"
-_BACKUP = ".gpuplatform-backup"
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 #: A platform's lock lists every file; 19,000 files make about 2 MB.
@@ -327,16 +326,19 @@ class _StateFile:
             return None
         try:
             doc = json.loads(data.split(b"\n", 1)[0])
-            if doc.get("format") != _STATE_FORMAT:
-                raise ValueError
-            entries = [_Entry(**e) for e in doc["entries"]]
-            return _State(doc["phase"], entries, [_Entry(**e) for e in doc.get("leftovers", [])])
-        except (ValueError, TypeError, KeyError, AttributeError):
+        except (ValueError, UnicodeDecodeError):
+            doc = None
+        if not isinstance(doc, dict) or doc.get("format") != _STATE_FORMAT:
             raise InputError.single(
                 str(self.path),
                 "",
                 "holds data gpuplatform did not write; if no other tool uses it, remove it and run again",
-            ) from None
+            )
+        problems = state_problems(doc, self.out, str(self.path))
+        if problems:
+            raise InputError(problems)
+        entries = [_Entry(**e) for e in doc["entries"]]
+        return _State(doc["phase"], entries, [_Entry(**e) for e in doc.get("leftovers", [])])
 
     def write(self, state: _State | None) -> None:
         if state is None:
@@ -596,7 +598,7 @@ def _plan(out: Path, trees: Collection[str], prune: bool) -> tuple[list[_Entry],
     warnings: list[Problem] = []
 
     def entry(name: str, old: str | None, new: str | None) -> _Entry:
-        return _Entry(name, f"{_STAGING}.{run}.{name}", f"{_BACKUP}.{run}.{name}", old, new)
+        return _Entry(name, f"{STAGING}.{run}.{name}", f"{BACKUP}.{run}.{name}", old, new)
 
     for name in sorted(trees):
         target = out / name
