@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -382,9 +383,9 @@ def write(wave: str, folder: Path) -> Path:
     manifest = {
         "context": "fleet",
         "serverVersion": "v1.36.1",
-        "time": "2026-12-03T00:00:00Z",
+        "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "missing": [],
-        "kinds": {},
+        "kinds": {kind: f"{len(items)} object(s)" for kind, items in kinds.items()},
     }
     (folder / "manifest.json").write_text(json.dumps(manifest))
     return folder

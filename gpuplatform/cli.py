@@ -510,17 +510,34 @@ def inventory_nodes(source: str, fmt: str, dra_namespace: str) -> None:
 @click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
 @click.option("--platform", "platform", default=None, help="Platform of the stack (when it has several).")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown")
+@click.option(
+    "--max-age", "max_age", default="24h", show_default=True, help="Refuse an older snapshot (30m, 24h, 7d)."
+)
+@click.option("--allow-stale", is_flag=True, help="Judge a snapshot older than --max-age, or undated.")
 @guarded
 def evidence(
-    stack: str, wave: str, snapshot_dir: str, overlays: tuple[str, ...], platform: str | None, fmt: str
+    stack: str,
+    wave: str,
+    snapshot_dir: str,
+    overlays: tuple[str, ...],
+    platform: str | None,
+    fmt: str,
+    max_age: str,
+    allow_stale: bool,
 ) -> None:
     """Evaluate a wave's gates against a snapshot; exit 0 only when every gate holds."""
+    from datetime import UTC, datetime
+
+    from gpuplatform.evidence.manifest import check_age, parse_duration
     from gpuplatform.evidence.report import all_held, evidence_json, evidence_markdown
     from gpuplatform.evidence.snapshot import load_snapshot
     from gpuplatform.gates.evaluate import evaluate_wave
     from gpuplatform.plan.waves import plan_platform
 
+    bound = parse_duration(max_age)
     snap = load_snapshot(Path(snapshot_dir))
+    if not allow_stale:
+        check_age(snap.folder, snap.manifest, bound, datetime.now(UTC))
     held = True
     for lp in select_platform(stack, load_selected(stack, overlays), platform, one=True):
         plan = plan_platform(lp.platform)

@@ -56,6 +56,8 @@ __all__ = [
     "exclusive_output",
     "owned_tree",
     "read_regular_file",
+    "refuse_linked_folder",
+    "swap_folder",
     "tree_entries",
     "write_file",
     "write_trees",
@@ -188,6 +190,31 @@ def write_file(path: Path, data: bytes) -> None:
             handle.flush()
         except OSError as exc:
             raise _fail(path, "cannot write", exc) from None
+
+
+def refuse_linked_folder(path: Path) -> None:
+    """InputError when the output folder `path` is a link or something other than a folder: every
+    `--out` is written (or read) as the folder it names, never through a link."""
+    if os.path.islink(path):
+        raise InputError.single(
+            str(path), "", "is a symbolic link; gpuplatform writes only into the real folder, name that"
+        )
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise InputError.single(str(path), "", "is not a folder")
+
+
+def swap_folder(fresh: Path, target: Path) -> Path | None:
+    """Put the folder `fresh` at `target` (atomically where renameat2 is available); the path where
+    the folder that was at `target` now is, for the caller to remove (None when there was none)."""
+    if not os.path.lexists(target):
+        fresh.rename(target)
+        return None
+    if _exchange(fresh, target):
+        return fresh
+    aside = fresh.with_name(fresh.name + ".old")
+    target.rename(aside)
+    fresh.rename(target)
+    return aside
 
 
 def _digest(data: bytes) -> str:
