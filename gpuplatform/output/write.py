@@ -688,6 +688,7 @@ def write_trees(
     InputError when a target is not ours (nothing changes); EnvironmentFailure when the machine
     refuses a write (every platform is restored first).
     """
+    refuse_linked_folder(out)
     with exclusive_output(out, timeout) as state:
         warnings = recover(state)
         leftovers = (state.read() or _State("idle", [])).leftovers
