@@ -17,8 +17,8 @@ Protocol (one run at a time, under an flock on the state file):
 4. record "swapping" with the new trees' lock digests, swap every platform in (renameat2
    RENAME_EXCHANGE where the kernel has it, else two renames through the backup name), fsync
    `<out>`, record "committed", remove the old trees.
-A failure or SIGINT before "committed" restores every platform of the run; a kill is restored by
-the next run. At every instant each platform has a complete tree at its place or at a recorded name.
+A failure or SIGINT before "swapping" restores every platform of the run; SIGINT from "swapping"
+on is held until the run has finished (a warning says so); a kill is restored by the next run. At every instant each platform has a complete tree at its place or at a recorded name.
 
 Tests kill runs at named points by replacing `crash_hook` (tests/test_crash_consistency.py).
 """
@@ -35,6 +35,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import stat
 import sys
 import threading
@@ -394,9 +395,11 @@ def _open_state(out: Path) -> int:
             raise InputError.single(
                 str(out / STATE_FILE), "", "is a symbolic link; gpuplatform locks only a file it created"
             ) from None
-        raise InputError.single(
-            str(out), "", f"cannot be used as the output folder: {exc.strerror}"
-        ) from None
+        if exc.errno in (errno.ENOTDIR, errno.EEXIST, errno.ENAMETOOLONG):
+            raise InputError.single(
+                str(out), "", f"cannot be used as the output folder: {exc.strerror}"
+            ) from None
+        raise _fail(Path(exc.filename) if exc.filename else out, "cannot write the output", exc) from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise InputError.single(
@@ -689,7 +692,7 @@ def write_trees(
     refuses a write (every platform is restored first).
     """
     refuse_linked_folder(out)
-    with exclusive_output(out, timeout) as state:
+    with exclusive_output(out, timeout) as state, contextlib.ExitStack() as late:
         warnings = recover(state)
         leftovers = (state.read() or _State("idle", [])).leftovers
         entries, found = _plan(out, trees, prune)
@@ -698,6 +701,7 @@ def write_trees(
         # digest is first read when a swap may have happened (`_roll_back`, from "swapping" on).
         recorded = _State("staging", entries, leftovers)
         staged = [e for e in entries if e.name in trees]
+        interrupts: list[int] = []
         try:
             state.write(recorded)
             current = {e.name: out / e.name if e.old else None for e in staged}
@@ -712,6 +716,7 @@ def write_trees(
                 e.new = _digest(bytes(lock))
             _sync_filesystem(out)
             crash_hook("staged")
+            interrupts = late.enter_context(_sigint_deferred())
             recorded.phase = "swapping"
             state.write(recorded)
             for e in entries:
@@ -732,4 +737,27 @@ def write_trees(
                 raise _fail(where, "cannot write the output (nothing was changed)", exc) from None
             raise
         _finish(state, recorded, warnings)
+        if interrupts:
+            warnings.append(Problem(str(out), "", "", _LATE_INTERRUPT, "warning"))
     return warnings
+
+
+_LATE_INTERRUPT = (
+    "interrupted (SIGINT) while the new trees were swapped in: the run was completed, not undone"
+)
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[list[int]]:
+    """Hold SIGINT (in the main thread, where Python handles it) until the block ends; the signals
+    received. From the swap on, finishing is quicker and safer than undoing: a run interrupted
+    there ends with every new tree in place and the old ones removed, as if it came a moment later."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, _: received.append(signum))
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
