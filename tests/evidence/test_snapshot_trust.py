@@ -135,3 +135,14 @@ def test_a_link_in_a_snapshot_is_refused_not_followed(tmp_path: Path, planted: s
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"error: {folder / planted}: is a symbolic link")
     assert "hunter2" not in result.output
+
+
+@pytest.mark.parametrize("planted", ["nodes.json", "resourceslices.json"])
+def test_check_does_not_follow_a_link_in_its_snapshot(tmp_path: Path, planted: str) -> None:
+    folder = Cluster.healthy().write(tmp_path / "snap")
+    (tmp_path / planted).write_text((folder / planted).read_text())
+    (folder / planted).unlink()
+    (folder / planted).symlink_to(tmp_path / planted)
+    result = CliRunner().invoke(main, ["check", STACK, "--snapshot", str(folder)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: {folder / planted}: is a symbolic link")
