@@ -16,20 +16,20 @@ from typing import Any
 from gpuplatform.errors import Problem
 from gpuplatform.model.base import is_dns_label
 
-__all__ = ["BACKUP", "ENTRY_KEYS", "PHASES", "STAGING", "state_problems"]
+__all__ = ["BACKUP", "STAGING", "state_problems"]
 
 STAGING = ".gpuplatform-staging"
 BACKUP = ".gpuplatform-backup"
-PHASES = ("staging", "swapping", "committed", "idle")
-ENTRY_KEYS = ("name", "staging", "backup", "old", "new")
+_PHASES = ("staging", "swapping", "committed", "idle")
+_ENTRY_KEYS = ("name", "staging", "backup", "old", "new")
 _RUN = r"[0-9a-f]{16}"
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 def _entry_problems(entry: Any, where: str, out: Path) -> list[str]:
     """The problems of one recorded entry, each `<field>: <what>`."""
-    if not isinstance(entry, dict) or sorted(entry) != sorted(ENTRY_KEYS):
-        return [f"{where}: expected an object with exactly {', '.join(ENTRY_KEYS)}"]
+    if not isinstance(entry, dict) or sorted(entry) != sorted(_ENTRY_KEYS):
+        return [f"{where}: expected an object with exactly {', '.join(_ENTRY_KEYS)}"]
     name = entry["name"]
     if not isinstance(name, str) or not is_dns_label(name):
         return [f"{where}.name: {name!r} is not a platform folder name (a DNS label)"]
@@ -63,8 +63,8 @@ def state_problems(doc: Any, out: Path, file: str) -> list[Problem]:
     if not isinstance(doc, dict):
         return [Problem(file, "", "", "expected a JSON object")]
     lines = []
-    if doc.get("phase") not in PHASES:
-        lines.append(f"phase: {doc.get('phase')!r} is not one of {', '.join(PHASES)}")
+    if doc.get("phase") not in _PHASES:
+        lines.append(f"phase: {doc.get('phase')!r} is not one of {', '.join(_PHASES)}")
     extra = sorted(set(doc) - {"format", "phase", "entries", "leftovers"})
     if extra:
         lines.append(f"{extra[0]}: unknown field")
