@@ -201,7 +201,7 @@ def refuse_linked_folder(path: Path) -> None:
             str(path), "", "is a symbolic link; gpuplatform writes only into the real folder, name that"
         )
     if os.path.lexists(path) and not os.path.isdir(path):
-        raise InputError.single(str(path), "", "is not a folder")
+        raise InputError.single(str(path), "", "cannot be used as the output folder: it is not a folder")
 
 
 def swap_folder(fresh: Path, target: Path) -> Path | None:
@@ -395,7 +395,7 @@ def _open_state(out: Path) -> int:
             raise InputError.single(
                 str(out / STATE_FILE), "", "is a symbolic link; gpuplatform locks only a file it created"
             ) from None
-        if exc.errno in (errno.ENOTDIR, errno.EEXIST, errno.ENAMETOOLONG):
+        if exc.errno in (errno.ENOTDIR, errno.EEXIST, errno.ENAMETOOLONG, errno.ENOENT):
             raise InputError.single(
                 str(out), "", f"cannot be used as the output folder: {exc.strerror}"
             ) from None
