@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -388,9 +389,9 @@ def write(wave: str, folder: Path, stack: Path = FLEET) -> Path:
     manifest = {
         "context": "fleet",
         "serverVersion": "v1.36.1",
-        "time": "2026-12-03T00:00:00Z",
+        "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "missing": [],
-        "kinds": {},
+        "kinds": {kind: f"{len(items)} object(s)" for kind, items in kinds.items()},
     }
     (folder / "manifest.json").write_text(json.dumps(manifest))
     return folder

@@ -9,6 +9,7 @@ file system, stdout closed); 130 interrupted (SIGINT); 70 an internal error (a b
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import json
 import os
@@ -21,6 +22,7 @@ from typing import Any, TypeVar
 
 import click
 
+from gpuplatform._stdout import whole_writes
 from gpuplatform.background import Background
 from gpuplatform.errors import (
     EnvironmentFailure,
@@ -57,7 +59,7 @@ def guarded(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             if sys.stdout is None:
-                raise EnvironmentFailure("stdout", "cannot print the result", "it is closed")
+                raise _stdout_closed()
             return func(*args, **kwargs)
         except InputError as exc:
             _fail(format_problems(exc.problems), EXIT_INPUT)
@@ -75,11 +77,7 @@ def guarded(func: F) -> F:
         except KeyboardInterrupt:
             _fail("error: interrupted", EXIT_INTERRUPTED)
         except BrokenPipeError:
-            with contextlib.suppress(OSError, ValueError, AttributeError):
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            _fail(
-                "error: stdout: the reader closed the pipe before the output was complete", EXIT_ENVIRONMENT
-            )
+            _output_cut(sys.stdout)
         except MemoryError:
             _fail("error: out of memory", EXIT_ENVIRONMENT)
         except OSError as exc:
@@ -91,6 +89,20 @@ def guarded(func: F) -> F:
             _fail(f"error: internal: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _stdout_closed() -> EnvironmentFailure:
+    return EnvironmentFailure("stdout", "cannot print the result", "it is closed")
+
+
+def _output_cut(stdout: Any, exc: OSError | None = None) -> None:
+    """Exit 74: stdout did not take the whole output (its reader went away: EPIPE, or `exc`)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+    what = "the reader closed the pipe before the output was complete"
+    if exc is not None and exc.errno != errno.EPIPE:
+        what = f"cannot print the result: {exc.strerror}"
+    _fail(f"error: stdout: {what}", EXIT_ENVIRONMENT)
 
 
 def load_selected(stack: str | None, overlays: Sequence[str]) -> list[LoadedPlatform]:
@@ -204,6 +216,7 @@ def _notes(problems: list[Problem]) -> None:
     default="Platform",
     help="The spec (default) or an overlay.",
 )
+@guarded
 def schema(kind: str) -> None:
     """Print the JSON Schema of a spec (`kind: Platform`) or an overlay (`kind: PlatformOverlay`)."""
     from gpuplatform.load.schema import overlay_schema, spec_schema
@@ -523,17 +536,34 @@ def inventory_nodes(source: str, fmt: str, dra_namespace: str) -> None:
 @click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
 @click.option("--platform", "platform", default=None, help="Platform of the stack (when it has several).")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown")
+@click.option(
+    "--max-age", "max_age", default="24h", show_default=True, help="Refuse an older snapshot (30m, 24h, 7d)."
+)
+@click.option("--allow-stale", is_flag=True, help="Judge a snapshot older than --max-age, or undated.")
 @guarded
 def evidence(
-    stack: str, wave: str, snapshot_dir: str, overlays: tuple[str, ...], platform: str | None, fmt: str
+    stack: str,
+    wave: str,
+    snapshot_dir: str,
+    overlays: tuple[str, ...],
+    platform: str | None,
+    fmt: str,
+    max_age: str,
+    allow_stale: bool,
 ) -> None:
     """Evaluate a wave's gates against a snapshot; exit 0 only when every gate holds."""
+    from datetime import UTC, datetime
+
     from gpuplatform.evidence.evaluate import evaluate_wave
+    from gpuplatform.evidence.manifest import check_age, parse_duration
     from gpuplatform.evidence.report import all_held, evidence_json, evidence_markdown
     from gpuplatform.evidence.snapshot import load_snapshot
     from gpuplatform.plan.waves import plan_platform
 
+    bound = parse_duration(max_age)
     snap = load_snapshot(Path(snapshot_dir))
+    if not allow_stale:
+        check_age(snap.folder, snap.manifest, bound, datetime.now(UTC))
     held = True
     for lp in select_platform(stack, load_selected(stack, overlays), platform, one=True):
         plan = plan_platform(lp.platform)
@@ -672,20 +702,37 @@ def run() -> None:
     the operating system does not take back in one piece. So, as mypy does (`hard_exit` in
     mypy/util.py, its default `fast_exit`), the streams are flushed and the process ends with
     `os._exit`. Nothing of the command's is lost: files are written and closed before `main`
-    returns, and no command registers an exit handler. When a stream cannot be flushed (a closed
-    pipe), the ordinary exit reports it as before.
+    returns, and no command registers an exit handler.
+
+    Output that cannot be delivered is never a success, whatever printed it (`--help` and
+    `--version` too, which click prints before any command runs): stdout writes every byte or
+    fails (`_stdout.whole_writes`), and a closed stdout, a reader gone while click printed (click
+    then swaps in a stdout that ignores the error) or at the last flush, or a full device exit 74,
+    as `guarded` commands do.
     """
+    if sys.stdout is None:
+        _fail(f"error: {_stdout_closed()}", EXIT_ENVIRONMENT)
+    stdout = sys.stdout = whole_writes(sys.stdout)
     code: str | int | None = 0
     try:
         main()
     except SystemExit as exc:
         code = exc.code
+    except OSError as exc:  # click printing help or the version
+        _output_cut(stdout, exc)
     if isinstance(code, str):
         sys.exit(code)
     try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
+        if sys.stdout is not stdout:
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+        stdout.flush()
+    except OSError as exc:
+        _output_cut(stdout, exc)
+    except ValueError:
+        _output_cut(stdout)
+    try:
+        if sys.stderr is not None:
+            sys.stderr.flush()
     except (OSError, ValueError):
         sys.exit(code)
     os._exit(code or 0)

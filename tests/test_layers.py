@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("output", ("output",)),
     ("analysis", ("adopt", "convert", "evidence", "capacity", "simulate", "policy")),
     ("commands", ("commands", "cdk8s")),
-    ("cli", ("cli",)),
+    ("cli", ("_stdout", "cli")),
 )
 ORDER: tuple[str, ...] = tuple(name for _, names in LAYERS for name in names)
 

@@ -107,8 +107,12 @@ def load_running_releases(snapshot: Path) -> dict[tuple[str, str], RunningReleas
     """The releases a snapshot captured, by (namespace, name); empty when it captured none."""
     folder = snapshot / HELM_FOLDER
     releases = {}
+    if folder.is_symlink():
+        raise InputError.single(
+            str(folder), "", "is a symbolic link; gpuplatform does not follow links in a snapshot"
+        )
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        release = _from_snapshot_file(parse_yaml(read_text(path), str(path)), str(path))
+        release = _from_snapshot_file(parse_yaml(read_text(path, follow_links=False), str(path)), str(path))
         releases[(release.namespace, release.name)] = release
     return releases
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -10,6 +11,7 @@ from typing import Any
 
 from gpuplatform.background import Background
 from gpuplatform.errors import InputError, Problem
+from gpuplatform.evidence.manifest import unread_kinds
 from gpuplatform.evidence.snapshot import Snapshot, load_snapshot
 from gpuplatform.inventory.resource_slices import Pool, read_resource_slices
 from gpuplatform.load.stacks import LoadedPlatform
@@ -95,7 +97,7 @@ def _capacity_problems(loaded: LoadedPlatform) -> list[Problem]:
 def cluster_node_names(snapshot: Path) -> frozenset[str]:
     """Node names in a snapshot folder's `nodes.json` (`kubectl get nodes -o json`)."""
     path = snapshot / "nodes.json"
-    doc = read_data(path)
+    doc = read_data(path, follow_links=False)
     items = doc.get("items") if isinstance(doc, dict) else None
     if not isinstance(items, list):
         raise InputError.single(str(path), "items", "expected `kubectl get nodes -o json` output (a List)")
@@ -120,8 +122,14 @@ def check_platforms(
         folder = Path(snapshot)
         nodes = cluster_node_names(folder)
         snap = load_snapshot(folder)
-        if (folder / "resourceslices.json").is_file():
-            paths.append(str(folder / "resourceslices.json"))
+        slices = folder / "resourceslices.json"
+        if os.path.islink(slices):
+            raise InputError.single(
+                str(slices), "", "is a symbolic link; gpuplatform does not follow links in a snapshot"
+            )
+        unread = snap.manifest is not None and unread_kinds(snap.manifest, ("resourceslices",))
+        if slices.is_file() and not unread:
+            paths.append(str(slices))
     pools = read_resource_slices(*paths) if paths else None
     return [check_platform(lp, pools, nodes, snap) for lp in loaded]
 

@@ -1,5 +1,5 @@
 """Unified diffs: what `synth` would change on disk, or what really changes between two waves
-(`output.wave_diff`), and the transition a reviewer reads (`plan --from/--to`)."""
+(`commands.wave_diff`), and the transition a reviewer reads (`plan --from/--to`)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from gpuplatform.convert.handoff import add_converted_manifests
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.output.serialize import Serializer
+from gpuplatform.output.write import read_regular_file
 from gpuplatform.plan.review import reviewed_steps
 from gpuplatform.plan.transitions import Transition, platform_transitions
 from gpuplatform.plan.waves import WaveState, plan_platform
@@ -26,6 +27,9 @@ __all__ = [
     "reviewed_transitions",
 ]
 
+#: A file of a rendered tree read back for the diff (the writer's lock files are the largest).
+_READ_LIMIT = 64 * 1024 * 1024
+
 
 def diff_against_disk(loaded: Sequence[LoadedPlatform], out: Path) -> str:
     """The unified diff from the files in `out` to what synth renders now (empty: no change)."""
@@ -33,8 +37,11 @@ def diff_against_disk(loaded: Sequence[LoadedPlatform], out: Path) -> str:
     parts: list[str] = []
     for drift in drift_of(rendered, out):
         platform, _, rel = drift.path.partition("/")
-        on_disk = out / drift.path
-        old = on_disk.read_bytes() if on_disk.is_file() else None
+        old = None
+        if drift.state != "missing":
+            old = read_regular_file(out / drift.path, _READ_LIMIT)
+            if old is None:
+                parts.append(f"not a regular file, not read (a link is never followed): a/{drift.path}\n")
         parts.append(unified(old, rendered[platform].get(rel), f"a/{drift.path}", f"b/{drift.path}"))
     return "".join(parts)
 

@@ -17,7 +17,13 @@ from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.limits import MAX_FILES, estimated_files
 from gpuplatform.model.platform import Platform
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
-from gpuplatform.output.write import owned_tree, read_regular_file, tree_entries, write_trees
+from gpuplatform.output.write import (
+    owned_tree,
+    read_regular_file,
+    refuse_linked_folder,
+    tree_entries,
+    write_trees,
+)
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.policy.selectors import refuse_uncompilable
 from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationsets
@@ -363,7 +369,10 @@ def check_tree(
 
 
 def drift_of(rendered: dict[str, dict[str, bytes]], out: Path, *, prune: bool = False) -> list[Drift]:
-    """The files where `out` differs from already rendered trees (links and other non-files differ)."""
+    """The files where `out` differs from already rendered trees (links and other non-files differ).
+
+    InputError when `out` itself is a link or not a folder."""
+    refuse_linked_folder(out)
     drift: list[Drift] = []
     for name in sorted(rendered):
         root = out / name

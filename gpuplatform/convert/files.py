@@ -14,7 +14,7 @@ from gpuplatform.convert.manifests import Conversion, convert_text
 from gpuplatform.convert.targets import Targets
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.yaml_input import read_text
-from gpuplatform.output.write import write_file
+from gpuplatform.output.write import refuse_linked_folder, write_file
 from gpuplatform.output.yaml import dump_documents
 
 __all__ = ["ConvertResult", "convert_files"]
@@ -65,6 +65,7 @@ def convert_files(
     Nothing is written unless every file converts and no output lands on an input.
     """
     if out is not None:
+        refuse_linked_folder(out)
         _check_outputs(files, out)
     conversions: list[tuple[Path, Conversion]] = []
     problems: list[Problem] = []

@@ -181,7 +181,7 @@ def _from_slices(
 
 
 def evaluate_gates(gates: list[Gate], plan: Plan, state: WaveState, snapshot: Snapshot) -> list[GateResult]:
-    """Gates (or evidence checks) against a snapshot: by their Python twins (`gates/twins.py`), and
+    """Gates (or evidence checks) against a snapshot: by their Python twins (`evidence/twins/`), and
     the programs of those a twin leaves to jq in one jq pass.
 
     With the inventory gate, a forked child (`Background`) reads the ResourceSlices, sums their

@@ -21,7 +21,6 @@ from gpuplatform.gates.matchers import GPU_RESOURCE
 from gpuplatform.gates.nodes import PROVISIONER_LABELS
 from gpuplatform.inventory.catalog import product_for_label
 from gpuplatform.load.documents import API_VERSION, PLATFORM_KIND
-from gpuplatform.load.yaml_input import read_data
 from gpuplatform.model.workloads import Workload
 from gpuplatform.output.yaml import dump_yaml
 from gpuplatform.versions import DRA_DRIVER_DEFAULT
@@ -204,9 +203,8 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
 
 
 def _server_version(snapshot: Snapshot) -> str:
-    path = snapshot.folder / "manifest.json"
-    manifest = read_data(path) if path.is_file() else None
-    version = manifest.get("serverVersion") if isinstance(manifest, dict) else None
+    manifest = snapshot.manifest or {}
+    version = manifest.get("serverVersion")
     version = version if isinstance(version, str) else None
     match = re.match(r"^v?(\d+\.\d+\.\d+)", version or "")
     return match.group(1) if match else "1.36.1"

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from gpuplatform.evidence.evaluate import GateResult
 from gpuplatform.evidence.snapshot import Snapshot
-from gpuplatform.load.yaml_input import read_data
 
 __all__ = ["all_held", "evidence_json", "evidence_markdown"]
 
@@ -19,17 +17,9 @@ def all_held(results: list[GateResult]) -> bool:
     return all(r.status == "held" for r in results)
 
 
-def _manifest(snapshot: Snapshot) -> dict[str, Any]:
-    path = snapshot.folder / "manifest.json"
-    if not path.is_file():
-        return {}
-    data = read_data(path)
-    return data if isinstance(data, dict) else {}
-
-
 def evidence_markdown(platform: str, wave: str, snapshot: Snapshot, results: list[GateResult]) -> str:
     """The report a reviewer reads."""
-    manifest = _manifest(snapshot)
+    manifest = snapshot.manifest or {}
     lines = [f"# Evidence: {platform}, wave {wave}", ""]
     if manifest:
         lines += [

@@ -10,6 +10,7 @@ is documented in docs/evidence.md.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Callable, Sequence
@@ -20,6 +21,8 @@ from typing import Any
 
 from gpuplatform.adopt.running import capture_releases
 from gpuplatform.errors import InputError
+from gpuplatform.evidence.manifest import TIME_FORMAT, read_manifest, unread_kinds
+from gpuplatform.evidence.snapshot_folder import fresh_folder, swap_in
 from gpuplatform.load.yaml_input import MAX_DATA_BYTES, read_data, read_head, read_text
 from gpuplatform.model.base import is_dns_label, is_dns_subdomain
 from gpuplatform.output.write import write_file
@@ -112,7 +115,8 @@ def take_snapshot(
     log_pods: Sequence[str] = (),
     helm_releases: Sequence[str] = (DEFAULT_HELM_RELEASE,),
 ) -> dict[str, Any]:
-    """Write one `<kind>.json` per kind, the logs and `manifest.json` into `out`; return the manifest.
+    """Write one `<kind>.json` per kind, the logs and `manifest.json` into a new folder that then
+    replaces `out` whole (`snapshot_folder`); return the manifest.
 
     When kubectl cannot reach the cluster at all (`kubectl version` fails), nothing else is tried:
     the manifest records the reason once under `unreachable`.
@@ -130,8 +134,28 @@ def take_snapshot(
                 raise InputError.single(option, "", f"{target!r} is not NAMESPACE/POD (Kubernetes names)")
     if shutil.which("kubectl") is None:
         raise InputError.single("kubectl", "", "kubectl is not on PATH; install it or run where it is")
-    out.mkdir(parents=True, exist_ok=True)
+    out = Path(os.path.abspath(out))
+    fresh = fresh_folder(out, KINDS)
+    try:
+        manifest = _read_cluster(fresh, context, namespaces, nvidia_smi_pods, log_pods, helm_releases)
+        swap_in(fresh, out)
+    finally:
+        if os.path.lexists(fresh):
+            shutil.rmtree(fresh, ignore_errors=True)
+    return manifest
+
+
+def _read_cluster(
+    out: Path,
+    context: str | None,
+    namespaces: Sequence[str],
+    nvidia_smi_pods: Sequence[str],
+    log_pods: Sequence[str],
+    helm_releases: Sequence[str],
+) -> dict[str, Any]:
+    """`take_snapshot` into the new folder `out`."""
     manifest: dict[str, Any] = {"context": context, "kinds": {}, "nvidiaSmi": {}, "logs": {}, "missing": []}
+    manifest["started"] = _now()
     current = _kubectl(["config", "current-context"], context)
     manifest["context"] = context or (current.stdout.strip() if current.returncode == 0 else None)
     version = _kubectl(["version", "-o", "json"], context)
@@ -206,8 +230,12 @@ def take_snapshot(
     return _finish(out, manifest)
 
 
+def _now() -> str:
+    return datetime.now(UTC).strftime(TIME_FORMAT)
+
+
 def _finish(out: Path, manifest: dict[str, Any]) -> dict[str, Any]:
-    manifest["time"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    manifest["time"] = _now()
     write_file(out / "manifest.json", (json.dumps(manifest, indent=2) + "\n").encode())
     return manifest
 
@@ -227,10 +255,13 @@ class Snapshot:
     logs: dict[str, str] = field(default_factory=dict)
     """`namespace/pod` -> the `kubectl logs` text."""
     lazy: bool = False
+    manifest: dict[str, Any] | None = None
+    """`manifest.json`, when the folder has one: the kinds it does not record as read are unknown."""
 
     def items(self, kind: str) -> list[dict[str, Any]] | None:
         if self.lazy and kind not in self.kinds and kind in KINDS:
-            self.kinds[kind] = _read_kind(self.folder, kind)
+            unread = self.manifest is not None and kind in unread_kinds(self.manifest, (kind,))
+            self.kinds[kind] = None if unread else _read_kind(self.folder, kind)
         return self.kinds.get(kind)
 
     def every_kind(self) -> dict[str, list[dict[str, Any]] | None]:
@@ -259,9 +290,9 @@ def _csv_rows(text: str) -> list[dict[str, str]]:
 def _read_kind(folder: Path, kind: str) -> list[dict[str, Any]] | None:
     """The items of `<folder>/<kind>.json` (None when there is no such file)."""
     path = folder / f"{kind}.json"
-    if not path.is_file():
+    if not os.path.lexists(path):
         return None
-    doc = read_data(path)
+    doc = read_data(path, follow_links=False)
     items = doc.get("items") if isinstance(doc, dict) else None
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
         raise InputError.single(
@@ -275,18 +306,27 @@ def load_snapshot(folder: Path) -> Snapshot:
     logs and nvidia-smi rows read, its kinds read when first asked for."""
     if not folder.is_dir():
         raise InputError.single(str(folder), "", "no such snapshot folder")
-    snapshot = Snapshot(folder, lazy=True)
-    smi = folder / "nvidia-smi"
-    if smi.is_dir():
-        for path in sorted(smi.glob("*.csv")):
-            namespace, _, pod = path.stem.partition("_")
-            snapshot.nvidia_smi[f"{namespace}/{pod}"] = _csv_rows(read_text(path, MAX_DATA_BYTES))
-    logs = folder / "logs"
-    if logs.is_dir():
-        for path in sorted(logs.glob("*.log")):
-            namespace, _, pod = path.stem.partition("_")
-            snapshot.logs[f"{namespace}/{pod}"] = read_head(path, _LOG_LIMIT)
+    snapshot = Snapshot(folder, lazy=True, manifest=read_manifest(folder))
+    for path in _files(folder / "nvidia-smi", ".csv"):
+        namespace, _, pod = path.stem.partition("_")
+        snapshot.nvidia_smi[f"{namespace}/{pod}"] = _csv_rows(
+            read_text(path, MAX_DATA_BYTES, follow_links=False)
+        )
+    for path in _files(folder / "logs", ".log"):
+        namespace, _, pod = path.stem.partition("_")
+        snapshot.logs[f"{namespace}/{pod}"] = read_head(path, _LOG_LIMIT, follow_links=False)
     return snapshot
+
+
+def _files(folder: Path, suffix: str) -> list[Path]:
+    """The `*<suffix>` entries of a snapshot's sub-folder, sorted; a link is refused, never followed."""
+    if os.path.islink(folder):
+        raise InputError.single(
+            str(folder), "", "is a symbolic link; gpuplatform does not follow links in a snapshot"
+        )
+    if not folder.is_dir():
+        return []
+    return sorted(folder / e.name for e in os.scandir(folder) if e.name.endswith(suffix))
 
 
 def snapshot_or_pods(path: Path) -> Snapshot:

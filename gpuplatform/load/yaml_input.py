@@ -10,6 +10,7 @@ Kubernetes and Helm read them (sigs.k8s.io/yaml): a timestamp stays a string; `!
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -191,17 +192,23 @@ def parse_yaml(text: str, name: str) -> Any:
     return docs[0]
 
 
-def _read_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
-    """At most `limit` + 1 bytes of a regular file (a FIFO or /dev/zero would never end)."""
+_LINK = "is a symbolic link; gpuplatform does not follow links in a snapshot or a rendered tree"
+
+
+def _read_bytes(path: Path, limit: int = MAX_FILE_BYTES, *, follow_links: bool = True) -> bytes:
+    """At most `limit` + 1 bytes of a regular file (a FIFO or /dev/zero would never end); without
+    `follow_links`, a link is refused, never read through."""
     try:
-        info = path.stat()
+        info = path.stat() if follow_links else path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            raise InputError.single(str(path), "", _LINK)
         if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError
         if not stat.S_ISREG(info.st_mode):
             raise InputError.single(str(path), "", "is not a regular file (a device, FIFO or socket)")
         if info.st_size > limit:
             raise InputError.single(str(path), "", f"file is over the limit of {limit} bytes")
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | _nofollow(follow_links))
         with os.fdopen(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced between stat and open
                 raise InputError.single(str(path), "", "is not a regular file (a device, FIFO or socket)")
@@ -211,19 +218,27 @@ def _read_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     except IsADirectoryError:
         raise InputError.single(str(path), "", "is a directory, not a file") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow_links:
+            raise InputError.single(str(path), "", _LINK) from None
         raise InputError.single(str(path), "", f"cannot read: {exc.strerror}") from None
 
 
-def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> str:
+def _nofollow(follow_links: bool) -> int:
+    return 0 if follow_links else os.O_NOFOLLOW
+
+
+def read_text(path: Path, limit: int = MAX_FILE_BYTES, *, follow_links: bool = True) -> str:
     """The UTF-8 text of a regular file of at most `limit` bytes."""
-    return _decode(_read_bytes(path, limit), str(path), limit)
+    return _decode(_read_bytes(path, limit, follow_links=follow_links), str(path), limit)
 
 
-def read_head(path: Path, limit: int) -> str:
+def read_head(path: Path, limit: int, *, follow_links: bool = True) -> str:
     """At most the first `limit` bytes of a regular file, as text (undecodable bytes replaced): logs."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | _nofollow(follow_links))
     except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow_links:
+            raise InputError.single(str(path), "", _LINK) from None
         raise InputError.single(str(path), "", f"cannot read: {exc.strerror}") from None
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -267,13 +282,13 @@ def _without_duplicates(text: str, value: Any) -> bool:
         return False
 
 
-def read_data(path: Path) -> Any:
+def read_data(path: Path, *, follow_links: bool = True) -> Any:
     """Cluster data (up to MAX_DATA_BYTES): JSON (`kubectl get -o json`) parsed as JSON, else YAML.
 
     JSON is parsed in C first; only a text that may hold a duplicate key is parsed again with the
     per-object check that names the key.
     """
-    text = read_text(path, MAX_DATA_BYTES)
+    text = read_text(path, MAX_DATA_BYTES, follow_links=follow_links)
     if not text.lstrip().startswith(("{", "[")):
         return parse_yaml(text, str(path))
     try:

@@ -17,8 +17,8 @@ Protocol (one run at a time, under an flock on the state file):
 4. record "swapping" with the new trees' lock digests, swap every platform in (renameat2
    RENAME_EXCHANGE where the kernel has it, else two renames through the backup name), fsync
    `<out>`, record "committed", remove the old trees.
-A failure or SIGINT before "committed" restores every platform of the run; a kill is restored by
-the next run. At every instant each platform has a complete tree at its place or at a recorded name.
+A failure or SIGINT before "swapping" restores every platform of the run; SIGINT from "swapping"
+on is held until the run has finished (a warning says so); a kill is restored by the next run. At every instant each platform has a complete tree at its place or at a recorded name.
 
 Tests kill runs at named points by replacing `crash_hook` (tests/test_crash_consistency.py).
 """
@@ -35,6 +35,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import stat
 import sys
 import threading
@@ -46,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplatform.errors import EnvironmentFailure, InputError, Problem
+from gpuplatform.output.state_check import BACKUP, STAGING, state_problems
 
 __all__ = [
     "LOCK_FILE",
@@ -55,6 +57,8 @@ __all__ = [
     "exclusive_output",
     "owned_tree",
     "read_regular_file",
+    "refuse_linked_folder",
+    "swap_folder",
     "tree_entries",
     "write_file",
     "write_trees",
@@ -65,8 +69,6 @@ LOCK_FILE = "gpuplatform.lock.json"
 STATE_FILE = ".gpuplatform.lock"
 LOCK_TIMEOUT_SECONDS = 30.0
 _STATE_FORMAT = "gpuplatform.dev/output-state/v1"
-_STAGING = ".gpuplatform-staging"
-_BACKUP = ".gpuplatform-backup"
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 #: A platform's lock lists every file; 19,000 files make about 2 MB.
@@ -189,6 +191,31 @@ def write_file(path: Path, data: bytes) -> None:
             handle.flush()
         except OSError as exc:
             raise _fail(path, "cannot write", exc) from None
+
+
+def refuse_linked_folder(path: Path) -> None:
+    """InputError when the output folder `path` is a link or something other than a folder: every
+    `--out` is written (or read) as the folder it names, never through a link."""
+    if os.path.islink(path):
+        raise InputError.single(
+            str(path), "", "is a symbolic link; gpuplatform writes only into the real folder, name that"
+        )
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise InputError.single(str(path), "", "cannot be used as the output folder: it is not a folder")
+
+
+def swap_folder(fresh: Path, target: Path) -> Path | None:
+    """Put the folder `fresh` at `target` (atomically where renameat2 is available); the path where
+    the folder that was at `target` now is, for the caller to remove (None when there was none)."""
+    if not os.path.lexists(target):
+        fresh.rename(target)
+        return None
+    if _exchange(fresh, target):
+        return fresh
+    aside = fresh.with_name(fresh.name + ".old")
+    target.rename(aside)
+    fresh.rename(target)
+    return aside
 
 
 def _digest(data: bytes) -> str:
@@ -327,16 +354,19 @@ class _StateFile:
             return None
         try:
             doc = json.loads(data.split(b"\n", 1)[0])
-            if doc.get("format") != _STATE_FORMAT:
-                raise ValueError
-            entries = [_Entry(**e) for e in doc["entries"]]
-            return _State(doc["phase"], entries, [_Entry(**e) for e in doc.get("leftovers", [])])
-        except (ValueError, TypeError, KeyError, AttributeError):
+        except (ValueError, UnicodeDecodeError):
+            doc = None
+        if not isinstance(doc, dict) or doc.get("format") != _STATE_FORMAT:
             raise InputError.single(
                 str(self.path),
                 "",
                 "holds data gpuplatform did not write; if no other tool uses it, remove it and run again",
-            ) from None
+            )
+        problems = state_problems(doc, self.out, str(self.path))
+        if problems:
+            raise InputError(problems)
+        entries = [_Entry(**e) for e in doc["entries"]]
+        return _State(doc["phase"], entries, [_Entry(**e) for e in doc.get("leftovers", [])])
 
     def write(self, state: _State | None) -> None:
         if state is None:
@@ -365,9 +395,11 @@ def _open_state(out: Path) -> int:
             raise InputError.single(
                 str(out / STATE_FILE), "", "is a symbolic link; gpuplatform locks only a file it created"
             ) from None
-        raise InputError.single(
-            str(out), "", f"cannot be used as the output folder: {exc.strerror}"
-        ) from None
+        if exc.errno in (errno.ENOTDIR, errno.EEXIST, errno.ENAMETOOLONG, errno.ENOENT):
+            raise InputError.single(
+                str(out), "", f"cannot be used as the output folder: {exc.strerror}"
+            ) from None
+        raise _fail(Path(exc.filename) if exc.filename else out, "cannot write the output", exc) from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise InputError.single(
@@ -596,7 +628,7 @@ def _plan(out: Path, trees: Collection[str], prune: bool) -> tuple[list[_Entry],
     warnings: list[Problem] = []
 
     def entry(name: str, old: str | None, new: str | None) -> _Entry:
-        return _Entry(name, f"{_STAGING}.{run}.{name}", f"{_BACKUP}.{run}.{name}", old, new)
+        return _Entry(name, f"{STAGING}.{run}.{name}", f"{BACKUP}.{run}.{name}", old, new)
 
     for name in sorted(trees):
         target = out / name
@@ -659,7 +691,8 @@ def write_trees(
     InputError when a target is not ours (nothing changes); EnvironmentFailure when the machine
     refuses a write (every platform is restored first).
     """
-    with exclusive_output(out, timeout) as state:
+    refuse_linked_folder(out)
+    with exclusive_output(out, timeout) as state, contextlib.ExitStack() as late:
         warnings = recover(state)
         leftovers = (state.read() or _State("idle", [])).leftovers
         entries, found = _plan(out, trees, prune)
@@ -668,6 +701,7 @@ def write_trees(
         # digest is first read when a swap may have happened (`_roll_back`, from "swapping" on).
         recorded = _State("staging", entries, leftovers)
         staged = [e for e in entries if e.name in trees]
+        interrupts: list[int] = []
         try:
             state.write(recorded)
             current = {e.name: out / e.name if e.old else None for e in staged}
@@ -682,6 +716,7 @@ def write_trees(
                 e.new = _digest(bytes(lock))
             _sync_filesystem(out)
             crash_hook("staged")
+            interrupts = late.enter_context(_sigint_deferred())
             recorded.phase = "swapping"
             state.write(recorded)
             for e in entries:
@@ -702,4 +737,27 @@ def write_trees(
                 raise _fail(where, "cannot write the output (nothing was changed)", exc) from None
             raise
         _finish(state, recorded, warnings)
+        if interrupts:
+            warnings.append(Problem(str(out), "", "", _LATE_INTERRUPT, "warning"))
     return warnings
+
+
+_LATE_INTERRUPT = (
+    "interrupted (SIGINT) while the new trees were swapped in: the run was completed, not undone"
+)
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[list[int]]:
+    """Hold SIGINT (in the main thread, where Python handles it) until the block ends; the signals
+    received. From the swap on, finishing is quicker and safer than undoing: a run interrupted
+    there ends with every new tree in place and the old ones removed, as if it came a moment later."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, _: received.append(signum))
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)

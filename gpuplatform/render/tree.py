@@ -358,7 +358,7 @@ def render_delivery(tree: Tree, plan: Plan) -> None:
 
 def render_tree(plan: Plan, layers: tuple[Layer, ...] = LAYERS) -> Tree:
     """Every wave of the plan and the entry points, as files (the runbooks, which read the rendered
-    files, are added by `output.synth.render_files`)."""
+    files, are added by `commands.synth.render_files`)."""
     tree = Tree(plan.platform.name)
     for state in plan.waves:
         render_wave(tree, plan, state, layers)

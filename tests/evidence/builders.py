@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -189,9 +190,9 @@ class Cluster:
         manifest = {
             "context": "test",
             "serverVersion": "v1.36.1",
-            "time": "2026-12-02T00:00:00Z",
+            "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "missing": missing,
-            "kinds": {},
+            "kinds": {k: f"{len(v)} object(s)" for k, v in self.kinds.items() if v is not None},
         }
         (folder / "manifest.json").write_text(json.dumps(manifest))
         for sub, texts, suffix in (("nvidia-smi", self.nvidia_smi, "csv"), ("logs", self.logs, "log")):

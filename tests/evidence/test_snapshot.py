@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+import gpuplatform.evidence.snapshot as snapshot_module
 from gpuplatform.cli import main
 from gpuplatform.evidence.snapshot import load_snapshot
 from tests.evidence.builders import Cluster
+from tests.specs import listing
 
 FAKE = """#!/bin/sh
 # answers `kubectl [--context C] get <resource> ... -o json` from $FAKE_DIR/<kind>.json
@@ -115,3 +119,108 @@ def test_missing_kubectl_is_bad_input(tmp_path: Path, monkeypatch: pytest.Monkey
     result = CliRunner().invoke(main, ["snapshot", "--out", str(tmp_path / "snap")])
     assert result.exit_code == 2
     assert "kubectl is not on PATH" in result.stderr
+
+
+def _snap(out: Path, *more: str) -> Any:
+    return CliRunner().invoke(main, ["snapshot", "--out", str(out), *more])
+
+
+def test_a_kind_that_can_no_longer_be_read_leaves_no_file_from_the_earlier_run(
+    fake_kubectl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a complete snapshot in DIR
+    out = tmp_path / "snap"
+    assert _snap(out).exit_code == 0
+    assert (out / "pods.json").is_file()
+    # WHEN the next snapshot into DIR may not list pods
+    monkeypatch.setenv("FAKE_FORBIDDEN", "pods")
+    assert _snap(out).exit_code == 1
+    # THEN DIR holds the new snapshot only: no pods.json, and nothing beside DIR
+    assert not (out / "pods.json").exists()
+    assert load_snapshot(out).items("pods") is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "cluster", "snap"]
+
+
+def test_an_unreachable_cluster_replaces_the_earlier_snapshot_too(
+    fake_kubectl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "snap"
+    assert _snap(out).exit_code == 0
+    monkeypatch.setenv("FAKE_UNREACHABLE", "1")
+    assert _snap(out).exit_code == 1
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json"]
+
+
+def test_the_manifest_records_when_the_snapshot_was_taken(fake_kubectl: Path, tmp_path: Path) -> None:
+    before = datetime.now(UTC).replace(microsecond=0)
+    assert _snap(tmp_path / "snap").exit_code == 0
+    manifest = json.loads((tmp_path / "snap" / "manifest.json").read_text())
+    started = datetime.strptime(manifest["started"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    finished = datetime.strptime(manifest["time"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    assert before <= started <= finished <= datetime.now(UTC)
+
+
+@pytest.mark.parametrize(
+    "foreign", ["notes.txt", "logs/notes.txt", "pods.json/", "manifest-less"], ids=lambda f: f.strip("/")
+)
+def test_a_folder_that_is_not_a_snapshot_is_refused_and_kept(
+    fake_kubectl: Path, tmp_path: Path, foreign: str
+) -> None:
+    # GIVEN a non-empty DIR that is not a snapshot gpuplatform took
+    out = tmp_path / "snap"
+    if foreign == "manifest-less":
+        out.mkdir()
+        (out / "pods.json").write_text('{"items": []}')
+    else:
+        assert _snap(out).exit_code == 0
+        if foreign.endswith("/"):
+            (out / foreign).unlink()
+            (out / foreign).mkdir()
+        else:
+            (out / foreign).write_text("mine")
+    before = listing(tmp_path)
+    # WHEN a snapshot is taken into it / THEN it is refused (exit 2) and nothing changes
+    result = _snap(out)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: {out}: is not empty and not a snapshot gpuplatform took")
+    assert listing(tmp_path) == before
+
+
+def test_an_empty_folder_is_filled(fake_kubectl: Path, tmp_path: Path) -> None:
+    (tmp_path / "snap").mkdir()
+    assert _snap(tmp_path / "snap").exit_code == 0
+    assert (tmp_path / "snap" / "nodes.json").is_file()
+
+
+def test_an_interrupted_snapshot_leaves_the_earlier_one_whole(
+    fake_kubectl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a complete snapshot
+    out = tmp_path / "snap"
+    assert _snap(out).exit_code == 0
+    before = listing(tmp_path / "snap")
+    # WHEN the next run is interrupted after it read some kinds, which changed meanwhile
+    (fake_kubectl / "nodes.json").write_text('{"items": []}')
+    real = snapshot_module._kubectl
+
+    def interrupted(args: Any, context: Any) -> Any:
+        if args[:2] == ["get", "pods"]:
+            raise KeyboardInterrupt
+        return real(args, context)
+
+    monkeypatch.setattr(snapshot_module, "_kubectl", interrupted)
+    assert _snap(out).exit_code == 130
+    # THEN the earlier snapshot is exactly as it was, and no half-written folder is left beside it
+    assert listing(tmp_path / "snap") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "cluster", "snap"]
+
+
+def test_a_linked_out_folder_is_refused(fake_kubectl: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    assert _snap(elsewhere).exit_code == 0
+    (tmp_path / "snap").symlink_to(elsewhere)
+    before = listing(tmp_path)
+    result = _snap(tmp_path / "snap")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {tmp_path / 'snap'}: is a symbolic link")
+    assert listing(tmp_path) == before

@@ -281,14 +281,14 @@ def test_recovery_acts_on_the_recorded_run_only(tmp_path: Path) -> None:
     write_trees(tmp_path, {"lab": _files("lab", "old")})
     digest = owned_tree(tmp_path / "lab", "lab")
     assert not isinstance(digest, str)
-    (tmp_path / "lab").rename(tmp_path / ".gpuplatform-backup.run1.lab")
-    (tmp_path / ".gpuplatform-backup.run2.lab").mkdir()
+    (tmp_path / "lab").rename(tmp_path / ".gpuplatform-backup.1111111111111111.lab")
+    (tmp_path / ".gpuplatform-backup.2222222222222222.lab").mkdir()
     entry = {
         "name": "lab",
-        "staging": ".gpuplatform-staging.run1.lab",
-        "backup": ".gpuplatform-backup.run1.lab",
+        "staging": ".gpuplatform-staging.1111111111111111.lab",
+        "backup": ".gpuplatform-backup.1111111111111111.lab",
         "old": digest.lock_digest,
-        "new": "sha256:0",
+        "new": "sha256:" + "0" * 64,
     }
     record = {"format": "gpuplatform.dev/output-state/v1", "phase": "swapping", "entries": [entry]}
     (tmp_path / STATE_FILE).write_text(json.dumps(record) + "\n")
@@ -297,7 +297,7 @@ def test_recovery_acts_on_the_recorded_run_only(tmp_path: Path) -> None:
         assert recover(state) == []
     # THEN the old tree is back, the record is cleared, the look-alike is untouched
     assert (tmp_path / "lab" / "waves" / "a.yaml").read_text() == "old"
-    assert (tmp_path / ".gpuplatform-backup.run2.lab").is_dir()
+    assert (tmp_path / ".gpuplatform-backup.2222222222222222.lab").is_dir()
     assert (tmp_path / STATE_FILE).read_bytes() == b""
 
 

@@ -3,7 +3,7 @@
 The team's Helm values are merged with the platform's, so an override can still move the DRA
 kubelet plugin, bring the chart's bridge back, drop an operand's toleration or hand the kubelet
 plugin label back to the engine. These rules run the rendered releases of every wave through
-`simulate.charts` (the charts' templates, modelled) and refuse what `gpuplatform simulate` would
+`charts.model` (the charts' templates, modelled) and refuse what `gpuplatform simulate` would
 find broken.
 """
 
