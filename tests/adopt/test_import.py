@@ -151,3 +151,27 @@ def test_import_never_writes_through_a_link(tmp_path: Path) -> None:
     assert "symbolic link" in through_values.stderr
     assert real.read_text() == before
     assert precious.read_text() == "keep me\n"
+
+
+def test_imported_values_keep_their_meaning_as_helm_reads_them(tmp_path: Path) -> None:
+    # GIVEN running values with strings YAML 1.1 or 1.2 would read as other types, and such numbers
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    running = (
+        'daemonsets:\n  annotations:\n    when: 10:30\n    flag: "yes"\n    short: "y"\n    mode: "0o17"\n'
+        '    size: "1e3"\n    octal: 017\n    on: "on"\n'
+    )
+    (tmp_path / "running.yaml").write_text(running)
+    # WHEN they are imported into a YAML spec
+    result = _invoke(str(tmp_path / "running.yaml"), "--stack", str(spec))
+    assert result.exit_code == 0, result.output
+    # THEN the spec holds them as Helm reads the running values: no 630, no true for "yes"
+    [loaded] = load_stack(spec)
+    assert loaded.platform.gpu_operator.values["daemonsets"]["annotations"] == {
+        "when": "10:30",
+        "flag": "yes",
+        "short": "y",
+        "mode": "0o17",
+        "size": "1e3",
+        "octal": 15,
+        "true": "on",
+    }
