@@ -122,14 +122,22 @@ def is_device_plugin_pod(pod: dict[str, Any]) -> bool:
     key, value = DEVICE_PLUGIN_LABEL
     if _labels(pod).get(key) == value:
         return True
-    spec = pod.get("spec") or {}
+    spec = _mapping(pod.get("spec"))
     mounts = any(
-        str(((v or {}).get("hostPath") or {}).get("path") or "").removesuffix("/") == DEVICE_PLUGIN_SOCKETS
-        for v in spec.get("volumes") or []
+        str(_mapping(_mapping(v).get("hostPath")).get("path") or "").removesuffix("/")
+        == DEVICE_PLUGIN_SOCKETS
+        for v in _list(spec.get("volumes"))
     )
-    return mounts and any(
-        is_device_plugin_image(str((c or {}).get("image") or "")) for c in spec.get("containers") or []
-    )
+    images = (str(_mapping(c).get("image") or "") for c in _list(spec.get("containers")))
+    return mounts and any(is_device_plugin_image(image) for image in images)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def is_dra_kubelet_plugin_pod(pod: dict[str, Any], namespace: str) -> bool:

@@ -117,12 +117,13 @@ def _legacy_publishes(cluster: Cluster) -> None:
     legacy = "a100-01"
     cluster.list("resourceslices").append(
         {
+            "metadata": {"name": f"{legacy}-gpu.nvidia.com-x"},
             "spec": {
                 "driver": "gpu.nvidia.com",
                 "nodeName": legacy,
                 "pool": {"name": legacy},
                 "devices": [{"name": "gpu-0"}],
-            }
+            },
         }
     )
 
