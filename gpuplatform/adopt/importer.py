@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import io
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -124,11 +125,31 @@ def _edit_spec(
     write_file(temporary, buffer.getvalue().encode())
     try:
         load_stack(temporary)
+        _keep_mode_and_owner(stack, temporary)
     except GpuplatformError:
         temporary.unlink()
         raise
     os.replace(temporary, stack)
     return [f"updated {stack}: spec.gpuOperator " + ", ".join(changed)]
+
+
+def _keep_mode_and_owner(stack: Path, temporary: Path) -> None:
+    """Give the edited copy the spec's permission bits and owner before it replaces the spec;
+    refuse (nothing replaced) when the owner cannot be kept, as only its owner or root may."""
+    info = stack.stat()
+    os.chmod(temporary, stat.S_IMODE(info.st_mode))
+    current = temporary.stat()
+    if (current.st_uid, current.st_gid) == (info.st_uid, info.st_gid):
+        return
+    try:
+        os.chown(temporary, info.st_uid, info.st_gid)
+    except PermissionError:
+        raise InputError.single(
+            str(stack),
+            "",
+            f"is owned by uid {info.st_uid} gid {info.st_gid}; import would leave it owned by this user: "
+            "run it as the file's owner",
+        ) from None
 
 
 def _python_stack(

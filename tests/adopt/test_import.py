@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import yaml
@@ -175,3 +177,20 @@ def test_imported_values_keep_their_meaning_as_helm_reads_them(tmp_path: Path) -
         "octal": 15,
         "true": "on",
     }
+
+
+def test_import_keeps_the_specs_mode_and_owner(tmp_path: Path) -> None:
+    # GIVEN a spec readable by its group only, owned by another group (as root: another user too)
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    spec.chmod(0o640)
+    owner = (1234, 5678) if os.geteuid() == 0 else (os.getuid(), os.getgid())
+    if os.geteuid() == 0:
+        os.chown(spec, *owner)
+    (tmp_path / "running.yaml").write_text(RUNNING)
+    # WHEN the running values are imported
+    result = _invoke(str(tmp_path / "running.yaml"), "--stack", str(spec))
+    assert result.exit_code == 0, result.output
+    # THEN the edited spec has the same permission bits and owner
+    info = spec.stat()
+    assert stat.S_IMODE(info.st_mode) == 0o640
+    assert (info.st_uid, info.st_gid) == owner
