@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
+from gpuplatform.output.yaml import dump_yaml
 
 _MINIMAL: dict[str, Any] = {
     "apiVersion": "gpuplatform.dev/v1alpha1",
@@ -47,8 +47,9 @@ def minimal_spec() -> dict[str, Any]:
 
 
 def write_spec(path: Path, doc: Any) -> Path:
-    """Write `doc` as YAML to `path` (tests only; the package has its own dumper)."""
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    """Write `doc` as YAML to `path` with the package's dumper, which quotes every string a reader
+    would take for something else (PyYAML's writes `y` plain, which Helm and the loader read as true)."""
+    path.write_text(dump_yaml(doc))
     return path
 
 

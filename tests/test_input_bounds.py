@@ -20,6 +20,7 @@ from click.testing import CliRunner, Result
 
 from gpuplatform.cli import main
 from gpuplatform.load.yaml_input import MAX_DATA_BYTES
+from gpuplatform.model.limits import MAX_FILES, size_errors
 from tests.conftest import REPO
 from tests.specs import minimal_spec, python_stack, write_spec
 
@@ -317,13 +318,29 @@ def test_a_spec_asking_for_a_huge_rendering_is_refused_quickly(tmp_path: Path) -
     assert not (tmp_path / "out").exists()
 
 
-def test_too_many_waves_times_objects_are_refused_before_rendering(tmp_path: Path) -> None:
+def test_other_objects_times_waves_beyond_the_file_limit_are_refused_before_rendering(tmp_path: Path) -> None:
+    # GIVEN a spec within the node and wave limits whose claim templates render 690,000 files
     doc = minimal_spec()
-    doc["spec"]["nodePools"][0]["nodes"] = [f"gpu-{i:04d}" for i in range(4_900)]
+    doc["spec"]["tenants"][0]["claimTemplates"] = [
+        {"name": f"t-{i:05d}", "tier": "full"} for i in range(21_000)
+    ]
     doc["spec"]["waves"][1:1] = [{"name": f"drain-{i}", "stage": "drain"} for i in range(28)]
     result = _run("synth", str(write_spec(tmp_path / "lab.yaml", doc)), "--out", str(tmp_path / "out"))
     assert result.exit_code == 2
-    assert "over the limit of 150000; use fewer waves or split the platform" in result.stderr
+    assert f"over the limit of {MAX_FILES} (what 15000 nodes render through 32 waves)" in result.stderr
+
+
+@pytest.mark.parametrize("nodes", [14_998, 15_000])
+def test_the_benchmark_fleet_reaches_the_node_limit(nodes: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN the benchmark fleet at the node limit (its files were refused from 14,998 nodes on)
+    monkeypatch.setenv("FLEET_NODES", str(nodes))
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    import fleet
+
+    platform = fleet.build()
+    # THEN the one limit on a platform's size admits it
+    assert sum(len(p.nodes) for p in platform.node_pools) == nodes
+    assert size_errors(platform) == []
 
 
 # --- 7. smaller --------------------------------------------------------------------------------

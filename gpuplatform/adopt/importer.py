@@ -13,15 +13,18 @@ from __future__ import annotations
 import copy
 import io
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
 from gpuplatform.adopt.running import read_running_values
 from gpuplatform.charts.facts import MISSING, chart_facts, leaf_paths, value_at
 from gpuplatform.errors import GpuplatformError, InputError
+from gpuplatform.load import helm_scalars
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.load.yaml_input import read_text
 from gpuplatform.model.base import DNS_LABEL
@@ -39,6 +42,18 @@ def _yaml() -> YAML:
     y.preserve_quotes = True
     y.width = 4096
     return y
+
+
+def _as_read(value: Any) -> Any:
+    """`value` for ruamel to write so that the spec loader (Helm's rules) reads it back the same:
+    a string Helm would read as something else (`yes`, `0o17`, `1e3`) is quoted, keys too."""
+    if isinstance(value, str) and helm_scalars.plain_tag(value) != helm_scalars.STR:
+        return SingleQuotedScalarString(value)
+    if isinstance(value, dict):
+        return {_as_read(k): _as_read(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_read(v) for v in value]
+    return value
 
 
 def _refuse_all_values(values: dict[str, Any], version: str, source: str) -> None:
@@ -102,7 +117,7 @@ def _edit_spec(
     if driver is not None:
         operator["driverVersion"] = driver
         changed.append(f"driverVersion: {driver}")
-    operator["values"] = values
+    operator["values"] = _as_read(values)
     changed.append(f"values: {sum(1 for _ in leaf_paths(values))} value(s)")
     buffer = io.StringIO()
     y.dump(doc, buffer)
@@ -110,11 +125,31 @@ def _edit_spec(
     write_file(temporary, buffer.getvalue().encode())
     try:
         load_stack(temporary)
+        _keep_mode_and_owner(stack, temporary)
     except GpuplatformError:
         temporary.unlink()
         raise
     os.replace(temporary, stack)
     return [f"updated {stack}: spec.gpuOperator " + ", ".join(changed)]
+
+
+def _keep_mode_and_owner(stack: Path, temporary: Path) -> None:
+    """Give the edited copy the spec's permission bits and owner before it replaces the spec;
+    refuse (nothing replaced) when the owner cannot be kept, as only its owner or root may."""
+    info = stack.stat()
+    os.chmod(temporary, stat.S_IMODE(info.st_mode))
+    current = temporary.stat()
+    if (current.st_uid, current.st_gid) == (info.st_uid, info.st_gid):
+        return
+    try:
+        os.chown(temporary, info.st_uid, info.st_gid)
+    except PermissionError:
+        raise InputError.single(
+            str(stack),
+            "",
+            f"is owned by uid {info.st_uid} gid {info.st_gid}; import would leave it owned by this user: "
+            "run it as the file's owner",
+        ) from None
 
 
 def _python_stack(

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuplatform.convert.manifests import Conversion, convert_text
+from gpuplatform.convert.manifests import Conversion, convert_text, template_key
 from gpuplatform.convert.targets import Targets
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.yaml_input import read_text
@@ -57,6 +57,27 @@ def _check_outputs(files: Sequence[Path], out: Path) -> None:
         raise InputError(problems)
 
 
+def _repeated_templates(conversions: Sequence[tuple[Path, Conversion]]) -> list[Problem]:
+    """A claim template two files render (one workload in both): applying both would clash."""
+    first: dict[tuple[str, str], Path] = {}
+    problems = []
+    for path, conversion in conversions:
+        for template in conversion.templates:
+            key = template_key(template)
+            owner = first.setdefault(key, path)
+            if owner != path:
+                problems.append(
+                    Problem(
+                        str(path),
+                        "",
+                        "",
+                        f"renders ResourceClaimTemplate {key[0] or '<default>'}/{key[1]}, which {owner} "
+                        "already renders: convert each workload once",
+                    )
+                )
+    return problems
+
+
 def convert_files(
     files: Sequence[Path], targets: Targets, out: Path | None, *, share: bool, kubernetes: str
 ) -> ConvertResult:
@@ -76,6 +97,7 @@ def convert_files(
             )
         except InputError as exc:
             problems += exc.problems
+    problems += _repeated_templates(conversions)
     if problems:
         raise InputError(problems)
     result = ConvertResult(notes=[n for _, c in conversions for n in c.notes])

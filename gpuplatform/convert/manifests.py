@@ -30,13 +30,13 @@ from ruamel.yaml.error import YAMLError
 from gpuplatform.convert.targets import GPU, Placement, Targets
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.yaml_input import parse_yaml_documents
-from gpuplatform.model.base import is_dns_label, is_dns_subdomain
+from gpuplatform.model.base import INT64_MAX, is_dns_label, is_dns_subdomain
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.tenants import RECREATE_ANNOTATIONS
 from gpuplatform.render.workload_handoff import template_name
 from gpuplatform.validate import SchemaMissing, validate_object
 
-__all__ = ["GPU", "POD_SPEC_PATHS", "Conversion", "convert_text", "template_name"]
+__all__ = ["GPU", "POD_SPEC_PATHS", "Conversion", "convert_text", "template_key", "template_name"]
 
 #: kind -> path from the document to its pod spec.
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
@@ -87,8 +87,12 @@ def _yaml() -> YAML:
 
 def _count(value: Any, resource: str, source: str, loc: str) -> int:
     text = str(value)
-    if not text.isdigit() or int(text) < 1:
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
         raise InputError.single(source, loc, f"{resource} must be a whole number of devices, got {value!r}")
+    if int(text) > INT64_MAX:
+        raise InputError.single(
+            source, loc, f"{resource} asks for {text} devices; a claim's count is at most {INT64_MAX} (int64)"
+        )
     return int(text)
 
 
@@ -333,6 +337,28 @@ def _convert_workload(doc: CommentedMap, source: str, loc: str, targets: Targets
     return result
 
 
+def template_key(template: Obj) -> tuple[str, str]:
+    """(namespace, name) of a converted ResourceClaimTemplate."""
+    meta = template["metadata"]
+    return str(meta.get("namespace") or ""), str(meta["name"])
+
+
+def _claim_templates(rendered: dict[tuple[str, str], str], one: Conversion, source: str, loc: str) -> None:
+    """Refuse a workload whose claim template another one of the file already renders (the same
+    workload written twice, or two kinds of one name): both would write one object."""
+    for template in one.templates:
+        key = template_key(template)
+        first = rendered.setdefault(key, loc)
+        if first != loc:
+            namespace, name = key
+            raise InputError.single(
+                source,
+                loc,
+                f"{', '.join(one.converted)} renders ResourceClaimTemplate {namespace or '<default>'}/{name}, "
+                f"which {first} already renders: convert each workload once",
+            )
+
+
 def _validate(objects: list[Any], source: str, minor: str) -> None:
     problems = []
     for i, obj in enumerate(objects):
@@ -360,6 +386,7 @@ def convert_text(
     except YAMLError as exc:
         raise InputError.single(source, "", f"YAML error: {exc}") from None
     result = Conversion("")
+    rendered: dict[tuple[str, str], str] = {}
     for i, doc in enumerate(docs):
         loc = f"documents[{i}]"
         if not isinstance(doc, dict) or "kind" not in doc:
@@ -372,6 +399,7 @@ def convert_text(
             kind = item.get("kind") if isinstance(item, dict) else None
             if kind in POD_SPEC_PATHS:
                 one = _convert_workload(item, source, item_loc, targets, share)
+                _claim_templates(rendered, one, source, item_loc)
                 result.templates += one.templates
                 result.converted += one.converted
                 result.notes += one.notes

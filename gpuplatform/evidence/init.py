@@ -14,13 +14,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplatform.errors import InputError
+from gpuplatform.errors import InputError, Problem
 from gpuplatform.evidence.register import PRODUCT_LABEL, workload_rows
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.matchers import GPU_RESOURCE
 from gpuplatform.gates.nodes import PROVISIONER_LABELS
 from gpuplatform.inventory.catalog import product_for_label
 from gpuplatform.load.documents import API_VERSION, PLATFORM_KIND
+from gpuplatform.model.base import is_dns_label, is_dns_subdomain
 from gpuplatform.model.workloads import Workload
 from gpuplatform.output.yaml import dump_yaml
 from gpuplatform.versions import DRA_DRIVER_DEFAULT
@@ -136,8 +137,22 @@ def _operator_version(snapshot: Snapshot) -> str | None:
     return None
 
 
+def _check_options(name: str, domain: str) -> None:
+    """Refuse, before reading the cluster, a name or domain the spec's model refuses."""
+    problems = []
+    if not is_dns_label(name):
+        problems.append(
+            Problem("--name", "", "", f"{name!r} is not a DNS label (the platform's metadata.name)")
+        )
+    if not is_dns_subdomain(domain):
+        problems.append(Problem("--domain", "", "", f"{domain!r} is not a DNS subdomain (the spec's domain)"))
+    if problems:
+        raise InputError(problems)
+
+
 def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
     """The starting spec as YAML text with `# TODO` comments."""
+    _check_options(name, domain)
     pools, pool_notes = _pools(snapshot)
     if not pools:
         raise InputError.single(

@@ -32,7 +32,12 @@ READS: dict[str, Reads] = {
             "deletionTimestamp": True,
             "ownerReferences": [{"kind": True, "name": True, "controller": True, "uid": True}],
         },
-        "spec": {"nodeName": True, "resourceClaims": True},
+        "spec": {
+            "nodeName": True,
+            "resourceClaims": True,
+            "containers": [{"image": True}],
+            "volumes": [{"hostPath": True}],
+        },
         "status": {
             "phase": True,
             "containerStatuses": [{"name": True, "ready": True}],

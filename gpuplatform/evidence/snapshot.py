@@ -22,6 +22,7 @@ from typing import Any
 from gpuplatform.adopt.running import capture_releases
 from gpuplatform.errors import InputError
 from gpuplatform.evidence.manifest import TIME_FORMAT, read_manifest, unread_kinds
+from gpuplatform.evidence.shapes import check_items
 from gpuplatform.evidence.snapshot_folder import fresh_folder, swap_in
 from gpuplatform.load.yaml_input import MAX_DATA_BYTES, read_data, read_head, read_text
 from gpuplatform.model.base import is_dns_label, is_dns_subdomain
@@ -298,6 +299,7 @@ def _read_kind(folder: Path, kind: str) -> list[dict[str, Any]] | None:
         raise InputError.single(
             str(path), "items", "expected `kubectl get -o json` output (a List of objects)"
         )
+    check_items(kind, items, str(path))
     return items
 
 
@@ -339,6 +341,7 @@ def snapshot_or_pods(path: Path) -> Snapshot:
         raise InputError.single(
             str(path), "items", "expected a snapshot folder or `kubectl get pods -A -o json` output"
         )
+    check_items("pods", items, str(path))
     snapshot = Snapshot(path.parent, {k: None for k in KINDS})
     snapshot.kinds["pods"] = items
     return snapshot

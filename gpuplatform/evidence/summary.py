@@ -7,6 +7,10 @@ first appearance:
 
     {type, productName, profile, memory, names: [device names], uuids: [their uuid or null]}
 
+A slice with `perDeviceNodeSelection: true` also keeps `spec.deviceNodes`: each distinct node
+selection of its devices (`nodeName`, `nodeSelector`, `allNodes`), so that allocator exclusivity
+sees every node its devices reach.
+
 The gate Job computes it in jq (`summarised` in `gates/programs.py`), on what kubectl read.
 Offline, `summarise` computes it in Python before jq parses the snapshot: the programs then read
 the same summary in both places. The two are held equal by tests (every gate scenario is judged by
@@ -19,6 +23,7 @@ never returns one, and jq would fail on it.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from gpuplatform.errors import InputError
@@ -124,6 +129,18 @@ def _kinds(devices: list[Any], at: str) -> list[dict[str, Any]]:
     return list(kinds.values())
 
 
+_NODE_SELECTION = ("nodeName", "nodeSelector", "allNodes")
+
+
+def _device_nodes(devices: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`device_nodes`: the distinct node selections of `devices`, in order of first appearance."""
+    out: dict[str, dict[str, Any]] = {}
+    for device in devices:
+        selection = {key: device[key] for key in _NODE_SELECTION if device.get(key) is not None}
+        out.setdefault(json.dumps(selection, sort_keys=True), selection)
+    return list(out.values())
+
+
 def summarise(slices: list[dict[str, Any]], origin: str) -> list[dict[str, Any]]:
     """`slices` with each one's devices summed up by kind (`origin` names the file in errors)."""
     out = []
@@ -137,6 +154,8 @@ def summarise(slices: list[dict[str, Any]], origin: str) -> list[dict[str, Any]]
         except _Unserved as exc:
             field, expected = exc.args
             raise InputError.single(origin, field, f"expected {expected}, as the API serves it") from None
-        summary = {key: value for key, value in spec.items() if key != "devices"}
-        out.append(item | {"spec": summary | {"kinds": kinds}})
+        summary = {key: value for key, value in spec.items() if key != "devices"} | {"kinds": kinds}
+        if spec.get("perDeviceNodeSelection") is True:
+            summary["deviceNodes"] = _device_nodes(spec["devices"])
+        out.append(item | {"spec": summary})
     return out

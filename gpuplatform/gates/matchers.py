@@ -12,6 +12,11 @@ Sources:
 - NVIDIA/k8s-device-plugin `api/config/v1`: every resource the device plugin advertises
   (`nvidia.com/gpu`, `nvidia.com/mig-<profile>`, time-sliced or MPS `rename`s and their `.shared`
   default rename) is prefixed with `nvidia.com/` (`NewResourceName`, `ResourceNamePrefix`).
+- NVIDIA/k8s-device-plugin `deployments/static/nvidia-device-plugin.yml` (a standalone plugin,
+  image `nvcr.io/nvidia/k8s-device-plugin`, no GPU Operator label): a device plugin registers its
+  resource with the kubelet through the socket directory `/var/lib/kubelet/device-plugins`, which
+  its pod mounts. GPU Feature Discovery and the MPS control daemon run the same image but do not
+  mount it, so a pod is a device plugin by the operator's label, or by the image *and* that mount.
 - dra-driver-nvidia-gpu chart v0.4.1 `templates/kubeletplugin.yaml` (DaemonSet
   `<chart name>-kubelet-plugin`) and `templates/controller.yaml` (Deployment `<chart name>-controller`,
   pods labelled `<chart name>-component: controller`, rendered when `resources.computeDomains.enabled`,
@@ -24,8 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "DEVICE_PLUGIN_IMAGE",
     "DEVICE_PLUGIN_LABEL",
     "DEVICE_PLUGIN_RESOURCE_PREFIX",
+    "DEVICE_PLUGIN_SOCKETS",
     "DRA_CONTROLLER_COMPONENT",
     "DRA_DRIVER",
     "DRA_KUBELET_PLUGIN_SUFFIX",
@@ -33,12 +40,15 @@ __all__ = [
     "OPERANDS",
     "Operand",
     "enabled_operands",
+    "is_device_plugin_image",
     "is_device_plugin_pod",
     "is_dra_kubelet_plugin_pod",
 ]
 
 DEVICE_PLUGIN_LABEL = ("app", "nvidia-device-plugin-daemonset")
 DEVICE_PLUGIN_RESOURCE_PREFIX = "nvidia.com/"
+DEVICE_PLUGIN_IMAGE = "k8s-device-plugin"
+DEVICE_PLUGIN_SOCKETS = "/var/lib/kubelet/device-plugins"
 DRA_KUBELET_PLUGIN_SUFFIX = "-kubelet-plugin"
 DRA_CONTROLLER_COMPONENT = ("-component", "controller")
 DRA_DRIVER = "gpu.nvidia.com"
@@ -101,10 +111,33 @@ def _labels(obj: dict[str, Any]) -> dict[str, Any]:
     return (obj.get("metadata") or {}).get("labels") or {}
 
 
+def is_device_plugin_image(image: str) -> bool:
+    """`image` (`[registry/]path/k8s-device-plugin[:tag][@digest]`) is the NVIDIA device plugin's."""
+    last = image.split("@")[0].split("/")[-1]
+    return last.split(":")[0] == DEVICE_PLUGIN_IMAGE
+
+
 def is_device_plugin_pod(pod: dict[str, Any]) -> bool:
-    """A pod of the GPU Operator's device-plugin DaemonSet."""
+    """A device-plugin pod: the GPU Operator's (by its label) or any other (image and socket mount)."""
     key, value = DEVICE_PLUGIN_LABEL
-    return _labels(pod).get(key) == value
+    if _labels(pod).get(key) == value:
+        return True
+    spec = _mapping(pod.get("spec"))
+    mounts = any(
+        str(_mapping(_mapping(v).get("hostPath")).get("path") or "").removesuffix("/")
+        == DEVICE_PLUGIN_SOCKETS
+        for v in _list(spec.get("volumes"))
+    )
+    images = (str(_mapping(c).get("image") or "") for c in _list(spec.get("containers")))
+    return mounts and any(is_device_plugin_image(image) for image in images)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def is_dra_kubelet_plugin_pod(pod: dict[str, Any], namespace: str) -> bool:

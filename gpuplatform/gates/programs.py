@@ -21,7 +21,9 @@ import re
 from functools import cache
 
 from gpuplatform.gates.matchers import (
+    DEVICE_PLUGIN_IMAGE,
     DEVICE_PLUGIN_RESOURCE_PREFIX,
+    DEVICE_PLUGIN_SOCKETS,
     DRA_CONTROLLER_COMPONENT,
     DRA_KUBELET_PLUGIN_SUFFIX,
 )
@@ -40,16 +42,25 @@ def device_kinds:
        else . end)
     | .by[$key].names += [$d.name] | .by[$key].uuids += [$d.attributes.uuid.string])
   | .by as $by | [.order[] | $by[.]];
+def device_nodes:
+  reduce (.[] | {nodeName, nodeSelector, allNodes} | with_entries(select(.value != null))) as $s
+    ([]; if any(.[]; . == $s) then . else . + [$s] end);
 def summarised:
   map(if (.spec | type) == "object" and (.spec.devices | type) == "array"
-      then .spec |= (del(.devices) + {kinds: (.devices | device_kinds)}) else . end);
+      then .spec |= (del(.devices) + {kinds: (.devices | device_kinds)}
+                     + (if .perDeviceNodeSelection == true then {deviceNodes: (.devices | device_nodes)} else {} end))
+      else . end);
 def labels: .metadata.labels // {};
 def nsname: if .metadata.namespace then "\(.metadata.namespace)/\(.metadata.name)" else .metadata.name end;
 def live: (.status.phase // "") as $p | $p != "Succeeded" and $p != "Failed";
 def ready: (.status.containerStatuses // []) as $s | ($s | length) > 0 and all($s[]; .ready == true);
 def unready: [(.status.containerStatuses // [])[] | select(.ready != true) | .name] | join(",");
 def on($n): .spec.nodeName == $n;
-def device_plugin_pod: labels[$data.devicePluginLabel[0]] == $data.devicePluginLabel[1];
+def plugin_image: (split("@")[0] | split("/") | last // "") | split(":")[0] == "@PLUGIN_IMAGE@";
+def device_plugin_pod:
+  labels[$data.devicePluginLabel[0]] == $data.devicePluginLabel[1]
+  or (any(.spec.volumes[]?; (.hostPath.path // "" | rtrimstr("/")) == "@PLUGIN_SOCKETS@")
+      and any(.spec.containers[]?; (.image | type) == "string" and (.image | plugin_image)));
 def kubelet_plugin_pod:
   .metadata.namespace == $data.driverNamespace
   and any(.metadata.ownerReferences[]?; .kind == "DaemonSet" and (.name | endswith("@KUBELET_PLUGIN@")));
@@ -59,6 +70,41 @@ def dra_controller_pod:
 def dp_resources:
   [(.status.allocatable // {}) | to_entries[]
    | select((.key | startswith("@PLUGIN_RESOURCES@")) and ((.value | tostring) != "0")) | "\(.key)=\(.value)"];
+def int64:
+  (if startswith("-") or startswith("+") then .[1:] else . end) as $d
+  | if ($d | length) == 0 or any($d | explode[]; . < 48 or . > 57) then null
+    else ($d | explode | until(length <= 1 or .[0] != 48; .[1:]) | implode) as $digits
+    | startswith("-") as $neg
+    | if ($digits | length) > 19
+         or (($digits | length) == 19 and $digits > (if $neg then "9223372036854775808" else "9223372036854775807" end))
+      then null
+      else {neg: ($neg and $digits != "0"), digits: $digits} end
+    end;
+def int_lt($a; $b):
+  def mag_lt($x; $y): ($x | length) < ($y | length) or (($x | length) == ($y | length) and $x < $y);
+  if $a.neg != $b.neg then $a.neg
+  elif $a.neg then mag_lt($b.digits; $a.digits)
+  else mag_lt($a.digits; $b.digits) end;
+def label_matches($l):
+  .key as $k | (.values // []) as $vs | .operator as $op | ($l | has($k)) as $has
+  | if $op == "In" then $has and any($vs[]; . == $l[$k])
+    elif $op == "NotIn" then ($vs | length) > 0 and (($has | not) or all($vs[]; . != $l[$k]))
+    elif $op == "Exists" then ($vs | length) == 0 and $has
+    elif $op == "DoesNotExist" then ($vs | length) == 0 and ($has | not)
+    elif ($op == "Gt" or $op == "Lt") and ($vs | length) == 1 and $has then
+      ($vs[0] | int64) as $r | ($l[$k] | int64) as $v
+      | $r != null and $v != null and (if $op == "Gt" then int_lt($r; $v) else int_lt($v; $r) end)
+    else false end;
+def field_matches($n):
+  (.values // []) as $vs | (if .key == "metadata.name" then $n else "" end) as $f
+  | ($vs | length) == 1
+    and (if .operator == "In" then $vs[0] == $f elif .operator == "NotIn" then $vs[0] != $f else false end);
+def selects($l; $n):
+  any((.nodeSelectorTerms // [])[];
+      ((.matchExpressions // []) | length) + ((.matchFields // []) | length) > 0
+      and all((.matchExpressions // [])[]; label_matches($l))
+      and all((.matchFields // [])[]; field_matches($n)));
+def reaches($l; $n): .nodeName == $n or .allNodes == true or (.nodeSelector != null and (.nodeSelector | selects($l; $n)));
 def bytes:
   . as $q
   | [["Ki", 1024], ["Mi", 1048576], ["Gi", 1073741824], ["Ti", 1099511627776],
@@ -123,19 +169,24 @@ def gate_allocator_exclusivity:
   | need($in; ["nodes", "pods", "resourceslices"]) // (
     found($in) as $fp | mode_nodes($in; $fp) as $declared
     | ([$in.pods[] | select(live)] | by_node) as $pods_on
-    | ([$in.resourceslices[] | select(.spec.driver == $data.driver and ((.spec.kinds // []) | length) > 0)
-        | .spec.nodeName // empty] | map({key: ., value: true}) | entries_object) as $publishing
+    | [$in.resourceslices[] | select(.spec.driver == $data.driver and ((.spec.kinds // []) | length) > 0) | .spec] as $published
+    | ([$published[] | .nodeName // empty] | name_set) as $publishing
+    | [$published[] | select(.nodeName == null)
+       | if .perDeviceNodeSelection == true then (.deviceNodes // [])[] else . end] as $wide
     | coverage($fp),
-      ($in.nodes[] | .metadata.name as $n | (labels[$data.modeLabel] // null) as $mode_label | $declared[$n] as $d
+      ($in.nodes[] | .metadata.name as $n | labels as $l | ($l[$data.modeLabel] // null) as $mode_label | $declared[$n] as $d
         | [($pods_on[$n] // [])[] | select(device_plugin_pod)] as $dp
         | [($pods_on[$n] // [])[] | select(kubelet_plugin_pod)] as $kp
         | dp_resources as $res
-        | ($publishing[$n] // false) as $slices
+        | (.status.allocatable == null) as $blind
+        | (($publishing[$n] // false) or any($wide[]; reaches($l; $n))) as $slices
         | (($dp | length) > 0 or ($res | length) > 0) as $plugin_side
         | (($kp | length) > 0 or $slices) as $dra_side
         | [
             (if $plugin_side and $dra_side then
               "violation: node \($n) has TWO ALLOCATORS: the device plugin (\(($res + [$dp[] | nsname]) | join(", "))) and the DRA driver (\(([$kp[] | nsname] + (if $slices then ["ResourceSlice devices"] else [] end)) | join(", ")))"
+             elif $blind and ($dra_side or $d.mode == "dra") then
+              "unknown: node \($n) reports no status.allocatable: whether the device plugin advertises a resource there cannot be judged"
              else empty end),
             (if $d == null then empty
              elif $d.mode == "dra" then
@@ -399,6 +450,8 @@ PRELUDE = (
     .replace("@CONTROLLER_KEY@", DRA_CONTROLLER_COMPONENT[0])
     .replace("@CONTROLLER_VALUE@", DRA_CONTROLLER_COMPONENT[1])
     .replace("@PLUGIN_RESOURCES@", DEVICE_PLUGIN_RESOURCE_PREFIX)
+    .replace("@PLUGIN_IMAGE@", DEVICE_PLUGIN_IMAGE)
+    .replace("@PLUGIN_SOCKETS@", DEVICE_PLUGIN_SOCKETS)
 )
 
 PROGRAMS: dict[str, str] = {

@@ -77,9 +77,9 @@ def _through(layer: _Layer, loc: Loc) -> tuple[bool, Loc]:
             continue
         if isinstance(part, int) and isinstance(node, list):
             return True, (*mine, *loc[depth:])
-        node = node.get(part) if isinstance(node, dict) else None
-        if node is None:
+        if not isinstance(node, dict) or part not in node:
             return False, loc
+        node = node[part]  # null included: an overlay's `key: null` is written by the overlay
         mine.append(part)
     return True, tuple(mine)
 

@@ -20,7 +20,7 @@ from gpuplatform.load.documents import API_VERSION, OVERLAY_KIND, PLATFORM_KIND
 from gpuplatform.load.merge import ADD_MARKER
 from gpuplatform.model.platform import Platform
 
-__all__ = ["overlay_schema", "schema_objects", "spec_schema"]
+__all__ = ["YAML_READING", "overlay_schema", "schema_objects", "spec_schema"]
 
 _ADD = {
     "title": "Add this item",
@@ -28,6 +28,15 @@ _ADD = {
     "without it an unknown name is refused. Removed before validation.",
     "const": True,
 }
+
+
+#: How a spec or overlay file is read: what its plain scalars mean.
+YAML_READING = (
+    "A YAML file is read as Helm and Kubernetes read it (sigs.k8s.io/yaml, go-yaml v2), not as YAML 1.1: "
+    "10:30 and 2026-12-04 are strings; 0o17, 017, 0x1F and 1e3 are numbers; y, yes, on and their "
+    "n, no, off twins are booleans, as Helm reads them (quote them for strings); .inf and .nan are refused; "
+    "mapping keys are strings."
+)
 
 
 def _title(description: str) -> str:
@@ -61,6 +70,7 @@ def _envelope(
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://gpuplatform.dev/schemas/v1alpha1/{slug}.json",
         "title": kind,
+        "description": YAML_READING,
         "type": "object",
         "additionalProperties": False,
         "required": required,

@@ -4,8 +4,11 @@ Only regular files are read (a FIFO would block, `/dev/zero` never ends), at mos
 (8 MiB for specs, overlays and manifests; 32 MiB for cluster data: snapshots and inventories),
 as UTF-8. PyYAML accepts duplicate keys silently and expands aliases without bound; this reader
 refuses both and insists on the number of documents the caller expects. Values are plain data as
-Kubernetes and Helm read them (sigs.k8s.io/yaml): a timestamp stays a string; `!!binary`, `!!set`,
-`!!omap` and `!!pairs` are refused where they are written.
+Kubernetes and Helm read them (sigs.k8s.io/yaml, `load/helm_scalars.py`), not as PyYAML's YAML 1.1:
+`10:30` and a timestamp stay strings, `0o17` and `1e3` are numbers, `y` is true, mapping keys
+are strings (`.inf` and `.nan` are read, and refused by the model at their field, as JSON cannot
+hold them); `!!binary`, `!!set`, `!!omap` and `!!pairs` are refused where
+they are written.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import orjson
 import yaml
 
 from gpuplatform.errors import InputError
+from gpuplatform.load import helm_scalars as scalars
 
 __all__ = [
     "MAX_DATA_BYTES",
@@ -51,20 +55,40 @@ MAX_DEPTH = 256
 
 
 class _StrictLoader(yaml.CSafeLoader):
-    """C-accelerated safe loader whose mappings refuse duplicate keys."""
+    """C-accelerated safe loader: scalars as Helm reads them, mappings that refuse duplicate keys."""
+
+    def resolve(self, kind: type, value: Any, implicit: Any) -> Any:
+        """A plain scalar's tag by go-yaml v2's rules; anything else as PyYAML resolves it."""
+        if kind is yaml.ScalarNode and implicit[0]:
+            return scalars.plain_tag(value)
+        return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+
+
+def _error(node: yaml.Node, problem: str) -> yaml.constructor.ConstructorError:
+    return yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+
+
+def _key(loader: _StrictLoader, node: yaml.Node) -> str:
+    """A mapping key as sigs.k8s.io/yaml makes it: a string (`true` and `1` as "true" and "1")."""
+    key = loader.construct_object(node, deep=True)
+    if type(key) is str:
+        return key
+    if type(key) is bool:
+        return "true" if key else "false"
+    if type(key) is int:
+        return str(key)
+    if type(key) is float:
+        return scalars.float_key(key)
+    if isinstance(key, list | dict):
+        raise _error(node, "a mapping key must be a scalar")
+    raise _error(node, f"a mapping key must be a string, a number or a boolean, not {key!r}")
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     loader.flatten_mapping(node)
     out: dict[Any, Any] = {}
     for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            hash(key)
-        except TypeError:
-            raise yaml.constructor.ConstructorError(
-                None, None, "a mapping key must be a scalar", key_node.start_mark
-            ) from None
+        key = _key(loader, key_node)
         if key in out:
             raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
         out[key] = loader.construct_object(value_node, deep=deep)
@@ -72,8 +96,45 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 
 
 def _construct_timestamp(loader: _StrictLoader, node: yaml.ScalarNode) -> str:
-    value: str = loader.construct_scalar(node)
+    return _text(loader, node)
+
+
+def _text(loader: _StrictLoader, node: yaml.Node) -> str:
+    value: str = loader.construct_scalar(node)  # type: ignore[arg-type]
     return value
+
+
+def _construct_bool(loader: _StrictLoader, node: yaml.ScalarNode) -> bool:
+    value = _text(loader, node)
+    if value not in scalars.WORDS:
+        raise _error(node, f"cannot read {value!r} as a boolean")
+    return scalars.WORDS[value]
+
+
+def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
+    value = scalars.go_int(_text(loader, node).replace("_", ""))
+    if value is None:
+        raise _error(node, f"cannot read {_text(loader, node)!r} as a 64-bit integer")
+    return value
+
+
+def _construct_float(loader: _StrictLoader, node: yaml.ScalarNode) -> float:
+    text = _text(loader, node)
+    plain = text if text.startswith(".") else text.replace("_", "")
+    whole = scalars.go_int(plain)
+    value = float(whole) if whole is not None else scalars.go_float(plain)
+    if value is None:
+        raise _error(node, f"{text} is not a finite number (JSON, Helm and Kubernetes refuse it)")
+    return value
+
+
+def _construct_special(loader: _StrictLoader, node: yaml.ScalarNode) -> float:
+    """`.inf`, `-.Inf`, `.nan`…: read, so that the model refuses them at their field (not JSON)."""
+    return float(_text(loader, node).replace(".", "", 1))
+
+
+def _construct_null(loader: _StrictLoader, node: yaml.ScalarNode) -> None:
+    return None
 
 
 def _refuse_tag(loader: _StrictLoader, node: yaml.Node) -> None:
@@ -87,6 +148,12 @@ def _refuse_tag(loader: _StrictLoader, node: yaml.Node) -> None:
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+_StrictLoader.add_constructor(scalars.BOOL, _construct_bool)
+_StrictLoader.add_constructor(scalars.INT, _construct_int)
+_StrictLoader.add_constructor(scalars.FLOAT, _construct_float)
+_StrictLoader.add_constructor(scalars.NULL, _construct_null)
+_StrictLoader.add_constructor(scalars.NOT_JSON, _construct_special)
+_StrictLoader.add_constructor(scalars.MERGE, _text)  # `<<` as a value (as a key it merges)
 for _tag in ("binary", "set", "omap", "pairs"):
     _StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
 

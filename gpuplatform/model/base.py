@@ -310,8 +310,8 @@ Token = Annotated[
     str, AfterValidator(_full_match(_TOKEN, "must be one word: no spaces or control characters"))
 ]
 JsonObject = Annotated[dict[str, Any], BeforeValidator(_json_object)]
-Int32 = Annotated[int, Field(ge=-(2**31), le=INT32_MAX)]
-Int64 = Annotated[int, Field(ge=-(2**63), le=INT64_MAX)]
-NonNegativeInt32 = Annotated[int, Field(ge=0, le=INT32_MAX)]
-NonNegativeInt64 = Annotated[int, Field(ge=0, le=INT64_MAX)]
-Minutes = Annotated[int, Field(ge=1, le=MAX_MINUTES)]
+Int32 = Annotated[int, Field(strict=True, ge=-(2**31), le=INT32_MAX)]
+Int64 = Annotated[int, Field(strict=True, ge=-(2**63), le=INT64_MAX)]
+NonNegativeInt32 = Annotated[int, Field(strict=True, ge=0, le=INT32_MAX)]
+NonNegativeInt64 = Annotated[int, Field(strict=True, ge=0, le=INT64_MAX)]
+Minutes = Annotated[int, Field(strict=True, ge=1, le=MAX_MINUTES)]

@@ -46,6 +46,15 @@ def list_duplicates(loc: Loc, items: Iterable[str], what: str) -> list[tuple[Loc
     return errors
 
 
+#: Longest file name (one path segment) common file systems accept (`output.synth.NAME_MAX_BYTES`).
+FILE_NAME_MAX_BYTES = 255
+
+
+def _class_file(name: str) -> str:
+    """The file a DeviceClass renders to (`render.meta.file_name`: `<kind>_<name>.yaml`)."""
+    return f"deviceclass_{name}.yaml"
+
+
 def _device_classes(p: Platform) -> list[tuple[Loc, str]]:
     errors: list[tuple[Loc, str]] = []
     owners: dict[str, Loc] = {}
@@ -57,6 +66,15 @@ def _device_classes(p: Platform) -> list[tuple[Loc, str]]:
         cls = p.class_name(name)
         if not is_dns_subdomain(cls):
             errors.append((loc, f"DeviceClass name {cls!r} is not a DNS subdomain of at most 253 characters"))
+        elif len(_class_file(cls).encode()) > FILE_NAME_MAX_BYTES:
+            errors.append(
+                (
+                    loc,
+                    f"DeviceClass name {cls!r} renders the file {_class_file(cls)!r} of "
+                    f"{len(_class_file(cls).encode())} bytes, over the {FILE_NAME_MAX_BYTES} file systems "
+                    f"accept: keep the name within {FILE_NAME_MAX_BYTES - len(_class_file('').encode())} bytes",
+                )
+            )
         elif cls in CHART_DEVICE_CLASSES:
             errors.append(
                 (loc, f"DeviceClass {cls!r} is the DRA driver chart's own class; choose another name")

@@ -49,10 +49,10 @@ class Provisioner(SpecModel):
     node_labels: dict[LabelKey, LabelValue] = {}
     """Labels every node of the pool carries, used instead of the provisioner's own label (needed for
     cluster-api, which syncs only `node.cluster.x-k8s.io/*` labels from a Machine to its Node)."""
-    min_nodes: int = Field(default=1, ge=0, le=MAX_CLUSTER_NODES)
+    min_nodes: int = Field(default=1, strict=True, ge=0, le=MAX_CLUSTER_NODES)
     """Nodes the pool has whenever its gates run; fewer found is `unknown`, never held. 0 accepts an
     empty pool (a pool that scales to zero proves nothing while it is empty)."""
-    max_nodes: int | None = Field(default=None, ge=0, le=MAX_CLUSTER_NODES)
+    max_nodes: int | None = Field(default=None, strict=True, ge=0, le=MAX_CLUSTER_NODES)
     """Most nodes the pool can have: the node group's max size, the cluster-api autoscaler's
     `max-size` annotation, or Karpenter's `limits.nodes`. Absent (and no `limits`): capacity
     cannot bound the pool and says its verdict depends on the provisioner."""
@@ -95,7 +95,7 @@ class NodePool(SpecModel):
     """The controller that owns the pool's nodes, instead of listing them."""
     product: CleanString
     """GPU product, a catalog key (`H100-80GB`) or the driver's productName (`NVIDIA H100 80GB HBM3`)."""
-    gpus_per_node: int = Field(default=8, ge=1, le=128)
+    gpus_per_node: int = Field(default=8, strict=True, ge=1, le=128)
     """GPUs on each node of the pool."""
     migrates_in: DnsLabel | None = None
     """Wave in which the pool moves to DRA; absent = legacy until the final-cutover wave."""

@@ -133,8 +133,13 @@ class Delivery(SpecModel):
     """Git repository the engines read the rendered tree from."""
     revision: Token = "main"
     """Branch (Flux `ref.branch`) or revision (Argo CD `targetRevision`) to follow."""
-    path: str = Field(default="dist", max_length=255, pattern=r"^[\w-][\w.-]*(/[\w-][\w.-]*)*$")
-    """Folder of the rendered tree inside the repository: relative, segments never start with `.`."""
+    path: str = Field(
+        default="dist",
+        max_length=255,
+        pattern=r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*$",
+    )
+    """Folder of the rendered tree inside the repository: relative, ASCII letters, digits, `_`, `-` and
+    `.` only (no look-alike of another character), segments never start with `.`."""
     argocd_namespace: DnsLabel = "argocd"
     """Namespace of Argo CD (its AppProject and Applications)."""
     argocd_service_account: DnsLabel = "argocd-application-controller"

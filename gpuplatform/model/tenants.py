@@ -27,7 +27,7 @@ class ClaimTemplate(SpecModel):
     """Name of the ResourceClaimTemplate in the tenant's namespace."""
     tier: DnsLabel
     """Tier (DeviceClass) the template requests; the tenant must be allowed to use it."""
-    count: int = Field(default=1, ge=1, le=32)
+    count: int = Field(default=1, strict=True, ge=1, le=32)
     """Devices the claim requests (all from one node)."""
     selectors: tuple[str, ...] = ()
     """Extra CEL selectors ANDed with the tier's class selectors."""

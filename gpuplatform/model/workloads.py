@@ -56,7 +56,7 @@ class Workload(SpecModel):
     """Namespace of the workload."""
     name: DnsSubdomain
     """Name of the workload object."""
-    gpus: int = Field(default=1, ge=1, le=32)
+    gpus: int = Field(default=1, strict=True, ge=1, le=32)
     """GPUs one pod requests (the device plugin's `nvidia.com/gpu`, summed over its containers)."""
     tier: DnsLabel
     """Tier the converted workload claims from."""
@@ -67,7 +67,7 @@ class Workload(SpecModel):
     shared_claim: bool = False
     """All GPU containers share one request (they see the same GPUs); default: each container keeps
     its own distinct GPUs, as with the device plugin."""
-    replicas: int = Field(default=1, ge=0, le=INT32_MAX)
+    replicas: int = Field(default=1, strict=True, ge=0, le=INT32_MAX)
     """Pods the workload runs at peak (replicas, parallelism, nodes of a DaemonSet); each needs
     `gpus` (read by `gpuplatform capacity`, and sizes the legacy quota)."""
     resource: str = Field(default="nvidia.com/gpu", pattern=r"^nvidia\.com/[a-z0-9.-]+$")
@@ -138,9 +138,9 @@ class NimService(SpecModel):
     """NIM Operator `capacitySelectors` of the claim."""
     cel_expressions: tuple[str, ...] = ()
     """NIM Operator `celExpressions` (instead of attribute and capacity selectors)."""
-    count: int = Field(default=1, ge=1, le=32)
+    count: int = Field(default=1, strict=True, ge=1, le=32)
     """Devices per replica."""
-    replicas: int = Field(default=1, ge=1, le=INT32_MAX)
+    replicas: int = Field(default=1, strict=True, ge=1, le=INT32_MAX)
     """Replicas of the NIMService."""
     mode: Literal["claimCreationSpec", "template", "claim"] = "claimCreationSpec"
     """How `draResources` asks: the operator creates claims, or a tool-rendered template or claim."""

@@ -9,7 +9,8 @@ one) and only then labels it; it never overwrites a value, so a node the driver 
 for a driver upgrade (`paused-for-driver-upgrade`) stays paused. No GitOps engine owns that label:
 an engine would write it back while the driver manager has it paused (Argo CD selfHeal, Flux
 drift correction). The Jobs run as `gpuplatform-switch`, which may patch Nodes, and a
-ValidatingAdmissionPolicy lets that identity change nothing on a Node but this one label.
+ValidatingAdmissionPolicy lets that identity change nothing on a Node but this one label: it
+compares every other field of the old and the new Node (`UNCHANGED`).
 """
 
 from __future__ import annotations
@@ -173,6 +174,38 @@ def switch_folder(obj: Obj) -> str:
     return str(obj["metadata"]["labels"][SWITCH_LABEL])
 
 
+#: Every field of a Node the switch identity may not change, compared old to new. An ownerReference
+#: (to an owner that does not exist, the garbage collector deletes the Node), a finalizer or an
+#: annotation is as dangerous as a taint. Not compared: the labels (only the switch's own may
+#: change), `metadata.resourceVersion` and `metadata.managedFields`, which the API server itself
+#: writes on every update.
+UNCHANGED = (
+    "metadata.name",
+    "metadata.generateName",
+    "metadata.namespace",
+    "metadata.selfLink",
+    "metadata.uid",
+    "metadata.generation",
+    "metadata.creationTimestamp",
+    "metadata.deletionTimestamp",
+    "metadata.deletionGracePeriodSeconds",
+    "metadata.annotations",
+    "metadata.ownerReferences",
+    "metadata.finalizers",
+    "spec",
+    "status",
+)
+
+
+def _unchanged(path: str) -> dict[str, str]:
+    """A validation that `path` is present in both objects with the same value, or in neither."""
+    new, old = f"object.{path}", f"oldObject.{path}"
+    return {
+        "expression": f"has({new}) == has({old}) && (!has({new}) || {new} == {old})",
+        "message": f"{SWITCH_IDENTITY} may not change a Node's {path}",
+    }
+
+
 def _policy(plan: Plan, wave: str) -> list[Obj]:
     d = plan.platform.delivery
     user = f"system:serviceaccount:{d.gates_namespace}:{SWITCH_IDENTITY}"
@@ -196,10 +229,7 @@ def _policy(plan: Plan, wave: str) -> list[Obj]:
                 },
             ],
             "validations": [
-                {
-                    "expression": "object.spec == oldObject.spec",
-                    "message": f"{SWITCH_IDENTITY} may not change a Node's spec (taints, unschedulable)",
-                },
+                *(_unchanged(path) for path in UNCHANGED),
                 {
                     "expression": f"variables.new.all(k, k == {label} || (k in variables.old && variables.old[k] == variables.new[k]))"
                     f" && variables.old.all(k, k == {label} || k in variables.new)",

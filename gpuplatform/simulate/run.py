@@ -172,7 +172,8 @@ def simulate_platforms(
     engines: Sequence[str],
     snapshot: Path | None = None,
 ) -> list[PlatformReport]:
-    """`simulate_platform` for every loaded platform; InputError for an unknown wave."""
+    """`simulate_platform` for every loaded platform; InputError for an unknown wave or an engine
+    a platform does not render (it would prove "0 of 0")."""
     problems = []
     for lp in loaded:
         names = [w.name for w in lp.platform.waves]
@@ -180,6 +181,13 @@ def simulate_platforms(
             if wave is not None and wave not in names:
                 message = f"platform {lp.platform.name!r} has no wave {wave!r} (waves: {', '.join(names)})"
                 problems.append(Problem(option, "", "", message))
+        rendered = lp.platform.delivery.engines
+        if not set(engines) & set(rendered):
+            message = (
+                f"platform {lp.platform.name!r} renders no {' or '.join(engines)} entry points "
+                f"(delivery.engines: {', '.join(rendered)}): nothing to replay"
+            )
+            problems.append(Problem("--engine", "", "", message))
     if problems:
         raise InputError(problems)
     observed = snapshot_or_pods(snapshot) if snapshot is not None else None

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import yaml
@@ -151,3 +153,44 @@ def test_import_never_writes_through_a_link(tmp_path: Path) -> None:
     assert "symbolic link" in through_values.stderr
     assert real.read_text() == before
     assert precious.read_text() == "keep me\n"
+
+
+def test_imported_values_keep_their_meaning_as_helm_reads_them(tmp_path: Path) -> None:
+    # GIVEN running values with strings YAML 1.1 or 1.2 would read as other types, and such numbers
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    running = (
+        'daemonsets:\n  annotations:\n    when: 10:30\n    flag: "yes"\n    short: "y"\n    mode: "0o17"\n'
+        '    size: "1e3"\n    octal: 017\n    on: "on"\n'
+    )
+    (tmp_path / "running.yaml").write_text(running)
+    # WHEN they are imported into a YAML spec
+    result = _invoke(str(tmp_path / "running.yaml"), "--stack", str(spec))
+    assert result.exit_code == 0, result.output
+    # THEN the spec holds them as Helm reads the running values: no 630, no true for "yes"
+    [loaded] = load_stack(spec)
+    assert loaded.platform.gpu_operator.values["daemonsets"]["annotations"] == {
+        "when": "10:30",
+        "flag": "yes",
+        "short": "y",
+        "mode": "0o17",
+        "size": "1e3",
+        "octal": 15,
+        "true": "on",
+    }
+
+
+def test_import_keeps_the_specs_mode_and_owner(tmp_path: Path) -> None:
+    # GIVEN a spec readable by its group only, owned by another group (as root: another user too)
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    spec.chmod(0o640)
+    owner = (1234, 5678) if os.geteuid() == 0 else (os.getuid(), os.getgid())
+    if os.geteuid() == 0:
+        os.chown(spec, *owner)
+    (tmp_path / "running.yaml").write_text(RUNNING)
+    # WHEN the running values are imported
+    result = _invoke(str(tmp_path / "running.yaml"), "--stack", str(spec))
+    assert result.exit_code == 0, result.output
+    # THEN the edited spec has the same permission bits and owner
+    info = spec.stat()
+    assert stat.S_IMODE(info.st_mode) == 0o640
+    assert (info.st_uid, info.st_gid) == owner

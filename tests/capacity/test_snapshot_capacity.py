@@ -199,7 +199,10 @@ def test_alike_nodes_form_one_group_however_many_there_are(tmp_path: Path) -> No
 def test_a_bad_resource_slice_is_an_input_error_naming_the_file_and_item(tmp_path: Path) -> None:
     p = lab()
     folder = snapshot(
-        tmp_path, p, {"old-00": "8"}, resourceslices=[{"apiVersion": "v1", "kind": "ConfigMap"}]
+        tmp_path,
+        p,
+        {"old-00": "8"},
+        resourceslices=[{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}],
     )
     with pytest.raises(InputError) as raised:
         capacity(p, "base", folder)

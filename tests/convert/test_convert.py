@@ -9,6 +9,7 @@ import yaml
 from click.testing import CliRunner
 
 from gpuplatform.cli import main
+from gpuplatform.convert.files import convert_files
 from gpuplatform.convert.manifests import Conversion, convert_text
 from gpuplatform.convert.targets import Placement, Targets, resolve_targets
 from gpuplatform.errors import InputError
@@ -429,3 +430,45 @@ def test_cli_tier_of_a_spec(tmp_path: Path) -> None:
         unknown.exit_code == 2
         and "error: --tier: 'hopper-large' is none of the chart's classes" in unknown.stderr
     )
+
+
+@pytest.mark.parametrize("count", ["9223372036854775808", "99999999999999999999999"])
+def test_a_count_beyond_int64_is_refused_at_its_field(count: str) -> None:
+    # GIVEN a container asking for more devices than a claim's int64 count holds
+    text = VLLM.replace(
+        'nvidia.com/gpu: "2"\n            cpu', f'nvidia.com/gpu: "{count}"\n            cpu'
+    ).replace('limits:\n            nvidia.com/gpu: "2"', f'limits:\n            nvidia.com/gpu: "{count}"')
+    # WHEN converted / THEN refused at the resource, no template with that count
+    with pytest.raises(InputError) as caught:
+        _convert(text)
+    (problem,) = caught.value.problems
+    assert problem.loc.endswith(".resources.limits.nvidia.com/gpu") or problem.loc.endswith(
+        ".resources.requests.nvidia.com/gpu"
+    )
+    assert "int64" in problem.message
+
+
+@pytest.mark.parametrize(
+    "second",
+    [VLLM, VLLM.replace("kind: StatefulSet", "kind: Deployment").replace("  serviceName: vllm\n", "")],
+)
+def test_a_workload_written_twice_is_refused_not_duplicated(second: str) -> None:
+    # GIVEN the same workload twice in one file (or a Deployment of the StatefulSet's name)
+    with pytest.raises(InputError) as caught:
+        _convert(VLLM + "---\n" + second)
+    # THEN refused at the second, naming the first, instead of two templates of one name
+    (problem,) = caught.value.problems
+    assert problem.loc == "documents[1]"
+    assert (
+        "ResourceClaimTemplate llm/" in problem.message and "documents[0] already renders" in problem.message
+    )
+
+
+def test_a_workload_in_two_files_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text(VLLM)
+    b.write_text(VLLM)
+    with pytest.raises(InputError) as caught:
+        convert_files([a, b], TARGETS, tmp_path / "out", share=False, kubernetes="1.36")
+    assert [p.file for p in caught.value.problems] == [str(b)]
+    assert not (tmp_path / "out").exists()

@@ -112,9 +112,13 @@ def _verdicts(
 
 def test_the_projection_keeps_the_shape_it_does_not_expect_as_it_is() -> None:
     pods = [
-        {"metadata": "x", "spec": {"nodeName": "n", "containers": [1]}, "status": {"containerStatuses": 3}}
+        {
+            "metadata": "x",
+            "spec": {"nodeName": "n", "containers": [1], "hostNetwork": True},
+            "status": {"containerStatuses": 3},
+        }
     ]
     assert project("pods", pods) == [
-        {"metadata": "x", "spec": {"nodeName": "n"}, "status": {"containerStatuses": 3}}
+        {"metadata": "x", "spec": {"nodeName": "n", "containers": [1]}, "status": {"containerStatuses": 3}}
     ]
     assert project("resourceclaims", pods) is pods

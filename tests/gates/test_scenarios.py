@@ -29,6 +29,7 @@ from tests.evidence.builders import (
     pod,
     reference_platform,
 )
+from tests.gates import api_shapes as api
 from tests.gates.harness import fleet_doc, in_cluster, load_platform, offline
 
 pytestmark = pytest.mark.skipif(
@@ -116,12 +117,13 @@ def _legacy_publishes(cluster: Cluster) -> None:
     legacy = "a100-01"
     cluster.list("resourceslices").append(
         {
+            "metadata": {"name": f"{legacy}-gpu.nvidia.com-x"},
             "spec": {
                 "driver": "gpu.nvidia.com",
                 "nodeName": legacy,
                 "pool": {"name": legacy},
                 "devices": [{"name": "gpu-0"}],
-            }
+            },
         }
     )
 
@@ -325,6 +327,135 @@ CASES: dict[str, Case] = {
         "claims", "allocator-exclusivity", "unknown", "nodes could not be read", _missing_kind("nodes")
     ),
     "healthy fleet exclusivity": Case("app", "allocator-exclusivity", "held", "", _nothing),
+    # allocator-exclusivity on the API's real shapes (issue 26, item 4)
+    "slice reaches legacy nodes by nodeSelector on their mode label": Case(
+        "claims",
+        "allocator-exclusivity",
+        "broken",
+        "node a100-01 has TWO ALLOCATORS",
+        api.publish(
+            nodeSelector=api.selector(
+                {"matchExpressions": [{"key": api.MODE, "operator": "In", "values": ["legacy"]}]}
+            )
+        ),
+    ),
+    "slice reaches a legacy node by matchFields metadata.name": Case(
+        "claims",
+        "allocator-exclusivity",
+        "broken",
+        "legacy node a100-02 publishes gpu.nvidia.com devices",
+        api.publish(
+            nodeSelector=api.selector(
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a100-02"]}]}
+            )
+        ),
+    ),
+    "slice reaches a legacy node by Gt on a label, terms ORed": Case(
+        "claims",
+        "allocator-exclusivity",
+        "broken",
+        "legacy node a100-02 publishes gpu.nvidia.com devices",
+        api.label_node(
+            "a100-02",
+            "example.com/rack",
+            "12",
+            api.publish(
+                nodeSelector=api.selector(
+                    {"matchExpressions": [{"key": "example.com/rack", "operator": "Lt", "values": ["12"]}]},
+                    {
+                        "matchExpressions": [
+                            {"key": "example.com/rack", "operator": "Gt", "values": ["9"]},
+                            {"key": "example.com/rack", "operator": "NotIn", "values": ["13"]},
+                            {"key": "example.com/row", "operator": "DoesNotExist"},
+                            {"key": api.MODE, "operator": "Exists"},
+                        ]
+                    },
+                )
+            ),
+        ),
+    ),
+    "slice selector ANDs its expressions and misses the legacy nodes": Case(
+        "claims",
+        "allocator-exclusivity",
+        "held",
+        "",
+        api.publish(
+            nodeSelector=api.selector(
+                {
+                    "matchExpressions": [
+                        {"key": api.MODE, "operator": "In", "values": ["legacy"]},
+                        {"key": "karpenter.sh/nodepool", "operator": "Exists"},
+                    ]
+                },
+                {"matchExpressions": [{"key": "example.com/rack", "operator": "Gt", "values": ["x"]}]},
+                {},
+            )
+        ),
+    ),
+    "slice published to allNodes reaches the legacy nodes": Case(
+        "claims",
+        "allocator-exclusivity",
+        "broken",
+        "node a100-01 has TWO ALLOCATORS: the device plugin (nvidia.com/gpu=8, gpu-operator/nvidia-device-plugin-daemonset-a100-01) and the DRA driver (ResourceSlice devices)",
+        api.publish(allNodes=True),
+    ),
+    "a device of a partitioned slice reaches a legacy node by its own nodeName": Case(
+        "claims",
+        "allocator-exclusivity",
+        "broken",
+        "legacy node a100-02 publishes gpu.nvidia.com devices",
+        api.per_device(nodeName="a100-02"),
+    ),
+    "a device of a partitioned slice reaches legacy nodes by its own selector": Case(
+        "claims",
+        "allocator-exclusivity",
+        "broken",
+        "legacy node a100-01 publishes gpu.nvidia.com devices",
+        api.per_device(
+            nodeSelector=api.selector(
+                {"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["a100-02"]}]}
+            )
+        ),
+    ),
+    "DRA node without status is unknown, not proof": Case(
+        "claims",
+        "allocator-exclusivity",
+        "unknown",
+        "reports no status.allocatable",
+        api.strip_status(KARPENTER, None),
+    ),
+    "DRA node whose status has no allocatable is unknown": Case(
+        "claims",
+        "allocator-exclusivity",
+        "unknown",
+        "reports no status.allocatable",
+        api.strip_status(KARPENTER, {"capacity": {"cpu": "64"}}),
+    ),
+    "standalone device plugin on a DRA node": Case(
+        "claims",
+        "allocator-exclusivity",
+        "broken",
+        "runs device-plugin pod kube-system/nvidia-device-plugin-ds-",
+        api.add_pod(KARPENTER, api.standalone_plugin_pod),
+    ),
+    "standalone device plugin from a mirror by digest": Case(
+        "claims",
+        "allocator-exclusivity",
+        "broken",
+        "TWO ALLOCATORS",
+        api.add_pod(
+            KARPENTER,
+            lambda n: api.standalone_plugin_pod(
+                n, "registry.example.com:5000/nvidia/k8s-device-plugin@sha256:0a1b"
+            ),
+        ),
+    ),
+    "standalone device plugin serves a legacy node": Case(
+        "claims", "allocator-exclusivity", "held", "", api.replace_operator_plugin("a100-01")
+    ),
+    "feature discovery runs the plugin's image and is no device plugin": Case(
+        "claims", "allocator-exclusivity", "held", "", api.add_pod(KARPENTER, api.gfd_pod)
+    ),
     # inventory per device
     "why-3 empty ResourceSlice": Case(
         "claims", "inventory", "broken", "publishes 0 gpu device(s), pool l40s declares 4", _empty_slice

@@ -134,3 +134,50 @@ def test_the_programs_read_devices_only_through_the_summary() -> None:
     text = "".join(PROGRAMS.values()) + prelude_for("".join(PROGRAMS.values()))
     assert ".spec.devices" not in text and "summarised" not in text
     assert ".spec.kinds" in text
+
+
+_SELECTION = st.fixed_dictionaries(
+    {},
+    optional={
+        "nodeName": st.sampled_from(["n-1", "n-2"]),
+        "nodeSelector": st.sampled_from(
+            [
+                {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n-1"]}]}
+                    ]
+                }
+            ]
+        ),
+        "allNodes": st.booleans(),
+    },
+)
+_PARTITIONED = st.builds(
+    lambda devices, per_device: {
+        "spec": {"driver": "gpu.nvidia.com", "perDeviceNodeSelection": per_device, "devices": devices}
+    },
+    st.lists(st.builds(lambda d, s: d | s, _DEVICE, _SELECTION), max_size=6),
+    st.sampled_from([True, False, None, "true"]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_PARTITIONED, max_size=3))
+def test_the_summary_keeps_each_devices_node_selection_alike(slices: list[dict[str, Any]]) -> None:
+    # GIVEN slices whose devices carry their own nodeName, nodeSelector or allNodes
+    # WHEN Python and jq sum them up / THEN alike, with the distinct selections in first-appearance order
+    assert summarise(slices, "resourceslices.json") == jq.compile(_SUMMARISED).input_value(slices).first()
+    if shutil.which("jq") is not None:
+        assert summarise(slices, "resourceslices.json") == _jq_binary(slices)
+
+
+def test_a_partitioned_slice_keeps_the_distinct_node_selections_of_its_devices() -> None:
+    devices = [
+        {"name": "a", "nodeName": "n-1"},
+        {"name": "b", "allNodes": True},
+        {"name": "c", "nodeName": "n-1"},
+    ]
+    (summary,) = summarise([{"spec": {"perDeviceNodeSelection": True, "devices": devices}}], "f")
+    assert summary["spec"]["deviceNodes"] == [{"nodeName": "n-1"}, {"allNodes": True}]
+    (plain,) = summarise([{"spec": {"nodeName": "n-1", "devices": devices}}], "f")
+    assert "deviceNodes" not in plain["spec"]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gpuplatform.errors import InputError
 from gpuplatform.load.merge import Origin, merge_spec, parse_loc
+from gpuplatform.load.stacks import load_stack
+from tests.specs import minimal_spec, write_overlay, write_spec
 
 
 def _merge(base: dict[str, Any], overlay: dict[str, Any]) -> tuple[dict[str, Any], Origin]:
@@ -130,3 +133,15 @@ def test_parse_loc_reverses_format_loc() -> None:
         "featureGates",
         "DRAExtendedResource",
     )
+
+
+@pytest.mark.parametrize("field", ["nodePools", "tiers", "delivery", "activeWave"])
+def test_a_null_the_overlay_writes_is_blamed_on_the_overlay(tmp_path: Path, field: str) -> None:
+    # GIVEN an overlay that sets a field of the base to null
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    overlay = write_overlay(tmp_path / "staging.yaml", {field: None})
+    # WHEN it is merged / THEN the error names the overlay, not the base that wrote a valid value
+    with pytest.raises(InputError) as exc:
+        load_stack(spec, overlays=[overlay])
+    blamed = [(p.file, p.loc) for p in exc.value.problems]
+    assert (str(overlay), f"spec.{field}") in blamed and (str(spec), f"spec.{field}") not in blamed

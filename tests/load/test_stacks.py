@@ -55,7 +55,7 @@ def test_every_problem_is_reported_with_file_and_field_path(tmp_path: Path) -> N
         load_stack(path)
     assert _lines(exc) == [
         f"error: {path}:spec.nodePools[0].colour: unknown field",
-        f"error: {path}:spec.nodePools[1].gpusPerNode: Input should be a valid integer, unable to parse string as an integer",
+        f"error: {path}:spec.nodePools[1].gpusPerNode: Input should be a valid integer",
         f"error: {path}:spec.tenants[0].name: 'Team_A' is not a DNS label (lower case letters, digits and '-', at most 63)",
     ]
 

@@ -14,7 +14,7 @@ import pytest
 
 from gpuplatform.model import Platform
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.allocator_switch import NOT_YET, render_switch_jobs, switch_identity
+from gpuplatform.render.allocator_switch import NOT_YET, UNCHANGED, render_switch_jobs, switch_identity
 from tests.admission.admission_env import admit
 
 FAKE = """#!{python}
@@ -207,7 +207,7 @@ def test_switch_jobs_retry_by_themselves_and_run_as_a_label_only_identity(refere
     assert verbs[("nodes",)] == ["get", "list", "patch"] and "delete" not in str(verbs)
     policy = identity["ValidatingAdmissionPolicy"]["spec"]
     assert "gpuplatform-switch" in policy["matchConditions"][0]["expression"]
-    assert len(policy["validations"]) == 3
+    assert len(policy["validations"]) == len(UNCHANGED) + 2
 
 
 def test_no_switch_jobs_before_any_pool_moves_or_driver_exists(reference: Platform) -> None:

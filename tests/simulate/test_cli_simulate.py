@@ -115,3 +115,18 @@ def test_a_missing_snapshot_is_bad_input(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "lab.yaml", sim_spec())
     result = run("simulate", str(spec), "--snapshot", str(tmp_path / "nope"))
     assert result.exit_code == 2 and "nope" in result.stderr
+
+
+@pytest.mark.parametrize(("engines", "asked"), [(["argocd"], "flux"), (["flux"], "argocd")])
+def test_an_engine_the_platform_does_not_render_is_bad_input_not_zero_of_zero(
+    tmp_path: Path, engines: list[str], asked: str
+) -> None:
+    # GIVEN a spec that renders only one engine's entry points
+    doc = sim_spec()
+    doc["spec"]["delivery"]["engines"] = engines
+    spec = write_spec(tmp_path / "lab.yaml", doc)
+    # WHEN the other engine is simulated / THEN it is refused, not proven "0 of 0"
+    result = run("simulate", str(spec), "--engine", asked)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: --engine: platform 'lab' renders no {asked} entry points")
+    assert "0 of 0" not in result.stdout

@@ -8,10 +8,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpuplatform.evidence.twins import reading as r
+from gpuplatform.evidence.twins.selectors import reaches
 from gpuplatform.gates.matchers import (
     DEVICE_PLUGIN_RESOURCE_PREFIX,
+    DEVICE_PLUGIN_SOCKETS,
     DRA_CONTROLLER_COMPONENT,
     DRA_KUBELET_PLUGIN_SUFFIX,
+    is_device_plugin_image,
 )
 
 __all__ = ["allocator_exclusivity", "inventory", "operands", "spec_nodes_exist"]
@@ -20,8 +23,16 @@ __all__ = ["allocator_exclusivity", "inventory", "operands", "spec_nodes_exist"]
 
 
 def _device_plugin_pod(pod: Any, data: r.Object) -> bool:
+    """`device_plugin_pod`: the operator's label, or the plugin's image and its socket mount."""
     key, value = data["devicePluginLabel"]
-    return bool(r.labels(pod).get(key) == value)
+    if r.labels(pod).get(key) == value:
+        return True
+    spec = r.field(pod, "spec")
+    paths = (r.text(r.at(volume, "hostPath", "path")) for volume in r.items(r.field(spec, "volumes")))
+    if not any(r.or_else(path, "").removesuffix("/") == DEVICE_PLUGIN_SOCKETS for path in paths):
+        return False
+    images = (r.field(container, "image") for container in r.items(r.field(spec, "containers")))
+    return any(type(image) is str and is_device_plugin_image(image) for image in images)
 
 
 def _kubelet_plugin_pod(pod: Any, data: r.Object) -> bool:
@@ -67,16 +78,19 @@ def allocator_exclusivity(document: r.Object, data: r.Object, pools: list[dict[s
     nodes = r.items(document["nodes"])
     declared = _mode_nodes(nodes, pools, data["modeLabel"])
     pods_on = r.by_node(p for p in r.items(document["pods"]) if r.live(p))
-    publishing = {
-        node
+    published = [
+        r.as_object(r.field(s, "spec"))
         for s in r.items(document["resourceslices"])
         if r.at(s, "spec", "driver") == data["driver"] and r.items(r.at(s, "spec", "kinds"))
-        for node in [r.text(r.at(s, "spec", "nodeName"))]
-        if node is not None
-    }
+    ]
+    publishing = {node for spec in published if (node := r.text(spec.get("nodeName"))) is not None}
+    wide: list[Any] = []
+    for spec in published:
+        if spec.get("nodeName") is None:
+            wide += r.items(spec.get("deviceNodes")) if spec.get("perDeviceNodeSelection") is True else [spec]
     lines = r.coverage(pools)
     for node in nodes:
-        lines += _exclusive(node, declared, pods_on, publishing, data)
+        lines += _exclusive(node, declared, pods_on, (publishing, wide), data)
     return lines
 
 
@@ -84,23 +98,31 @@ def _exclusive(
     node: Any,
     declared: Mapping[str, dict[str, Any]],
     pods_on: Mapping[str, list[Any]],
-    publishing: set[str],
+    slices_of: tuple[set[str], list[Any]],
     data: r.Object,
 ) -> r.Lines:
     name = r.name(node)
-    mode_label = r.labels(node).get(data["modeLabel"])
+    node_labels = r.labels(node)
+    mode_label = node_labels.get(data["modeLabel"])
     d = declared.get(name)
     here = pods_on.get(name, [])
     dp = [p for p in here if _device_plugin_pod(p, data)]
     kp = [p for p in here if _kubelet_plugin_pod(p, data)]
     res = _plugin_resources(node)
-    slices = name in publishing
+    blind = r.at(node, "status", "allocatable") is None
+    publishing, wide = slices_of
+    slices = name in publishing or any(reaches(s, node_labels, name) for s in wide)
     v: r.Lines = []
     if (dp or res) and (kp or slices):
         plugin = r.join(res + [r.nsname(p) for p in dp])
         dra = r.join([r.nsname(p) for p in kp] + (["ResourceSlice devices"] if slices else []))
         v.append(
             f"violation: node {name} has TWO ALLOCATORS: the device plugin ({plugin}) and the DRA driver ({dra})"
+        )
+    elif blind and (kp or slices or (d is not None and d["mode"] == "dra")):
+        v.append(
+            f"unknown: node {name} reports no status.allocatable: "
+            "whether the device plugin advertises a resource there cannot be judged"
         )
     if d is not None and d["mode"] == "dra":
         if d["pool"] is not None and mode_label != "dra":
