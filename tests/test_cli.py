@@ -283,3 +283,12 @@ def test_synth_out_outside_a_git_work_tree_notes_where_the_entry_points_point(tm
         f"info: {tmp_path / 'o'}: not inside a Git work tree: the entry points name dist/ in the delivery "
         "repository; commit the tree there"
     )
+
+
+def test_flux_entry_refuses_a_platform_without_flux() -> None:
+    result = run("flux-entry", str(REPO / "stacks" / "mixed-fleet.yaml"))
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"error: {REPO / 'stacks' / 'mixed-fleet.yaml'}:spec.delivery.engines: platform 'mixed-fleet' "
+        "renders no Flux entry: add flux to the engines\n"
+    )

@@ -142,6 +142,10 @@ class Delivery(SpecModel):
     impersonation is on for the tenants' projects (the platform AppProject's `destinationServiceAccounts`)."""
     flux_namespace: DnsLabel = "flux-system"
     """Namespace of Flux (its GitRepository and Kustomizations)."""
+    flux_git_repository: DnsSubdomain | None = None
+    """Name of a GitRepository the tool renders for this platform in `delivery/flux/` (`repoUrl`,
+    `revision`); absent: the Kustomizations read the one `flux bootstrap` created, named as
+    `fluxNamespace`."""
     gates_namespace: DnsLabel = "gpuplatform-gates"
     """Namespace of the gate Jobs and their read-only identity."""
     kubectl_image: ImageReference = "docker.io/alpine/k8s:1.36.1"
