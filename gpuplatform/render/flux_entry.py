@@ -14,6 +14,7 @@ from __future__ import annotations
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import WAVE_LABEL, Obj, k8s_object
+from gpuplatform.render.rollout import driver_timeout_minutes
 
 __all__ = [
     "RETRY_INTERVAL",
@@ -52,10 +53,17 @@ def _source_ref(plan: Plan) -> Obj:
     return {"kind": "GitRepository", "name": flux_source(plan)}
 
 
-def render_flux_entry(plan: Plan, folders: list[str], timeouts: dict[str, int] | None = None) -> list[Obj]:
+def _timeout(plan: Plan, folder: str) -> int:
+    """Minutes a layer may take: the releases' folder waits for the DRA driver's whole rollout."""
+    minutes = plan.platform.delivery.timeout_minutes
+    if folder == "00-operators/flux" and plan.active.driver_installed:
+        return max(minutes, driver_timeout_minutes(plan, plan.active))
+    return minutes
+
+
+def render_flux_entry(plan: Plan, folders: list[str]) -> list[Obj]:
     """One Kustomization per layer of the active wave, chained by `dependsOn`, and the GitRepository
-    only when `delivery.fluxGitRepository` asks for one. `timeouts`: minutes per folder that must
-    wait longer than `delivery.timeoutMinutes` (the releases' rollouts)."""
+    only when `delivery.fluxGitRepository` asks for one."""
     p, state = plan.platform, plan.active
     ns = p.delivery.flux_namespace
     objects: list[Obj] = []
@@ -73,14 +81,13 @@ def render_flux_entry(plan: Plan, folders: list[str], timeouts: dict[str, int] |
     previous: str | None = None
     for suffix, folder in layer_kustomizations(plan, state, folders):
         name = f"{p.name}-{suffix}"
-        minutes = max(p.delivery.timeout_minutes, (timeouts or {}).get(folder, 0))
         spec: Obj = {
             "interval": "10m",
             "retryInterval": RETRY_INTERVAL,
             "path": f"./{p.delivery.path}/{p.name}/waves/{state.dir_name}/{folder}",
             "prune": True,
             "wait": True,
-            "timeout": f"{minutes}m",
+            "timeout": f"{_timeout(plan, folder)}m",
             "sourceRef": _source_ref(plan),
         }
         if previous is not None:
