@@ -50,3 +50,25 @@ def test_the_cluster_entry_names_no_wave_and_applies_the_delivery_folder(referen
     assert entry["spec"]["path"] == "./dist/reference/delivery/flux"
     assert entry["spec"]["sourceRef"] == {"kind": "GitRepository", "name": "flux-system"}
     assert "wait" not in entry["spec"]
+
+
+def test_a_wave_change_prunes_the_previous_wave_s_gate_jobs_and_facts(reference: Platform) -> None:
+    # GIVEN the Flux chain of two consecutive waves
+    def gates(wave: str) -> tuple[set[str], set[str]]:
+        tree = render_tree(plan_platform(reference.model_copy(update={"active_wave": wave})))
+        chain = [o for p, c in tree.files.items() if p.startswith("delivery/flux/") for o in c]  # type: ignore[union-attr]
+        gate_ks = [k for k in chain if "metadata" in k and "gates-" in k["metadata"]["name"]]
+        assert gate_ks and all(k["spec"]["prune"] is True for k in gate_ks)
+        folders = [k["spec"]["path"].removeprefix("./dist/reference/") for k in gate_ks]
+        objects = [o for p, c in tree.files.items() if any(p.startswith(f + "/") for f in folders) for o in c]  # type: ignore[union-attr]
+        objects = [o for o in objects if "metadata" in o]
+        jobs = {o["metadata"]["name"] for o in objects if o["kind"] == "Job"}
+        facts = {o["metadata"]["name"] for o in objects if o["kind"] == "ConfigMap"}
+        return jobs, facts
+
+    jobs_a, facts_a = gates("pilot-pool")
+    jobs_b, _ = gates("driver-validation")
+    # THEN each gate Job's facts ConfigMap is in the same pruned folder, and no Job of the first
+    # wave is in the second wave's inventory: Flux prunes it on the change
+    assert jobs_a and jobs_a <= facts_a
+    assert not jobs_a & jobs_b
