@@ -204,6 +204,20 @@ def synth(
     _notes(notes)
 
 
+@main.command("flux-entry")
+@click.argument("stack")
+@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@click.option("--platform", "platform", default=None, help="Platform of the stack (default: every one).")
+@guarded
+def flux_entry(stack: str, overlays: tuple[str, ...], platform: str | None) -> None:
+    """Print the Flux Kustomization to add next to `flux bootstrap`'s files, as
+    `clusters/<name>/<platform>.yaml`: it applies the platform's `delivery/flux/`."""
+    from gpuplatform.commands.flux_entry import flux_cluster_entries
+
+    loaded = select_platform(stack, load_selected(stack, overlays), platform, one=False)
+    click.echo(flux_cluster_entries(loaded), nl=False)
+
+
 def _notes(problems: list[Problem]) -> None:
     if problems:
         click.echo(format_problems(problems), err=True)

@@ -21,7 +21,10 @@ __all__ = [
     "DRA_DRIVER_DEFAULT",
     "DRA_DRIVER_FEATURE_GATES",
     "DRIVER_MANAGER_EVICTION_LABEL_SINCE",
+    "FLUX_DEFAULT",
     "FLUX_MINIMUM",
+    "FLUX_OCI_CHART_REF_SINCE",
+    "FLUX_RETRY_ON_FAILURE_SINCE",
     "GPU_OPERATOR_BASELINE",
     "GPU_OPERATOR_DEFAULT",
     "GPU_OPERATOR_DRIVER_MANAGER",
@@ -290,3 +293,14 @@ ARGOCD_MINIMUM = parse_release("3.3.0")
 #: release") and `source.toolkit.fluxcd.io/v1` HelmRepository (source-controller API v1.3.0, the
 #: version helm-controller v1.0.0 builds against).
 FLUX_MINIMUM = parse_release("2.3.0")
+#: The Flux release a spec targets unless `delivery.fluxVersion` says otherwise: the one whose CRDs
+#: the rendered objects are validated against (shared/reference/crds: helm-controller v1.6.3,
+#: kustomize-controller v1.9.4, source-controller v1.9.x ship with fluxcd/flux2 v2.9.4).
+FLUX_DEFAULT = parse_release("2.9.4")
+#: `source.toolkit.fluxcd.io/v1` OCIRepository (source-controller v1.6.0, fluxcd/flux2 v2.6.0
+#: cmd/flux/create_source_oci.go builds `sourcev1.OCIRepository`; v2.5.0 still `sourcev1b2`), which a
+#: HelmRelease names in `spec.chartRef` (helm-controller v1.0.0, api/v2 `ChartRef`).
+FLUX_OCI_CHART_REF_SINCE = parse_release("2.6.0")
+#: HelmRelease `install/upgrade.strategy.name: RetryOnFailure`, retrying a failed release without
+#: remediation (helm-controller v1.4.0, commit 0325b55, shipped in fluxcd/flux2 v2.7.0).
+FLUX_RETRY_ON_FAILURE_SINCE = parse_release("2.7.0")

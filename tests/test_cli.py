@@ -283,3 +283,22 @@ def test_synth_out_outside_a_git_work_tree_notes_where_the_entry_points_point(tm
         f"info: {tmp_path / 'o'}: not inside a Git work tree: the entry points name dist/ in the delivery "
         "repository; commit the tree there"
     )
+
+
+def test_flux_entry_refuses_a_platform_without_flux() -> None:
+    result = run("flux-entry", str(REPO / "stacks" / "mixed-fleet.yaml"))
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"error: {REPO / 'stacks' / 'mixed-fleet.yaml'}:spec.delivery.engines: platform 'mixed-fleet' "
+        "renders no Flux entry: add flux to the engines\n"
+    )
+
+
+def test_a_flux_older_than_the_minimum_is_refused(tmp_path: Path) -> None:
+    doc = minimal_spec()
+    doc["spec"]["delivery"]["fluxVersion"] = "2.2.3"
+    spec = write_spec(tmp_path / "old-flux.yaml", doc)
+    result = run("synth", str(spec), "--out", str(tmp_path / "dist"))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {spec}:spec.delivery.fluxVersion: ")
+    assert "Flux 2.2.3 cannot apply helm.toolkit.fluxcd.io/v2: 2.3.0 or newer" in result.stderr

@@ -26,7 +26,14 @@ from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.tenants import Tenant, TenantPolicy
 from gpuplatform.model.waves import Wave
 from gpuplatform.model.workloads import NimService, ValidationWorkload, Workload
-from gpuplatform.versions import DRA_DRIVER_DEFAULT, GPU_OPERATOR_DEFAULT, NVIDIA_DRIVER_DEFAULT
+from gpuplatform.versions import (
+    DRA_DRIVER_DEFAULT,
+    FLUX_DEFAULT,
+    FLUX_MINIMUM,
+    GPU_OPERATOR_DEFAULT,
+    NVIDIA_DRIVER_DEFAULT,
+    parse_release,
+)
 
 __all__ = [
     "IN_CLUSTER",
@@ -147,6 +154,13 @@ class Delivery(SpecModel):
     impersonation is on for the tenants' projects (the platform AppProject's `destinationServiceAccounts`)."""
     flux_namespace: DnsLabel = "flux-system"
     """Namespace of Flux (its GitRepository and Kustomizations)."""
+    flux_version: ReleaseNumber = str(FLUX_DEFAULT)
+    """Flux release of the clusters (`flux version`): picks OCIRepository + `chartRef` from 2.6 and the
+    HelmRelease `RetryOnFailure` upgrade strategy from 2.7 (`versions.py`); 2.3 is the minimum."""
+    flux_git_repository: DnsSubdomain | None = None
+    """Name of a GitRepository the tool renders for this platform in `delivery/flux/` (`repoUrl`,
+    `revision`); absent: the Kustomizations read the one `flux bootstrap` created, named as
+    `fluxNamespace`."""
     gates_namespace: DnsLabel = "gpuplatform-gates"
     """Namespace of the gate Jobs and their read-only identity."""
     kubectl_image: ImageReference = "docker.io/alpine/k8s:1.36.1"
@@ -165,6 +179,13 @@ class Delivery(SpecModel):
     timeout_minutes: Minutes = 15
     """How long Flux waits for a layer, and one attempt of a gate for its invariant (a gate whose
     invariant does not hold yet starts a new attempt; it never gives up on its own)."""
+
+    @field_validator("flux_version")
+    @classmethod
+    def _flux_supported(cls, value: str) -> str:
+        if parse_release(value) < FLUX_MINIMUM:
+            raise ValueError(f"Flux {value} cannot apply helm.toolkit.fluxcd.io/v2: {FLUX_MINIMUM} or newer")
+        return value
 
     @property
     def remote(self) -> bool:

@@ -4,8 +4,7 @@ Changing `activeWave` changes only these files (and the lock file). Argo CD's ob
 Argo CD runs: the AppProject and the entry Applications (`entry_apps`) — the wave and the gate
 identity, each deployed to the platform's cluster, and for a remote cluster (`delivery.clusterServer`
 is not Argo CD's in-cluster address) the wave's child Applications, kept on Argo CD's own cluster.
-A local cluster's wave holds its child Applications itself. Flux runs in each cluster and applies
-that cluster's own folder, gate identity included.
+A local cluster's wave holds its child Applications itself. Flux's entry is `flux_entry.py`.
 """
 
 from __future__ import annotations
@@ -14,8 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpuplatform.model.platform import IN_CLUSTER
-from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
-from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.plan.waves import Plan
 from gpuplatform.render.meta import Obj, k8s_object
 from gpuplatform.render.operators import argocd_application, helm_charts
 from gpuplatform.render.tenant_delivery import platform_sync_account
@@ -29,11 +27,9 @@ __all__ = [
     "argocd_installs",
     "entry_apps",
     "is_remote",
-    "layer_kustomizations",
     "platform_root",
     "render_app_project",
     "render_argocd_entry",
-    "render_flux_entry",
 ]
 
 
@@ -199,56 +195,4 @@ def render_argocd_entry(plan: Plan, files: TreeFiles) -> list[Obj]:
         )
         app["spec"]["syncPolicy"]["syncOptions"] = list(ENTRY_SYNC_OPTIONS)
         objects.append(app)
-    return objects
-
-
-def layer_kustomizations(plan: Plan, state: WaveState, folders: list[str]) -> list[tuple[str, str]]:
-    """(Flux Kustomization name suffix, folder inside the wave) in the order of `SYNC_UNITS`.
-
-    A unit's engine subfolder (`00-operators/flux`) follows the unit; the gates keep their names.
-    """
-    rank = {u.id: i for i, u in enumerate(SYNC_UNITS)}
-    found = [f for f in folders if not f.startswith("50-gates")] + ["50-gates/pre", "50-gates/post"]
-    ordered = sorted(found, key=lambda f: (rank[unit_of_folder(f).id], f))
-    names = {"50-gates/pre": "gates-pre", "50-gates/post": "gates-post"}
-    return [(names.get(f, f.replace("/", "-")), f) for f in ordered]
-
-
-def render_flux_entry(plan: Plan, folders: list[str]) -> list[Obj]:
-    """GitRepository and one Kustomization per layer of the active wave, chained by `dependsOn`."""
-    p, state = plan.platform, plan.active
-    ns = p.delivery.flux_namespace
-    source = k8s_object(
-        "source.toolkit.fluxcd.io/v1",
-        "GitRepository",
-        p.name,
-        wave=state.name,
-        namespace=ns,
-        spec={"interval": "1m", "url": p.delivery.repo_url, "ref": {"branch": p.delivery.revision}},
-    )
-    objects = [source]
-    previous: str | None = None
-    for suffix, folder in layer_kustomizations(plan, state, folders):
-        name = f"{p.name}-{suffix}"
-        spec: Obj = {
-            "interval": "10m",
-            "path": f"./{platform_root(plan)}/waves/{state.dir_name}/{folder}",
-            "prune": True,
-            "wait": True,
-            "timeout": f"{p.delivery.timeout_minutes}m",
-            "sourceRef": {"kind": "GitRepository", "name": p.name},
-        }
-        if previous is not None:
-            spec["dependsOn"] = [{"name": previous}]
-        objects.append(
-            k8s_object(
-                "kustomize.toolkit.fluxcd.io/v1",
-                "Kustomization",
-                name,
-                wave=state.name,
-                namespace=ns,
-                spec=spec,
-            )
-        )
-        previous = name
     return objects

@@ -1,6 +1,7 @@
 """Layer 00-operators: the GPU Operator and NVIDIA DRA driver Helm releases, for Flux and Argo CD.
 
-The values are the same data for both engines (`helm_values.py`); Flux gets a HelmRepository and
+The values are the same data for both engines (`helm_values.py`); Flux gets a chart source (an
+OCIRepository from Flux 2.6 for OCI charts, else a HelmRepository) and
 a HelmRelease, Argo CD an Application with a Helm source. Both live in engine folders that only
 that engine's entry point includes; the releases' Namespaces are engine-neutral.
 
@@ -16,7 +17,6 @@ Argo CD keeps no Helm storage; `releaseName` keeps `.Release.Name`, and so every
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from gpuplatform.charts.facts import ChartFacts
 from gpuplatform.plan.waves import Plan, WaveState
@@ -27,7 +27,14 @@ from gpuplatform.render.helm_values import (
     gpu_operator_values,
 )
 from gpuplatform.render.meta import Obj, k8s_object, order_keys
-from gpuplatform.versions import CHART_BRIDGE_SINCE, dra_driver_at_least, parse_release
+from gpuplatform.render.rollout import driver_timeout_minutes
+from gpuplatform.versions import (
+    CHART_BRIDGE_SINCE,
+    FLUX_OCI_CHART_REF_SINCE,
+    FLUX_RETRY_ON_FAILURE_SINCE,
+    dra_driver_at_least,
+    parse_release,
+)
 
 __all__ = [
     "ARGOCD_FINALIZER",
@@ -58,6 +65,16 @@ CHART_BRIDGE_PATCH: Obj = {
     "target": {"kind": "DeviceClass", "name": "gpu.nvidia.com"},
     "patch": "- op: remove\n  path: /spec/extendedResourceName\n",
 }
+#: The media type of a Helm chart's layer in an OCI artifact (helm v3 `registry.ChartLayerMediaType`).
+HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+#: What another controller legitimately writes in the DRA driver's rendered objects: with
+#: `webhook.tls.mode: cert-manager`, cert-manager's cainjector fills the webhook's `caBundle`
+#: (templates/validatingwebhookconfiguration.yaml `cert-manager.io/inject-ca-from`). Drift
+#: detection would otherwise blank it on every correction (helm-controller v1.6.3 atomic_release.go
+#: `ReleaseStatusDrifted` -> `CorrectClusterDrift`).
+DRIVER_DRIFT_IGNORE: tuple[Obj, ...] = (
+    {"paths": ["/webhooks/0/clientConfig/caBundle"], "target": {"kind": "ValidatingWebhookConfiguration"}},
+)
 #: The operator and DRA driver run privileged pods (NVIDIA/gpu-operator v26.3.1
 #: config/manager/manager.yaml labels its Namespace so).
 PRIVILEGED = {"pod-security.kubernetes.io/enforce": "privileged"}
@@ -189,9 +206,28 @@ def release_namespace(name: str, wave: str, *, keep: bool) -> Obj:
     return k8s_object("v1", "Namespace", name, wave=wave, labels=PRIVILEGED, annotations=annotations)
 
 
-def _flux(plan: Plan, state: WaveState, chart: HelmChart) -> list[Obj]:
+def _flux_source(plan: Plan, state: WaveState, chart: HelmChart) -> tuple[Obj, Obj]:
+    """The chart's source and how the HelmRelease names it: from Flux 2.6 an OCI chart is an
+    OCIRepository (its Helm chart layer) named by `chartRef`, else a HelmRepository and `chart.spec`."""
     ns = plan.platform.delivery.flux_namespace
-    source_spec: dict[str, Any] = {"interval": "1h", "url": chart.repository}
+    flux = parse_release(plan.platform.delivery.flux_version)
+    if chart.oci and flux >= FLUX_OCI_CHART_REF_SINCE:
+        spec: Obj = {
+            "interval": "1h",
+            "url": f"{chart.repository}/{chart.chart}",
+            "ref": {"tag": chart.version},
+            "layerSelector": {"mediaType": HELM_CHART_LAYER, "operation": "copy"},
+        }
+        source = k8s_object(
+            "source.toolkit.fluxcd.io/v1",
+            "OCIRepository",
+            chart.release,
+            wave=state.name,
+            namespace=ns,
+            spec=spec,
+        )
+        return source, {"chartRef": {"kind": "OCIRepository", "name": chart.release, "namespace": ns}}
+    source_spec: Obj = {"interval": "1h", "url": chart.repository}
     if chart.oci:
         source_spec["type"] = "oci"
     source = k8s_object(
@@ -202,6 +238,28 @@ def _flux(plan: Plan, state: WaveState, chart: HelmChart) -> list[Obj]:
         namespace=ns,
         spec=source_spec,
     )
+    ref = {"kind": "HelmRepository", "name": chart.release, "namespace": ns}
+    return source, {"chart": {"spec": {"chart": chart.chart, "version": chart.version, "sourceRef": ref}}}
+
+
+def _upgrade_policy(plan: Plan) -> Obj:
+    """A failed upgrade is never rolled back: it is retried (Flux 2.7+, `RetryOnFailure`), or left
+    failed for the operator (`remediateLastFailure: false`). A rollback of the DRA driver restarts
+    the kubelet plugin on every node already upgraded, one batch at a time again, and hides that
+    the new version did not come up; a kubelet plugin that fails stops the rollout at its first node."""
+    if parse_release(plan.platform.delivery.flux_version) >= FLUX_RETRY_ON_FAILURE_SINCE:
+        return {"crds": "CreateReplace", "strategy": {"name": "RetryOnFailure", "retryInterval": "5m"}}
+    return {"crds": "CreateReplace", "remediation": {"retries": 0, "remediateLastFailure": False}}
+
+
+def _flux(plan: Plan, state: WaveState, chart: HelmChart) -> list[Obj]:
+    ns = plan.platform.delivery.flux_namespace
+    source, chart_ref = _flux_source(plan, state, chart)
+    driver = chart.chart == _dra_chart_name(plan)
+    minutes = driver_timeout_minutes(plan, state) if driver else plan.platform.delivery.timeout_minutes
+    drift: Obj = {"mode": "enabled"}
+    if driver:
+        drift["ignore"] = [dict(rule) for rule in DRIVER_DRIFT_IGNORE]
     release = k8s_object(
         "helm.toolkit.fluxcd.io/v2",
         "HelmRelease",
@@ -211,22 +269,18 @@ def _flux(plan: Plan, state: WaveState, chart: HelmChart) -> list[Obj]:
         annotations={"kustomize.toolkit.fluxcd.io/prune": "disabled"} if chart.keep else None,
         spec={
             "interval": "10m",
+            "timeout": f"{minutes}m",
             "releaseName": chart.release,
             "targetNamespace": chart.namespace,
             "storageNamespace": chart.namespace,
-            "chart": {
-                "spec": {
-                    "chart": chart.chart,
-                    "version": chart.version,
-                    "sourceRef": {"kind": "HelmRepository", "name": chart.release, "namespace": ns},
-                }
-            },
+            **chart_ref,
             "install": {"crds": "CreateReplace", "remediation": {"retries": 3}},
-            "upgrade": {"crds": "CreateReplace", "remediation": {"retries": 3}},
+            "upgrade": _upgrade_policy(plan),
+            "driftDetection": drift,
             "values": chart.values,
         },
     )
-    patches = chart_class_patches(plan, state) if chart.chart == _dra_chart_name(plan) else []
+    patches = chart_class_patches(plan, state) if driver else []
     if patches:
         release["spec"]["postRenderers"] = [{"kustomize": {"patches": patches}}]
     return [source, release]

@@ -20,6 +20,7 @@ from gpuplatform.plan.review import reviewed_steps
 from gpuplatform.plan.sync_order import SYNC_UNITS
 from gpuplatform.plan.transitions import transition
 from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.flux_entry import flux_source
 from gpuplatform.render.gate_jobs import gate_job_names
 from gpuplatform.render.runbook_actions import Action, numbered
 from gpuplatform.render.runbook_steps import operator_steps
@@ -60,7 +61,7 @@ def _follow(plan: Plan) -> tuple[str, ...]:
         )
     if "flux" in d.engines:
         follow += [
-            f"flux reconcile source git {p.name} -n {d.flux_namespace}",
+            f"flux reconcile source git {flux_source(plan)} -n {d.flux_namespace}",
             f"kubectl -n {d.flux_namespace} wait kustomization/{p.name}-gates-post --for=condition=Ready "
             f"--timeout={d.timeout_minutes * len(SYNC_UNITS)}m",
         ]

@@ -10,8 +10,9 @@ from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.admission import render_policy
 from gpuplatform.render.alerts import render_alerts
 from gpuplatform.render.allocator_switch import render_switch_jobs, switch_folder, switch_identity
-from gpuplatform.render.delivery import APPS_FOLDER, is_remote, render_argocd_entry, render_flux_entry
+from gpuplatform.render.delivery import APPS_FOLDER, is_remote, render_argocd_entry
 from gpuplatform.render.device_classes import render_device_classes
+from gpuplatform.render.flux_entry import render_flux_entry
 from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate_jobs
 from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.meta import Obj, file_name

@@ -14,17 +14,20 @@
   written back at the next interval (drift correction); when that happens is not modelled, so it is
   taken to happen at the worst moment.
 - fluxcd/helm-controller v1.6.3: a HelmRelease installs or upgrades the chart with its values and
-  `postRenderers`; deleting it uninstalls the release (its finalizer, `reconcileReleaseDeletion`).
+  `postRenderers`; deleting it uninstalls the release (its finalizer, `reconcileReleaseDeletion`);
+  a DRA driver upgrade whose kubelet plugin rollout outlasts `spec.timeout` fails and is retried,
+  left failed or rolled back as its policy says (`helm_rollout.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from gpuplatform.plan.sync_order import unit_of_folder
 from gpuplatform.render.meta import Obj
 from gpuplatform.simulate.apply import (
+    RELEASE_KEYS,
     apply_nodes,
     apply_object,
     delete_object,
@@ -33,9 +36,10 @@ from gpuplatform.simulate.apply import (
     restore_node_labels,
     uninstall_release,
 )
+from gpuplatform.simulate.helm_rollout import driver_upgrade
 from gpuplatform.simulate.jobs import job_order as _job_order
 from gpuplatform.simulate.jobs import job_status
-from gpuplatform.simulate.rendered import EngineWave, Unit
+from gpuplatform.simulate.rendered import EngineWave, ReleaseSpec, Unit, flux_chart
 from gpuplatform.simulate.world import World
 
 __all__ = ["FluxEngine"]
@@ -62,7 +66,7 @@ class FluxEngine:
                 continue
             if kind == "HelmRelease":
                 spec = wave.releases[meta["name"]]
-                error = install_release(world, spec, "flux")
+                error = _release(world, spec, obj)
                 done.append(
                     f"HelmRelease {meta['name']} {'failed: ' + error if error else 'installed/upgraded'}"
                 )
@@ -88,7 +92,7 @@ class FluxEngine:
                 if (obj["metadata"].get("annotations") or {}).get(PRUNE_DISABLED) == "disabled":
                     continue
                 if obj["kind"] == "HelmRelease":
-                    uninstall_release(world, wave_chart(obj))
+                    uninstall_release(world, wave_chart(obj, old.values()))
                     done.append(f"HelmRelease {obj['metadata']['name']} deleted: helm uninstall")
                 else:
                     done.append(delete_object(world, obj))
@@ -127,6 +131,24 @@ class FluxEngine:
         return restore_node_labels(world, MANAGER)
 
 
-def wave_chart(obj: Obj) -> str:
-    """The chart a HelmRelease installs."""
-    return str(obj["spec"]["chart"]["spec"]["chart"])
+def _release(world: World, spec: ReleaseSpec, obj: Obj) -> str:
+    """Install or upgrade; an upgrade of the DRA driver must roll out within `spec.timeout`
+    (`helm_rollout`), and a rollback remediation puts the previous release back."""
+    key = RELEASE_KEYS.get(spec.chart, spec.chart)
+    previous = world.cluster.releases.get(key)
+    error = install_release(world, spec, "flux")
+    if error or key != "dra-driver" or previous is None:
+        return error
+    if (previous.version, previous.values, previous.patches) == (spec.version, spec.values, spec.patches):
+        return ""
+    nodes = sum(len(g.nodes) for g in world.cluster.groups if g.kubelet_plugin == "running")
+    outcome = driver_upgrade(obj["spec"], spec.values, nodes)
+    if outcome.rolled_back:
+        old = ReleaseSpec(spec.name, previous.chart, previous.version, previous.values, previous.patches)
+        install_release(world, old, "flux")
+    return outcome.error
+
+
+def wave_chart(obj: Obj, objects: Iterable[Obj]) -> str:
+    """The chart a HelmRelease installs (`chart.spec`, or the OCIRepository its `chartRef` names)."""
+    return flux_chart(obj, objects)[0]

@@ -9,7 +9,7 @@ wave, kind, name), child Applications resolved to the chart and values they inst
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,7 @@ __all__ = [
     "Unit",
     "engine_wave",
     "entry_tree",
+    "flux_chart",
     "folder_objects",
     "kustomization_folder",
     "rendered_releases",
@@ -173,7 +174,7 @@ def _flux(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
             )
         )
     releases = {
-        o["metadata"]["name"]: _flux_release(o)
+        o["metadata"]["name"]: _flux_release(o, u.objects)
         for u in units
         for o in u.objects
         if o["kind"] == "HelmRelease"
@@ -207,14 +208,33 @@ def _argo_release(tree: Tree, plan: Plan, app: Obj) -> ReleaseSpec:
     )
 
 
-def _flux_release(obj: Obj) -> ReleaseSpec:
+def flux_chart(release: Obj, objects: Iterable[Obj]) -> tuple[str, str]:
+    """(chart, version) of a HelmRelease: its `chart.spec`, or the OCIRepository (among `objects`)
+    its `chartRef` names, whose URL ends in the chart and whose tag is the version."""
+    spec = release["spec"]
+    if "chartRef" in spec:
+        name = spec["chartRef"]["name"]
+        [repo] = [o for o in objects if o["kind"] == "OCIRepository" and o["metadata"]["name"] == name]
+        return str(repo["spec"]["url"]).rsplit("/", 1)[1], str(repo["spec"]["ref"]["tag"])
+    chart = spec["chart"]["spec"]
+    return str(chart["chart"]), str(chart.get("version", ""))
+
+
+def _flux_release(obj: Obj, objects: list[Obj]) -> ReleaseSpec:
     spec = obj["spec"]
     patches = [
         p for r in spec.get("postRenderers", []) for p in (r.get("kustomize") or {}).get("patches", [])
     ]
-    chart = spec["chart"]["spec"]
-    name = obj["metadata"]["name"]
-    return ReleaseSpec(name, chart["chart"], str(chart.get("version", "")), spec.get("values") or {}, patches)
+    chart, version = flux_chart(obj, objects)
+    return ReleaseSpec(obj["metadata"]["name"], chart, version, spec.get("values") or {}, patches)
+
+
+def _siblings(tree: Tree, path: str) -> list[Obj]:
+    """The objects of the files in `path`'s folder (a HelmRelease's OCIRepository sits beside it)."""
+    folder = path.rsplit("/", 1)[0]
+    return [
+        o for p, c in tree.files.items() if p.rsplit("/", 1)[0] == folder and isinstance(c, list) for o in c
+    ]
 
 
 def rendered_releases(tree: Tree, plan: Plan) -> Iterator[tuple[str, str, ReleaseSpec]]:
@@ -230,7 +250,7 @@ def rendered_releases(tree: Tree, plan: Plan) -> Iterator[tuple[str, str, Releas
             continue
         for obj in content:
             if obj.get("kind") == "HelmRelease":
-                yield parts[1], path, _flux_release(obj)
+                yield parts[1], path, _flux_release(obj, _siblings(tree, path))
             elif obj.get("kind") == "Application":
                 yield parts[1], path, _argo_release(tree, plan, obj)
 

@@ -23,6 +23,7 @@ from gpuplatform.commands.synth import render_all, render_trees
 from gpuplatform.load.stacks import LoadedPlatform, discover_stacks, load_stacks
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.tree import Tree
+from gpuplatform.simulate.rendered import flux_chart
 from tests.conftest import REPO, SHARED
 
 CHARTS = SHARED / "reference" / "charts"
@@ -121,11 +122,18 @@ def releases(tree: Tree) -> Iterator[tuple[str, str, str, str, str, dict[str, An
         for obj in content:
             spec = obj.get("spec", {})
             if obj["kind"] == "HelmRelease":
-                chart = spec["chart"]["spec"]
+                folder = path.rsplit("/", 1)[0]
+                beside = [
+                    o
+                    for p, c in tree.files.items()
+                    if p.rsplit("/", 1)[0] == folder and isinstance(c, list)
+                    for o in c
+                ]
+                chart, version = flux_chart(obj, beside)
                 yield (
                     path,
-                    chart["chart"],
-                    chart["version"],
+                    chart,
+                    version,
                     spec["releaseName"],
                     spec["targetNamespace"],
                     spec["values"],

@@ -36,7 +36,11 @@ def test_flux_kustomizations_chain_in_the_order_of_the_sync_units(reference: Pla
         for dep in k["spec"].get("dependsOn", []):
             here, there = unit_of_folder(layer_of[name]).id, unit_of_folder(layer_of[dep["name"]]).id
             assert rank[there] <= rank[here], f"{name} depends on the later {dep['name']}"
-        assert k["spec"]["wait"] is True and k["spec"]["prune"] is True and k["spec"]["timeout"] == "15m"
+        releases = layer_of[name] == "00-operators/flux"
+        assert k["spec"]["wait"] is True and k["spec"]["prune"] is True
+        assert k["spec"]["timeout"] == ("25m" if releases else "15m"), (
+            "the releases wait for the driver's rollout"
+        )
     roots = [n for n, k in by_name.items() if "dependsOn" not in k["spec"]]
     assert roots == ["reference-gates-pre"]
     depended = {d["name"] for k in kustomizations for d in k["spec"].get("dependsOn", [])}

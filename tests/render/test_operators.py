@@ -45,21 +45,88 @@ def test_dra_driver_values_scope_the_kubelet_plugin_and_pin_the_api(reference: P
         "value": "dra",
         "effect": "NoSchedule",
     } in values["kubeletPlugin"]["tolerations"]
+    assert release["spec"]["chartRef"] == {
+        "kind": "OCIRepository",
+        "name": "dra-driver-nvidia-gpu",
+        "namespace": "flux-system",
+    }
+    [repo] = _by_kind(reference, "pilot-pool")["OCIRepository"]
+    assert repo["spec"] == {
+        "interval": "1h",
+        "url": "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
+        "ref": {"tag": "0.4.1"},
+        "layerSelector": {
+            "mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip",
+            "operation": "copy",
+        },
+    }
+
+
+def test_before_flux_2_6_an_oci_chart_comes_from_a_helm_repository(reference: Platform) -> None:
+    # GIVEN clusters on Flux 2.5, whose OCIRepository is still v1beta2
+    platform = _with(reference, delivery={"flux_version": "2.5.3"})
+    objects = _by_kind(platform, "pilot-pool")
+    # THEN the driver's chart comes from a HelmRepository of type oci, named in chart.spec
+    assert "OCIRepository" not in objects
+    release = next(r for r in objects["HelmRelease"] if r["metadata"]["name"] == "dra-driver-nvidia-gpu")
     assert release["spec"]["chart"]["spec"] == {
         "chart": "dra-driver-nvidia-gpu",
         "version": "0.4.1",
         "sourceRef": {"kind": "HelmRepository", "name": "dra-driver-nvidia-gpu", "namespace": "flux-system"},
     }
-    repo = next(
-        r
-        for r in _by_kind(reference, "pilot-pool")["HelmRepository"]
-        if r["metadata"]["name"] == "dra-driver-nvidia-gpu"
-    )
+    repo = next(r for r in objects["HelmRepository"] if r["metadata"]["name"] == "dra-driver-nvidia-gpu")
     assert repo["spec"] == {
         "interval": "1h",
         "url": "oci://registry.k8s.io/dra-driver-nvidia/charts",
         "type": "oci",
     }
+
+
+def test_a_failed_upgrade_is_never_rolled_back(reference: Platform) -> None:
+    def upgrade(flux: str) -> list[object]:
+        objects = _by_kind(_with(reference, delivery={"flux_version": flux}), "pilot-pool")
+        return [r["spec"]["upgrade"] for r in objects["HelmRelease"]]
+
+    retry = {"crds": "CreateReplace", "strategy": {"name": "RetryOnFailure", "retryInterval": "5m"}}
+    stop = {"crds": "CreateReplace", "remediation": {"retries": 0, "remediateLastFailure": False}}
+    assert upgrade("2.7.0") == [retry, retry]
+    assert upgrade("2.6.9") == [stop, stop]
+
+
+def test_releases_correct_drift_and_keep_what_cert_manager_injects(reference: Platform) -> None:
+    releases = {r["metadata"]["name"]: r for r in _by_kind(reference, "pilot-pool")["HelmRelease"]}
+    assert releases["gpu-operator"]["spec"]["driftDetection"] == {"mode": "enabled"}
+    assert releases["dra-driver-nvidia-gpu"]["spec"]["driftDetection"] == {
+        "mode": "enabled",
+        "ignore": [
+            {
+                "paths": ["/webhooks/0/clientConfig/caBundle"],
+                "target": {"kind": "ValidatingWebhookConfiguration"},
+            }
+        ],
+    }
+
+
+def test_the_driver_release_waits_for_one_startup_budget_per_rollout_batch(reference: Platform) -> None:
+    def timeout(platform: Platform) -> str:
+        objects = _by_kind(platform, "pilot-pool")
+        return next(r for r in objects["HelmRelease"] if r["metadata"]["name"] == "dra-driver-nvidia-gpu")[
+            "spec"
+        ]["timeout"]
+
+    # GIVEN the pilot wave's one DRA node: 15m for the release, 10m for the node
+    assert timeout(reference) == "25m"
+    # WHEN the pilot pool has 12 nodes, one at a time, then 25% at a time (3 nodes, 4 batches)
+    pools = [
+        p.model_copy(update={"nodes": tuple(f"gpu-{i:02}" for i in range(12))})
+        if p.nodes and p.migrates_in
+        else p
+        for p in reference.node_pools
+    ]
+    big = reference.model_copy(update={"node_pools": pools})
+    assert timeout(big) == f"{15 + 10 * sum(len(p.nodes) for p in pools if p.migrates_in == 'pilot-pool')}m"
+    quarter = _with(big, dra_driver={"kubelet_plugin_max_unavailable": "25%"})
+    assert timeout(quarter) == "55m"
 
 
 def test_device_plugin_disabled_only_when_no_legacy_pool_remains(reference: Platform) -> None:
@@ -172,7 +239,7 @@ def test_the_operator_release_upgrades_the_running_one_in_place(reference: Platf
     platform = _with(reference, gpu_operator={"namespace": "gpu-ops", "release_name": "nvidia-gpu-operator"})
     objects = _by_kind(platform, "baseline")
     # THEN Flux finds it in its Helm storage, under its name, and never prunes it
-    [release] = [r for r in objects["HelmRelease"] if r["spec"]["chart"]["spec"]["chart"] == "gpu-operator"]
+    [release] = [r for r in objects["HelmRelease"] if r["metadata"]["name"] == "nvidia-gpu-operator"]
     assert {k: release["spec"][k] for k in ("releaseName", "targetNamespace", "storageNamespace")} == {
         "releaseName": "nvidia-gpu-operator",
         "targetNamespace": "gpu-ops",

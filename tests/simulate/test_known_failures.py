@@ -14,7 +14,16 @@ import pytest
 
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render import allocator_switch, delivery, gate_jobs, helm_values, nodes, operators, tree
+from gpuplatform.render import (
+    allocator_switch,
+    delivery,
+    flux_entry,
+    gate_jobs,
+    helm_values,
+    nodes,
+    operators,
+    tree,
+)
 from gpuplatform.render.tree import render_tree
 from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.driver_manager import upgrade_driver
@@ -240,7 +249,7 @@ def test_a_rendered_flux_chain_against_the_step_sequence_is_found(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN a renderer that chains the enable Job before the node labels
-    original = delivery.layer_kustomizations
+    original = flux_entry.layer_kustomizations
 
     def swapped(plan: Any, state: Any, folders: list[str]) -> list[tuple[str, str]]:
         order = original(plan, state, folders)
@@ -248,6 +257,6 @@ def test_a_rendered_flux_chain_against_the_step_sequence_is_found(
         order[i], order[i + 1] = order[i + 1], order[i]
         return order
 
-    monkeypatch.setattr(delivery, "layer_kustomizations", swapped)
+    monkeypatch.setattr(flux_entry, "layer_kustomizations", swapped)
     report = simulate(tmp_path, sim_spec(), "base", "pilot", engines=("flux",))
     assert {v for *_, v in _invariants(report, late=None)} == {"sync-order"}

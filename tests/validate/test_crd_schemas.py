@@ -15,6 +15,7 @@ UPSTREAM = {
     ("helm.toolkit.fluxcd.io/v2", "HelmRelease"): "helm.toolkit.fluxcd.io_helmreleases.yaml",
     ("source.toolkit.fluxcd.io/v1", "HelmRepository"): "source.toolkit.fluxcd.io_helmrepositories.yaml",
     ("source.toolkit.fluxcd.io/v1", "GitRepository"): "source.toolkit.fluxcd.io_gitrepositories.yaml",
+    ("source.toolkit.fluxcd.io/v1", "OCIRepository"): "source.toolkit.fluxcd.io_ocirepositories.yaml",
     ("kustomize.toolkit.fluxcd.io/v1", "Kustomization"): "kustomize.toolkit.fluxcd.io_kustomizations.yaml",
     ("argoproj.io/v1alpha1", "Application"): "application-crd.yaml",
     ("argoproj.io/v1alpha1", "AppProject"): "appproject-crd.yaml",

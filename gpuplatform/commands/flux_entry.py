@@ -1,0 +1,29 @@
+"""`gpuplatform flux-entry`: the file each platform adds to its cluster's `flux bootstrap` folder."""
+
+from __future__ import annotations
+
+from gpuplatform.errors import InputError, Problem
+from gpuplatform.load.stacks import LoadedPlatform
+from gpuplatform.output.yaml import dump_documents
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.flux_entry import render_cluster_entry
+
+__all__ = ["flux_cluster_entries"]
+
+
+def flux_cluster_entries(loaded: list[LoadedPlatform]) -> str:
+    """Each platform's Flux Kustomization for `clusters/<name>/<platform>.yaml`, as YAML documents;
+    a platform that does not render Flux is an input error."""
+    problems = [
+        Problem(
+            file=lp.locate("spec.delivery.engines")[0],
+            loc=lp.locate("spec.delivery.engines")[1],
+            code="",
+            message=f"platform {lp.platform.name!r} renders no Flux entry: add flux to the engines",
+        )
+        for lp in loaded
+        if "flux" not in lp.platform.delivery.engines
+    ]
+    if problems:
+        raise InputError(problems)
+    return dump_documents([render_cluster_entry(plan_platform(lp.platform)) for lp in loaded])

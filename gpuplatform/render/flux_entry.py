@@ -1,0 +1,129 @@
+"""Flux's entry points: the layer chain in `delivery/flux/` and the one Kustomization a cluster's
+`flux bootstrap` folder holds to reach it.
+
+`flux bootstrap --path clusters/<name>` writes `clusters/<name>/flux-system/` (gotk-components.yaml,
+gotk-sync.yaml, kustomization.yaml: fluxcd/flux2 v2.9.4 pkg/manifestgen/install/install.go,
+pkg/manifestgen/sync/sync.go, pkg/manifestgen/kustomization/kustomization.go): a GitRepository and
+a Kustomization, both named as its namespace (cmd/flux/bootstrap_git.go `Name: Namespace`), that
+apply `./clusters/<name>`. The platform's entry (`render_cluster_entry`) is one more file there;
+`synth` writes only under `<delivery.path>/<platform>/`, so neither ever writes the other's files.
+"""
+
+from __future__ import annotations
+
+from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
+from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.meta import WAVE_LABEL, Obj, k8s_object
+from gpuplatform.render.rollout import driver_timeout_minutes
+
+__all__ = [
+    "RETRY_INTERVAL",
+    "flux_source",
+    "layer_kustomizations",
+    "render_cluster_entry",
+    "render_flux_entry",
+]
+
+#: How soon a Kustomization that failed (a gate still waiting, a health check timed out) is
+#: reconciled again; unset, kustomize-controller waits a whole `interval` (10m: kustomization_types.go
+#: `GetRetryInterval`, fluxcd/kustomize-controller v1.9.4).
+RETRY_INTERVAL = "1m"
+
+
+def flux_source(plan: Plan) -> str:
+    """The GitRepository the Kustomizations read: `delivery.fluxGitRepository` when the tool renders
+    one, else bootstrap's, which is named as Flux's namespace."""
+    d = plan.platform.delivery
+    return d.flux_git_repository or d.flux_namespace
+
+
+def layer_kustomizations(plan: Plan, state: WaveState, folders: list[str]) -> list[tuple[str, str]]:
+    """(Flux Kustomization name suffix, folder inside the wave) in the order of `SYNC_UNITS`.
+
+    A unit's engine subfolder (`00-operators/flux`) follows the unit; the gates keep their names.
+    """
+    rank = {u.id: i for i, u in enumerate(SYNC_UNITS)}
+    found = [f for f in folders if not f.startswith("50-gates")] + ["50-gates/pre", "50-gates/post"]
+    ordered = sorted(found, key=lambda f: (rank[unit_of_folder(f).id], f))
+    names = {"50-gates/pre": "gates-pre", "50-gates/post": "gates-post"}
+    return [(names.get(f, f.replace("/", "-")), f) for f in ordered]
+
+
+def _source_ref(plan: Plan) -> Obj:
+    return {"kind": "GitRepository", "name": flux_source(plan)}
+
+
+def _timeout(plan: Plan, folder: str) -> int:
+    """Minutes a layer may take: the releases' folder waits for the DRA driver's whole rollout."""
+    minutes = plan.platform.delivery.timeout_minutes
+    if folder == "00-operators/flux" and plan.active.driver_installed:
+        return max(minutes, driver_timeout_minutes(plan, plan.active))
+    return minutes
+
+
+def render_flux_entry(plan: Plan, folders: list[str]) -> list[Obj]:
+    """One Kustomization per layer of the active wave, chained by `dependsOn`, and the GitRepository
+    only when `delivery.fluxGitRepository` asks for one."""
+    p, state = plan.platform, plan.active
+    ns = p.delivery.flux_namespace
+    objects: list[Obj] = []
+    if p.delivery.flux_git_repository is not None:
+        objects.append(
+            k8s_object(
+                "source.toolkit.fluxcd.io/v1",
+                "GitRepository",
+                p.delivery.flux_git_repository,
+                wave=state.name,
+                namespace=ns,
+                spec={"interval": "1m", "url": p.delivery.repo_url, "ref": {"branch": p.delivery.revision}},
+            )
+        )
+    previous: str | None = None
+    for suffix, folder in layer_kustomizations(plan, state, folders):
+        name = f"{p.name}-{suffix}"
+        spec: Obj = {
+            "interval": "10m",
+            "retryInterval": RETRY_INTERVAL,
+            "path": f"./{p.delivery.path}/{p.name}/waves/{state.dir_name}/{folder}",
+            "prune": True,
+            "wait": True,
+            "timeout": f"{_timeout(plan, folder)}m",
+            "sourceRef": _source_ref(plan),
+        }
+        if previous is not None:
+            spec["dependsOn"] = [{"name": previous}]
+        objects.append(
+            k8s_object(
+                "kustomize.toolkit.fluxcd.io/v1",
+                "Kustomization",
+                name,
+                wave=state.name,
+                namespace=ns,
+                spec=spec,
+            )
+        )
+        previous = name
+    return objects
+
+
+def render_cluster_entry(plan: Plan) -> Obj:
+    """The Kustomization `<platform>` for `clusters/<name>/`: applies `delivery/flux/` (the chain
+    and the gate identity) from bootstrap's source. It names no wave, so it never changes when
+    `activeWave` does; it does not wait, the chain it applies does."""
+    p = plan.platform
+    obj = k8s_object(
+        "kustomize.toolkit.fluxcd.io/v1",
+        "Kustomization",
+        p.name,
+        wave="",
+        namespace=p.delivery.flux_namespace,
+        spec={
+            "interval": "10m",
+            "retryInterval": RETRY_INTERVAL,
+            "path": f"./{p.delivery.path}/{p.name}/delivery/flux",
+            "prune": True,
+            "sourceRef": _source_ref(plan),
+        },
+    )
+    del obj["metadata"]["labels"][WAVE_LABEL]
+    return obj

@@ -1,0 +1,74 @@
+"""Flux's entry: bootstrap's GitRepository by default, a platform's own only when configured, and a
+cluster entry that no wave changes."""
+
+from __future__ import annotations
+
+from gpuplatform.model import Platform
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.flux_entry import render_cluster_entry
+from gpuplatform.render.tree import render_tree
+
+
+def _flux(platform: Platform) -> list[dict]:  # type: ignore[type-arg]
+    tree = render_tree(plan_platform(platform))
+    return [o for p, c in sorted(tree.files.items()) if p.startswith("delivery/flux/") for o in c]  # type: ignore[union-attr]
+
+
+def _with(platform: Platform, **delivery: object) -> Platform:
+    return platform.model_copy(update={"delivery": platform.delivery.model_copy(update=delivery)})
+
+
+def test_the_chain_reads_bootstrap_s_git_repository_and_renders_none(reference: Platform) -> None:
+    objects = _flux(reference)
+    assert not [o for o in objects if o["kind"] == "GitRepository"]
+    refs = {o["spec"]["sourceRef"]["name"] for o in objects if "spec" in o and "sourceRef" in o["spec"]}
+    assert refs == {"flux-system"}
+
+
+def test_a_configured_git_repository_is_rendered_and_read(reference: Platform) -> None:
+    objects = _flux(_with(reference, flux_git_repository="gpu-platform"))
+    [repo] = [o for o in objects if o["kind"] == "GitRepository"]
+    assert repo["metadata"]["name"] == "gpu-platform"
+    assert repo["spec"]["url"] == reference.delivery.repo_url
+    refs = {o["spec"]["sourceRef"]["name"] for o in objects if o["kind"] == "Kustomization" and "spec" in o}
+    assert refs == {"gpu-platform"}
+
+
+def test_a_gate_that_timed_out_is_rechecked_within_a_minute(reference: Platform) -> None:
+    chain = [o for o in _flux(reference) if o["kind"] == "Kustomization" and "spec" in o]
+    assert chain and {k["spec"]["retryInterval"] for k in chain} == {"1m"}
+
+
+def test_the_cluster_entry_names_no_wave_and_applies_the_delivery_folder(reference: Platform) -> None:
+    entries = [
+        render_cluster_entry(plan_platform(reference.model_copy(update={"active_wave": w.name})))
+        for w in reference.waves
+    ]
+    assert all(e == entries[0] for e in entries)
+    entry = entries[0]
+    assert "gpuplatform.dev/wave" not in entry["metadata"]["labels"]
+    assert entry["spec"]["path"] == "./dist/reference/delivery/flux"
+    assert entry["spec"]["sourceRef"] == {"kind": "GitRepository", "name": "flux-system"}
+    assert "wait" not in entry["spec"]
+
+
+def test_a_wave_change_prunes_the_previous_wave_s_gate_jobs_and_facts(reference: Platform) -> None:
+    # GIVEN the Flux chain of two consecutive waves
+    def gates(wave: str) -> tuple[set[str], set[str]]:
+        tree = render_tree(plan_platform(reference.model_copy(update={"active_wave": wave})))
+        chain = [o for p, c in tree.files.items() if p.startswith("delivery/flux/") for o in c]  # type: ignore[union-attr]
+        gate_ks = [k for k in chain if "metadata" in k and "gates-" in k["metadata"]["name"]]
+        assert gate_ks and all(k["spec"]["prune"] is True for k in gate_ks)
+        folders = [k["spec"]["path"].removeprefix("./dist/reference/") for k in gate_ks]
+        objects = [o for p, c in tree.files.items() if any(p.startswith(f + "/") for f in folders) for o in c]  # type: ignore[union-attr]
+        objects = [o for o in objects if "metadata" in o]
+        jobs = {o["metadata"]["name"] for o in objects if o["kind"] == "Job"}
+        facts = {o["metadata"]["name"] for o in objects if o["kind"] == "ConfigMap"}
+        return jobs, facts
+
+    jobs_a, facts_a = gates("pilot-pool")
+    jobs_b, _ = gates("driver-validation")
+    # THEN each gate Job's facts ConfigMap is in the same pruned folder, and no Job of the first
+    # wave is in the second wave's inventory: Flux prunes it on the change
+    assert jobs_a and jobs_a <= facts_a
+    assert not jobs_a & jobs_b
