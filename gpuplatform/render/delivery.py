@@ -17,7 +17,7 @@ from gpuplatform.model.platform import IN_CLUSTER
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object
-from gpuplatform.render.operators import argocd_application, helm_charts
+from gpuplatform.render.operators import SYNC_RETRY, argocd_application, helm_charts
 from gpuplatform.render.tenant_delivery import platform_sync_account
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "TreeFiles",
     "argocd_installs",
     "entry_apps",
+    "entry_sync_policy",
     "is_remote",
     "layer_kustomizations",
     "platform_root",
@@ -160,6 +161,15 @@ class EntryApp:
 ENTRY_SYNC_OPTIONS = ["ServerSideApply=true", "PruneLast=true"]
 
 
+def entry_sync_policy(automated: bool) -> Obj:
+    """An entry Application's `syncPolicy`, the same whether the entry or an ApplicationSet renders it:
+    automated ones prune, self-heal and retry without limit (`operators.SYNC_RETRY`)."""
+    sync: Obj = {"syncOptions": list(ENTRY_SYNC_OPTIONS)}
+    if automated:
+        sync = {"automated": {"prune": True, "selfHeal": True}, **sync, "retry": dict(SYNC_RETRY)}
+    return sync
+
+
 def entry_apps(plan: Plan) -> list[EntryApp]:
     """The platform's wave (on its cluster), its gate identity (on its cluster: the PreSync gates
     run as it; the Job controller retries the pod until it exists) and, for a remote cluster, the
@@ -197,7 +207,7 @@ def render_argocd_entry(plan: Plan, files: TreeFiles) -> list[Obj]:
             {"server": entry.server, "namespace": entry.namespace},
             automated=entry.automated,
         )
-        app["spec"]["syncPolicy"]["syncOptions"] = list(ENTRY_SYNC_OPTIONS)
+        app["spec"]["syncPolicy"] = entry_sync_policy(entry.automated)
         objects.append(app)
     return objects
 
