@@ -18,11 +18,11 @@ from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object
 from gpuplatform.render.operators import SYNC_RETRY, argocd_application, helm_charts
-from gpuplatform.render.tenant_delivery import platform_sync_account
 
 __all__ = [
     "APPS_FOLDER",
     "ENTRY_SYNC_OPTIONS",
+    "SYNC_ACCOUNT",
     "ArgoInstalls",
     "EntryApp",
     "TreeFiles",
@@ -35,6 +35,7 @@ __all__ = [
     "render_app_project",
     "render_argocd_entry",
     "render_flux_entry",
+    "sync_account",
 ]
 
 
@@ -68,9 +69,14 @@ class ArgoInstalls:
     destinations: set[tuple[str, str]] = field(default_factory=set)
     """(server, namespace) pairs objects are applied to."""
     repositories: set[str] = field(default_factory=set)
+    objects: set[tuple[str, str, str, bool, str]] = field(default_factory=set)
+    """(server, group, kind, namespaced, name or "" for any) of every object, for the sync identity."""
+    kept: set[tuple[str, str, str]] = field(default_factory=set)
+    """(group, kind, name) of objects Argo CD must never delete (`Delete=false`)."""
 
     def add(self, server: str, group: str, kind: str, namespace: str | None, name: str | None) -> None:
         """Record one object; `name` None: any object of the kind (a chart's)."""
+        self.objects.add((server, group, kind, namespace is not None, name or ""))
         if namespace is not None:
             self.namespaced.add((group, kind))
             self.destinations.add((server, namespace))
@@ -100,6 +106,9 @@ def argocd_installs(plan: Plan, files: TreeFiles) -> ArgoInstalls:
                 server = IN_CLUSTER if _group(obj) == "argoproj.io" else target
                 meta = obj["metadata"]
                 installs.add(server, _group(obj), obj["kind"], meta.get("namespace"), meta["name"])
+                options = (meta.get("annotations") or {}).get("argocd.argoproj.io/sync-options", "")
+                if "Delete=false" in options:
+                    installs.kept.add((_group(obj), obj["kind"], meta["name"]))
     for state in plan.waves:
         for chart in helm_charts(plan, state):
             installs.repositories.add(chart.repository.removeprefix("oci://"))
@@ -108,6 +117,19 @@ def argocd_installs(plan: Plan, files: TreeFiles) -> ArgoInstalls:
                 name = kind.name if kind.kind == "CustomResourceDefinition" else None
                 installs.add(target, kind.group, kind.kind, namespace, name)
     return installs
+
+
+#: The platform's sync identity on its cluster (`delivery/argocd-sync/cluster/`).
+SYNC_ACCOUNT = "gpuplatform-sync"
+
+
+def sync_account(plan: Plan, server: str) -> str:
+    """`namespace:name` of the ServiceAccount Argo CD impersonates on `server`: `gpuplatform-sync`
+    on the platform's cluster, `<platform>-sync` in Argo CD's namespace on Argo CD's own cluster."""
+    d = plan.platform.delivery
+    if server == d.cluster_server:
+        return f"{SYNC_ACCOUNT}:{SYNC_ACCOUNT}"
+    return f"{d.argocd_namespace}:{plan.platform.name}-sync"
 
 
 def render_app_project(plan: Plan, files: TreeFiles) -> Obj:
@@ -136,7 +158,7 @@ def render_app_project(plan: Plan, files: TreeFiles) -> Obj:
             "sourceRepos": sorted(installs.repositories),
             "destinations": [{"server": s, "namespace": n} for s, n in sorted(installs.destinations)],
             "destinationServiceAccounts": [
-                {**platform_sync_account(p), "server": server}
+                {"server": server, "namespace": "*", "defaultServiceAccount": sync_account(plan, server)}
                 for server in sorted({s for s, _ in installs.destinations})
             ],
             "clusterResourceWhitelist": whitelist,
