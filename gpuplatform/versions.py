@@ -12,6 +12,7 @@ from functools import total_ordering
 from typing import Literal
 
 __all__ = [
+    "ARGOCD_ENABLE_HELM",
     "ARGOCD_IMPERSONATION_FLAG",
     "ARGOCD_IMPERSONATION_SINCE",
     "ARGOCD_MINIMUM",
@@ -22,6 +23,7 @@ __all__ = [
     "DRA_DRIVER_FEATURE_GATES",
     "DRIVER_MANAGER_EVICTION_LABEL_SINCE",
     "FLUX_DEFAULT",
+    "FLUX_HELM_CONTROLLER_MINIMUM",
     "FLUX_MINIMUM",
     "FLUX_OCI_CHART_REF_SINCE",
     "FLUX_RETRY_ON_FAILURE_SINCE",
@@ -286,9 +288,14 @@ NIM_OPERATOR_MODELLED = parse_release("3.1.2")
 
 #: AppProject `clusterResourceWhitelist[].name` (Nodes and CRDs allowed by name): argoproj/argo-cd
 #: e77acec858 (#24674), first in v3.3.0 (pkg/apis/application/v1alpha1/types.go,
-#: ClusterResourceRestrictionItem; app_project_types.go IsGroupKindNamePermitted). An older Argo CD
-#: drops the unknown field, and the entry then allows every object of its kind.
+#: ClusterResourceRestrictionItem; app_project_types.go IsGroupKindNamePermitted). An older Argo CD's
+#: CRD has only `group` and `kind` there (v3.2.6 manifests/crds/appproject-crd.yaml), so the API
+#: server refuses the AppProject under strict field validation (kubectl's default) and, under
+#: `--validate=warn`, drops the names and allows every object of the kind.
 ARGOCD_MINIMUM = parse_release("3.3.0")
+#: The Argo CD option the DRA driver's kustomize wrapper needs (`helmCharts`): `argocd-cm`
+#: `kustomize.buildOptions` must hold it (argo-cd v3.5.1 docs/user-guide/kustomize.md).
+ARGOCD_ENABLE_HELM = "--enable-helm"
 #: `helm.toolkit.fluxcd.io/v2` HelmRelease (helm-controller v1.0.0, CHANGELOG: "using Flux v2.3
 #: release") and `source.toolkit.fluxcd.io/v1` HelmRepository (source-controller API v1.3.0, the
 #: version helm-controller v1.0.0 builds against).
@@ -304,3 +311,5 @@ FLUX_OCI_CHART_REF_SINCE = parse_release("2.6.0")
 #: HelmRelease `install/upgrade.strategy.name: RetryOnFailure`, retrying a failed release without
 #: remediation (helm-controller v1.4.0, commit 0325b55, shipped in fluxcd/flux2 v2.7.0).
 FLUX_RETRY_ON_FAILURE_SINCE = parse_release("2.7.0")
+#: The helm-controller of Flux 2.3.0, the first to serve `helm.toolkit.fluxcd.io/v2`.
+FLUX_HELM_CONTROLLER_MINIMUM = parse_release("1.0.0")

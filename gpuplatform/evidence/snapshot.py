@@ -33,6 +33,7 @@ __all__ = [
     "KINDS",
     "LOGGED_LABELS",
     "NVIDIA_SMI_QUERY",
+    "SELECTED",
     "Snapshot",
     "load_snapshot",
     "snapshot_or_pods",
@@ -50,6 +51,19 @@ KINDS: dict[str, tuple[str, bool]] = {
     "resourceslices": ("resourceslices.resource.k8s.io", False),
     "resourceclaims": ("resourceclaims.resource.k8s.io", True),
     "resourceclaimtemplates": ("resourceclaimtemplates.resource.k8s.io", True),
+    "customresourcedefinitions": ("customresourcedefinitions.apiextensions.k8s.io", False),
+    "deployments": ("deployments.apps", True),
+    "configmaps": ("configmaps", True),
+}
+#: Kinds read selectively (the engines' preflight): only these objects, not every one in the cluster.
+SELECTED: dict[str, tuple[str, ...]] = {
+    "customresourcedefinitions": (
+        "appprojects.argoproj.io",
+        "helmreleases.helm.toolkit.fluxcd.io",
+        "--ignore-not-found",
+    ),
+    "deployments": ("-l", "app.kubernetes.io/part-of in (argocd,flux)"),
+    "configmaps": ("--field-selector", "metadata.name=argocd-cm"),
 }
 #: The GPU Operator's release as its install guide names it (`helm install -n gpu-operator gpu-operator`).
 DEFAULT_HELM_RELEASE = "gpu-operator/gpu-operator"
@@ -182,12 +196,12 @@ def _read_cluster(
             [["-n", ns] for ns in namespaces] if namespaced and namespaces else [["-A"] if namespaced else []]
         )
         for scope in scopes:
-            result = _kubectl(["get", resource, *scope, "-o", "json"], context)
+            result = _kubectl(["get", resource, *SELECTED.get(kind, ()), *scope, "-o", "json"], context)
             if result.returncode != 0:
                 errors.append(_reason(result.stderr))
                 continue
             try:
-                items += json.loads(result.stdout).get("items", [])
+                items += json.loads(result.stdout or '{"items": []}').get("items", [])
             except json.JSONDecodeError:
                 errors.append("kubectl printed no JSON")
         if errors:

@@ -150,8 +150,8 @@ class Delivery(SpecModel):
     argocd_namespace: DnsLabel = "argocd"
     """Namespace of Argo CD (its AppProject and Applications)."""
     argocd_service_account: DnsLabel = "argocd-application-controller"
-    """ServiceAccount (in `argocdNamespace`) the platform's own Application syncs as once Argo CD
-    impersonation is on for the tenants' projects (the platform AppProject's `destinationServiceAccounts`)."""
+    """Argo CD's application controller (in `argocdNamespace`): on its own cluster, the identity
+    allowed to impersonate the platform's sync ServiceAccounts (`delivery/argocd-sync/`)."""
     flux_namespace: DnsLabel = "flux-system"
     """Namespace of Flux (its GitRepository and Kustomizations)."""
     flux_version: ReleaseNumber = str(FLUX_DEFAULT)

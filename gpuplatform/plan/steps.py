@@ -171,7 +171,8 @@ def _after(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) 
                 "manual",
                 ARGOCD_APPS,
                 f"Argo CD, remote cluster: once the wave's 00-operators are applied (after the pre-transition gates "
-                f"and the release Job), sync `{plan.platform.name}-apps` by hand: it installs or removes the releases",
+                f"and the release Job), sync `{plan.platform.name}-apps` by hand with `--prune`: it installs or removes "
+                "the releases; then wait until every child Application the wave removes is gone",
                 after="00-operators",
             )
         )

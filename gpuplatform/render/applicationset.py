@@ -14,23 +14,21 @@ from collections.abc import Sequence
 
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.delivery import (
-    ENTRY_SYNC_OPTIONS,
     TreeFiles,
     entry_apps,
+    entry_sync_policy,
     platform_root,
     render_app_project,
 )
-from gpuplatform.render.meta import Obj, k8s_object
+from gpuplatform.render.meta import MANAGED_BY, WAVE_LABEL, Obj, k8s_object
 
 __all__ = ["APPLICATIONSET_FOLDER", "render_applicationsets"]
 
 APPLICATIONSET_FOLDER = "delivery/argocd-applicationset"
 
 
-def _applicationset(name: str, wave: str, namespace: str, elements: list[Obj], automated: bool) -> Obj:
-    sync: Obj = {"syncOptions": list(ENTRY_SYNC_OPTIONS)}
-    if automated:
-        sync = {"automated": {"prune": True, "selfHeal": True}, **sync}
+def _applicationset(name: str, wave: str, namespace: str, elements: list[Obj], policy: Obj) -> Obj:
+    """One set; every generated Application carries the entry's labels and `policy` (its syncPolicy)."""
     return k8s_object(
         "argoproj.io/v1alpha1",
         "ApplicationSet",
@@ -40,7 +38,10 @@ def _applicationset(name: str, wave: str, namespace: str, elements: list[Obj], a
         spec={
             "generators": [{"list": {"elements": elements}}],
             "template": {
-                "metadata": {"name": "{{app}}"},
+                "metadata": {
+                    "name": "{{app}}",
+                    "labels": {MANAGED_BY: "gpuplatform", WAVE_LABEL: "{{wave}}"},
+                },
                 "spec": {
                     "project": "{{project}}",
                     "source": {
@@ -49,7 +50,7 @@ def _applicationset(name: str, wave: str, namespace: str, elements: list[Obj], a
                         "path": "{{path}}",
                     },
                     "destination": {"server": "{{server}}", "namespace": "{{namespace}}"},
-                    "syncPolicy": sync,
+                    "syncPolicy": policy,
                 },
             },
         },
@@ -74,11 +75,13 @@ def render_applicationsets(name: str, members: Sequence[tuple[Plan, TreeFiles]])
                     "path": f"{platform_root(plan)}/{app.path}",
                     "repoURL": d.repo_url,
                     "revision": d.revision,
+                    "wave": plan.active.name,
                 }
             )
     ns = first.delivery.argocd_namespace
     objects = [render_app_project(plan, files) for plan, files in members]
-    objects.append(_applicationset(name, wave, ns, elements[True], automated=True))
-    if elements[False]:
-        objects.append(_applicationset(f"{name}-apps", wave, ns, elements[False], automated=False))
+    for automated, suffix in ((True, ""), (False, "-apps")):
+        if elements[automated]:
+            policy = entry_sync_policy(automated)
+            objects.append(_applicationset(f"{name}{suffix}", wave, ns, elements[automated], policy))
     return objects

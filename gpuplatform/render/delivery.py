@@ -15,21 +15,23 @@ from dataclasses import dataclass, field
 from gpuplatform.model.platform import IN_CLUSTER
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.meta import Obj, k8s_object
-from gpuplatform.render.operators import argocd_application, helm_charts
-from gpuplatform.render.tenant_delivery import platform_sync_account
+from gpuplatform.render.operators import SYNC_RETRY, argocd_application, helm_charts
 
 __all__ = [
     "APPS_FOLDER",
     "ENTRY_SYNC_OPTIONS",
+    "SYNC_ACCOUNT",
     "ArgoInstalls",
     "EntryApp",
     "TreeFiles",
     "argocd_installs",
     "entry_apps",
+    "entry_sync_policy",
     "is_remote",
     "platform_root",
     "render_app_project",
     "render_argocd_entry",
+    "sync_account",
 ]
 
 
@@ -63,9 +65,14 @@ class ArgoInstalls:
     destinations: set[tuple[str, str]] = field(default_factory=set)
     """(server, namespace) pairs objects are applied to."""
     repositories: set[str] = field(default_factory=set)
+    objects: set[tuple[str, str, str, bool, str]] = field(default_factory=set)
+    """(server, group, kind, namespaced, name or "" for any) of every object, for the sync identity."""
+    kept: set[tuple[str, str, str]] = field(default_factory=set)
+    """(group, kind, name) of objects Argo CD must never delete (`Delete=false`)."""
 
     def add(self, server: str, group: str, kind: str, namespace: str | None, name: str | None) -> None:
         """Record one object; `name` None: any object of the kind (a chart's)."""
+        self.objects.add((server, group, kind, namespace is not None, name or ""))
         if namespace is not None:
             self.namespaced.add((group, kind))
             self.destinations.add((server, namespace))
@@ -95,6 +102,9 @@ def argocd_installs(plan: Plan, files: TreeFiles) -> ArgoInstalls:
                 server = IN_CLUSTER if _group(obj) == "argoproj.io" else target
                 meta = obj["metadata"]
                 installs.add(server, _group(obj), obj["kind"], meta.get("namespace"), meta["name"])
+                options = (meta.get("annotations") or {}).get("argocd.argoproj.io/sync-options", "")
+                if "Delete=false" in options:
+                    installs.kept.add((_group(obj), obj["kind"], meta["name"]))
     for state in plan.waves:
         for chart in helm_charts(plan, state):
             installs.repositories.add(chart.repository.removeprefix("oci://"))
@@ -103,6 +113,19 @@ def argocd_installs(plan: Plan, files: TreeFiles) -> ArgoInstalls:
                 name = kind.name if kind.kind == "CustomResourceDefinition" else None
                 installs.add(target, kind.group, kind.kind, namespace, name)
     return installs
+
+
+#: The platform's sync identity on its cluster (`delivery/argocd-sync/cluster/`).
+SYNC_ACCOUNT = "gpuplatform-sync"
+
+
+def sync_account(plan: Plan, server: str) -> str:
+    """`namespace:name` of the ServiceAccount Argo CD impersonates on `server`: `gpuplatform-sync`
+    on the platform's cluster, `<platform>-sync` in Argo CD's namespace on Argo CD's own cluster."""
+    d = plan.platform.delivery
+    if server == d.cluster_server:
+        return f"{SYNC_ACCOUNT}:{SYNC_ACCOUNT}"
+    return f"{d.argocd_namespace}:{plan.platform.name}-sync"
 
 
 def render_app_project(plan: Plan, files: TreeFiles) -> Obj:
@@ -131,7 +154,7 @@ def render_app_project(plan: Plan, files: TreeFiles) -> Obj:
             "sourceRepos": sorted(installs.repositories),
             "destinations": [{"server": s, "namespace": n} for s, n in sorted(installs.destinations)],
             "destinationServiceAccounts": [
-                {**platform_sync_account(p), "server": server}
+                {"server": server, "namespace": "*", "defaultServiceAccount": sync_account(plan, server)}
                 for server in sorted({s for s, _ in installs.destinations})
             ],
             "clusterResourceWhitelist": whitelist,
@@ -154,6 +177,15 @@ class EntryApp:
 
 #: The entry Applications' sync options: server-side apply, prune only after everything applied.
 ENTRY_SYNC_OPTIONS = ["ServerSideApply=true", "PruneLast=true"]
+
+
+def entry_sync_policy(automated: bool) -> Obj:
+    """An entry Application's `syncPolicy`, the same whether the entry or an ApplicationSet renders it:
+    automated ones prune, self-heal and retry without limit (`operators.SYNC_RETRY`)."""
+    sync: Obj = {"syncOptions": list(ENTRY_SYNC_OPTIONS)}
+    if automated:
+        sync = {"automated": {"prune": True, "selfHeal": True}, **sync, "retry": dict(SYNC_RETRY)}
+    return sync
 
 
 def entry_apps(plan: Plan) -> list[EntryApp]:
@@ -193,6 +225,6 @@ def render_argocd_entry(plan: Plan, files: TreeFiles) -> list[Obj]:
             {"server": entry.server, "namespace": entry.namespace},
             automated=entry.automated,
         )
-        app["spec"]["syncPolicy"]["syncOptions"] = list(ENTRY_SYNC_OPTIONS)
+        app["spec"]["syncPolicy"] = entry_sync_policy(entry.automated)
         objects.append(app)
     return objects

@@ -44,6 +44,7 @@ __all__ = [
     "argocd_application",
     "argocd_wrappers",
     "chart_class_patches",
+    "child_application_name",
     "helm_charts",
     "release_namespace",
     "render_operators",
@@ -136,6 +137,11 @@ def helm_charts(plan: Plan, state: WaveState) -> list[HelmChart]:
             )
         )
     return charts
+
+
+def child_application_name(plan: Plan, chart: HelmChart) -> str:
+    """The child Application of a release (`<platform>-<release>`)."""
+    return f"{plan.platform.name}-{chart.release}"
 
 
 def _dra_chart_name(plan: Plan) -> str:
@@ -340,7 +346,7 @@ def _argocd(plan: Plan, state: WaveState, chart: HelmChart) -> Obj:
     return argocd_application(
         plan,
         state.name,
-        f"{plan.platform.name}-{chart.release}",
+        child_application_name(plan, chart),
         source,
         destination,
         annotations={"argocd.argoproj.io/sync-options": "Prune=false,Delete=false"} if chart.keep else None,

@@ -12,12 +12,33 @@ from __future__ import annotations
 
 from gpuplatform.plan.steps import ARGOCD_APPS, Step
 from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.operators import child_application_name, helm_charts
 from gpuplatform.render.runbook_actions import Action, Steps
 from gpuplatform.render.runbook_owners import OWNER_ACTIONS, nim_steps, owner_actions
 from gpuplatform.render.runbook_pools import POOL_ACTIONS, drain_steps, pool_actions, pool_checks
 from gpuplatform.render.validation import validation_jobs
 
-__all__ = ["operator_steps"]
+__all__ = ["argocd_apps_commands", "operator_steps"]
+
+
+def argocd_apps_commands(plan: Plan, a: WaveState, b: WaveState) -> tuple[str, ...]:
+    """Sync a remote cluster's `<platform>-apps` with `--prune`, then wait until every child
+    Application the wave removes is gone (its finalizer has uninstalled the release).
+
+    `argocd app sync` prunes nothing by default (argo-cd v3.5.1 cmd/argocd/commands/app.go,
+    `--prune` false): a child Application left out of Git is skipped "ignored (requires pruning)"
+    and the sync still succeeds (gitops-engine in argo-cd v3.5.1 pkg/sync/sync_context.go,
+    `pruneObject`, ResultCodePruneSkipped -> OperationSucceeded). `simulate` replays these commands.
+    """
+    d = plan.platform.delivery
+    kept = {c.release for c in helm_charts(plan, b)}
+    gone = [c for c in helm_charts(plan, a) if c.release not in kept and not c.keep]
+    waits = tuple(
+        f"kubectl -n {d.argocd_namespace} wait --for=delete application/{child_application_name(plan, c)}"
+        f" --timeout={d.timeout_minutes}m"
+        for c in gone
+    )
+    return (f"argocd app sync {plan.platform.name}-apps --prune", *waits)
 
 
 def _driver(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
@@ -121,7 +142,7 @@ def _manual(plan: Plan, a: WaveState, b: WaveState, step: Step) -> Action:
         parts += owner_actions(plan, a, b, step)
     if step.action in POOL_ACTIONS:
         parts += pool_actions(plan, a, b, step)
-    commands = (f"argocd app sync {plan.platform.name}-apps",) if step.action == ARGOCD_APPS else ()
+    commands = argocd_apps_commands(plan, a, b) if step.action == ARGOCD_APPS else ()
     when = f" (once `{step.after}` has applied; do not wait for the rest of the sync)" if step.after else ""
     return Action(step.what[:1].upper() + step.what[1:] + when + ".", commands, tuple(parts))
 

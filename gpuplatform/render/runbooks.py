@@ -68,6 +68,16 @@ def _follow(plan: Plan) -> tuple[str, ...]:
     return tuple(follow)
 
 
+def _preflight() -> Action:
+    """Before the first wave: can the cluster's Argo CD and Flux apply the tree (GP280-GP282)?"""
+    return Action(
+        "Preflight: read the engines' versions, CRDs and `argocd-cm` (on the cluster where Argo CD runs, when it "
+        "runs elsewhere) and check that they can apply this tree (GP280 Argo CD < 3.3, GP281 Flux < 2.3, GP282 "
+        "`--enable-helm` missing):",
+        ("gpuplatform snapshot --out preflight", f"gpuplatform check {_STACK} --snapshot preflight"),
+    )
+
+
 #: Per transition (source, target): the sync units whose rendered files change.
 ChangedUnits = Mapping[tuple[str, str], Set[str]]
 
@@ -95,7 +105,8 @@ def _transition(plan: Plan, a: WaveState, b: WaveState, changed: ChangedUnits | 
         f"`gpuplatform diff {_STACK} --waves {a.name} {b.name}`) and merge. The engine applies, in this order:"
     )
     follow = Action("Follow the engine until the post-transition gates have passed:", _follow(plan))
-    lines += ["", "### Before the merge", "", *numbered([review, *steps.before])]
+    first = [_preflight()] if a.name == plan.waves[0].name else []
+    lines += ["", "### Before the merge", "", *numbered([*first, review, *steps.before])]
     lines += ["", "### Sync", "", *numbered([merge, *steps.during, follow])]
     lines += ["", "### After the sync", ""]
     lines += numbered(steps.after) or ["Nothing to do beyond the gates."]

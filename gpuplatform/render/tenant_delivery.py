@@ -19,7 +19,6 @@ through GitOps is checked like one that uses kubectl. Per tenant (`tenants[].git
 
 from __future__ import annotations
 
-from gpuplatform.model.platform import Platform
 from gpuplatform.model.tenants import Tenant
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object
@@ -30,7 +29,6 @@ __all__ = [
     "CLAIM_DEPLOYER_ROLE",
     "DEPLOYER_VERBS",
     "TENANT_NAMESPACE_LABEL",
-    "platform_sync_account",
     "render_tenant_delivery",
     "tenant_project_name",
 ]
@@ -45,17 +43,6 @@ TENANT_NAMESPACE_LABEL = "gpuplatform.dev/tenant-namespace"
 DEPLOYER_VERBS = (*CLAIM_VERBS, "patch")
 #: Namespaced kinds a tenant's Applications may never manage: the platform's own guardrails.
 PLATFORM_OWNED_KINDS = (("", "LimitRange"), ("", "ResourceQuota"))
-
-
-def platform_sync_account(platform: Platform) -> Obj:
-    """The platform AppProject's `destinationServiceAccounts` entry: with impersonation on (it is
-    cluster-wide, turned on for the tenants), a project without a match fails every sync."""
-    d = platform.delivery
-    return {
-        "server": d.cluster_server,
-        "namespace": "*",
-        "defaultServiceAccount": f"{d.argocd_namespace}:{d.argocd_service_account}",
-    }
 
 
 def tenant_project_name(platform: str, tenant: Tenant) -> str:

@@ -19,6 +19,7 @@ from gpuplatform.render.meta import Obj, file_name
 from gpuplatform.render.nim import render_nim_handoffs, render_nim_owned
 from gpuplatform.render.nodes import render_nodes
 from gpuplatform.render.operators import argocd_wrappers, render_operators
+from gpuplatform.render.sync_identity import render_sync_identity
 from gpuplatform.render.tenant_delivery import TENANT_NAMESPACE_LABEL, render_tenant_delivery
 from gpuplatform.render.tenants import render_tenants
 from gpuplatform.render.workload_handoff import render_workload_handoffs, render_workload_templates
@@ -345,6 +346,8 @@ def render_delivery(tree: Tree, plan: Plan) -> None:
     )
     if "argocd" in p.delivery.engines:
         tree.add_folder("delivery/argocd", render_argocd_entry(plan, tree.files), engines=False)
+        for folder, objects in render_sync_identity(plan, tree.files).items():
+            tree.add_folder(folder, objects, engines=False)
     if "flux" in p.delivery.engines:
         root = f"waves/{plan.active.dir_name}/"
         folders = [f for f in tree.folders(root) if f and f.split("/")[-1] not in ("argocd", APPS_FOLDER)]

@@ -148,19 +148,34 @@ class ArgoEngine:
                 world.settle()
         return ""
 
-    def sync_by_hand(self, world: World, wave: EngineWave) -> None:
-        """`argocd app sync <platform>-apps`: the remote cluster's child Applications (pruning included)."""
+    def sync_by_hand(self, world: World, wave: EngineWave, commands: tuple[str, ...]) -> None:
+        """The runbook's commands for `<platform>-apps`: `argocd app sync` (pruning only with
+        `--prune`, otherwise the stale child Application is skipped and the sync still succeeds),
+        then each `kubectl wait --for=delete application/NAME`, which times out while NAME exists."""
+        sync, *waits = commands
+        prune = "--prune" in sync.split()
         wanted = {o["metadata"]["name"]: o for o in wave.by_hand if o["kind"] == "Application"}
         done = []
         for name in [n for n in self.children if n not in wanted and self.by_hand.get(n)]:
-            done.append(self._prune(world, self.by_hand.pop(name)))
+            if prune:
+                done.append(self._prune(world, self.by_hand.pop(name)))
+            else:
+                done.append(f"child Application {name}: PruneSkipped, ignored (requires pruning)")
         for name, obj in sorted(wanted.items()):
             done.append(self._child(world, obj, wave)[0])
             self.by_hand[name] = obj
-        world.record(
-            "operator", f"argocd app sync {world.plan.platform.name}-apps: {'; '.join(done) or 'no change'}"
-        )
+        world.record("operator", f"{sync}: {'; '.join(done) or 'no change'}; sync succeeded")
         world.settle()
+        for wait in waits:
+            name = wait.split("application/", 1)[1].split()[0]
+            if name in self.by_hand:
+                world.record("operator", f"{wait}: timed out")
+                world.fail(
+                    "argocd-apps",
+                    f"child Application {name} still exists after `{sync}`: the wave's rollback left it installed",
+                    [f"Application/{name}"],
+                )
+            world.record("operator", f"{wait}: deleted")
 
     def retry(self, world: World, wave: EngineWave, done: Callable[[str], None] = lambda unit: None) -> str:
         """A retry attempt: the whole sync again, hooks recreated."""

@@ -19,6 +19,7 @@ from typing import Literal
 from gpuplatform.plan.steps import ARGOCD_APPS, Step, maintenance_steps, transition_steps
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import Plan
+from gpuplatform.render.runbook_steps import argocd_apps_commands
 from gpuplatform.render.tree import Tree
 from gpuplatform.simulate.apply import RELEASE_KEYS
 from gpuplatform.simulate.argocd import ArgoEngine
@@ -249,7 +250,8 @@ class Replayer:
         if step.action != ARGOCD_APPS:
             apply_manual(self.world, step, source, target)
         elif isinstance(self.engine, ArgoEngine):
-            self.engine.sync_by_hand(self.world, self.rendered(target))
+            commands = argocd_apps_commands(self.plan, self.plan.wave(source), self.plan.wave(target))
+            self.engine.sync_by_hand(self.world, self.rendered(target), commands)
 
     def _check_leftovers(self, target: str) -> None:
         """A release the target wave does not render must be gone, not orphaned."""

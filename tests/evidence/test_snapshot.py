@@ -28,7 +28,7 @@ case "$1" in
   version) echo '{"serverVersion": {"gitVersion": "v1.36.1"}}'; exit 0;;
   exec) [ -f "$FAKE_DIR/smi.csv" ] && cat "$FAKE_DIR/smi.csv" && exit 0; echo 'error: pod not found' >&2; exit 1;;
   logs) [ -f "$FAKE_DIR/logs/${3}_${4}.log" ] && cat "$FAKE_DIR/logs/${3}_${4}.log" && exit 0; echo 'error: container is waiting to start' >&2; exit 1;;
-  get) kind=${2%%.*};;
+  get) kind=${2%%.*}; echo "$*" >> "$FAKE_DIR/calls";;
 esac
 case " ${FAKE_FORBIDDEN:-} " in *" $kind "*) echo "Error from server (Forbidden): $kind is forbidden: User cannot list resource" >&2; exit 1;; esac
 cat "$FAKE_DIR/$kind.json"
@@ -39,6 +39,8 @@ cat "$FAKE_DIR/$kind.json"
 def fake_kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     data = Cluster.healthy().write(tmp_path / "cluster")
     (data / "secrets.json").write_text('{"items": []}')  # no Helm release of the GPU Operator
+    for kind in ("customresourcedefinitions", "deployments", "configmaps"):  # no Argo CD, no Flux
+        (data / f"{kind}.json").write_text('{"items": []}')
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "kubectl").write_text(FAKE)
@@ -57,6 +59,12 @@ def test_snapshot_reads_every_kind(fake_kubectl: Path, tmp_path: Path) -> None:
     assert manifest["serverVersion"] == "v1.36.1"
     assert manifest["missing"] == []
     assert len(load_snapshot(out).items("resourceslices") or []) == 1
+    # the engines' preflight reads only their CRDs, controllers and argocd-cm
+    calls = (fake_kubectl / "calls").read_text().splitlines()
+    assert "get configmaps --field-selector metadata.name=argocd-cm -A -o json" in calls
+    assert "get deployments.apps -l app.kubernetes.io/part-of in (argocd,flux) -A -o json" in calls
+    crds = "appprojects.argoproj.io helmreleases.helm.toolkit.fluxcd.io --ignore-not-found"
+    assert f"get customresourcedefinitions.apiextensions.k8s.io {crds} -o json" in calls
     # the validation pod's log is kept beside the JSON, named <namespace>_<pod>.log
     [(target, state)] = manifest["logs"].items()
     assert target.startswith("gpu-dra-pilot/gpu-dra-validation-") and state == "ok"

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from typing import Any
+
+import yaml
 
 from gpuplatform.commands.synth import render_files
 from gpuplatform.load.stacks import LoadedPlatform
@@ -258,3 +261,44 @@ def test_a_local_cluster_holds_its_child_applications_in_the_wave(
         in tree.files["waves/03-native-claim-pilot/argocd/kustomization.yaml"][0]["resources"]
     )  # type: ignore[index]
     assert not [p for p in tree.files if "/argocd-apps/" in p]
+
+
+def _generate(appset: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the ApplicationSet controller's list generator makes of the template (fasttemplate `{{key}}`)."""
+    out = []
+    for element in appset["spec"]["generators"][0]["list"]["elements"]:
+        text = json.dumps(appset["spec"]["template"])
+        for key, value in element.items():
+            text = text.replace("{{" + key + "}}", value)
+        app = json.loads(text)
+        app["metadata"]["namespace"] = appset["metadata"]["namespace"]
+        out.append({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", **app})
+    return out
+
+
+def test_applicationsets_generate_exactly_the_entry_applications_field_by_field(
+    reference_loaded: list[LoadedPlatform],
+) -> None:
+    # GIVEN every member's own Argo CD entry Applications
+    from gpuplatform.commands.synth import render_all
+
+    rendered = render_all(reference_loaded)
+    entries = {}
+    for files in rendered.values():
+        for path, text in files.items():
+            if path.startswith("delivery/argocd/application_"):
+                app = yaml.safe_load(text)
+                entries[app["metadata"]["name"]] = app
+    # WHEN the ApplicationSets generate theirs
+    folder = "delivery/argocd-applicationset"
+    generated = {}
+    for path, text in rendered["reference"].items():
+        if path.startswith(f"{folder}/applicationset_"):
+            for app in _generate(yaml.safe_load(text)):
+                generated[app["metadata"]["name"]] = app
+    # THEN they are the same Applications: labels (managed-by), sync policy (retry) and all
+    assert sorted(generated) == sorted(entries)
+    for name, app in entries.items():
+        assert generated[name] == app, name
+        assert app["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplatform"
+    assert generated["reference"]["spec"]["syncPolicy"]["retry"]["limit"] == -1

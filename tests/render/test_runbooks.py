@@ -237,3 +237,12 @@ def test_the_rollback_of_a_karpenter_move_reverts_the_template(mixed_books: dict
 def test_a_wave_that_changes_nothing_says_it_is_a_stop(reference_books: dict[str, str]) -> None:
     books = reference_books
     assert "Nothing in the cluster: this wave is a stop" in books["05-application.md"]
+
+
+def test_only_the_first_transition_starts_with_the_engines_preflight(reference_books: dict[str, str]) -> None:
+    preflight = "gpuplatform check <stack> --snapshot preflight"
+    first = reference_books["01-pilot-pool.md"]
+    forward = _section(first, "### Before the merge", "### Sync")
+    assert forward.index("gpuplatform snapshot --out preflight") < forward.index(preflight)
+    assert first.count(preflight) == 1
+    assert not any(preflight in text for name, text in reference_books.items() if name != "01-pilot-pool.md")

@@ -224,8 +224,15 @@ def test_7_a_late_operator_deadlocks_argo_cd_without_sync_retry(
         app["spec"]["syncPolicy"].pop("retry")
         return app
 
+    entry_policy = delivery.entry_sync_policy
+
+    def entry_default_retry(automated: bool) -> dict[str, Any]:
+        policy = entry_policy(automated)
+        policy.pop("retry", None)
+        return policy
+
     monkeypatch.setattr(operators, "argocd_application", default_retry)
-    monkeypatch.setattr(delivery, "argocd_application", default_retry)
+    monkeypatch.setattr(delivery, "entry_sync_policy", entry_default_retry)
     report = simulate(
         tmp_path, _claims_on_the_pool_that_goes_back(), "cutover", "claims", engines=("argocd",)
     )

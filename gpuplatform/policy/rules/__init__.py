@@ -9,6 +9,7 @@ from gpuplatform.policy.registry import RULES, RuleContext
 from gpuplatform.policy.rules import (
     adoption,
     allocators,
+    engines,
     gates,
     isolation,
     releases,
@@ -20,7 +21,7 @@ from gpuplatform.render.tree import Tree
 
 __all__ = ["RULES", "run_rules"]
 
-_MODULES = (adoption, allocators, gates, isolation, releases, tenants, transitions, waves)
+_MODULES = (adoption, allocators, engines, gates, isolation, releases, tenants, transitions, waves)
 
 
 def run_rules(

@@ -1,0 +1,187 @@
+"""Preflight: can the cluster's Argo CD and Flux apply what the tree gives them (`check --snapshot`)?
+
+A snapshot holds the engines' CRDs (`customresourcedefinitions.json`: the AppProject and
+HelmRelease ones), their controllers' Deployments (`deployments.json`, image tags) and `argocd-cm`
+(`configmaps.json`). The CRD decides where it is present (it is what the API server validates
+against); the controller's image tag otherwise. An engine the snapshot does not show is not judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from gpuplatform.errors import InputError
+from gpuplatform.policy.registry import Finding, RuleContext, rule
+from gpuplatform.render.operators import argocd_wrapped
+from gpuplatform.versions import (
+    ARGOCD_ENABLE_HELM,
+    ARGOCD_MINIMUM,
+    FLUX_HELM_CONTROLLER_MINIMUM,
+    FLUX_MINIMUM,
+    Release,
+    parse_release,
+)
+
+__all__ = ["ARGOCD_SERVER", "FLUX_HELM_CONTROLLER", "controller_release"]
+
+_APPPROJECT_CRD = "appprojects.argoproj.io"
+_HELMRELEASE_CRD = "helmreleases.helm.toolkit.fluxcd.io"
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _items(ctx: RuleContext, kind: str) -> list[dict[str, Any]]:
+    """The snapshot's objects of `kind`, each with a `metadata.name` (bad input otherwise)."""
+    items = (ctx.snapshot.items(kind) if ctx.snapshot is not None else None) or []
+    for i, item in enumerate(items):
+        if not isinstance(_map(item.get("metadata")).get("name"), str):
+            folder = ctx.snapshot.folder if ctx.snapshot is not None else ""
+            raise InputError.single(f"{folder}/{kind}.json", f"items[{i}].metadata.name", "missing")
+    return items
+
+
+def _named(ctx: RuleContext, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+    for item in _items(ctx, kind):
+        meta = item["metadata"]
+        if meta["name"] == name and (namespace is None or meta.get("namespace") == namespace):
+            return item
+    return None
+
+
+#: How each engine's install labels its controller: argo-cd v3.5.1 manifests/base/server/
+#: argocd-server-deployment.yaml; flux2 v2.3.0 manifests/bases/helm-controller/labels.yaml.
+ARGOCD_SERVER = ("app.kubernetes.io/name", "argocd-server")
+FLUX_HELM_CONTROLLER = ("app.kubernetes.io/component", "helm-controller")
+
+
+def controller_release(
+    deployments: list[dict[str, Any]], label: tuple[str, str]
+) -> tuple[Release, str] | None:
+    """(release, image) of the first container image of a Deployment with `label` whose tag is a
+    release number (`quay.io/argoproj/argocd:v3.2.6`)."""
+    key, value = label
+    for d in deployments:
+        if _map(d["metadata"].get("labels")).get(key) != value:
+            continue
+        for container in _list(_map(_map(_map(d.get("spec")).get("template")).get("spec")).get("containers")):
+            image = str(_map(container).get("image", ""))
+            tag = image.rsplit("@", 1)[0].rpartition(":")[2]
+            try:
+                return parse_release(tag), image
+            except ValueError:
+                continue
+    return None
+
+
+def _whitelist_names(crd: dict[str, Any]) -> bool:
+    """Whether a served version of the AppProject CRD has `clusterResourceWhitelist[].name`."""
+    for version in map(_map, _list(_map(crd.get("spec")).get("versions"))):
+        schema = _map(_map(version.get("schema")).get("openAPIV3Schema"))
+        spec = _map(_map(_map(schema.get("properties")).get("spec")).get("properties"))
+        item = _map(_map(spec.get("clusterResourceWhitelist")).get("items"))
+        if version.get("served") is True and "name" in _map(item.get("properties")):
+            return True
+    return False
+
+
+@rule(
+    "GP280",
+    "error",
+    "the cluster's Argo CD cannot apply the platform's AppProject",
+    """
+The AppProject allows Nodes, Namespaces and CRDs by `clusterResourceWhitelist[].name`, which Argo
+CD has from 3.3.0 (argoproj/argo-cd e77acec858). An older AppProject CRD has only `group` and
+`kind` there: under strict field validation (kubectl's default) the API server refuses the whole
+AppProject, and under `--validate=warn` it drops the names, so the project would allow every Node.
+The rule reads the AppProject CRD of `check --snapshot` and, without it, the tag of the
+`argocd-server` image. Upgrade Argo CD to 3.3.0 or newer before the first wave.
+""",
+)
+def argocd_version(ctx: RuleContext) -> Iterator[Finding]:
+    if "argocd" not in ctx.platform.delivery.engines or ctx.snapshot is None:
+        return
+    loc = "spec.delivery.engines"
+    hint = f"upgrade Argo CD to {ARGOCD_MINIMUM} or newer (docs/delivery.md, Entry points)"
+    crd = _named(ctx, "customresourcedefinitions", _APPPROJECT_CRD)
+    if crd is not None:
+        if not _whitelist_names(crd):
+            yield Finding(
+                loc, f"the cluster's {_APPPROJECT_CRD} CRD has no clusterResourceWhitelist[].name", hint
+            )
+        return
+    found = controller_release(_items(ctx, "deployments"), ARGOCD_SERVER)
+    if found is not None and found[0] < ARGOCD_MINIMUM:
+        yield Finding(loc, f"the cluster runs Argo CD {found[1]}, older than {ARGOCD_MINIMUM}", hint)
+
+
+@rule(
+    "GP281",
+    "error",
+    "the cluster's Flux does not serve helm.toolkit.fluxcd.io/v2",
+    """
+The releases are `helm.toolkit.fluxcd.io/v2` HelmReleases, served from Flux 2.3.0 (helm-controller
+v1.0.0). An older Flux refuses them (no such version), so the `00-operators-flux` Kustomization
+fails and no later layer is applied. The rule reads the HelmRelease CRD of `check --snapshot` and,
+without it, the tag of the `helm-controller` image. Upgrade Flux to 2.3.0 or newer first.
+""",
+)
+def flux_version(ctx: RuleContext) -> Iterator[Finding]:
+    if "flux" not in ctx.platform.delivery.engines or ctx.snapshot is None:
+        return
+    loc = "spec.delivery.engines"
+    hint = f"upgrade Flux to {FLUX_MINIMUM} or newer (docs/delivery.md, Entry points)"
+    crd = _named(ctx, "customresourcedefinitions", _HELMRELEASE_CRD)
+    if crd is not None:
+        versions = map(_map, _list(_map(crd.get("spec")).get("versions")))
+        served = sorted(str(v.get("name", "")) for v in versions if v.get("served") is True)
+        if "v2" not in served:
+            yield Finding(
+                loc, f"the cluster's {_HELMRELEASE_CRD} CRD serves {', '.join(served)}, not v2", hint
+            )
+        return
+    found = controller_release(_items(ctx, "deployments"), FLUX_HELM_CONTROLLER)
+    if found is not None and found[0] < FLUX_HELM_CONTROLLER_MINIMUM:
+        yield Finding(
+            loc,
+            f"the cluster runs {found[1]}, older than helm-controller {FLUX_HELM_CONTROLLER_MINIMUM} (Flux {FLUX_MINIMUM})",
+            hint,
+        )
+
+
+@rule(
+    "GP282",
+    "error",
+    f"argocd-cm does not set kustomize.buildOptions {ARGOCD_ENABLE_HELM}",
+    f"""
+From chart 25.12.0 the DRA driver's Application renders the chart through a kustomization with
+`helmCharts` (its DeviceClass needs a post-render patch), which Argo CD's repo-server builds only
+with `kustomize.buildOptions: {ARGOCD_ENABLE_HELM}` in `argocd-cm` (argo-cd docs/user-guide/
+kustomize.md); without it the Application fails to render and the driver is never installed. The
+rule reads `argocd-cm` in `delivery.argocdNamespace` from `check --snapshot` (a snapshot of the
+cluster where Argo CD runs).
+""",
+)
+def argocd_enable_helm(ctx: RuleContext) -> Iterator[Finding]:
+    p = ctx.platform
+    if "argocd" not in p.delivery.engines or ctx.snapshot is None or not argocd_wrapped(ctx.plan):
+        return
+    if not any(s.driver_installed for s in ctx.plan.waves):
+        return
+    ns = p.delivery.argocd_namespace
+    cm = _named(ctx, "configmaps", "argocd-cm", ns)
+    if cm is None:
+        return
+    options = str(_map(cm.get("data")).get("kustomize.buildOptions", ""))
+    if ARGOCD_ENABLE_HELM not in options.split():
+        yield Finding(
+            "spec.draDriver.chartVersion",
+            f"argocd-cm in {ns} has kustomize.buildOptions {options!r}, without {ARGOCD_ENABLE_HELM}",
+            f"set `kustomize.buildOptions: {ARGOCD_ENABLE_HELM}` in argocd-cm before the driver's wave",
+        )

@@ -1,0 +1,141 @@
+"""The identities Argo CD syncs the platform as, once impersonation is on (`delivery/argocd-sync/`).
+
+With `application.sync.impersonation.enabled`, the controller syncs each Application as the
+ServiceAccount its AppProject's `destinationServiceAccounts` names for the destination, on the
+destination cluster, impersonated with the cluster Secret's credentials (argo-cd v3.5.1
+`controller/sync.go`, `util/settings/impersonation.go` `DeriveServiceAccountToImpersonate`). So
+each destination cluster needs that ServiceAccount, allowed exactly what the platform's
+Applications sync there, before the first sync: these folders are applied by hand, once per
+cluster (`cluster/` to the platform's, `argocd/` to Argo CD's when the platform is remote).
+
+RBAC is derived from what the AppProject permits (`delivery.argocd_installs`): a known object is
+granted by name, Nodes are patched only (never created or deleted), and nothing marked
+`Delete=false` may be deleted. Creating the charts' roles needs `bind` and `escalate`: a role
+granting what its creator does not hold is refused otherwise (Kubernetes RBAC, privilege
+escalation prevention).
+"""
+
+from __future__ import annotations
+
+from gpuplatform.model.platform import IN_CLUSTER
+from gpuplatform.plan.waves import Plan
+from gpuplatform.render.delivery import (
+    SYNC_ACCOUNT,
+    ArgoInstalls,
+    TreeFiles,
+    argocd_installs,
+    is_remote,
+    sync_account,
+)
+from gpuplatform.render.meta import NEVER_DELETE_ANNOTATIONS, Obj, k8s_object
+
+__all__ = ["SYNC_FOLDER", "plural", "render_sync_identity"]
+
+SYNC_FOLDER = "delivery/argocd-sync"
+_READ = ["get", "list", "watch"]
+_WRITE = ["create", "update", "patch", "delete"]
+_RBAC_KINDS = {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
+#: The identity of a cluster Secret made by `argocd cluster add` (argo-cd v3.5.1
+#: util/clusterauth/clusterauth.go `ArgoCDManagerServiceAccount`, in kube-system).
+CLUSTER_ADD_ACCOUNT = ("kube-system", "argocd-manager")
+
+
+def plural(kind: str) -> str:
+    """The resource of a kind, as the API server names it by default (k8s.io/apimachinery
+    pkg/api/meta/restmapper.go `UnsafeGuessKindToResource`)."""
+    lower = kind.lower()
+    if lower.endswith("s"):
+        return lower + "es"
+    if lower.endswith("y"):
+        return lower[:-1] + "ies"
+    return lower + "s"
+
+
+def _rules(installs: ArgoInstalls, server: str) -> list[Obj]:
+    """One rule per (kind, verbs): by name where every object of the kind is known."""
+    kinds: dict[tuple[str, str], set[str]] = {}
+    for srv, group, kind, _namespaced, name in installs.objects:
+        if srv == server:
+            kinds.setdefault((group, kind), set()).add(name)
+    rules: list[Obj] = []
+    for (group, kind), names in sorted(kinds.items()):
+        resource = {"apiGroups": [group], "resources": [plural(kind)]}
+        extra = ["bind", "escalate"] if group == "rbac.authorization.k8s.io" and kind in _RBAC_KINDS else []
+        if "" in names:
+            rules.append({**resource, "verbs": _READ + _WRITE + extra})
+            continue
+        deletable = sorted(n for n in names if (group, kind, n) not in installs.kept)
+        if kind == "Node":
+            rules.append({**resource, "verbs": ["list", "watch"]})
+            rules.append({**resource, "resourceNames": sorted(names), "verbs": ["get", "patch"]})
+            continue
+        rules.append({**resource, "verbs": ["list", "watch", "create", *extra]})
+        every = deletable == sorted(names)
+        by_name = ["get", "update", "patch", *(["delete"] if every else [])]
+        rules.append({**resource, "resourceNames": sorted(names), "verbs": by_name})
+        if deletable and not every:
+            rules.append({**resource, "resourceNames": deletable, "verbs": ["delete"]})
+    return rules
+
+
+def _account(wave: str, namespace: str, name: str) -> Obj:
+    return k8s_object("v1", "ServiceAccount", name, wave=wave, namespace=namespace)
+
+
+def _binding(
+    kind: str, name: str, wave: str, namespace: str | None, subject: tuple[str, str], role: str
+) -> Obj:
+    role_kind = "ClusterRole" if kind == "ClusterRoleBinding" else "Role"
+    obj = k8s_object("rbac.authorization.k8s.io/v1", kind, name, wave=wave, namespace=namespace)
+    obj["subjects"] = [{"kind": "ServiceAccount", "namespace": subject[0], "name": subject[1]}]
+    obj["roleRef"] = {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role}
+    return obj
+
+
+def _role(kind: str, name: str, wave: str, namespace: str | None, rules: list[Obj]) -> Obj:
+    obj = k8s_object("rbac.authorization.k8s.io/v1", kind, name, wave=wave, namespace=namespace)
+    obj["rules"] = rules
+    return obj
+
+
+def _impersonator(wave: str, namespace: str, account: str, controller: tuple[str, str]) -> list[Obj]:
+    """Who may sync as `account`: the controller's identity on that cluster, by name."""
+    name = f"{account}-impersonator"
+    rule = {
+        "apiGroups": [""],
+        "resources": ["serviceaccounts"],
+        "resourceNames": [account],
+        "verbs": ["impersonate"],
+    }
+    return [
+        _role("Role", name, wave, namespace, [rule]),
+        _binding("RoleBinding", name, wave, namespace, controller, name),
+    ]
+
+
+def render_sync_identity(plan: Plan, files: TreeFiles) -> dict[str, list[Obj]]:
+    """Folder -> objects: the sync identity of each destination cluster of the platform's AppProject."""
+    p = plan.platform
+    d = p.delivery
+    wave = plan.active.name
+    installs = argocd_installs(plan, files)
+    controller = CLUSTER_ADD_ACCOUNT if is_remote(plan) else (d.argocd_namespace, d.argocd_service_account)
+    ns_name, account = sync_account(plan, d.cluster_server).split(":")
+    cluster = [
+        k8s_object("v1", "Namespace", ns_name, wave=wave, annotations=dict(NEVER_DELETE_ANNOTATIONS)),
+        _account(wave, ns_name, account),
+        _role("ClusterRole", SYNC_ACCOUNT, wave, None, _rules(installs, d.cluster_server)),
+        _binding("ClusterRoleBinding", SYNC_ACCOUNT, wave, None, (ns_name, account), SYNC_ACCOUNT),
+        *_impersonator(wave, ns_name, account, controller),
+    ]
+    folders = {f"{SYNC_FOLDER}/cluster": cluster}
+    if is_remote(plan):
+        ns, name = sync_account(plan, IN_CLUSTER).split(":")
+        own = (d.argocd_namespace, d.argocd_service_account)
+        folders[f"{SYNC_FOLDER}/argocd"] = [
+            _account(wave, ns, name),
+            _role("Role", name, wave, ns, _rules(installs, IN_CLUSTER)),
+            _binding("RoleBinding", name, wave, ns, (ns, name), name),
+            *_impersonator(wave, ns, name, own),
+        ]
+    return folders

@@ -1,0 +1,199 @@
+"""Preflight (GP280-GP282): `check --snapshot` refuses what the cluster's Argo CD or Flux cannot
+apply. The snapshot folders are built as `kubectl get -o json` prints them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from gpuplatform.cli import main
+from tests.specs import minimal_spec, write_spec
+
+
+def _list(items: list[dict[str, Any]]) -> str:
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+
+
+def _appproject_crd(names: bool) -> dict[str, Any]:
+    item: dict[str, Any] = {"group": {"type": "string"}, "kind": {"type": "string"}}
+    if names:
+        item["name"] = {"type": "string"}
+    whitelist = {"type": "array", "items": {"type": "object", "properties": item}}
+    schema = {"properties": {"spec": {"properties": {"clusterResourceWhitelist": whitelist}}}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "appprojects.argoproj.io"},
+        "spec": {"versions": [{"name": "v1alpha1", "served": True, "schema": {"openAPIV3Schema": schema}}]},
+    }
+
+
+def _helmrelease_crd(versions: list[str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "helmreleases.helm.toolkit.fluxcd.io"},
+        "spec": {"versions": [{"name": v, "served": True} for v in versions]},
+    }
+
+
+def _deployment(name: str, labels: dict[str, str], image: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "gitops", "labels": labels},
+        "spec": {"template": {"spec": {"containers": [{"name": name, "image": image}]}}},
+    }
+
+
+def _argocd_cm(options: str | None) -> dict[str, Any]:
+    data = {} if options is None else {"kustomize.buildOptions": options}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "argocd-cm", "namespace": "argocd"},
+        "data": data,
+    }
+
+
+def _snapshot(tmp_path: Path, **kinds: list[dict[str, Any]]) -> Path:
+    folder = tmp_path / "snap"
+    folder.mkdir()
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": n}} for n in ("gpu-01", "gpu-02")]
+    (folder / "nodes.json").write_text(_list(nodes))
+    for kind, items in kinds.items():
+        (folder / f"{kind}.json").write_text(_list(items))
+    return folder
+
+
+def _check(tmp_path: Path, snap: Path, engines: list[str], chart: str | None = None) -> tuple[int, str]:
+    doc = minimal_spec()
+    doc["spec"]["delivery"]["engines"] = engines
+    if chart:
+        doc["spec"]["draDriver"]["chartVersion"] = chart
+    spec = write_spec(tmp_path / "lab.yaml", doc)
+    result = CliRunner().invoke(main, ["check", str(spec), "--snapshot", str(snap)])
+    return result.exit_code, result.output + (result.stderr if result.stderr_bytes else "")
+
+
+@pytest.mark.parametrize(
+    ("kinds", "found"),
+    [
+        ({"customresourcedefinitions": [_appproject_crd(names=False)]}, True),
+        ({"customresourcedefinitions": [_appproject_crd(names=True)]}, False),
+        (
+            {
+                "deployments": [
+                    _deployment(
+                        "argocd-server",
+                        {"app.kubernetes.io/name": "argocd-server"},
+                        "quay.io/argoproj/argocd:v3.2.6",
+                    )
+                ]
+            },
+            True,
+        ),
+        (
+            {
+                "deployments": [
+                    _deployment(
+                        "argocd-server",
+                        {"app.kubernetes.io/name": "argocd-server"},
+                        "quay.io/argoproj/argocd:v3.3.0",
+                    )
+                ]
+            },
+            False,
+        ),
+        ({}, False),
+    ],
+)
+def test_gp280_an_argo_cd_without_whitelist_names_is_refused(
+    tmp_path: Path, kinds: dict[str, list[dict[str, Any]]], found: bool
+) -> None:
+    code, out = _check(tmp_path, _snapshot(tmp_path, **kinds), ["argocd"])
+    assert ("GP280" in out) is found, out
+    assert code == (1 if found else 0), out
+
+
+def test_gp280_the_crd_decides_over_the_image_tag(tmp_path: Path) -> None:
+    server = _deployment(
+        "argocd-server", {"app.kubernetes.io/name": "argocd-server"}, "registry.local/argocd:v3.2.0"
+    )
+    snap = _snapshot(tmp_path, customresourcedefinitions=[_appproject_crd(names=True)], deployments=[server])
+    assert "GP280" not in _check(tmp_path, snap, ["argocd"])[1]
+
+
+@pytest.mark.parametrize(
+    ("kinds", "found"),
+    [
+        ({"customresourcedefinitions": [_helmrelease_crd(["v2beta1", "v2beta2"])]}, True),
+        ({"customresourcedefinitions": [_helmrelease_crd(["v2", "v2beta2"])]}, False),
+        (
+            {
+                "deployments": [
+                    _deployment(
+                        "helm-controller",
+                        {"app.kubernetes.io/component": "helm-controller"},
+                        "ghcr.io/fluxcd/helm-controller:v0.37.4",
+                    )
+                ]
+            },
+            True,
+        ),
+        (
+            {
+                "deployments": [
+                    _deployment(
+                        "helm-controller",
+                        {"app.kubernetes.io/component": "helm-controller"},
+                        "ghcr.io/fluxcd/helm-controller:v1.0.1",
+                    )
+                ]
+            },
+            False,
+        ),
+    ],
+)
+def test_gp281_a_flux_without_helmrelease_v2_is_refused(
+    tmp_path: Path, kinds: dict[str, list[dict[str, Any]]], found: bool
+) -> None:
+    code, out = _check(tmp_path, _snapshot(tmp_path, **kinds), ["flux"])
+    assert ("GP281" in out) is found, out
+    assert code == (1 if found else 0), out
+
+
+@pytest.mark.parametrize(
+    ("chart", "options", "found"),
+    [
+        (None, None, True),
+        (None, "--load-restrictor LoadRestrictionsNone", True),
+        (None, "--load-restrictor LoadRestrictionsNone --enable-helm", False),
+        ("25.8.1", None, False),
+    ],
+)
+def test_gp282_argocd_cm_without_enable_helm_is_refused_when_the_driver_is_wrapped(
+    tmp_path: Path, chart: str | None, options: str | None, found: bool
+) -> None:
+    snap = _snapshot(tmp_path, configmaps=[_argocd_cm(options)])
+    code, out = _check(tmp_path, snap, ["argocd"], chart)
+    assert ("GP282" in out) is found, out
+    if chart is None:  # 25.8.1 is refused on its own (GP112): only its GP282 verdict matters here
+        assert code == (1 if found else 0), out
+
+
+def test_a_snapshot_item_without_a_name_is_bad_input(tmp_path: Path) -> None:
+    snap = _snapshot(tmp_path, configmaps=[{"kind": "ConfigMap", "metadata": {}}])
+    code, out = _check(tmp_path, snap, ["argocd"])
+    assert code == 2
+    assert "configmaps.json:items[0].metadata.name: missing" in out
+
+
+def test_explain_the_preflight_rules() -> None:
+    for code in ("GP280", "GP281", "GP282"):
+        result = CliRunner().invoke(main, ["explain", code])
+        assert result.exit_code == 0 and code in result.output
