@@ -20,6 +20,7 @@ from typing import Any
 
 from gpuplatform.adopt.running import capture_releases
 from gpuplatform.errors import InputError
+from gpuplatform.load.json_list import read_list_items
 from gpuplatform.load.yaml_input import MAX_DATA_BYTES, read_data, read_head, read_text
 from gpuplatform.model.base import is_dns_label, is_dns_subdomain
 from gpuplatform.output.write import write_file
@@ -228,9 +229,18 @@ class Snapshot:
     """`namespace/pod` -> the `kubectl logs` text."""
     lazy: bool = False
 
-    def items(self, kind: str) -> list[dict[str, Any]] | None:
+    kept: set[str] = field(default_factory=set)
+    """Kinds read from the folder through a `keep` function: held only as it returned them."""
+
+    def items(
+        self, kind: str, keep: Callable[[list[Any]], list[Any]] | None = None
+    ) -> list[dict[str, Any]] | None:
+        """The items of `kind` (None when missing); when first read from the folder, each batch of
+        items read passes through `keep` (evidence keeps the fields the gates read)."""
         if self.lazy and kind not in self.kinds and kind in KINDS:
-            self.kinds[kind] = _read_kind(self.folder, kind)
+            self.kinds[kind] = _read_kind(self.folder, kind, keep)
+            if keep is not None:
+                self.kept.add(kind)
         return self.kinds.get(kind)
 
     def every_kind(self) -> dict[str, list[dict[str, Any]] | None]:
@@ -256,18 +266,24 @@ def _csv_rows(text: str) -> list[dict[str, str]]:
     return [dict(zip(header, (c.strip() for c in line.split(",")), strict=False)) for line in lines[1:]]
 
 
-def _read_kind(folder: Path, kind: str) -> list[dict[str, Any]] | None:
-    """The items of `<folder>/<kind>.json` (None when there is no such file)."""
+def _read_kind(
+    folder: Path, kind: str, keep: Callable[[list[Any]], list[Any]] | None
+) -> list[dict[str, Any]] | None:
+    """The items of `<folder>/<kind>.json` through `keep` (None when there is no such file):
+    streamed, or, from a file the streamed read does not vouch for, read whole as before."""
     path = folder / f"{kind}.json"
     if not path.is_file():
         return None
+    streamed = read_list_items(path, keep)
+    if streamed is not None:
+        return streamed
     doc = read_data(path)
     items = doc.get("items") if isinstance(doc, dict) else None
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
         raise InputError.single(
             str(path), "items", "expected `kubectl get -o json` output (a List of objects)"
         )
-    return items
+    return items if keep is None else keep(items)
 
 
 def load_snapshot(folder: Path) -> Snapshot:
