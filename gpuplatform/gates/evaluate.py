@@ -19,7 +19,7 @@ from gpuplatform.gates import EVIDENCE_CHECKS, Gate, gate_data, gates_for_wave
 from gpuplatform.gates.data import wave_data
 from gpuplatform.gates.matchers import DRA_DRIVER
 from gpuplatform.gates.nodes import pool_selectors
-from gpuplatform.gates.projection import project
+from gpuplatform.gates.projection import project, projector
 from gpuplatform.gates.summary import summarise
 from gpuplatform.gates.twins import TWINS, Unlike, found
 from gpuplatform.gates.verdict import GateResult, jq_input, judge, run_programs
@@ -34,13 +34,14 @@ __all__ = ["GateResult", "evaluate_gate", "evaluate_gates", "evaluate_wave", "ex
 
 def _read(kind: str, snapshot: Snapshot) -> list[dict[str, Any]] | None:
     """The snapshot's items of `kind` as the programs read them: Nodes and Pods projected to the
-    fields they read, ResourceSlices' devices summed up by kind (None when the kind is missing)."""
-    items = snapshot.items(kind)
+    fields they read (as they are read, when first read here), ResourceSlices' devices summed up by
+    kind (None when the kind is missing)."""
+    items = snapshot.items(kind, projector(kind))
     if items is None:
         return None
     if kind == "resourceslices":
         return summarise(items, str(snapshot.folder / "resourceslices.json"))
-    return project(kind, items)
+    return items if kind in snapshot.kept else project(kind, items)
 
 
 def _document(kinds: set[str], snapshot: Snapshot) -> dict[str, Any]:
