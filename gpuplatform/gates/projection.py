@@ -58,23 +58,19 @@ _WINDOW = 4096
 Keep = Callable[[Any], Any]
 
 
-class _Shared:
-    """The values met at one place of a projection, each held once while that pays (see `_WINDOW`).
+def _shared() -> Keep:
+    """A function returning the value equal to its argument it met first at one place of a
+    projection, while that pays (see `_WINDOW`); a closure, which Python calls faster than an object.
 
     For what a parser returned (JSON or YAML): strings are shared by value, objects and lists by
     their JSON text, which tells `1` from `1.0` and `true` and keeps key order; a text holding
     `null` is not shared (NaN and infinities are written `null` too), nor are other values.
     """
+    held: dict[str | bytes, Any] | None = {}
+    seen = hits = 0
 
-    __slots__ = ("held", "hits", "seen")
-
-    def __init__(self) -> None:
-        self.held: dict[str | bytes, Any] | None = {}
-        self.seen = 0
-        self.hits = 0
-
-    def __call__(self, value: Any) -> Any:
-        held = self.held
+    def share(value: Any) -> Any:
+        nonlocal held, seen, hits
         if held is None:
             return value
         kind = type(value)
@@ -91,30 +87,32 @@ class _Shared:
         else:
             return value
         shared = held.setdefault(key, value)
-        self.seen += 1
-        self.hits += shared is not value
-        if self.seen == _WINDOW:
-            if self.hits * 2 < self.seen:
-                self.held = None
-            self.seen = self.hits = 0
+        seen += 1
+        hits += shared is not value
+        if seen == _WINDOW:
+            if hits * 2 < seen:
+                held = None
+            seen = hits = 0
         return shared
 
-
-def _same(value: Any) -> Any:
-    return value
+    return share
 
 
-def _compiled(reads: Literal[True] | Reads | list[Reads], share: bool, top: bool = False) -> Keep:
-    """A function keeping `reads` of a value. With `share`, what it returns is held once
-    (`_Shared`), except at the `top` (an item is its own) and in a list's items (held with their list)."""
-    held: Keep = _Shared() if share and not top else _same
+def _compiled(reads: Literal[True] | Reads | list[Reads], share: bool, top: bool = False) -> Keep | None:
+    """A function keeping `reads` of a value (None: the whole value). With `share`, what it returns
+    is held once (`_shared`), except at the `top` (an item is its own) and in a list's items (held
+    with their list). An object is built by a plain loop: a comprehension is one more frame."""
+    held = _shared() if share and not top else None
     if reads is True:
         return held
     if isinstance(reads, list):
         each = _compiled(reads[0], share=False)
 
         def kept_list(value: Any) -> Any:
-            return held([each(item) for item in value]) if type(value) is list else value
+            if type(value) is not list:
+                return value
+            out = value[:] if each is None else [each(item) for item in value]
+            return out if held is None else held(out)
 
         return kept_list
     fields = [(name, _compiled(inner, share)) for name, inner in reads.items()]
@@ -122,7 +120,11 @@ def _compiled(reads: Literal[True] | Reads | list[Reads], share: bool, top: bool
     def kept_object(value: Any) -> Any:
         if type(value) is not dict:
             return value
-        return held({name: keep(value[name]) for name, keep in fields if name in value})
+        out = {}
+        for name, keep in fields:
+            if name in value:
+                out[name] = value[name] if keep is None else keep(value[name])
+        return out if held is None else held(out)
 
     return kept_object
 
@@ -133,6 +135,7 @@ def project(kind: str, items: list[Any]) -> list[Any]:
     if reads is None:
         return items
     keep = _compiled(reads, share=False)
+    assert keep is not None
     return [keep(item) for item in items]
 
 
@@ -143,4 +146,5 @@ def projector(kind: str) -> Callable[[list[Any]], list[Any]] | None:
     if reads is None:
         return None
     keep = _compiled(reads, share=True, top=True)
+    assert keep is not None
     return lambda items: [keep(item) for item in items]
