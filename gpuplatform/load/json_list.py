@@ -1,6 +1,7 @@
 """The items of a `kubectl get -o json` List, read from disk a batch at a time.
 
-`read_data` holds a file's text, then its whole parsed tree: a million pods (650 MB) took 4.6 GB.
+`read_data` holds a file's text, then its whole parsed tree: evidence on a million pods (a 623 MiB
+`pods.json`) peaked at 4.4 GiB.
 `read_list_items` reads the file in blocks, cuts each after a whole item, parses the items so far
 with orjson and hands them to `keep` (evidence keeps the fields the gates read), so beside what
 `keep` returns it holds one block of text and one batch of parsed items.
