@@ -34,6 +34,8 @@ _SPACE = b" \t\n\r"
 _OBJECT = re.compile(rb"[ \t\n\r]*\{")
 _ITEMS = re.compile(rb'"items"[ \t\n\r]*:[ \t\n\r]*\[')
 _OPENING = re.compile(rb'[ \t\n\r]*(\{[ \t\n\r]*"[^"\\]*")')
+#: An escaped colon: `read_data`'s colon count cannot tell a repeated key in such a text.
+_ESCAPED_COLON = re.compile(rb"\\u003[aA]")
 #: A number of 19 digits or more: orjson reads those beyond 64 bits as floats, Python as integers.
 _LONG_NUMBER = re.compile(rb"[:,\[][ \t\n\r]*-?[0-9]{19}")
 #: Failed parses tolerated per cut before the file is left to `read_data` (an opening that also
@@ -77,7 +79,7 @@ def _vouch(text: bytes | bytearray, start: int, end: int, value: Any) -> None:
     """Decline unless `read_data` would read `text[start:end]` to `value`: no key repeated (every
     pair owns a colon outside strings, and re-serialised `value` has one fewer per repeated key;
     `read_data` counts the same way), and no integer orjson read as a float."""
-    if text.find(b"\\u003a", start, end) >= 0 or text.find(b"\\u003A", start, end) >= 0:
+    if _ESCAPED_COLON.search(text, start, end):
         raise _Declined
     try:
         dumped = orjson.dumps(value)
