@@ -14,7 +14,7 @@ from typing import Any
 
 from gpuplatform.background import Background
 from gpuplatform.cel import CelError, DeviceSelector, DeviceSet
-from gpuplatform.evidence.projection import project
+from gpuplatform.evidence.projection import project, projector
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.evidence.summary import summarise
 from gpuplatform.evidence.twins import TWINS, Unlike, found
@@ -34,13 +34,14 @@ __all__ = ["GateResult", "evaluate_gate", "evaluate_gates", "evaluate_wave", "ex
 
 def _read(kind: str, snapshot: Snapshot) -> list[dict[str, Any]] | None:
     """The snapshot's items of `kind` as the programs read them: Nodes and Pods projected to the
-    fields they read, ResourceSlices' devices summed up by kind (None when the kind is missing)."""
-    items = snapshot.items(kind)
+    fields they read (as they are read, when first read here), ResourceSlices' devices summed up by
+    kind (None when the kind is missing)."""
+    items = snapshot.items(kind, projector(kind))
     if items is None:
         return None
     if kind == "resourceslices":
         return summarise(items, str(snapshot.folder / "resourceslices.json"))
-    return project(kind, items)
+    return items if kind in snapshot.kept else project(kind, items)
 
 
 def _document(kinds: set[str], snapshot: Snapshot) -> dict[str, Any]:

@@ -11,13 +11,21 @@ object: only those fields), or to a one-element list holding a tree (a list of o
 fields of each). Where a value does not have the shape the tree expects (a string where an object
 is read), it is kept as it is, so that jq meets exactly what it would meet in the whole object.
 Tests hold that every gate says the same on a projected snapshot as on the whole one.
+
+`projector` projects a kind's items batch by batch as a snapshot is read (`evidence`), and holds
+equal projected values once: a million pods carry a few namespaces, label sets, owners and statuses,
+and as separate dicts they took ~2.2 KiB a pod where the file holds ~0.6 KiB. Nothing that reads a
+document changes it, so sharing is invisible to the programs and their twins.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
-__all__ = ["READS", "project"]
+import orjson
+
+__all__ = ["READS", "project", "projector"]
 
 Reads = dict[str, "Literal[True] | Reads | list[Reads]"]
 
@@ -48,16 +56,82 @@ READS: dict[str, Reads] = {
 }
 
 
-def _kept(value: Any, reads: Literal[True] | Reads | list[Reads]) -> Any:
-    if reads is True:
-        return value
-    if isinstance(reads, list):
-        if type(value) is not list:
+#: A place stops sharing when fewer than half of its last `_WINDOW` values were met before
+#: (names, uids: every pod's own).
+_WINDOW = 4096
+
+Keep = Callable[[Any], Any]
+
+
+def _shared() -> Keep:
+    """A function returning the value equal to its argument it met first at one place of a
+    projection, while that pays (see `_WINDOW`); a closure, which Python calls faster than an object.
+
+    For what a parser returned (JSON or YAML): strings are shared by value, objects and lists by
+    their JSON text, which tells `1` from `1.0` and `true` and keeps key order; a text holding
+    `null` is not shared (NaN and infinities are written `null` too), nor are other values.
+    """
+    held: dict[str | bytes, Any] | None = {}
+    seen = hits = 0
+
+    def share(value: Any) -> Any:
+        nonlocal held, seen, hits
+        if held is None:
             return value
-        return [_kept(item, reads[0]) for item in value]
-    if type(value) is not dict:
-        return value
-    return {name: _kept(value[name], inner) for name, inner in reads.items() if name in value}
+        kind = type(value)
+        key: str | bytes
+        if kind is str:
+            key = value
+        elif kind is dict or kind is list:
+            try:
+                key = orjson.dumps(value, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
+            except orjson.JSONEncodeError:
+                return value
+            if b"null" in key:
+                return value
+        else:
+            return value
+        shared = held.setdefault(key, value)
+        seen += 1
+        hits += shared is not value
+        if seen == _WINDOW:
+            if hits * 2 < seen:
+                held = None
+            seen = hits = 0
+        return shared
+
+    return share
+
+
+def _compiled(reads: Literal[True] | Reads | list[Reads], share: bool, top: bool = False) -> Keep | None:
+    """A function keeping `reads` of a value (None: the whole value). With `share`, what it returns
+    is held once (`_shared`), except at the `top` (an item is its own) and in a list's items (held
+    with their list). An object is built by a plain loop: a comprehension is one more frame."""
+    held = _shared() if share and not top else None
+    if reads is True:
+        return held
+    if isinstance(reads, list):
+        each = _compiled(reads[0], share=False)
+
+        def kept_list(value: Any) -> Any:
+            if type(value) is not list:
+                return value
+            out = value[:] if each is None else [each(item) for item in value]
+            return out if held is None else held(out)
+
+        return kept_list
+    fields = [(name, _compiled(inner, share)) for name, inner in reads.items()]
+
+    def kept_object(value: Any) -> Any:
+        if type(value) is not dict:
+            return value
+        out = {}
+        for name, keep in fields:
+            if name in value:
+                out[name] = value[name] if keep is None else keep(value[name])
+        return out if held is None else held(out)
+
+    return kept_object
 
 
 def project(kind: str, items: list[Any]) -> list[Any]:
@@ -65,4 +139,17 @@ def project(kind: str, items: list[Any]) -> list[Any]:
     reads = READS.get(kind)
     if reads is None:
         return items
-    return [_kept(item, reads) for item in items]
+    keep = _compiled(reads, share=False)
+    assert keep is not None
+    return [keep(item) for item in items]
+
+
+def projector(kind: str) -> Callable[[list[Any]], list[Any]] | None:
+    """For a kind the programs read in part, a function projecting each batch of its items as a
+    snapshot is read, equal values held once across batches; None for another kind."""
+    reads = READS.get(kind)
+    if reads is None:
+        return None
+    keep = _compiled(reads, share=True, top=True)
+    assert keep is not None
+    return lambda items: [keep(item) for item in items]

@@ -167,12 +167,13 @@ _QUICK = {kind: _compile(shape) for kind, shape in SHAPES.items()}
 _QUICK_DEFAULT = _compile(_DEFAULT)
 
 
-def check_items(kind: str, items: list[Any], file: str) -> None:
-    """Refuse (InputError naming `file` and each field) items whose read fields the API never serves."""
+def check_items(kind: str, items: list[Any], file: str, start: int = 0) -> None:
+    """Refuse (InputError naming `file` and each field) items whose read fields the API never serves;
+    `start` is the index of the first of `items` in the file (a streamed batch)."""
     shape = SHAPES.get(kind, _DEFAULT)
     quick = _QUICK.get(kind, _QUICK_DEFAULT)
     found: list[str] = []
-    for i, item in enumerate(items):
+    for i, item in enumerate(items, start):
         here = f"items[{i}]"
         if type(item) is not dict:
             found.append(f"{here}\0expected an object")

@@ -24,6 +24,7 @@ from gpuplatform.errors import InputError
 from gpuplatform.evidence.manifest import TIME_FORMAT, read_manifest, unread_kinds
 from gpuplatform.evidence.shapes import check_items
 from gpuplatform.evidence.snapshot_folder import fresh_folder, swap_in
+from gpuplatform.load.json_list import read_list_items
 from gpuplatform.load.yaml_input import MAX_DATA_BYTES, read_data, read_head, read_text
 from gpuplatform.model.base import is_dns_label, is_dns_subdomain
 from gpuplatform.output.write import write_file
@@ -273,10 +274,19 @@ class Snapshot:
     manifest: dict[str, Any] | None = None
     """`manifest.json`, when the folder has one: the kinds it does not record as read are unknown."""
 
-    def items(self, kind: str) -> list[dict[str, Any]] | None:
+    kept: set[str] = field(default_factory=set)
+    """Kinds read from the folder through a `keep` function: held only as it returned them."""
+
+    def items(
+        self, kind: str, keep: Callable[[list[Any]], list[Any]] | None = None
+    ) -> list[dict[str, Any]] | None:
+        """The items of `kind` (None when missing); when first read from the folder, each batch of
+        items read passes through `keep` (evidence keeps the fields the gates read)."""
         if self.lazy and kind not in self.kinds and kind in KINDS:
             unread = self.manifest is not None and kind in unread_kinds(self.manifest, (kind,))
-            self.kinds[kind] = None if unread else _read_kind(self.folder, kind)
+            self.kinds[kind] = None if unread else _read_kind(self.folder, kind, keep)
+            if keep is not None:
+                self.kept.add(kind)
         return self.kinds.get(kind)
 
     def every_kind(self) -> dict[str, list[dict[str, Any]] | None]:
@@ -302,11 +312,19 @@ def _csv_rows(text: str) -> list[dict[str, str]]:
     return [dict(zip(header, (c.strip() for c in line.split(",")), strict=False)) for line in lines[1:]]
 
 
-def _read_kind(folder: Path, kind: str) -> list[dict[str, Any]] | None:
-    """The items of `<folder>/<kind>.json` (None when there is no such file)."""
+def _read_kind(
+    folder: Path, kind: str, keep: Callable[[list[Any]], list[Any]] | None
+) -> list[dict[str, Any]] | None:
+    """The items of `<folder>/<kind>.json` through `keep` (None when there is no such file):
+    streamed, or, from a file the streamed read does not vouch for, read whole as before."""
     path = folder / f"{kind}.json"
     if not os.path.lexists(path):
         return None
+    checked = _Checked(kind, path, keep)
+    streamed = read_list_items(path, checked)
+    if streamed is not None:
+        checked.raise_refusal()
+        return streamed
     doc = read_data(path, follow_links=False)
     items = doc.get("items") if isinstance(doc, dict) else None
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
@@ -314,7 +332,31 @@ def _read_kind(folder: Path, kind: str) -> list[dict[str, Any]] | None:
             str(path), "items", "expected `kubectl get -o json` output (a List of objects)"
         )
     check_items(kind, items, str(path))
-    return items
+    return items if keep is None else keep(items)
+
+
+class _Checked:
+    """`keep` after the shape check of each streamed batch, its items numbered in the file. The
+    first refusal is kept until the whole file has been read, so a file that is not JSON further
+    on is refused as not JSON, as the whole read refuses it."""
+
+    def __init__(self, kind: str, path: Path, keep: Callable[[list[Any]], list[Any]] | None) -> None:
+        self.kind, self.path, self.keep = kind, path, keep
+        self.read = 0
+        self.refused: InputError | None = None
+
+    def __call__(self, batch: list[Any]) -> list[Any]:
+        if self.refused is None:
+            try:
+                check_items(self.kind, batch, str(self.path), start=self.read)
+            except InputError as exc:
+                self.refused = exc
+        self.read += len(batch)
+        return batch if self.keep is None else self.keep(batch)
+
+    def raise_refusal(self) -> None:
+        if self.refused is not None:
+            raise self.refused
 
 
 def load_snapshot(folder: Path) -> Snapshot:

@@ -46,7 +46,8 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 #: platform may list (15,000 nodes, `MAX_CLUSTER_NODES`). The benchmark fleet's ResourceSlices (18.6
 #: devices per node with its MIG layouts) are 33 KiB per node as `gpuplatform snapshot` writes them
 #: (2-space indent): 64 MiB at 2,000 nodes, 166 MiB at 5,000, ~500 MiB at 15,000. Reading that much
-#: JSON takes several GB of memory.
+#: JSON whole takes several GB of memory; a snapshot's kinds are read a batch at a time
+#: (`load/json_list.py`).
 MAX_DATA_BYTES = 640 * 1024 * 1024
 #: Upper bound on YAML nodes after alias expansion (a "billion laughs" file stops here).
 MAX_EXPANDED_NODES = 1_000_000

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gpuplatform.evidence import projection as projection_module
-from gpuplatform.evidence.projection import project
+from gpuplatform.evidence.projection import project, projector
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.evidence.summary import summarise
 from gpuplatform.evidence.verdict import jq_input, run_programs
@@ -122,3 +122,37 @@ def test_the_projection_keeps_the_shape_it_does_not_expect_as_it_is() -> None:
         {"metadata": "x", "spec": {"nodeName": "n", "containers": [1]}, "status": {"containerStatuses": 3}}
     ]
     assert project("resourceclaims", pods) is pods
+
+
+def test_the_projector_keeps_what_project_keeps_and_holds_equal_values_once() -> None:
+    # GIVEN pods with equal labels, owners and statuses, odd shapes, and null or NaN where a value is read
+    nan = float("nan")
+    owner = {"kind": "ReplicaSet", "name": "web", "uid": "u", "apiVersion": "apps/v1"}
+    pods: list[Any] = [
+        {
+            "metadata": {"name": f"p{i}", "labels": {"app": "web"}, "ownerReferences": [dict(owner)]},
+            "spec": {"nodeName": "n1", "containers": [{"name": "c"}]},
+            "status": {"phase": "Running", "containerStatuses": [{"name": "c", "ready": True}]},
+        }
+        for i in range(3)
+    ]
+    pods += [
+        {"metadata": {"labels": {"app": None}}, "status": {"phase": None}},
+        {"metadata": {"labels": {"app": nan}}, "status": {"phase": nan}},
+        {"metadata": {"labels": {"app": 1}}, "spec": {"nodeName": True}},
+        {"metadata": {"labels": {"app": 1.0}}, "spec": {"nodeName": 1}},
+        {"metadata": "x", "spec": ["n1"], "status": 3},
+        "not an object",
+    ]
+    # WHEN projected batch by batch as a snapshot is read, and at once
+    keep = projector("pods")
+    assert keep is not None
+    kept = keep(pods[:4]) + keep(pods[4:])
+    # THEN the same values of the same types (null and NaN, 1, 1.0 and true told apart)
+    assert repr(kept) == repr(project("pods", pods))
+    assert [type(p["metadata"]["labels"]["app"]) for p in kept[3:7]] == [type(None), float, int, float]
+    # AND equal values are one object
+    assert kept[0]["status"] is kept[1]["status"] and kept[0]["spec"] is kept[2]["spec"]
+    assert kept[0]["metadata"]["ownerReferences"] is kept[1]["metadata"]["ownerReferences"]
+    assert kept[0]["metadata"] is not kept[1]["metadata"]
+    assert projector("resourceclaims") is None
