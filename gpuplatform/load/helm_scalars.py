@@ -126,6 +126,8 @@ def float_key(value: float) -> str:
     single = _float32(value)
     if single == 0:
         return "-0" if math.copysign(1, single) < 0 else "0"
+    if math.isinf(single):  # beyond float32: helm v4.1.4 names the key as YAML writes infinity
+        return ".inf" if single > 0 else "-.inf"
     for precision in range(9):
         text = f"{single:.{precision}e}"
         if _float32(float(text)) == single:

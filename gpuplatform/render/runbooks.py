@@ -69,10 +69,10 @@ def _follow(plan: Plan) -> tuple[str, ...]:
 
 
 def _preflight() -> Action:
-    """Before the first wave: can the cluster's Argo CD and Flux apply the tree (GP280-GP282)?"""
+    """Before the first wave: can the cluster's Argo CD and Flux apply the tree (GP291-GP293)?"""
     return Action(
         "Preflight: read the engines' versions, CRDs and `argocd-cm` (on the cluster where Argo CD runs, when it "
-        "runs elsewhere) and check that they can apply this tree (GP280 Argo CD < 3.3, GP281 Flux < 2.3, GP282 "
+        "runs elsewhere) and check that they can apply this tree (GP291 Argo CD < 3.3, GP292 Flux < 2.3, GP293 "
         "`--enable-helm` missing):",
         ("gpuplatform snapshot --out preflight", f"gpuplatform check {_STACK} --snapshot preflight"),
     )

@@ -52,6 +52,12 @@ def test_mapping_keys_are_strings_as_helm_makes_them() -> None:
     assert list(parse_yaml("y: 1\n017: 2\n1e3: 3\n0.1: 4\n", "f")) == ["true", "15", "1000", "0.1"]
 
 
+def test_a_key_beyond_float32_is_the_infinity_helm_names() -> None:
+    """helm v4.1.4 renders `{1E40: 2, -1E40: 1}` as `{".inf": 2, "-.inf": 1}` (found by hypothesis:
+    `1E100` as a key was an internal error)."""
+    assert list(parse_yaml("1E40: 2\n-1E40: 1\n", "f")) == [".inf", "-.inf"]
+
+
 @pytest.mark.parametrize("text", ["!!int x", "!!bool maybe", "!!float 1x"])
 def test_what_helm_cannot_read_is_refused_with_its_place(text: str) -> None:
     with pytest.raises(InputError) as caught:

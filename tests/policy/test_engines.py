@@ -1,4 +1,4 @@
-"""Preflight (GP280-GP282): `check --snapshot` refuses what the cluster's Argo CD or Flux cannot
+"""Preflight (GP291-GP293): `check --snapshot` refuses what the cluster's Argo CD or Flux cannot
 apply. The snapshot folders are built as `kubectl get -o json` prints them."""
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def test_gp280_an_argo_cd_without_whitelist_names_is_refused(
     tmp_path: Path, kinds: dict[str, list[dict[str, Any]]], found: bool
 ) -> None:
     code, out = _check(tmp_path, _snapshot(tmp_path, **kinds), ["argocd"])
-    assert ("GP280" in out) is found, out
+    assert ("GP291" in out) is found, out
     assert code == (1 if found else 0), out
 
 
@@ -125,7 +125,7 @@ def test_gp280_the_crd_decides_over_the_image_tag(tmp_path: Path) -> None:
         "argocd-server", {"app.kubernetes.io/name": "argocd-server"}, "registry.local/argocd:v3.2.0"
     )
     snap = _snapshot(tmp_path, customresourcedefinitions=[_appproject_crd(names=True)], deployments=[server])
-    assert "GP280" not in _check(tmp_path, snap, ["argocd"])[1]
+    assert "GP291" not in _check(tmp_path, snap, ["argocd"])[1]
 
 
 @pytest.mark.parametrize(
@@ -163,7 +163,7 @@ def test_gp281_a_flux_without_helmrelease_v2_is_refused(
     tmp_path: Path, kinds: dict[str, list[dict[str, Any]]], found: bool
 ) -> None:
     code, out = _check(tmp_path, _snapshot(tmp_path, **kinds), ["flux"])
-    assert ("GP281" in out) is found, out
+    assert ("GP292" in out) is found, out
     assert code == (1 if found else 0), out
 
 
@@ -181,8 +181,8 @@ def test_gp282_argocd_cm_without_enable_helm_is_refused_when_the_driver_is_wrapp
 ) -> None:
     snap = _snapshot(tmp_path, configmaps=[_argocd_cm(options)])
     code, out = _check(tmp_path, snap, ["argocd"], chart)
-    assert ("GP282" in out) is found, out
-    if chart is None:  # 25.8.1 is refused on its own (GP112): only its GP282 verdict matters here
+    assert ("GP293" in out) is found, out
+    if chart is None:  # 25.8.1 is refused on its own (GP112): only its GP293 verdict matters here
         assert code == (1 if found else 0), out
 
 
@@ -194,6 +194,6 @@ def test_a_snapshot_item_without_a_name_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_explain_the_preflight_rules() -> None:
-    for code in ("GP280", "GP281", "GP282"):
+    for code in ("GP291", "GP292", "GP293"):
         result = CliRunner().invoke(main, ["explain", code])
         assert result.exit_code == 0 and code in result.output

@@ -92,7 +92,7 @@ def _whitelist_names(crd: dict[str, Any]) -> bool:
 
 
 @rule(
-    "GP280",
+    "GP291",
     "error",
     "the cluster's Argo CD cannot apply the platform's AppProject",
     """
@@ -122,7 +122,7 @@ def argocd_version(ctx: RuleContext) -> Iterator[Finding]:
 
 
 @rule(
-    "GP281",
+    "GP292",
     "error",
     "the cluster's Flux does not serve helm.toolkit.fluxcd.io/v2",
     """
@@ -156,7 +156,7 @@ def flux_version(ctx: RuleContext) -> Iterator[Finding]:
 
 
 @rule(
-    "GP282",
+    "GP293",
     "error",
     f"argocd-cm does not set kustomize.buildOptions {ARGOCD_ENABLE_HELM}",
     f"""
