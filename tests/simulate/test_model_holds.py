@@ -1,0 +1,77 @@
+"""Each invariant and modelled behaviour that no other test would miss: removing it fails one here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
+from gpuplatform.simulate import replay
+from gpuplatform.simulate.invariants import one_allocator
+from gpuplatform.simulate.operator import DEPLOY_PREFIX
+from gpuplatform.simulate.replay import Replayer
+from gpuplatform.simulate.world import ViolationFound, World
+from tests.simulate.helpers import sim_spec, simulate, violations
+from tests.simulate.test_known_failures import _replayer
+
+
+def _on_claims(tmp_path: Path) -> Replayer:
+    """The minimal spec walked to `claims`: pool `new` on DRA with the tenant's claim running there."""
+    replayer = _replayer(tmp_path, sim_spec(), "flux")
+    replayer.bootstrap()
+    replayer.transition("base", "pilot")
+    replayer.transition("pilot", "claims")
+    return replayer
+
+
+def test_a_driver_upgrade_without_the_runbooks_drain_strands_the_claims(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the runbook without its drain of claim holders before a driver upgrade
+    monkeypatch.setattr(replay, "maintenance_steps", lambda *args: ())
+    # WHEN the claims wave is reached and a DRA node gets a driver upgrade
+    report = simulate(tmp_path, sim_spec(), "pilot", "claims", engines=("flux",))
+    # THEN the driver manager pauses the kubelet plugin (NODE_LABEL_FOR_GPU_POD_EVICTION) while the
+    # tenant's claim is still allocated there
+    [(_, _, _, violation)] = violations(report)
+    assert violation.invariant == "claim-stranded"
+    assert "team-a/one-gpu-user" in violation.message
+
+
+def test_resource_slices_outlive_their_plugin_until_the_kubelet_wipes_them(tmp_path: Path) -> None:
+    # kubernetes pkg/kubelet/cm/dra: the driver's slices are wiped only after a delay once it unregisters
+    world = _on_claims(tmp_path).world
+    [new] = [g for g in world.cluster.groups if g.pool == "new"]
+    seen: list[tuple[str, str]] = []
+
+    def watch(w: World) -> None:
+        seen.append((new.kubelet_plugin, new.slices))
+
+    world.checks = [watch]
+    for w in world.cluster.workloads:
+        if w.group == new.id:
+            w.moves, w.deleted, w.phase, w.group, w.allocator = True, True, "done", "", ""
+    new.set_label(DRA_PLUGIN_LABEL, None, "test")
+    world.settle()
+    assert ("absent", "stale") in seen
+    assert seen[-1] == ("absent", "none")
+
+
+def test_stale_resource_slices_count_as_the_dra_driver_advertising(tmp_path: Path) -> None:
+    # GIVEN a DRA node whose kubelet plugin is gone while its slices are not yet wiped
+    world = _on_claims(tmp_path).world
+    [new] = [g for g in world.cluster.groups if g.pool == "new"]
+    for w in world.cluster.workloads:
+        if w.group == new.id:
+            w.moves, w.deleted, w.phase, w.group, w.allocator = True, True, "done", "", ""
+    new.set_label(DRA_PLUGIN_LABEL, None, "test")
+    new.kubelet_plugin, new.slices = "absent", "stale"
+    world.checks = [one_allocator]
+    # WHEN the device plugin comes back before the kubelet wipes them
+    new.set_label(DEPLOY_PREFIX + "device-plugin", "true", "test")
+    with pytest.raises(ViolationFound) as found:
+        world.settle()
+    # THEN the scheduler can place pods through both allocators on the same GPUs
+    assert found.value.violation.invariant == "one-allocator"
+    assert "(stale)" in found.value.violation.message
