@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from gpuplatform.evidence.register import workload_rows
+from gpuplatform.evidence.snapshot import Snapshot
+from gpuplatform.load.stacks import load_stack
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.simulate import replay
 from gpuplatform.simulate.invariants import one_allocator
+from gpuplatform.simulate.model import tolerates
 from gpuplatform.simulate.operator import DEPLOY_PREFIX
 from gpuplatform.simulate.replay import Replayer
+from gpuplatform.simulate.run import simulate_platform
 from gpuplatform.simulate.world import ViolationFound, World
 from tests.simulate.helpers import sim_spec, simulate, violations
 from tests.simulate.test_known_failures import _replayer
+from tests.specs import write_spec
 
 
 def _on_claims(tmp_path: Path) -> Replayer:
@@ -75,3 +82,70 @@ def test_stale_resource_slices_count_as_the_dra_driver_advertising(tmp_path: Pat
     # THEN the scheduler can place pods through both allocators on the same GPUs
     assert found.value.violation.invariant == "one-allocator"
     assert "(stale)" in found.value.violation.message
+
+
+def _third_allocator_pod(node: str) -> dict[str, Any]:
+    """A pod with no GPU request whose container sets NVIDIA_VISIBLE_DEVICES=all (a CUDA base image's default)."""
+    container = {"name": "main", "image": "cuda", "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}
+    return {
+        "metadata": {"name": "sneaky", "namespace": "ml"},
+        "spec": {"nodeName": node, "containers": [container]},
+    }
+
+
+def test_a_pod_that_reaches_gpus_with_no_allocator_is_a_one_allocator_violation(tmp_path: Path) -> None:
+    # GIVEN a snapshot whose only GPU workload reaches the GPUs of gpu-01 through its environment
+    # (nvidia-container-toolkit: `all` exposes every GPU to the container, no allocator asked)
+    snapshot = Snapshot(tmp_path, {"pods": [_third_allocator_pod("gpu-01")]})
+    (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", sim_spec()))
+    # WHEN simulate replays the migration with that workload mix
+    report = simulate_platform(loaded, "base", "pilot", ("flux",), snapshot=snapshot)
+    # THEN the pod is a third allocator next to the device plugin
+    [(_, _, _, violation)] = violations(report)
+    assert violation.invariant == "one-allocator" and "ml/sneaky" in violation.message
+    assert "NVIDIA_VISIBLE_DEVICES" in violation.message
+
+
+def test_the_register_lists_a_pod_that_reaches_gpus_with_no_allocator(tmp_path: Path) -> None:
+    operand = _third_allocator_pod("gpu-01")
+    operand["metadata"] = {
+        "name": "nvidia-dcgm-exporter-x",
+        "namespace": "gpu-operator",
+        "ownerReferences": [{"kind": "DaemonSet", "name": "nvidia-dcgm-exporter", "controller": True}],
+    }
+    pods = [_third_allocator_pod("gpu-01"), operand]
+    [row] = workload_rows(Snapshot(tmp_path, {"pods": pods}))
+    assert (row.namespace, row.name, row.as_dict()["visibleDevicesWithoutAllocator"]) == (
+        "ml",
+        "sneaky",
+        "all",
+    )
+
+
+def test_spec_workloads_keep_their_node_selector_and_tolerations(tmp_path: Path) -> None:
+    # GIVEN a spec workload selecting a label no node carries yet, tolerating a taint of its own
+    doc = sim_spec()
+    toleration = {"key": "example.com/batch", "operator": "Exists", "effect": "NoSchedule"}
+    doc["spec"]["workloads"] = [
+        {
+            "kind": "Deployment",
+            "namespace": "team-a",
+            "name": "train",
+            "tier": "full",
+            "movesIn": "cutover",
+            "nodeSelector": {"example.com/rack": "r1"},
+            "tolerations": [toleration],
+        }
+    ]
+    replayer = _replayer(tmp_path, doc, "flux")
+    replayer.bootstrap()
+    world = replayer.world
+    [train] = [w for w in world.cluster.workloads if w.name == "train"]
+    # THEN it keeps both and the scheduler leaves it pending
+    assert tolerates(train.tolerations, {"key": "example.com/batch", "value": "", "effect": "NoSchedule"})
+    assert train.phase == "pending"
+    # WHEN a node gets the label, it is placed there (NodeAffinity filter)
+    [old] = [g for g in world.cluster.groups if g.pool == "old"]
+    old.set_label("example.com/rack", "r1", "test")
+    world.settle()
+    assert (train.phase, train.group) == ("running", old.id)
