@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gpuplatform.charts.model import helm_merge
 from gpuplatform.evidence.register import workload_rows
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.simulate import replay
+from gpuplatform.simulate.driver_manager import upgrade_driver
 from gpuplatform.simulate.invariants import one_allocator
 from gpuplatform.simulate.model import tolerates
 from gpuplatform.simulate.operator import DEPLOY_PREFIX
@@ -24,11 +27,14 @@ from tests.specs import write_spec
 
 
 def _on_claims(tmp_path: Path) -> Replayer:
-    """The minimal spec walked to `claims`: pool `new` on DRA with the tenant's claim running there."""
+    """The minimal spec walked to `claims`, its workloads running (pool `new` on DRA with the tenant's
+    claim), ready for a disturbance."""
     replayer = _replayer(tmp_path, sim_spec(), "flux")
     replayer.bootstrap()
     replayer.transition("base", "pilot")
     replayer.transition("pilot", "claims")
+    replayer._add_workloads("claims")
+    replayer.world.disturbance = True
     return replayer
 
 
@@ -149,3 +155,58 @@ def test_spec_workloads_keep_their_node_selector_and_tolerations(tmp_path: Path)
     old.set_label("example.com/rack", "r1", "test")
     world.settle()
     assert (train.phase, train.group) == ("running", old.id)
+
+
+def _operator_values(world: World, values: dict[str, Any]) -> None:
+    """The installed GPU Operator release with `values` merged over its own."""
+    release = world.cluster.releases["gpu-operator"]
+    world.cluster.releases["gpu-operator"] = dataclasses.replace(
+        release, values=helm_merge(release.values, values)
+    )
+
+
+def test_the_upgrade_controller_deletes_gpu_request_pods_before_the_driver_restarts(tmp_path: Path) -> None:
+    # gpu-operator v26.3.1 cmd/gpu-operator/main.go gpuPodSpecFilter, autoUpgrade the chart default
+    world = _on_claims(tmp_path).world
+    [old] = [g for g in world.cluster.groups if g.pool == "old"]
+    upgrade_driver(world, old, lambda w: [])
+    assert not [w for w in world.cluster.workloads if w.group == old.id and w.phase == "running"]
+    assert any(s.actor == "gpu-operator upgrade controller" for s in world.trace)
+
+
+def test_without_any_eviction_a_gpu_pod_keeps_the_driver_loaded(tmp_path: Path) -> None:
+    # GIVEN autoUpgrade off and the driver manager's ENABLE_GPU_POD_EVICTION off
+    world = _on_claims(tmp_path).world
+    _operator_values(
+        world,
+        {
+            "driver": {
+                "upgradePolicy": {"autoUpgrade": False},
+                "manager": {"env": [{"name": "ENABLE_GPU_POD_EVICTION", "value": "false"}]},
+            }
+        },
+    )
+    [old] = [g for g in world.cluster.groups if g.pool == "old"]
+    # WHEN the driver is upgraded THEN the legacy pods still hold the GPUs the driver must unload
+    with pytest.raises(ViolationFound) as found:
+        upgrade_driver(world, old, lambda w: [])
+    assert found.value.violation.invariant == "driver-upgrade"
+    assert "pod gpu-legacy/legacy-old (running)" in found.value.violation.message
+
+
+@pytest.mark.parametrize(("version", "claim_pod"), [("v0.10.0", "running"), ("v0.12.0", "stuck-terminating")])
+def test_each_driver_manager_drains_what_its_source_says(
+    tmp_path: Path, version: str, claim_pod: str
+) -> None:
+    # k8s-driver-manager v0.10.0 gpuPodSpecFilter vs v0.12.0 podUsesGPU (claims too), both after
+    # evictAllGPUOperatorComponents paused the kubelet plugin's label
+    world = _on_claims(tmp_path).world
+    _operator_values(
+        world, {"driver": {"upgradePolicy": {"autoUpgrade": False}, "manager": {"version": version}}}
+    )
+    [new] = [g for g in world.cluster.groups if g.pool == "new"]
+    [claim] = [w for w in world.cluster.workloads if w.group == new.id and w.kind == "claim"]
+    world.checks = []
+    with pytest.raises(ViolationFound):
+        upgrade_driver(world, new, lambda w: [])
+    assert claim.phase == claim_pod
