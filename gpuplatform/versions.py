@@ -21,6 +21,7 @@ __all__ = [
     "DRA_DRIVER_BASELINE",
     "DRA_DRIVER_DEFAULT",
     "DRA_DRIVER_FEATURE_GATES",
+    "DRIVER_MANAGER_DRAINS_CLAIMS_SINCE",
     "DRIVER_MANAGER_EVICTION_LABEL_SINCE",
     "FLUX_DEFAULT",
     "FLUX_HELM_CONTROLLER_MINIMUM",
@@ -190,6 +191,13 @@ NVIDIA_DRIVER_DEFAULT = "580.126.09"
 #: the Go rewrite (v0.10.0 `cmd/driver-manager/main.go`: `nodeLabelForGPUPodEviction`, `maybeSetPaused`).
 #: NVIDIA/gpu-operator itself never names the variable: it passes `driver.manager.env` through.
 DRIVER_MANAGER_EVICTION_LABEL_SINCE = parse_release("0.6.3")
+#: From this k8s-driver-manager its GPU-pod drain (`nvDrainNode` -> `DeleteOrEvictPods`, run when
+#: ENABLE_GPU_POD_EVICTION is set and the node is not under the operator's auto-upgrade policy) also
+#: takes pods holding an allocated `gpu.nvidia.com` ResourceClaim (NVIDIA/k8s-driver-manager v0.12.0
+#: `internal/kubernetes/client.go` `podUsesGPU`, `podHasGPUResourceClaim`); v0.10.0 and v0.11.0
+#: (`gpuPodSpecFilter`) take only pods requesting `nvidia.com/gpu*` or `nvidia.com/mig-*`. Both pause
+#: the NODE_LABEL_FOR_GPU_POD_EVICTION label before that drain (`evictAllGPUOperatorComponents`).
+DRIVER_MANAGER_DRAINS_CLAIMS_SINCE = parse_release("0.12.0")
 #: The k8s-driver-manager each GPU Operator release ships (NVIDIA/gpu-operator
 #: `deployments/gpu-operator/values.yaml` `driver.manager.version` at the tag): every 26.3.x honours
 #: the eviction env; v0.12.0 (26.7.0) also drains the operator-managed DRA driver by its own label.

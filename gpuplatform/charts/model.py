@@ -280,6 +280,10 @@ class OperatorOutput:
     eviction_label: str
     manager_version: str
     upgrade_drain: bool
+    auto_upgrade: bool = True
+    """`driver.upgradePolicy.autoUpgrade`: the operator's upgrade controller drains before the driver restarts."""
+    gpu_pod_eviction: bool = True
+    """The driver manager's ENABLE_GPU_POD_EVICTION (`true` in assets/state-driver/0500_daemonset.yaml)."""
 
 
 def _env(items: Any, name: str) -> str:
@@ -330,4 +334,6 @@ def render_gpu_operator(version: str, values: dict[str, Any]) -> OperatorOutput:
         eviction_label=_env(manager.get("env"), "NODE_LABEL_FOR_GPU_POD_EVICTION"),
         manager_version=str(manager.get("version") or default_manager),
         upgrade_drain=bool(((driver.get("upgradePolicy") or {}).get("drain") or {}).get("enable")),
+        auto_upgrade=bool((driver.get("upgradePolicy") or {}).get("autoUpgrade")),
+        gpu_pod_eviction=_env(manager.get("env"), "ENABLE_GPU_POD_EVICTION").lower() != "false",
     )

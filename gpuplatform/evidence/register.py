@@ -9,7 +9,16 @@ from typing import Any
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.matchers import GPU_RESOURCE, is_device_plugin_pod, is_dra_kubelet_plugin_pod
 
-__all__ = ["HUMAN_FIELDS", "NodeRow", "WorkloadRow", "gpu_count", "node_rows", "workload_of", "workload_rows"]
+__all__ = [
+    "HUMAN_FIELDS",
+    "NodeRow",
+    "WorkloadRow",
+    "gpu_count",
+    "node_rows",
+    "visible_devices",
+    "workload_of",
+    "workload_rows",
+]
 
 #: Fields only a person can fill; present and empty in every row.
 HUMAN_FIELDS = ("owner", "restartTolerance", "maintenanceWindow", "rollbackOwner", "validationTest")
@@ -42,6 +51,40 @@ def gpu_count(pod: dict[str, Any]) -> int:
 
     init = max((wants(c) for c in spec.get("initContainers") or []), default=0)
     return max(init, sum(wants(c) for c in spec.get("containers") or []))
+
+
+#: Values of NVIDIA_VISIBLE_DEVICES that expose no GPU (nvidia-container-toolkit "Specialized
+#: Configurations": `none` keeps only the driver's capabilities, `void`/empty behaves as runc).
+_NO_GPU = ("", "none", "void")
+#: DaemonSets of the GPU stack whose pods reach the GPUs by design (operands, plugins).
+_STACK_PREFIXES = ("nvidia-", "gpu-feature-discovery", "gpu-operator")
+
+
+def visible_devices(pod: dict[str, Any]) -> str:
+    """The NVIDIA_VISIBLE_DEVICES a workload container sets to reach GPUs with no GPU request ('' if none).
+
+    The NVIDIA container runtime exposes `all`, or the listed indexes or UUIDs, to any container that
+    sets it; no allocator knows. Pods of the GPU stack's DaemonSets do it by design and are skipped.
+    """
+    if gpu_count(pod) or _other_gpu_resources(pod) or pod.get("spec", {}).get("resourceClaims"):
+        return ""
+    owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+    if any(
+        o.get("kind") == "DaemonSet"
+        and (
+            str(o.get("name", "")).startswith(_STACK_PREFIXES)
+            or str(o.get("name", "")).endswith("-kubelet-plugin")
+        )
+        for o in owners
+    ):
+        return ""
+    for c in _containers(pod):
+        for env in c.get("env") or []:
+            if isinstance(env, dict) and env.get("name") == "NVIDIA_VISIBLE_DEVICES":
+                value = str(env.get("value") or "").strip()
+                if value.lower() not in _NO_GPU:
+                    return value
+    return ""
 
 
 def _other_gpu_resources(pod: dict[str, Any]) -> list[str]:
@@ -90,6 +133,8 @@ class WorkloadRow:
     affinity: bool = False
     tolerations: list[str] = field(default_factory=list)
     mig_or_sharing: list[str] = field(default_factory=list)
+    visible_devices: str = ""
+    """NVIDIA_VISIBLE_DEVICES of a pod that reaches GPUs with no allocator (a third allocator)."""
 
     def as_dict(self) -> dict[str, Any]:
         row: dict[str, Any] = {
@@ -105,12 +150,14 @@ class WorkloadRow:
             "affinity": self.affinity,
             "tolerations": sorted(self.tolerations),
             "migOrSharing": sorted(self.mig_or_sharing),
+            "visibleDevicesWithoutAllocator": self.visible_devices,
         }
         return row | {f: "" for f in HUMAN_FIELDS}
 
 
 def workload_rows(snapshot: Snapshot) -> list[WorkloadRow]:
-    """Every workload with a pod requesting `nvidia.com/gpu` (or another nvidia.com resource) or a claim."""
+    """Every workload with a pod requesting `nvidia.com/gpu` (or another nvidia.com resource) or a claim,
+    or reaching GPUs through NVIDIA_VISIBLE_DEVICES with neither (`visibleDevicesWithoutAllocator`)."""
     products = {
         n["metadata"]["name"]: (n["metadata"].get("labels") or {}).get(PRODUCT_LABEL, "")
         for n in snapshot.items("nodes") or []
@@ -124,7 +171,8 @@ def workload_rows(snapshot: Snapshot) -> list[WorkloadRow]:
             c.get("resourceClaimName") or c.get("resourceClaimTemplateName") or c.get("name")
             for c in pod.get("spec", {}).get("resourceClaims") or []
         ]
-        if not gpus and not others and not claims:
+        visible = visible_devices(pod)
+        if not gpus and not others and not claims and not visible:
             continue
         namespace = str(pod["metadata"].get("namespace", ""))
         kind, name = workload_of(pod, snapshot)
@@ -145,6 +193,7 @@ def workload_rows(snapshot: Snapshot) -> list[WorkloadRow]:
             if text not in row.tolerations:
                 row.tolerations.append(text)
         row.mig_or_sharing = sorted(set(row.mig_or_sharing) | set(others))
+        row.visible_devices = row.visible_devices or visible
     return [rows[k] for k in sorted(rows)]
 
 

@@ -1,13 +1,20 @@
-"""A driver upgrade on one node, as NVIDIA/k8s-driver-manager runs it in the driver pod's init container.
+"""A driver upgrade on one node: the GPU Operator's upgrade controller, then NVIDIA/k8s-driver-manager.
 
-`cmd/driver-manager/main.go` (v0.10.0, the GPU Operator v26.3.1 default; v0.12.0 the same for
-what is modelled here): `evictAllGPUOperatorComponents` sets every `nvidia.com/gpu.deploy.*`
-label that is `true` to `paused-for-driver-upgrade` (a `false` stays `false`) and, in the same
-update, the label named by NODE_LABEL_FOR_GPU_POD_EVICTION when the node has it; it waits for the
-operand pods to terminate, drains GPU pods, unloads and reinstalls the driver, then
-`rescheduleGPUOperatorComponents` sets the paused labels back to `true`. The modules cannot be
-unloaded while a process holds the GPUs (the DRA kubelet plugin through NVML included). A GitOps
-engine that owns one of these labels writes it back when it next corrects drift; when that
+- Upgrade controller (NVIDIA/gpu-operator v26.3.1 `controllers/upgrade_controller.go`, k8s-operator-libs
+  `pkg/upgrade`): with `driver.upgradePolicy.autoUpgrade` (the chart default) it cordons the node and
+  deletes the pods `gpuPodSpecFilter` selects (`cmd/gpu-operator/main.go`: Running or Pending pods whose
+  containers request `nvidia.com/gpu*` or `nvidia.com/mig-*`), never a pod holding only a claim, and
+  then restarts the driver pod. The operator annotates the node `nvidia.com/gpu-driver-upgrade-enabled`
+  (`controllers/state_manager.go`), which turns the driver manager's own eviction off.
+- Driver manager (`cmd/driver-manager/main.go`, the version the release ships, see `versions.py`):
+  `evictAllGPUOperatorComponents` sets every `nvidia.com/gpu.deploy.*` label that is `true` to
+  `paused-for-driver-upgrade` (a `false` stays) and, in the same update, the label named by
+  NODE_LABEL_FOR_GPU_POD_EVICTION; without the annotation and with ENABLE_GPU_POD_EVICTION it then
+  drains GPU pods: v0.10.0 those requesting `nvidia.com/gpu*`, v0.12.0 also claim holders
+  (`DRIVER_MANAGER_DRAINS_CLAIMS_SINCE`), after their kubelet plugin was paused. The modules cannot be
+  unloaded while anything holds the GPUs: an operand, the DRA kubelet plugin (NVML), a workload pod.
+  `rescheduleGPUOperatorComponents` sets the paused labels back.
+A GitOps engine that owns one of these labels writes it back when it next corrects drift; when that
 happens is not modelled, so it is taken to happen while the node is paused.
 """
 
@@ -15,11 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gpuplatform.simulate.model import Group
+from gpuplatform.simulate.model import Group, Workload
 from gpuplatform.simulate.operator import DEPLOY_PREFIX
 from gpuplatform.simulate.world import World
+from gpuplatform.versions import DRIVER_MANAGER_DRAINS_CLAIMS_SINCE, parse_release
 
-__all__ = ["PAUSED", "upgrade_driver"]
+__all__ = ["PAUSED", "drained_by_manager", "upgrade_driver"]
 
 PAUSED = "paused-for-driver-upgrade"
 MANAGER = "k8s-driver-manager"
@@ -37,9 +45,38 @@ def _restored(value: str) -> str:
     return "true" if value == PAUSED else value.replace(f"_{PAUSED}", "")
 
 
+def drained_by_manager(manager_version: str, w: Workload) -> bool:
+    """Whether the driver manager's GPU-pod drain takes `w` (v0.12.0 also claim holders)."""
+    if w.kind == "legacy":
+        return True
+    return w.kind == "claim" and parse_release(manager_version) >= DRIVER_MANAGER_DRAINS_CLAIMS_SINCE
+
+
+def _on(world: World, group: Group) -> list[Workload]:
+    return [
+        w for w in world.cluster.workloads if w.group == group.id and w.phase in ("running", "restarting")
+    ]
+
+
+def _evict(world: World, group: Group, actor: str, pods: list[Workload]) -> None:
+    group.cordoned = True
+    for w in pods:
+        w.evict(f"{actor} drains {group.name} for a driver upgrade")
+    world.record(actor, f"cordons {group.name} and deletes {', '.join(w.key for w in pods) or 'no GPU pod'}")
+    world.settle()
+
+
 def upgrade_driver(world: World, group: Group, correct_drift: Callable[[World], list[str]]) -> None:
-    """Run the driver manager on `group` (one node), the engine's drift correction landing mid-way."""
-    label = world.operator().eviction_label
+    """Run the upgrade controller and the driver manager on `group` (one node), drift correction mid-way."""
+    op = world.operator()
+    if op.auto_upgrade:
+        _evict(
+            world,
+            group,
+            "gpu-operator upgrade controller",
+            [w for w in _on(world, group) if w.kind == "legacy"],
+        )
+    label = op.eviction_label
     keys = [k for k in group.labels if k.startswith(DEPLOY_PREFIX) and k != DEPLOY_PREFIX + "driver"]
     if label and group.labels.get(label):
         keys.append(label)
@@ -55,9 +92,17 @@ def upgrade_driver(world: World, group: Group, correct_drift: Callable[[World], 
     if fixed:
         world.record(world.engine, f"drift correction writes back {'; '.join(fixed)}")
         world.settle()
+    if not op.auto_upgrade and op.gpu_pod_eviction:
+        pods = [w for w in _on(world, group) if drained_by_manager(op.manager_version, w)]
+        _evict(world, group, f"k8s-driver-manager {op.manager_version}", pods)
     holders = [n for n, phase in group.operands.items() if n != "driver" and phase != "unschedulable"]
     if group.kubelet_plugin != "absent":
         holders.append(f"DRA kubelet plugin ({group.kubelet_plugin})")
+    holders += [
+        f"pod {w.key} ({w.phase})"
+        for w in world.cluster.workloads
+        if w.group == group.id and w.phase in ("running", "restarting", "terminating", "stuck-terminating")
+    ]
     if holders:
         world.fail(
             "driver-upgrade",

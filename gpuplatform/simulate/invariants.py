@@ -2,7 +2,9 @@
 
 Checked after every step (`STEP_CHECKS`):
 - one-allocator: no node where the device plugin advertises GPUs while the DRA driver publishes
-  (or still shows) ResourceSlices for them, and no GPU held by a running device-plugin pod there;
+  (or still shows) ResourceSlices for them, no GPU held by a running device-plugin pod there, and no
+  pod that reaches a node's GPUs through `NVIDIA_VISIBLE_DEVICES` without asking an allocator (a
+  third allocator, which neither the device plugin nor the DRA driver knows about);
 - claim-stranded: no allocated claim on a node whose DRA kubelet plugin is gone or going;
 - workload-disrupted: no running workload evicted, hung or refused unless the transition moves it;
 - early-bridge (checked where the scheduler binds): no unmigrated `nvidia.com/gpu` pod placed on a
@@ -24,6 +26,14 @@ _OPERANDS = ("driver", "container-toolkit", "gpu-feature-discovery", "dcgm", "dc
 def one_allocator(world: World) -> None:
     holders: dict[str, str] = {}
     for w in world.cluster.workloads:
+        if w.allocator == "visible-devices" and w.phase in ("running", "terminating"):
+            g = world.cluster.group(w.group)
+            world.fail(
+                "one-allocator",
+                f"{w.key} reaches the GPUs of {g.name} through NVIDIA_VISIBLE_DEVICES without a GPU "
+                "request: a third allocator that neither the device plugin nor the DRA driver sees",
+                [f"Pod/{w.key}", f"Node/{g.nodes[0]}"],
+            )
         if w.allocator == "device-plugin" and w.phase in ("running", "terminating"):
             holders.setdefault(w.group, w.key)
     for g in world.cluster.groups:

@@ -29,7 +29,7 @@ __all__ = [
 
 Operand = Literal["running", "waiting", "crashloop", "unschedulable", "terminating"]
 Phase = Literal["pending", "running", "restarting", "terminating", "stuck-terminating", "refused", "done"]
-Allocator = Literal["device-plugin", "dra", "bridge", ""]
+Allocator = Literal["device-plugin", "dra", "bridge", "visible-devices", ""]
 
 
 def tolerates(tolerations: list[Toleration], taint: Taint) -> bool:
@@ -119,17 +119,20 @@ class Group:
 
 @dataclass
 class Workload:
-    """One pod that needs GPUs: an unmigrated `nvidia.com/gpu` pod or a pod with a claim."""
+    """One pod that needs GPUs: an unmigrated `nvidia.com/gpu` pod, a pod with a claim, or a pod that
+    reaches every GPU of its node through `NVIDIA_VISIBLE_DEVICES` without asking any allocator."""
 
     name: str
     namespace: str
-    kind: Literal["legacy", "claim"]
+    kind: Literal["legacy", "claim", "unallocated"]
     gpus: int
     origin: str
     """Where it comes from: `default` mix, `spec` workload, `validation`, `snapshot`."""
     tolerations: list[Toleration] = field(default_factory=list)
     pool: str = ""
     """Node affinity to one pool (legacy pods of the default mix stay on their pool)."""
+    node_selector: dict[str, str] = field(default_factory=dict)
+    """`spec.nodeSelector`: the node's labels must carry every entry."""
     device_class: str = ""
     template: str = ""
     group: str = ""

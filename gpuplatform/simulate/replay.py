@@ -277,8 +277,9 @@ class Replayer:
         """A node restart and, from the same state, a driver upgrade on one node of each kind of group.
 
         Each runs on its own copy of the cluster, so neither hides what the other breaks; the walk
-        continues from the state before them.
+        continues from the state before them. The wave's own workloads (its tenants' claims) run first.
         """
+        self._add_workloads(self.world.target)
         seen: set[tuple[str, str, bool]] = set()
         for group in list(self.world.cluster.groups):
             kind = (self.world.mode(group), group.provisioner, group.mig_capable)

@@ -9,7 +9,10 @@
   feasible node the scorer prefers is not modelled: a bridged placement on a DRA node is taken
   whenever one is feasible (the dangerous choice).
 - Claims: a device is allocatable when the class selectors select it on a node whose slices the
-  scheduler sees (stale slices too); NoSchedule/NoExecute taints must be tolerated.
+  scheduler sees (stale slices too); NoSchedule/NoExecute taints must be tolerated, and a pod's
+  `nodeSelector` must match the node's labels (NodeAffinity filter).
+- A pod with no GPU request that reaches the GPUs through `NVIDIA_VISIBLE_DEVICES` fits any node its
+  selector and tolerations allow: the scheduler counts nothing for it.
 - Admission: the tenant's ValidatingAdmissionPolicy allows only its own classes; ResourceQuota
   charges `count/resourceclaims`, `<class>.deviceclass.resource.k8s.io/devices` and
   `requests.nvidia.com/gpu` when the pod or claim is created (kube-apiserver quota admission).
@@ -79,6 +82,8 @@ class _Usage:
 
 
 def _charges(w: Workload) -> tuple[tuple[str, int], ...]:
+    if w.kind == "unallocated":
+        return ()
     return _charges_of(w.kind == "legacy", w.device_class, w.gpus)
 
 
@@ -138,7 +143,7 @@ def _feasible_indexes(shape: _Hashable, groups: tuple[_Hashable, ...]) -> tuple[
 
     Kept across scheduling passes: most passes see the same groups as the one before.
     """
-    _, _, gpus, pool, frozen = shape
+    _, _, gpus, pool, frozen, _ = shape
     tolerations = [dict(t) for t in frozen]
     return tuple(
         i
@@ -158,6 +163,8 @@ def _place(
             if _free_devices(world, g, w.device_class, usage) >= w.gpus:
                 return g, "dra"
         return None
+    if w.kind == "unallocated":
+        return (groups[0], "visible-devices") if groups else None
     if bridged:
         for g in groups:
             if g.allocatable_gpu == 0 and _free_devices(world, g, bridged, usage) >= w.gpus:
@@ -181,7 +188,14 @@ def _bind(world: World, w: Workload, group: Group, allocator: str) -> None:
 
 def _shape(w: Workload) -> _Hashable:
     """What placement depends on besides capacity: pods of one shape fit the same nodes."""
-    return (w.kind, w.device_class, w.gpus, w.pool, _frozen(w.tolerations))
+    return (
+        w.kind,
+        w.device_class,
+        w.gpus,
+        w.pool,
+        _frozen(w.tolerations),
+        tuple(sorted(w.node_selector.items())),
+    )
 
 
 def scheduler_reactions(world: World) -> list[Reaction]:
@@ -198,6 +212,9 @@ def scheduler_reactions(world: World) -> list[Reaction]:
             for g in cluster.groups
         ),
         tuple((w.phase, w.group) for w in cluster.workloads),
+        tuple(tuple(sorted(g.labels.items())) for g in cluster.groups)
+        if any(w.node_selector for w in pending)
+        else (),
     )
     if state == cluster.idle:
         return out
@@ -215,7 +232,11 @@ def scheduler_reactions(world: World) -> list[Reaction]:
         if shape in unplaceable:
             continue
         if shape not in feasible:
-            feasible[shape] = [cluster.groups[i] for i in _feasible_indexes(shape, groups)]
+            feasible[shape] = [
+                g
+                for g in (cluster.groups[i] for i in _feasible_indexes(shape, groups))
+                if all(g.labels.get(k) == v for k, v in w.node_selector.items())
+            ]
         found = _place(world, w, usage, bridged, feasible[shape])
         if found is None:
             unplaceable.add(shape)

@@ -2,23 +2,25 @@
 
 By default: one unmigrated `nvidia.com/gpu` Deployment pinned to each legacy pool, one unmigrated
 pod that tolerates every taint (the dangerous case: nothing but the scheduler keeps it off DRA
-nodes), each spec workload in its legacy or converted form, and one claim workload per claim
-template of every enabled tenant (tolerating the DRA pools' taints, as the validation Job does).
+nodes), each spec workload in its legacy or converted form (with its nodeSelector and tolerations;
+converted, also the hand-off's), and one claim workload per claim template of every enabled tenant
+(tolerating the DRA pools' taints, as the validation Job does).
 """
 
 from __future__ import annotations
 
 import copy
 
-from gpuplatform.evidence.register import gpu_count
+from gpuplatform.evidence.register import gpu_count, visible_devices
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.matchers import is_device_plugin_pod
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.nodes import pool_taint
-from gpuplatform.render.workload_handoff import workload_template_name
+from gpuplatform.render.tenants import dra_pool_tolerations
+from gpuplatform.render.workload_handoff import extended_resource_toleration, workload_template_name
 from gpuplatform.simulate.model import Toleration, Workload
 
-__all__ = ["LEGACY_NAMESPACE", "converted", "snapshot_workloads", "workload_mix"]
+__all__ = ["LEGACY_NAMESPACE", "converted", "legacy", "snapshot_workloads", "workload_mix"]
 
 LEGACY_NAMESPACE = "gpu-legacy"
 
@@ -38,18 +40,41 @@ def _dra_tolerations(plan: Plan) -> list[Toleration]:
     return out
 
 
+def _spec_tolerations(plan: Plan, index: int) -> list[Toleration]:
+    w = plan.platform.workloads[index]
+    return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in w.tolerations]
+
+
 def converted(plan: Plan, index: int) -> Workload:
-    """Spec workload `index` in its claim form (the hand-off's template; no toleration is added)."""
+    """Spec workload `index` in its claim form: the hand-off's template and tolerations added to its own."""
     w = plan.platform.workloads[index]
     p = plan.platform
+    added = [extended_resource_toleration(w.resource), *dra_pool_tolerations(p)]
     return Workload(
         w.name,
         w.namespace,
         "claim",
         w.gpus,
         "spec",
+        tolerations=_spec_tolerations(plan, index)
+        + [t for t in added if t not in _spec_tolerations(plan, index)],
+        node_selector=dict(w.node_selector),
         template=workload_template_name(w),
         device_class=p.class_name(w.tier),
+    )
+
+
+def legacy(plan: Plan, index: int) -> Workload:
+    """Spec workload `index` as it runs before its wave: an `nvidia.com/gpu` request, its own placement."""
+    w = plan.platform.workloads[index]
+    return Workload(
+        w.name,
+        w.namespace,
+        "legacy",
+        w.gpus,
+        "spec",
+        tolerations=_spec_tolerations(plan, index),
+        node_selector=dict(w.node_selector),
     )
 
 
@@ -57,12 +82,15 @@ def snapshot_workloads(plan: Plan, snapshot: Snapshot) -> tuple[list[Workload], 
     """The unmigrated GPU pods of a cluster snapshot, pinned to their node's pool; and what was left out.
 
     Pods with resource claims are left out (their claims' classes are not in the snapshot's register).
+    A pod that reaches GPUs through NVIDIA_VISIBLE_DEVICES with no GPU request is kept as what it is,
+    a third allocator (`unallocated`).
     """
     pools = {n: pool.name for pool in plan.platform.node_pools for n in pool.nodes}
     out, left = [], []
     for pod in snapshot.items("pods") or []:
         meta, spec = pod.get("metadata", {}), pod.get("spec", {})
-        if is_device_plugin_pod(pod) or not gpu_count(pod):
+        visible = visible_devices(pod)
+        if is_device_plugin_pod(pod) or not (gpu_count(pod) or visible):
             continue
         key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         if spec.get("resourceClaims"):
@@ -72,11 +100,12 @@ def snapshot_workloads(plan: Plan, snapshot: Snapshot) -> tuple[list[Workload], 
             Workload(
                 str(meta.get("name", "")),
                 str(meta.get("namespace", "")),
-                "legacy",
+                "unallocated" if visible else "legacy",
                 gpu_count(pod),
                 "snapshot",
                 tolerations=[dict(t) for t in spec.get("tolerations") or [] if isinstance(t, dict)],
                 pool=pools.get(str(spec.get("nodeName", "")), ""),
+                node_selector={str(k): str(v) for k, v in (spec.get("nodeSelector") or {}).items()},
             )
         )
     return out, left
@@ -106,11 +135,7 @@ def workload_mix(plan: Plan, state: WaveState, observed: list[Workload] | None =
                 tolerations=[{"operator": "Exists"}],
             )
         )
-    for i, w in enumerate(p.workloads):
-        if i in state.workloads:
-            out.append(converted(plan, i))
-        else:
-            out.append(Workload(w.name, w.namespace, "legacy", w.gpus, "spec"))
+    out += [converted(plan, i) if i in state.workloads else legacy(plan, i) for i in range(len(p.workloads))]
     tolerations = _dra_tolerations(plan)
     for tenant in p.tenants:
         if tenant.name not in state.tenants:

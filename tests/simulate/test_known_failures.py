@@ -7,6 +7,8 @@ test uses it, otherwise it puts the old renderer back with monkeypatch, as the G
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +55,24 @@ def _both_labels_in_the_node_object(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(nodes, "node_labels", both)
 
 
+def _switch_jobs(monkeypatch: pytest.MonkeyPatch, keep: Callable[[dict[str, Any]], bool]) -> None:
+    """The switch layer renders only the Jobs `keep` accepts (the layer table holds the renderer)."""
+    original = allocator_switch.render_switch_jobs
+    layers = tuple(
+        replace(layer, render=lambda plan, state: [j for j in original(plan, state) if keep(j)])
+        if layer.render is original
+        else layer
+        for layer in tree.LAYERS
+    )
+    monkeypatch.setattr(tree, "LAYERS", layers)
+
+
 def test_1_the_allocator_switch_in_one_patch_gives_a_gpu_two_allocators(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN the old renderer: both labels in the Node object, no switch Jobs
     _both_labels_in_the_node_object(monkeypatch)
-    monkeypatch.setattr(tree, "render_switch_jobs", lambda plan, state: [])
+    _switch_jobs(monkeypatch, lambda job: False)
     # WHEN the pilot transition is replayed
     report = simulate(tmp_path, sim_spec(), "base", "pilot")
     # THEN the DRA kubelet plugin publishes the GPUs before the device plugin has let go of them
@@ -156,12 +170,7 @@ def test_5_without_the_release_job_flux_gives_the_device_plugin_back_while_slice
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN the old rollback order: the driver pruned in 00-operators, labels back in 10-nodes, no release
-    original = allocator_switch.render_switch_jobs
-    monkeypatch.setattr(
-        tree,
-        "render_switch_jobs",
-        lambda plan, state: [j for j in original(plan, state) if "release" not in j["metadata"]["name"]],
-    )
+    _switch_jobs(monkeypatch, lambda job: "release" not in job["metadata"]["name"])
     _both_labels_in_the_node_object(monkeypatch)
     report = simulate(tmp_path, sim_spec(), "pilot", "base", engines=("flux",))
     # THEN the Namespace prune kills the kubelet plugin, its ResourceSlices outlive it (the kubelet
