@@ -10,6 +10,7 @@ settings must finish it once the operator has done the steps.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -19,6 +20,7 @@ from typing import Literal
 from gpuplatform.plan.steps import ARGOCD_APPS, Step, maintenance_steps, transition_steps
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import Plan
+from gpuplatform.render.operator_handoff import operator_handoff_path
 from gpuplatform.render.tree import Tree
 from gpuplatform.simulate.apply import RELEASE_KEYS
 from gpuplatform.simulate.argocd import ArgoEngine
@@ -136,20 +138,33 @@ class Replayer:
                 )
 
     def bootstrap(self) -> None:
-        """The running cluster adopts the first wave."""
+        """The running cluster adopts the first wave (after its runbook applied the operator hand-off)."""
         first = self.plan.waves[0].name
         self.world.target = first
-        if not any(r.chart == "gpu-operator" for r in self.rendered(first).releases.values()):
-            self.world.notes.add(
-                "the GPU Operator release is not rendered (gpuOperator.managed is false): "
-                "modelled with gpuOperator.values only, without the migration's settings"
-            )
         self.world.settle()
+        if not any(r.chart == "gpu-operator" for r in self.rendered(first).releases.values()):
+            self._apply_operator_handoff()
         self._add_workloads(first)
         outcome = self.engine.sync(self.world, self.rendered(first))
         if outcome:
             self.world.fail("sync-completes", f"adopting {first}: {outcome}", [])
         check_settled(self.world, f"once {first} is adopted")
+
+    def _apply_operator_handoff(self) -> None:
+        """The first wave's runbook, before the merge: `helm upgrade --reuse-values` of the running
+        operator with the rendered hand-off (`render/operator_handoff.py`); without one, the
+        operator keeps `gpuOperator.values` only."""
+        path = operator_handoff_path(self.plan)
+        text = self.tree.files.get(path) if path is not None else None
+        if not isinstance(text, str):
+            self.world.notes.add(
+                "the GPU Operator release is not rendered (gpuOperator.managed is false) and no "
+                "hand-off gives it the migration's settings: modelled with gpuOperator.values only"
+            )
+            return
+        self.world.operator_handoff = json.loads(text)
+        self.world.record("runbook", f"helm upgrade --reuse-values the running GPU Operator with {path}")
+        self.world.settle()
 
     def _add_workloads(self, wave: str) -> None:
         have = {w.key for w in self.world.cluster.workloads if w.phase != "done"}
