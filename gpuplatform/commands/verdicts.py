@@ -124,7 +124,7 @@ class Simulated:
         self._child: Background[Verdicts] | None = Background(work) if missing else None
 
     def result(self) -> Verdicts:
-        """Platform name -> its verdict."""
+        """Platform name -> its verdict (the child is waited for once)."""
         if self._child is None:
             return dict(self.known)
         computed = self._child.result()
@@ -132,7 +132,8 @@ class Simulated:
         if self._folder is not None:
             for name, verdict in computed.items():
                 _write(self._folder, self._keys[name], verdict)
-        return self.known | computed
+        self.known |= computed
+        return dict(self.known)
 
     def __enter__(self) -> Simulated:
         return self

@@ -15,6 +15,7 @@ from gpuplatform.cli import main
 from gpuplatform.commands import verdicts
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.simulate import verdict
+from tests.conftest import REPO
 from tests.forks import count_forks
 from tests.specs import minimal_spec, write_spec
 
@@ -164,3 +165,10 @@ def test_check_replays_in_a_forked_child_only_when_the_cache_misses(
     run("check", spec)
     assert cold - (len(forked) - cold) == 1, "the warm check forks no child for the simulation"
     assert os.listdir(cache)
+
+
+def test_check_of_a_stack_of_several_platforms_judges_each(tmp_path: Path, cache: Path) -> None:
+    for _ in range(2):  # cold, then from the cache
+        result = run("check", str(REPO / "stacks" / "reference.py"))
+        assert result.exit_code == 0, result.stderr
+        assert "platform reference-staging" in result.stdout
