@@ -17,6 +17,7 @@ from functools import partial
 from itertools import pairwise
 from typing import Literal
 
+from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.plan.steps import ARGOCD_APPS, Step, maintenance_steps, transition_steps
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import Plan
@@ -31,7 +32,7 @@ from gpuplatform.simulate.invariants import STEP_CHECKS, check_settled
 from gpuplatform.simulate.kubelet import kubelet_reactions
 from gpuplatform.simulate.manual import apply_manual
 from gpuplatform.simulate.model import Cluster, Group, Workload
-from gpuplatform.simulate.operator import NFD_LABEL, gpu_operator_reactions
+from gpuplatform.simulate.operator import NFD_LABEL, gpu_operator_reactions, host_driver
 from gpuplatform.simulate.rendered import EngineWave, engine_wave, entry_tree
 from gpuplatform.simulate.scheduler import scheduler_reactions
 from gpuplatform.simulate.workloads import workload_mix
@@ -87,8 +88,8 @@ def _cluster(plan: Plan) -> Cluster:
                 nodes,
                 pool.gpus_per_node,
                 _mig_capable(pool.product),
-                labels={NFD_LABEL: "true"},
-                owners={NFD_LABEL: "nfd"},
+                labels={**well_known_labels(nodes[0]), NFD_LABEL: "true"},
+                owners={**dict.fromkeys(well_known_labels(nodes[0]), "kubelet"), NFD_LABEL: "nfd"},
             )
         )
     return Cluster(groups)
@@ -144,6 +145,10 @@ class Replayer:
         self.world.settle()
         if not any(r.chart == "gpu-operator" for r in self.rendered(first).releases.values()):
             self._apply_operator_handoff()
+        if host_driver(self.world):
+            self.world.notes.add(
+                "the NVIDIA driver is the host's (driver.enabled: false): its upgrades are not modelled"
+            )
         self._add_workloads(first)
         outcome = self.engine.sync(self.world, self.rendered(first))
         if outcome:
@@ -352,7 +357,7 @@ class Replayer:
         group.validator_started = False
         group.device_plugin_registered = False
         group.operands = {n: "waiting" if p != "unschedulable" else p for n, p in group.operands.items()}
-        group.driver_loaded = "driver" in group.operands
+        group.driver_loaded = "driver" in group.operands or host_driver(world)
         if "driver" in group.operands:
             group.operands["driver"] = "running"
         if group.kubelet_plugin == "running":
@@ -369,6 +374,8 @@ class Replayer:
 
     def _upgrade(self, group: Group) -> None:
         world = self.world
+        if host_driver(world):  # no driver DaemonSet, no driver manager: the host's own procedure
+            return
         self._maintenance(group, "driver-upgrade", after=False)
         upgrade_driver(world, group, self.engine.correct_drift)
         group.cordoned = False
