@@ -173,7 +173,7 @@ def _bind(world: World, w: Workload, group: Group, allocator: str) -> None:
         world.pending_failure = (
             "early-bridge",
             f"unmigrated {w.key} (nvidia.com/gpu) lands on DRA node {group.name} through DeviceClass "
-            f"{bridge_class(world.cluster)} before the wave that enables a bridge",
+            f"{bridge_class(world.cluster)} before a compatibility-bridge wave enables a bridge",
             [f"Pod/{w.key}", f"DeviceClass/{bridge_class(world.cluster)}", f"Node/{group.nodes[0]}"],
         )
 
