@@ -42,9 +42,12 @@ def _refusal(source: str, target_index: int, results: list[TransitionResult]) ->
     v = head.violation
     engines = ", ".join(dict.fromkeys(r.engine for r in results))
     late = " (operator late)" if head.late else ""
+    what = f"{head.source} -> {head.target}{late}"
+    hint = f"gpuplatform simulate {source} --from {head.source} --to {head.target} --engine {head.engine}"
+    if head.source == head.target:  # the running cluster adopting the first wave
+        what, hint = f"adopting {head.target}", f"gpuplatform simulate {source} --engine {head.engine}"
     message = (
-        f"simulate proves {head.source} -> {head.target}{late} unsafe ({engines}): "
+        f"simulate proves {what} unsafe ({engines}): "
         f"invariant {v.invariant} at step {v.step.index} [{v.step.actor}]: {v.message}"
     )
-    hint = f"gpuplatform simulate {source} --from {head.source} --to {head.target} --engine {head.engine}"
     return Refusal(f"spec.waves[{target_index}]", message, hint)

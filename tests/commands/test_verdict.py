@@ -172,3 +172,15 @@ def test_check_of_a_stack_of_several_platforms_judges_each(tmp_path: Path, cache
         result = run("check", str(REPO / "stacks" / "reference.py"))
         assert result.exit_code == 0, result.stderr
         assert "platform reference-staging" in result.stdout
+
+
+def test_a_violation_adopting_the_first_wave_names_no_transition(tmp_path: Path, cache: Path) -> None:
+    # GIVEN an operator whose DRA kubelet plugin would run on no GPU node at all
+    doc = minimal_spec()
+    doc["spec"]["draDriver"]["values"] = {"kubeletPlugin": {"nodeSelector": {"kubernetes.io/os": "windows"}}}
+    doc["spec"]["gpuOperator"] = {"managed": True, "values": {"toolkit": {"enabled": False}}}
+    spec = str(write_spec(tmp_path / "lab.yaml", doc))
+    result = run("check", spec)
+    assert result.exit_code == 1
+    assert "GP290 simulate proves adopting base unsafe" in result.stderr
+    assert f"hint: gpuplatform simulate {spec} --engine argocd\n" in result.stderr
