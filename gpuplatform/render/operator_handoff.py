@@ -2,7 +2,11 @@
 
 The running operator still needs the migration's settings (`helm_values.operator_settings`: the
 driver manager's NODE_LABEL_FOR_GPU_POD_EVICTION, operand tolerations), or its driver manager cannot
-unload the driver while the DRA kubelet plugin holds the GPUs. They are written as a Helm values file
+unload the driver while the DRA kubelet plugin holds the GPUs: the chart sets no eviction label
+(NVIDIA/gpu-operator v26.3.1, 8a633b58, `deployments/gpu-operator/values.yaml`
+`driver.manager.env: []`), and k8s-driver-manager pauses a custom operand only through that variable
+(NVIDIA/k8s-driver-manager v0.10.0 `cmd/driver-manager/main.go`, flag `nodeLabelForGPUPodEviction`,
+env NODE_LABEL_FOR_GPU_POD_EVICTION; versions.DRIVER_MANAGER_EVICTION_LABEL_SINCE). They are written as a Helm values file
 in the first wave's hand-off folder, which that wave's runbook applies with `helm upgrade
 --reuse-values` before the merge. Helm replaces lists, so each list is the team's
 (`gpuOperator.values`, as `gpuplatform import operator-values` reads it) with ours merged in.

@@ -56,8 +56,9 @@ def _fill(group: Group) -> None:
 
 def host_driver(world: World) -> bool:
     """The NVIDIA driver is the host's (`driver.enabled: false`): loaded at boot, never reloaded by
-    the operator, which validates it and starts the operands on it (gpu-operator v26.3.1
-    `validator/main.go` driver validation, host root when no driver container runs)."""
+    the operator, whose validator finds it on the host and lets the operands start
+    (NVIDIA/gpu-operator v26.3.1 `cmd/nvidia-validator/main.go` `(*Driver).runValidation`:
+    "Detected a pre-installed driver on the host")."""
     return "driver" not in world.operator().operands
 
 
