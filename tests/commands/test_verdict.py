@@ -14,6 +14,7 @@ from gpuplatform import background
 from gpuplatform.cli import main
 from gpuplatform.commands import verdicts
 from gpuplatform.load.stacks import load_stack
+from gpuplatform.render import operators
 from gpuplatform.simulate import verdict
 from tests.conftest import REPO
 from tests.forks import count_forks
@@ -184,3 +185,33 @@ def test_a_violation_adopting_the_first_wave_names_no_transition(tmp_path: Path,
     assert result.exit_code == 1
     assert "GP290 simulate proves adopting base unsafe" in result.stderr
     assert f"hint: gpuplatform simulate {spec} --engine argocd\n" in result.stderr
+
+
+def test_check_with_a_snapshot_replays_its_pods_and_caches_nothing(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a cluster whose unmigrated pod tolerates every taint, and the chart's class unpatched
+    snapshot = tmp_path / "snap"
+    snapshot.mkdir()
+    nodes = [{"metadata": {"name": n, "labels": {}}} for n in ("gpu-01", "gpu-02")]
+    (snapshot / "nodes.json").write_text(json.dumps({"kind": "List", "items": nodes}))
+    trainer = {
+        "metadata": {"name": "trainer", "namespace": "ml"},
+        "spec": {
+            "nodeName": "gpu-01",
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [{"name": "main", "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
+        },
+        "status": {"phase": "Running"},
+    }
+    (snapshot / "pods.json").write_text(json.dumps({"kind": "List", "items": [trainer]}))
+    monkeypatch.setattr(operators, "chart_class_patches", lambda plan, state: [])
+    doc = minimal_spec()
+    doc["spec"]["gpuOperator"] = {"managed": True}
+    spec = str(write_spec(tmp_path / "lab.yaml", doc))
+    # WHEN check judges it with the snapshot
+    result = run("check", spec, "--snapshot", str(snapshot))
+    # THEN the replayed pod is the snapshot's, and the verdict, which depends on the cluster, is not kept
+    assert result.exit_code == 1
+    assert "invariant early-bridge at step" in result.stderr and ": unmigrated ml/trainer " in result.stderr
+    assert not cache.exists() or not list(cache.iterdir())
