@@ -379,14 +379,27 @@ def diff(
     "--snapshot", "snapshot", default=None, help="Cluster snapshot folder (its nodes.json is read)."
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option(
+    "--allow",
+    "allow",
+    multiple=True,
+    metavar="CODE",
+    help="Override an error-level rule (as synth records it).",
+)
 @guarded
 def check(
-    stack: str, overlays: tuple[str, ...], inventory: tuple[str, ...], snapshot: str | None, fmt: str
+    stack: str,
+    overlays: tuple[str, ...],
+    inventory: tuple[str, ...],
+    snapshot: str | None,
+    fmt: str,
+    allow: tuple[str, ...],
 ) -> None:
-    """Check selectors against modelled pools and inventory, and run every safety rule."""
+    """Check selectors against modelled pools and inventory, run every safety rule and include the
+    simulation of every transition plan accepts (GP290) and the capacity verdicts."""
     from gpuplatform.commands.check import check_platforms, check_table
 
-    reports = check_platforms(load_selected(stack, overlays), inventory, snapshot)
+    reports = check_platforms(load_selected(stack, overlays), inventory, snapshot, allow)
     uncompilable = {(p.file, p.loc): p for r in reports for p in sorted(r.problems) if p.code == "GP310"}
     if uncompilable:
         raise InputError(sorted(uncompilable.values()))  # unusable input, as synth and plan say

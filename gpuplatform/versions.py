@@ -7,6 +7,7 @@ hard-codes a release number. Sources are the documents summarised in shared/refe
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import total_ordering
 from typing import Literal
@@ -46,8 +47,11 @@ __all__ = [
     "GateStage",
     "KubeGate",
     "Release",
+    "cluster_gates",
     "dra_driver_at_least",
     "kube_gate_default",
+    "kube_gate_enabled",
+    "kube_gates",
     "parse_release",
 ]
 
@@ -152,6 +156,25 @@ def kube_gate_default(name: str, minor: str) -> bool | None:
     if gate is None or minor not in gate.releases:
         return None
     return gate.releases[minor][1]
+
+
+def kube_gates(minor: str) -> dict[str, bool]:
+    """Every gate Kubernetes `minor` has, with its default: what the CEL environment, the scheduler
+    model and the rules start from."""
+    return {name: g.releases[minor][1] for name, g in KUBE_FEATURE_GATES.items() if minor in g.releases}
+
+
+def cluster_gates(declared: Mapping[str, bool], minor: str) -> dict[str, bool]:
+    """The gates of a cluster of Kubernetes `minor` that sets `declared`: its release's defaults,
+    overridden where declared (a declared gate the release lacks is GP114's finding, not a gate)."""
+    gates = kube_gates(minor)
+    return gates | {name: bool(on) for name, on in declared.items() if name in gates}
+
+
+def kube_gate_enabled(declared: Mapping[str, bool], name: str, minor: str) -> bool:
+    """Whether gate `name` is on for a cluster of Kubernetes `minor` that sets `declared`
+    (`spec.kubernetes.featureGates`) beyond its release's defaults."""
+    return bool(declared.get(name, kube_gate_default(name, minor)))
 
 
 #: kubernetes/kubernetes#133784 (merged 2025-09, first in 1.35.0): with DRAExtendedResource the

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,19 @@ class TextSnapshot(SingleFileSnapshotExtension):
 
     _write_mode = WriteMode.TEXT
     file_extension = "txt"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def verdict_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The simulation verdict cache of every test run, CLI subprocesses included: never the user's."""
+    folder = tmp_path_factory.mktemp("cache")
+    before = os.environ.get("GPUPLATFORM_CACHE_DIR")
+    os.environ["GPUPLATFORM_CACHE_DIR"] = str(folder)
+    yield folder
+    if before is None:
+        del os.environ["GPUPLATFORM_CACHE_DIR"]
+    else:
+        os.environ["GPUPLATFORM_CACHE_DIR"] = before
 
 
 @pytest.fixture

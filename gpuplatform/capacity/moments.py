@@ -14,11 +14,21 @@ from dataclasses import dataclass
 
 from gpuplatform.capacity.claims import DeviceClass
 from gpuplatform.capacity.demand import CHART_GPU_CLASS, Demand, wave_demands
+from gpuplatform.charts.model import render_dra_driver
 from gpuplatform.inventory.gpu_facts import driver_device_classes
 from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.helm_values import dra_driver_values
+from gpuplatform.render.operators import chart_class_patches
 from gpuplatform.render.selectors import full_gpu_expression, tier_expression
 
-__all__ = ["Moment", "moment_bridges", "moment_classes", "transition_moments", "wave_moments"]
+__all__ = [
+    "Moment",
+    "chart_class_resources",
+    "moment_bridges",
+    "moment_classes",
+    "transition_moments",
+    "wave_moments",
+]
 
 
 @dataclass(frozen=True)
@@ -75,9 +85,9 @@ def moment_classes(plan: Plan, state: WaveState) -> dict[str, DeviceClass]:
     tiers = {t.name: t for t in p.tiers}
     classes: dict[str, DeviceClass] = {}
     if state.driver_installed:
+        served = chart_class_resources(plan, state)
         for c in driver_device_classes(p.dra_driver.chart_version):
-            extended = c.extended_resource_name if plan.chart_bridge_live and c.extended_resource_name else ""
-            classes[c.name] = DeviceClass(c.name, (c.selector,), (), extended or "")
+            classes[c.name] = DeviceClass(c.name, (c.selector,), (), served.get(c.name, ""))
     for name in state.tiers:
         classes[p.class_name(name)] = DeviceClass(p.class_name(name), (tier_expression(tiers[name]),))
     for bridge in p.bridges:
@@ -88,11 +98,30 @@ def moment_classes(plan: Plan, state: WaveState) -> dict[str, DeviceClass]:
     return classes
 
 
+def chart_class_resources(plan: Plan, state: WaveState) -> dict[str, str]:
+    """The chart's DeviceClasses that serve an extended resource in `state`, as the chart model
+    renders the wave's release with its post-render patches (the chart-class patch removes
+    `extendedResourceName` until the bridge wave), and only where the API server keeps the field
+    (DRAExtendedResource on)."""
+    if not plan.chart_bridge_live:
+        return {}
+    rendered = render_dra_driver(
+        plan.platform.dra_driver.chart_version, dra_driver_values(plan), chart_class_patches(plan, state)
+    )
+    return {
+        name: str(spec["extendedResourceName"])
+        for name, spec in rendered.classes.items()
+        if spec.get("extendedResourceName")
+    }
+
+
 def moment_bridges(plan: Plan, state: WaveState, classes: dict[str, DeviceClass]) -> dict[str, str]:
-    """Extended resource -> the class serving it: the newest platform bridge, else the chart's class."""
+    """Extended resource -> the class serving it: the newest platform bridge, else the chart's class
+    where the wave's release renders it with `extendedResourceName`."""
     out: dict[str, str] = {}
-    if state.driver_installed and plan.chart_bridge_live and CHART_GPU_CLASS in classes:
-        out["nvidia.com/gpu"] = CHART_GPU_CLASS
+    chart = classes.get(CHART_GPU_CLASS)
+    if chart is not None and chart.extended_resource_name:
+        out[chart.extended_resource_name] = CHART_GPU_CLASS
     bridges = {b.name: b for b in plan.platform.bridges}
     for name in state.bridges:
         bridge = bridges[name]

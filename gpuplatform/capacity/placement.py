@@ -384,6 +384,8 @@ def _why(placer: _Placer, demand: Demand) -> str:
         tail = f"; the bridge class {bridge} cannot serve it: it tolerates no DRA pool's taint"
     elif bridge:
         tail = f"; the bridge class {bridge} found no room either"
+    else:
+        tail = f"; no bridge class serves {demand.resource} in this wave"
     tail += _growth_tail(placer, "legacy", demand)
     if not slots:
         return f"{need} {demand.resource}, but no device-plugin node offers it to this pod (no legacy pool, or labels differ){tail}"

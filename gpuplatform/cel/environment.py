@@ -7,16 +7,16 @@ from dataclasses import dataclass
 
 from gpuplatform.cel.errors import CelError
 from gpuplatform.cel.types import ANY, BOOL, DYN, QUANTITY, STRING, Type, map_of
+from gpuplatform.versions import kube_gates
 
 __all__ = ["DEFAULT_GATES", "SUPPORTED_RELEASES", "Environment", "environment_for"]
 
 SUPPORTED_RELEASES = ("1.34", "1.35", "1.36")
 
-DEFAULT_GATES: dict[str, dict[str, bool]] = {
-    "1.34": {"DRAConsumableCapacity": False},
-    "1.35": {"DRAConsumableCapacity": False},
-    "1.36": {"DRAConsumableCapacity": True, "DRAListTypeAttributes": False},
-}
+#: Every gate of each release with its default: `versions.KUBE_FEATURE_GATES`, the one table. The
+#: environment reads DRAConsumableCapacity and DRAListTypeAttributes; any other gate of the release
+#: (DRAExtendedResource...) is accepted and changes nothing here.
+DEFAULT_GATES: dict[str, dict[str, bool]] = {release: kube_gates(release) for release in SUPPORTED_RELEASES}
 
 
 @dataclass(frozen=True)

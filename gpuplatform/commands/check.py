@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from gpuplatform.background import Background
+from gpuplatform.commands.verdicts import Simulated
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.evidence.manifest import unread_kinds
 from gpuplatform.evidence.snapshot import Snapshot, load_snapshot
 from gpuplatform.inventory.resource_slices import Pool, read_resource_slices
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.load.yaml_input import read_data
+from gpuplatform.policy.allow import allowed, refuse_unknown_codes
 from gpuplatform.policy.devices import inventory_devices, modelled_devices
 from gpuplatform.policy.rules import run_rules
 from gpuplatform.policy.selectors import ChainCache, SelectorRow, check_target, compile_targets
@@ -61,17 +63,24 @@ def check_platform(
     inventory: Sequence[Pool] | None = None,
     cluster_nodes: frozenset[str] | None = None,
     snapshot: Snapshot | None = None,
+    simulated: Simulated | None = None,
+    allow: Sequence[str] = (),
 ) -> CheckReport:
     """Selector checks against modelled pools (and `inventory`), then the policy rules (with the
-    cluster `snapshot`, those that compare the plan with what runs).
+    cluster `snapshot`, those that compare the plan with what runs), the simulation verdict (GP290)
+    among them; errors whose code is in `allow` become warnings that say so.
 
-    The capacity verdicts are computed meanwhile by a forked child (`Background`). Every selector
+    The capacity verdicts are computed meanwhile by a forked child (`Background`), the simulation
+    verdict by another unless `simulated` has it (`Simulated`, which reuses cached verdicts). Every selector
     is compiled first; the modelled fleet and the inventory are then prepared once,
     reduced to what those selectors read, and every target is evaluated against them.
     """
     platform = loaded.platform
     report = CheckReport(platform.name)
-    with Background(partial(_capacity_problems, loaded)) as capacity:
+    with (
+        Background(partial(_capacity_problems, loaded)) as capacity,
+        simulated or Simulated([loaded], snapshot=snapshot) as simulation,
+    ):
         compiled = compile_targets(platform, selector_targets(platform), loaded.source)
         reads = {read for c in compiled for _, s in c.selectors or () for read in s.reads}
         modelled, problems = modelled_devices(platform, loaded.source, reads)
@@ -82,8 +91,10 @@ def check_platform(
             row, found = check_target(target, modelled, prepared, loaded.source, caches)
             report.rows.append(row)
             report.problems += found
-        report.problems += run_rules(loaded, cluster_nodes, snapshot=snapshot)
+        verdict = simulation.result()[platform.name]
+        report.problems += run_rules(loaded, cluster_nodes, snapshot=snapshot, simulated=verdict)
         report.problems += capacity.result()
+    report.problems = [allowed(p, allow) for p in report.problems]
     return report
 
 
@@ -112,9 +123,14 @@ def cluster_node_names(snapshot: Path) -> frozenset[str]:
 
 
 def check_platforms(
-    loaded: Sequence[LoadedPlatform], inventory: Sequence[str], snapshot: str | None
+    loaded: Sequence[LoadedPlatform],
+    inventory: Sequence[str],
+    snapshot: str | None,
+    allow: Sequence[str] = (),
 ) -> list[CheckReport]:
-    """`check` for every loaded platform against the same inventory and snapshot."""
+    """`check` for every loaded platform against the same inventory and snapshot; `allow` names
+    the error-level rules the user overrides (InputError for a code no rule has)."""
+    refuse_unknown_codes(allow)
     paths = list(inventory)
     nodes = None
     snap = None
@@ -131,7 +147,8 @@ def check_platforms(
         if slices.is_file() and not unread:
             paths.append(str(slices))
     pools = read_resource_slices(*paths) if paths else None
-    return [check_platform(lp, pools, nodes, snap) for lp in loaded]
+    with Simulated(loaded, snapshot=snap) as simulated:
+        return [check_platform(lp, pools, nodes, snap, simulated, allow) for lp in loaded]
 
 
 def check_table(report: CheckReport) -> str:

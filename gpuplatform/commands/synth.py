@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuplatform.background import Background
 from gpuplatform.commands.wave_diff import adjacent_units
@@ -31,6 +32,9 @@ from gpuplatform.render.overview import OVERVIEW_FILE, render_overview
 from gpuplatform.render.runbooks import render_runbooks
 from gpuplatform.render.tree import Tree, render_tree, tree_collisions
 from gpuplatform.versions import parse_release
+
+if TYPE_CHECKING:
+    from gpuplatform.simulate.verdict import Refusal
 
 __all__ = [
     "NAME_MAX_BYTES",
@@ -179,33 +183,31 @@ class PolicyRefusal(GpuplatformError):
 
 
 def policy_findings(
-    loaded: Sequence[LoadedPlatform], allow: Sequence[str] = (), trees: Mapping[str, Tree] | None = None
+    loaded: Sequence[LoadedPlatform],
+    allow: Sequence[str] = (),
+    trees: Mapping[str, Tree] | None = None,
+    simulated: Mapping[str, tuple[Refusal, ...]] | None = None,
 ) -> list[Problem]:
-    """Every rule finding of every platform; PolicyRefusal when an error is not in `allow`.
+    """Every rule finding of every platform (GP290 from `simulated` verdicts where given);
+    PolicyRefusal when an error is not in `allow`.
 
     An `allow` code that names no rule is bad input: a typo must not pass for an override.
     """
-    from gpuplatform.policy.rules import RULES, run_rules  # imported by synth's child only (~50 ms)
+    from gpuplatform.policy.allow import allowed, refuse_unknown_codes  # synth's child only (~50 ms)
+    from gpuplatform.policy.rules import run_rules
 
-    unknown = sorted(set(allow) - set(RULES))
-    if unknown:
-        raise InputError.single(
-            "--allow", "", f"no rule {', '.join(unknown)} (rules: {', '.join(sorted(RULES))})"
-        )
+    refuse_unknown_codes(allow)
     trees = trees or {}
-    problems = [_allowed(p, allow) for lp in loaded for p in run_rules(lp, tree=trees.get(lp.platform.name))]
+    simulated = simulated or {}
+    problems = [
+        allowed(p, allow)
+        for lp in loaded
+        for p in run_rules(lp, tree=trees.get(lp.platform.name), simulated=simulated.get(lp.platform.name))
+    ]
     blocking = [p for p in problems if p.severity == "error"]
     if blocking:
         raise PolicyRefusal(problems)
     return problems
-
-
-def _allowed(problem: Problem, allow: Sequence[str]) -> Problem:
-    """An error-level finding the user overrode is reported as a warning that says so."""
-    if problem.severity != "error" or problem.code not in allow:
-        return problem
-    message = f"{problem.message} (allowed with --allow {problem.code}, recorded in the lock file)"
-    return replace(problem, severity="warning", message=message)
 
 
 def _refuse_oversized(loaded: Sequence[LoadedPlatform], files: int, about: str) -> None:
@@ -275,11 +277,16 @@ def synth_tree(
     nothing in `out` changes unless every platform is written. The rules, the runbooks' capacity
     notes and the hand-offs' files are computed by a forked child (`Background`) while the parent
     serialises the waves; the runbooks and the lock files by another while the parent stages the
-    waves. The outcome, errors included, is a plain run's.
+    waves. The simulation verdict (GP290) is reused from the verdict cache or replayed by a third
+    child while the parent renders. The outcome, errors included, is a plain run's.
     """
-    trees = render_trees(loaded)
+    from gpuplatform.commands.verdicts import Simulated
+
+    with Simulated(loaded) as simulation:
+        trees = render_trees(loaded)
+        verdicts = simulation.result()
     shares = {name: _child_share(tree) for name, tree in trees.items()}
-    with Background(partial(_judged, loaded, overrides, trees, shares)) as judged:
+    with Background(partial(_judged, loaded, overrides, trees, shares, verdicts)) as judged:
         try:
             files = {
                 lp.platform.name: serialized_tree(
@@ -322,12 +329,13 @@ def _judged(
     overrides: Sequence[str],
     trees: Mapping[str, Tree],
     shares: Mapping[str, set[str]],
+    verdicts: Mapping[str, tuple[Refusal, ...]],
 ) -> tuple[list[Problem], dict[str, dict[str, str]], dict[str, dict[str, bytes]] | None]:
     """What synth computes while the parent serialises its share of the trees: the rule findings
     (PolicyRefusal on an error not overridden), every platform's runbook capacity notes and the
     files of `shares` (None when an object is invalid: the whole tree is then serialised again,
     so that the error names every invalid object)."""
-    findings = policy_findings(loaded, overrides, trees)
+    findings = policy_findings(loaded, overrides, trees, verdicts)
     notes = {lp.platform.name: _capacity_notes(lp.platform) for lp in loaded}
     try:
         files = {

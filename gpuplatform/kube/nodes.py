@@ -13,10 +13,26 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Node", "Taint", "Toleration", "node_selector_matches", "taints_tolerated", "tolerates"]
+__all__ = [
+    "Node",
+    "Taint",
+    "Toleration",
+    "node_selector_matches",
+    "taints_tolerated",
+    "tolerates",
+    "well_known_labels",
+]
 
 Taint = dict[str, str]
 Toleration = dict[str, Any]
+
+
+def well_known_labels(node: str) -> dict[str, str]:
+    """The labels the kubelet puts on every node it registers (kubernetes/kubernetes
+    pkg/kubelet/kubelet_node_status.go `initialNode`: `kubernetes.io/hostname`, `kubernetes.io/os`,
+    `kubernetes.io/arch`; names in k8s.io/api core/v1 well_known_labels.go). Every GPU product of
+    the catalog is a PCIe/SXM part of an x86-64 server, hence `amd64`."""
+    return {"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": node, "kubernetes.io/os": "linux"}
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from gpuplatform.model.waves import STAGES, Wave
 from gpuplatform.versions import (
     CHART_BRIDGE_SINCE,
     dra_driver_at_least,
-    kube_gate_default,
+    kube_gate_enabled,
     parse_release,
 )
 
@@ -122,12 +122,8 @@ class Plan:
         """
         p = self.platform
         minor = parse_release(p.kubernetes.version).minor
-        gate = p.kubernetes.feature_gates.get(
-            "DRAExtendedResource", kube_gate_default("DRAExtendedResource", minor)
-        )
-        return bool(gate) and dra_driver_at_least(
-            parse_release(p.dra_driver.chart_version), CHART_BRIDGE_SINCE
-        )
+        gate = kube_gate_enabled(p.kubernetes.feature_gates, "DRAExtendedResource", minor)
+        return gate and dra_driver_at_least(parse_release(p.dra_driver.chart_version), CHART_BRIDGE_SINCE)
 
 
 def validator_workaround(platform: Platform, pool: NodePool, device_plugin_enabled: bool) -> bool:

@@ -14,6 +14,7 @@ from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.tree import LAYERS, Tree, render_wave
 from gpuplatform.simulate.rendered import ReleaseSpec, rendered_releases
+from gpuplatform.simulate.verdict import Refusal, simulation_verdict
 
 __all__ = ["RULES", "RULE_LAYERS", "Finding", "Rule", "RuleContext", "rule"]
 
@@ -41,6 +42,8 @@ class RuleContext:
     rendered: Tree | None = None
     """The tree synth already rendered, so that the rules do not render it again."""
     snapshot: Snapshot | None = None
+    simulated: tuple[Refusal, ...] | None = None
+    """The simulation verdict when the caller has it (a forked child or the verdict cache computed it)."""
 
     @property
     def platform(self) -> Platform:
@@ -74,6 +77,13 @@ class RuleContext:
         """(wave folder, file, release) of every rendered Helm release of either engine, read once
         for the rules that judge chart values."""
         return list(rendered_releases(self.tree, self.plan))
+
+    @cached_property
+    def simulation(self) -> tuple[Refusal, ...]:
+        """The simulation verdict (GP290): the caller's, else every accepted transition replayed here."""
+        if self.simulated is not None:
+            return self.simulated
+        return simulation_verdict(self.loaded, self.rendered, self.snapshot)
 
 
 Check = Callable[[RuleContext], Iterable[Finding]]

@@ -21,10 +21,9 @@ from gpuplatform.inventory.catalog import published_attributes
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.platform import Platform
 from gpuplatform.policy.targets import SelectorTarget, selector_targets
-from gpuplatform.versions import parse_release
+from gpuplatform.versions import cluster_gates, parse_release
 
 __all__ = [
-    "CEL_GATES",
     "ChainCache",
     "Compiled",
     "FleetDevices",
@@ -35,8 +34,6 @@ __all__ = [
     "refuse_uncompilable",
 ]
 
-#: Kubernetes gates that change the DRA CEL environment.
-CEL_GATES = ("DRAConsumableCapacity", "DRAListTypeAttributes")
 _MAX_DEVICES_PER_CLAIM = 32
 
 
@@ -95,7 +92,8 @@ class Compiled:
 
 
 def _features(platform: Platform) -> dict[str, bool]:
-    return {g: v for g, v in platform.kubernetes.feature_gates.items() if g in CEL_GATES}
+    """The cluster's gates (`versions.cluster_gates`), as `simulate` compiles selectors with them."""
+    return cluster_gates(platform.kubernetes.feature_gates, parse_release(platform.kubernetes.version).minor)
 
 
 def compile_targets(platform: Platform, targets: Sequence[SelectorTarget], file: str) -> list[Compiled]:

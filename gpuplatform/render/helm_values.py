@@ -24,6 +24,7 @@ __all__ = [
     "gpu_operator_chart",
     "gpu_operator_values",
     "merge_values",
+    "operator_settings",
 ]
 
 #: The GPU Operator's driver manager evicts the DRA kubelet plugin on driver upgrades (dra-api.md §10;
@@ -80,24 +81,30 @@ def _nest(path: tuple[str, ...], value: Any) -> dict[str, Any]:
     return out
 
 
-def gpu_operator_values(plan: Plan, state: WaveState) -> dict[str, Any]:
-    """Team values + `devicePlugin.enabled` (false once no pool is legacy), `driver.version` from the
-    spec (the chart default would reinstall the driver), the driver-manager eviction env, and
-    operand and NFD worker tolerations for every taint the spec puts on GPU nodes."""
-    p = plan.platform
-    op = p.gpu_operator
-    chart = gpu_operator_chart(p)
+def operator_settings(platform: Platform) -> dict[str, Any]:
+    """What the running GPU Operator needs in every wave, managed or not: the driver-manager
+    eviction env, and operand and NFD worker tolerations for every taint the spec puts on GPU nodes."""
+    op = platform.gpu_operator
+    chart = gpu_operator_chart(platform)
     ours: dict[str, Any] = merge_values(
-        {
-            "devicePlugin": {"enabled": state.device_plugin_enabled},
-            "driver": {"version": op.driver_version, "manager": {"env": [dict(EVICTION_ENV)]}},
-        },
-        _nest(OPERAND_TOLERATIONS, _tolerations(op.values, chart, OPERAND_TOLERATIONS, p)),
+        {"driver": {"manager": {"env": [dict(EVICTION_ENV)]}}},
+        _nest(OPERAND_TOLERATIONS, _tolerations(op.values, chart, OPERAND_TOLERATIONS, platform)),
     )
     if chart.effective(op.values, ("nfd", "enabled")) is True:
-        ours = merge_values(
-            ours, _nest(NFD_WORKER_TOLERATIONS, _tolerations(op.values, chart, NFD_WORKER_TOLERATIONS, p))
-        )
+        worker = _tolerations(op.values, chart, NFD_WORKER_TOLERATIONS, platform)
+        ours = merge_values(ours, _nest(NFD_WORKER_TOLERATIONS, worker))
+    return ours
+
+
+def gpu_operator_values(plan: Plan, state: WaveState) -> dict[str, Any]:
+    """Team values + `devicePlugin.enabled` (false once no pool is legacy), `driver.version` from the
+    spec (the chart default would reinstall the driver) and the `operator_settings`."""
+    p = plan.platform
+    op = p.gpu_operator
+    ours = merge_values(
+        {"devicePlugin": {"enabled": state.device_plugin_enabled}, "driver": {"version": op.driver_version}},
+        operator_settings(p),
+    )
     merged: dict[str, Any] = merge_values(op.values, ours)
     return merged
 

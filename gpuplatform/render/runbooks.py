@@ -22,6 +22,7 @@ from gpuplatform.plan.transitions import transition
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.flux_entry import flux_source
 from gpuplatform.render.gate_jobs import gate_job_names
+from gpuplatform.render.operator_handoff import operator_handoff_path
 from gpuplatform.render.runbook_actions import Action, numbered
 from gpuplatform.render.runbook_steps import operator_steps
 
@@ -113,6 +114,31 @@ def _transition(plan: Plan, a: WaveState, b: WaveState, changed: ChangedUnits | 
     return lines
 
 
+def _operator_handoff(plan: Plan) -> list[str]:
+    """The first wave's step for a GPU Operator release gpuplatform does not render."""
+    path = operator_handoff_path(plan)
+    if path is None:
+        return []
+    op = plan.platform.gpu_operator
+    upgrade = Action(
+        "Give the running GPU Operator the migration's settings (the driver manager evicts the DRA "
+        "kubelet plugin before it unloads the driver; operands tolerate the GPU-node taints). Lists "
+        "in the file are whole: they start from `gpuOperator.values` (`gpuplatform import "
+        "operator-values` reads the running ones), and Helm replaces lists:",
+        (
+            f"helm -n {op.namespace} get values {op.release_name} -o yaml > gpu-operator-values.before.yaml",
+            f"helm upgrade {op.release_name} nvidia/gpu-operator -n {op.namespace} --version {op.version} "
+            f"--reuse-values -f {path}",
+        ),
+    )
+    return [
+        "",
+        "## Before the merge (the GPU Operator is not managed by gpuplatform)",
+        "",
+        *numbered([upgrade]),
+    ]
+
+
 def runbook(
     plan: Plan,
     prev: WaveState | None,
@@ -133,6 +159,7 @@ def runbook(
         f"paths are relative to this platform's folder, `{p.delivery.path}/{p.name}/`."
     )
     if prev is None:
+        lines += _operator_handoff(plan)
         lines += ["", "## What exists", "", *(f"- {c}" for c in wave_changes(plan, None, state))]
         lines += ["", f"## Gates of {state.dir_name}", "", *_gates(plan, state)]
     else:

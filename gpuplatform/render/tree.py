@@ -18,6 +18,7 @@ from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.meta import Obj, file_name
 from gpuplatform.render.nim import render_nim_handoffs, render_nim_owned
 from gpuplatform.render.nodes import render_nodes
+from gpuplatform.render.operator_handoff import operator_handoff, operator_handoff_path, operator_handoff_text
 from gpuplatform.render.operators import argocd_wrappers, render_operators
 from gpuplatform.render.sync_identity import render_sync_identity
 from gpuplatform.render.tenant_delivery import TENANT_NAMESPACE_LABEL, render_tenant_delivery
@@ -333,6 +334,10 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
     )
     if handoffs:
         tree.add_folder(f"handoff/{state.dir_name}", handoffs, listed=False)
+    values = operator_handoff(plan) if state is plan.waves[0] else None
+    path = operator_handoff_path(plan)
+    if values is not None and path is not None:
+        tree.files[path] = operator_handoff_text(values)
 
 
 def render_delivery(tree: Tree, plan: Plan) -> None:

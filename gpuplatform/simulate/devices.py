@@ -15,7 +15,7 @@ from gpuplatform.inventory.catalog import DRIVER, slices_for_node
 from gpuplatform.inventory.resource_slices import normalise_slice
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
-from gpuplatform.versions import parse_release
+from gpuplatform.versions import cluster_gates, parse_release
 
 __all__ = ["DeviceMatcher"]
 
@@ -41,7 +41,7 @@ class DeviceMatcher:
     def __init__(self, platform: Platform) -> None:
         self._devices = {pool.name: _devices(platform, pool) for pool in platform.node_pools}
         self._minor = parse_release(platform.kubernetes.version).minor
-        self._features = dict(platform.kubernetes.feature_gates)
+        self._features = cluster_gates(platform.kubernetes.feature_gates, self._minor)
         self._compiled: dict[str, DeviceSelector | None] = {}
         self._counts: dict[tuple[tuple[str, ...], str], int] = {}
 

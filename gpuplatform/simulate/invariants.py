@@ -8,7 +8,9 @@ Checked after every step (`STEP_CHECKS`):
 - claim-stranded: no allocated claim on a node whose DRA kubelet plugin is gone or going;
 - workload-disrupted: no running workload evicted, hung or refused unless the transition moves it;
 - early-bridge (checked where the scheduler binds): no unmigrated `nvidia.com/gpu` pod placed on a
-  DRA node through a class's `extendedResourceName` before the wave that enables a bridge.
+  DRA node through a class's `extendedResourceName` before a wave at or after the
+  `compatibility-bridge` stage that enables a bridge (the stages decide, not where the spec
+  declares a bridge).
 Checked when the transition and each disturbance are over (`check_settled`):
 - operands: the driver and the operator's operands run on every GPU node, the device plugin on
   legacy nodes and the DRA kubelet plugin on DRA nodes.

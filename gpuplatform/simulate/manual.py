@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.plan.steps import Step
 from gpuplatform.simulate.model import Group, Workload
+from gpuplatform.simulate.operator import host_driver
 from gpuplatform.simulate.workloads import converted
 from gpuplatform.simulate.world import World
 
@@ -46,6 +48,8 @@ def _replace(world: World, group: Group, spec: dict[str, Any]) -> None:
     new.id = f"{group.id}~new"
     new.nodes = [f"{n}-r" for n in group.nodes]
     new.labels, new.owners, new.applied = {}, {}, {}
+    for key, value in well_known_labels(new.nodes[0]).items():
+        new.set_label(key, value, "kubelet")
     for key, value in (spec.get("labels") or {}).items():
         new.set_label(str(key), str(value), "provisioner")
     new.taints = [dict(t) for t in spec.get("taints") or []]
@@ -53,7 +57,7 @@ def _replace(world: World, group: Group, spec: dict[str, Any]) -> None:
     new.markers, new.operands = set(), {}
     new.validator_started = new.device_plugin_registered = False
     new.kubelet_plugin, new.slices = "absent", "none"
-    new.driver_loaded, new.nfd_labelled = False, False
+    new.driver_loaded, new.nfd_labelled = host_driver(world), False
     world.cluster.groups.append(new)
     world.record("provisioner", f"new node {new.name} registers with the hand-off's labels and taints")
     world.settle()

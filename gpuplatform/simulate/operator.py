@@ -28,7 +28,7 @@ from gpuplatform.charts.model import OperatorOutput
 from gpuplatform.simulate.model import Group, untolerated
 from gpuplatform.simulate.world import START, STOP, Reaction, World
 
-__all__ = ["DEPLOY_PREFIX", "NEEDS_TOOLKIT", "NFD_LABEL", "PRESENT", "gpu_operator_reactions"]
+__all__ = ["DEPLOY_PREFIX", "NEEDS_TOOLKIT", "NFD_LABEL", "PRESENT", "gpu_operator_reactions", "host_driver"]
 
 DEPLOY_PREFIX = "nvidia.com/gpu.deploy."
 NFD_LABEL = "feature.node.kubernetes.io/pci-10de.present"
@@ -54,16 +54,27 @@ def _fill(group: Group) -> None:
             group.set_label(DEPLOY_PREFIX + name, "true", "gpu-operator")
 
 
+def host_driver(world: World) -> bool:
+    """The NVIDIA driver is the host's (`driver.enabled: false`): loaded at boot, never reloaded by
+    the operator, whose validator finds it on the host and lets the operands start
+    (NVIDIA/gpu-operator v26.3.1 `cmd/nvidia-validator/main.go` `(*Driver).runValidation`:
+    "Detected a pre-installed driver on the host")."""
+    return "driver" not in world.operator().operands
+
+
 def _label_reactions(world: World, group: Group) -> list[Reaction]:
     op = world.operator()
     out: list[Reaction] = []
-    if not group.nfd_labelled and op.nfd and not untolerated(op.nfd_tolerations, group.taints, _SCHEDULING):
+    external = not op.nfd  # `nfd.enabled: false`: the cluster's own NFD labels every node
+    if not group.nfd_labelled and (
+        external or not untolerated(op.nfd_tolerations, group.taints, _SCHEDULING)
+    ):
 
         def nfd() -> None:
             group.nfd_labelled = True
             group.set_label(NFD_LABEL, "true", "nfd")
 
-        out.append(Reaction(START, f"NFD labels {group.name}", nfd))
+        out.append(Reaction(START, f"{'external ' if external else ''}NFD labels {group.name}", nfd))
     if group.nfd_labelled and group.labels.get(DEPLOY_PREFIX + "operands") != "false":
         wanted = _STATE_LABELS + (("mig-manager",) if group.mig_capable else ())
         if PRESENT not in group.labels or any(DEPLOY_PREFIX + n not in group.labels for n in wanted):
@@ -77,7 +88,7 @@ def _ready(world: World, group: Group, name: str) -> str:
     """The phase a just-scheduled operand reaches: running, or waiting/crash-looping in an init container."""
     if name == "driver":
         return "running"
-    if not group.driver_loaded or group.operands.get("driver") != "running":
+    if not group.driver_loaded or (group.operands.get("driver") != "running" and not host_driver(world)):
         return "waiting"
     if name == "container-toolkit":
         return "running"

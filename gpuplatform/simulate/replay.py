@@ -10,15 +10,19 @@ settings must finish it once the operator has done the steps.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import pairwise
 from typing import Literal
 
+from gpuplatform.kube.nodes import well_known_labels
+from gpuplatform.model.waves import STAGES
 from gpuplatform.plan.steps import ARGOCD_APPS, Step, maintenance_steps, transition_steps
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
-from gpuplatform.plan.waves import Plan
+from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.operator_handoff import operator_handoff_path
 from gpuplatform.render.runbook_steps import argocd_apps_commands
 from gpuplatform.render.tree import Tree
 from gpuplatform.simulate.apply import RELEASE_KEYS
@@ -30,7 +34,7 @@ from gpuplatform.simulate.invariants import STEP_CHECKS, check_settled
 from gpuplatform.simulate.kubelet import kubelet_reactions
 from gpuplatform.simulate.manual import apply_manual
 from gpuplatform.simulate.model import Cluster, Group, Workload
-from gpuplatform.simulate.operator import NFD_LABEL, gpu_operator_reactions
+from gpuplatform.simulate.operator import NFD_LABEL, gpu_operator_reactions, host_driver
 from gpuplatform.simulate.rendered import EngineWave, engine_wave, entry_tree
 from gpuplatform.simulate.scheduler import scheduler_reactions
 from gpuplatform.simulate.workloads import workload_mix
@@ -69,6 +73,13 @@ def declared_modes(plan: Plan, tree: Tree) -> dict[str, dict[str, str]]:
     return out
 
 
+def bridge_stage(state: WaveState) -> bool:
+    """Whether a bridge may serve unmigrated pods in this wave: the stages say so (at or after
+    `compatibility-bridge`, DESIGN.md's order), and the wave enables one; a bridge the spec
+    declares earlier is an early bridge (GP130 refuses it in `check`, `simulate` proves it)."""
+    return bool(state.bridges) and STAGES.index(state.wave.stage) >= STAGES.index("compatibility-bridge")
+
+
 def _mig_capable(product: str) -> bool:
     """gpu-operator `hasMIGCapableGPU`: the product name mentions H100, A100 or A30."""
     return any(p in product.lower() for p in ("h100", "a100", "a30"))
@@ -86,8 +97,8 @@ def _cluster(plan: Plan) -> Cluster:
                 nodes,
                 pool.gpus_per_node,
                 _mig_capable(pool.product),
-                labels={NFD_LABEL: "true"},
-                owners={NFD_LABEL: "nfd"},
+                labels={**well_known_labels(nodes[0]), NFD_LABEL: "true"},
+                owners={**dict.fromkeys(well_known_labels(nodes[0]), "kubelet"), NFD_LABEL: "nfd"},
             )
         )
     return Cluster(groups)
@@ -137,20 +148,37 @@ class Replayer:
                 )
 
     def bootstrap(self) -> None:
-        """The running cluster adopts the first wave."""
+        """The running cluster adopts the first wave (after its runbook applied the operator hand-off)."""
         first = self.plan.waves[0].name
         self.world.target = first
-        if not any(r.chart == "gpu-operator" for r in self.rendered(first).releases.values()):
-            self.world.notes.add(
-                "the GPU Operator release is not rendered (gpuOperator.managed is false): "
-                "modelled with gpuOperator.values only, without the migration's settings"
-            )
         self.world.settle()
+        if not any(r.chart == "gpu-operator" for r in self.rendered(first).releases.values()):
+            self._apply_operator_handoff()
+        if host_driver(self.world):
+            self.world.notes.add(
+                "the NVIDIA driver is the host's (driver.enabled: false): its upgrades are not modelled"
+            )
         self._add_workloads(first)
         outcome = self.engine.sync(self.world, self.rendered(first))
         if outcome:
             self.world.fail("sync-completes", f"adopting {first}: {outcome}", [])
         check_settled(self.world, f"once {first} is adopted")
+
+    def _apply_operator_handoff(self) -> None:
+        """The first wave's runbook, before the merge: `helm upgrade --reuse-values` of the running
+        operator with the rendered hand-off (`render/operator_handoff.py`); without one, the
+        operator keeps `gpuOperator.values` only."""
+        path = operator_handoff_path(self.plan)
+        text = self.tree.files.get(path) if path is not None else None
+        if not isinstance(text, str):
+            self.world.notes.add(
+                "the GPU Operator release is not rendered (gpuOperator.managed is false) and no "
+                "hand-off gives it the migration's settings: modelled with gpuOperator.values only"
+            )
+            return
+        self.world.operator_handoff = json.loads(text)
+        self.world.record("runbook", f"helm upgrade --reuse-values the running GPU Operator with {path}")
+        self.world.settle()
 
     def _add_workloads(self, wave: str) -> None:
         have = {w.key for w in self.world.cluster.workloads if w.phase != "done"}
@@ -219,7 +247,7 @@ class Replayer:
         """Replay `source` -> `target` from the current state (`late`: the operator merges first)."""
         world = self.world
         world.target = target
-        world.bridge_allowed = bool(self.plan.wave(target).bridges)
+        world.bridge_allowed = bridge_stage(self.plan.wave(target))
         self._add_workloads(source)
         self._mark_moves(source, target)
         steps = transition_steps(self.plan, self.plan.wave(source), self.plan.wave(target))
@@ -340,7 +368,7 @@ class Replayer:
         group.validator_started = False
         group.device_plugin_registered = False
         group.operands = {n: "waiting" if p != "unschedulable" else p for n, p in group.operands.items()}
-        group.driver_loaded = "driver" in group.operands
+        group.driver_loaded = "driver" in group.operands or host_driver(world)
         if "driver" in group.operands:
             group.operands["driver"] = "running"
         if group.kubelet_plugin == "running":
@@ -357,6 +385,8 @@ class Replayer:
 
     def _upgrade(self, group: Group) -> None:
         world = self.world
+        if host_driver(world):  # no driver DaemonSet, no driver manager: the host's own procedure
+            return
         self._maintenance(group, "driver-upgrade", after=False)
         upgrade_driver(world, group, self.engine.correct_drift)
         group.cordoned = False

@@ -26,7 +26,7 @@ from typing import Any
 
 from gpuplatform.simulate.model import Cluster, Group, Workload, untolerated
 from gpuplatform.simulate.world import START, STOP, Reaction, World
-from gpuplatform.versions import SCHEDULER_EXPLICIT_ZERO_FIX, kube_gate_default, parse_release
+from gpuplatform.versions import SCHEDULER_EXPLICIT_ZERO_FIX, kube_gate_enabled, parse_release
 
 __all__ = ["bridge_class", "scheduler_reactions"]
 
@@ -46,9 +46,8 @@ def bridge_class(cluster: Cluster) -> str:
 def _extended_resource_on(world: World) -> bool:
     p = world.plan.platform
     release = parse_release(p.kubernetes.version)
-    default = kube_gate_default("DRAExtendedResource", release.minor)
     return (
-        bool(p.kubernetes.feature_gates.get("DRAExtendedResource", default))
+        kube_gate_enabled(p.kubernetes.feature_gates, "DRAExtendedResource", release.minor)
         and release >= SCHEDULER_EXPLICIT_ZERO_FIX
     )
 
@@ -181,7 +180,7 @@ def _bind(world: World, w: Workload, group: Group, allocator: str) -> None:
         world.pending_failure = (
             "early-bridge",
             f"unmigrated {w.key} (nvidia.com/gpu) lands on DRA node {group.name} through DeviceClass "
-            f"{bridge_class(world.cluster)} before the wave that enables a bridge",
+            f"{bridge_class(world.cluster)} before a compatibility-bridge wave enables a bridge",
             [f"Pod/{w.key}", f"DeviceClass/{bridge_class(world.cluster)}", f"Node/{group.nodes[0]}"],
         )
 

@@ -21,6 +21,7 @@ from gpuplatform.charts.model import (
     render_gpu_operator,
 )
 from gpuplatform.plan.waves import Plan
+from gpuplatform.render.helm_values import merge_values
 from gpuplatform.render.tree import Tree
 from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.model import Cluster, Group, Release
@@ -118,7 +119,9 @@ class World:
     reactors: list[Callable[[World], list[Reaction]]] = field(default_factory=list)
     pending_failure: tuple[str, str, list[str]] | None = None
     """A violation a controller noticed while acting (raised once its step is recorded)."""
-    _operator: tuple[Release | None, OperatorOutput] | None = None
+    operator_handoff: dict[str, Any] | None = None
+    """The values of the operator hand-off once the first wave's runbook applied it (an unmanaged release)."""
+    _operator: tuple[Release | dict[str, Any] | None, OperatorOutput] | None = None
     _dra: tuple[Release, DraDriverOutput] | None = None
 
     @property
@@ -148,17 +151,19 @@ class World:
         """The ClusterPolicy of the installed GPU Operator release.
 
         When the spec does not render the release (`gpuOperator.managed` is false), the operator is
-        modelled as installed outside gpuplatform with the spec's `gpuOperator.values` only: nothing
-        applies the migration's settings to it.
+        modelled as installed outside gpuplatform with the spec's `gpuOperator.values`, and the
+        migration's settings only once the first wave's runbook has applied the hand-off.
         """
         release = self.cluster.releases.get("gpu-operator")
-        if self._operator is None or self._operator[0] is not release:
+        source = release if release is not None else self.operator_handoff
+        if self._operator is None or self._operator[0] is not source:
             spec = self.plan.platform.gpu_operator
             if release is None:
-                out = render_gpu_operator(spec.version, dict(spec.values))
+                values = merge_values(dict(spec.values), self.operator_handoff or {})
+                out = render_gpu_operator(spec.version, values)
             else:
                 out = _operator_output(release)
-            self._operator = (release, out)
+            self._operator = (source, out)
         return self._operator[1]
 
     def dra(self) -> DraDriverOutput | None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from gpuplatform.capacity.moments import chart_class_resources
 from gpuplatform.capacity.report import WaveCapacity, plan_capacity
-from gpuplatform.model import ClaimTemplate, Toleration
+from gpuplatform.model import BridgeClass, ClaimTemplate, Platform, Toleration, Wave
 from gpuplatform.plan.waves import plan_platform
 from tests.capacity.fleets import platform, pool, workload
 
@@ -82,15 +83,40 @@ def test_the_drain_moment_of_a_transition_can_fail_where_both_waves_fit() -> Non
     assert wave(p, "claims").fits
 
 
+def _with_chart_bridge(p: Platform) -> Platform:
+    """`p` with a wave after claims that names the chart's `gpu.nvidia.com` class as the bridge."""
+    waves = [*p.waves[:3], Wave(name="bridge", stage="compatibility-bridge", bridges=["chart"]), p.waves[-1]]
+    return p.model_copy(
+        update={"bridges": (BridgeClass(name="chart", source="chart"),), "waves": tuple(waves)}
+    )
+
+
 def test_a_bridge_serves_legacy_pods_that_tolerate_the_dra_taint_and_only_those() -> None:
     toleration = Toleration(key="gpu-scheduling.lab.example.com/mode", operator="Exists")
     tolerant = workload("tolerant", 2, 8, tolerations=[toleration])
-    p = platform([pool("old", 1), pool("new", 1, migrates_in="pilot")], [tolerant])
-    moment = wave(p, "claims").moments[-1]
+    p = _with_chart_bridge(platform([pool("old", 1), pool("new", 1, migrates_in="pilot")], [tolerant]))
+    moment = wave(p, "bridge").moments[-1]
     assert moment.fits and moment.outcome.bridged == 1
     strict = platform([pool("old", 1), pool("new", 1, migrates_in="pilot")], [workload("strict", 2, 8)])
-    (failure,) = wave(strict, "claims").moments[-1].outcome.failures
-    assert "tolerates no DRA pool's taint" in failure.reason
+    (failure,) = wave(_with_chart_bridge(strict), "bridge").moments[-1].outcome.failures
+    assert (
+        "the bridge class gpu.nvidia.com cannot serve it: it tolerates no DRA pool's taint" in failure.reason
+    )
+
+
+def test_before_the_bridge_wave_the_patched_chart_class_serves_nothing_and_capacity_says_so() -> None:
+    # GIVEN a chart whose gpu.nvidia.com class declares extendedResourceName, patched away until
+    # the bridge wave
+    toleration = Toleration(key="gpu-scheduling.lab.example.com/mode", operator="Exists")
+    tolerant = workload("tolerant", 2, 8, tolerations=[toleration])
+    p = _with_chart_bridge(platform([pool("old", 1), pool("new", 1, migrates_in="pilot")], [tolerant]))
+    plan = plan_platform(p)
+    # THEN the chart model of the claims wave's release has no bridge, and the misfit says so
+    assert chart_class_resources(plan, plan.wave("claims")) == {}
+    assert chart_class_resources(plan, plan.wave("bridge")) == {"gpu.nvidia.com": "nvidia.com/gpu"}
+    (failure,) = wave(p, "claims").moments[-1].outcome.failures
+    assert failure.reason.endswith("; no bridge class serves nvidia.com/gpu in this wave")
+    assert "gpu.nvidia.com" not in failure.reason
 
 
 def test_node_selectors_keep_legacy_pods_on_matching_pools() -> None:

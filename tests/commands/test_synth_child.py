@@ -31,10 +31,13 @@ def _files(root: Path) -> dict[str, bytes]:
 def test_the_child_changes_no_byte_of_the_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a stack with hand-offs, workloads and runbook capacity notes
     loaded = load_stack(REPO / "stacks" / "mixed-fleet.yaml")
+    monkeypatch.setenv("GPUPLATFORM_CACHE_DIR", str(tmp_path / "cache"))
     # WHEN it is written with the child and without
     forked = count_forks(monkeypatch)
     synth_tree(loaded, tmp_path / "child")
-    assert len(forked) == 2, "synth forks for the rules and the hand-offs, then for the runbooks and locks"
+    assert len(forked) == 3, (
+        "synth forks for the simulation verdict, for the rules and the hand-offs, then for the runbooks and locks"
+    )
     monkeypatch.setattr(background, "can_fork", lambda: False)
     synth_tree(loaded, tmp_path / "plain")
     # THEN every file is the same, hand-offs, runbooks and the overview included

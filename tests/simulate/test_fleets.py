@@ -8,9 +8,13 @@ from typing import Any
 import pytest
 
 from gpuplatform.load.stacks import LoadedPlatform, discover_stacks, load_stack, load_stacks
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.operator_handoff import operator_handoff_path
+from gpuplatform.render.tree import render_tree
 from gpuplatform.simulate import jobs, run
 from gpuplatform.simulate.run import PlatformReport, simulate_platform
 from tests.simulate.helpers import simulate, violations
+from tests.specs import write_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINES = ("argocd", "flux")
@@ -113,16 +117,33 @@ def test_every_transition_of_a_mixed_fleet_holds(tmp_path: Path) -> None:
     assert violations(report) == []
 
 
-def test_a_mixed_fleet_without_the_operator_release_loses_new_dra_nodes(tmp_path: Path) -> None:
-    # GIVEN the GPU Operator managed outside gpuplatform with no migration settings
+def test_a_mixed_fleet_with_an_unmanaged_operator_holds_once_the_runbook_applies_the_handoff(
+    tmp_path: Path,
+) -> None:
+    # GIVEN the GPU Operator managed outside gpuplatform: the first wave's runbook applies the hand-off
     doc = {**MIXED, "spec": {k: v for k, v in MIXED["spec"].items() if k != "gpuOperator"}}
     report = simulate(tmp_path, doc, "base", "pilot")
+    # THEN every replay holds
+    assert violations(report) == []
+    assert not any("no hand-off" in n for r in report.results for n in r.notes)
+
+
+def test_a_mixed_fleet_without_the_operator_handoff_loses_new_dra_nodes(tmp_path: Path) -> None:
+    # GIVEN the GPU Operator managed outside gpuplatform, and the runbook's hand-off never applied
+    doc = {**MIXED, "spec": {k: v for k, v in MIXED["spec"].items() if k != "gpuOperator"}}
+    (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", doc))
+    plan = plan_platform(loaded.platform)
+    tree = render_tree(plan)
+    path = operator_handoff_path(plan)
+    assert path is not None and path in tree.files
+    del tree.files[path]
+    report = simulate_platform(loaded, "base", "pilot", ENGINES, tree=tree)
     # THEN NFD never labels the new tainted Karpenter node, so nothing of the GPU stack runs there,
     # and #10's operands gate holds the sync on it (before the gate existed: the operands invariant)
     found = violations(report, late=False)
     assert {v.invariant for *_, v in found} == {"sync-completes"}
     assert "gate-operands" in found[0][3].message and "karp-h100" in found[0][3].message
-    assert any("not rendered" in n for r in report.results for n in r.notes)
+    assert any("no hand-off" in n for r in report.results for n in r.notes)
 
 
 def test_engines_replayed_in_forked_workers_report_what_one_process_reports(

@@ -3,20 +3,26 @@ simulator and refused by check; what the renderer's merge neutralises is proven 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gpuplatform.charts.model import render_dra_driver, render_gpu_operator
-from gpuplatform.load.stacks import load_stack
+from gpuplatform.load.stacks import LoadedPlatform, load_stack
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.policy.rules import run_rules
 from gpuplatform.render import helm_values
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
-from gpuplatform.render.tree import render_tree
+from gpuplatform.render.operator_handoff import operator_handoff, operator_handoff_path
+from gpuplatform.render.tree import Tree, render_tree
+from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.rendered import ReleaseSpec, rendered_releases
+from gpuplatform.simulate.replay import Replayer, declared_modes
+from gpuplatform.simulate.run import simulate_platform
 from tests.simulate.helpers import sim_spec, simulate, violations
+from tests.specs import write_spec
 
 TAINT = "gpu-scheduling.lab.example.com/mode"
 
@@ -104,13 +110,62 @@ def test_an_override_the_merge_neutralises_is_proven_safe(
         assert any(t.get("key") == TAINT for t in operator.nfd_tolerations)
 
 
-def test_an_unmanaged_operator_is_modelled_from_its_values_and_said_so(tmp_path: Path) -> None:
-    # GIVEN the operator outside gpuplatform: nothing renders its tolerations or eviction env
+def _unmanaged(tmp_path: Path) -> tuple[LoadedPlatform, Tree, str]:
+    """The operator outside gpuplatform: its loaded spec, rendered tree and hand-off path."""
     doc = sim_spec()
     doc["spec"]["gpuOperator"] = {}
-    report = simulate(tmp_path, doc, "base", "pilot", engines=("flux",))
+    (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", doc))
+    plan = plan_platform(loaded.platform)
+    path = operator_handoff_path(plan)
+    assert path == "handoff/00-base/gpu-operator-values.json"
+    return loaded, render_tree(plan), path
+
+
+def test_an_unmanaged_operator_without_its_handoff_is_modelled_from_its_values_and_said_so(
+    tmp_path: Path,
+) -> None:
+    # GIVEN the operator outside gpuplatform, and its hand-off never applied
+    loaded, tree, path = _unmanaged(tmp_path)
+    del tree.files[path]
+    report = simulate_platform(loaded, "base", "pilot", ("flux",), tree=tree)
     # THEN the replay says what it assumed, and the first driver upgrade finds the DRA kubelet
     # plugin still holding the GPUs: nothing set NODE_LABEL_FOR_GPU_POD_EVICTION to its label
-    assert any("not rendered" in n for r in report.results for n in r.notes)
+    assert any("no hand-off" in n for r in report.results for n in r.notes)
     [(_, _, _, violation)] = violations(report, late=False)
     assert violation.invariant == "driver-upgrade" and "NODE_LABEL_FOR_GPU_POD_EVICTION" in violation.message
+
+
+def test_an_unmanaged_operator_gets_the_migration_settings_from_the_first_waves_handoff(
+    tmp_path: Path,
+) -> None:
+    # GIVEN the operator outside gpuplatform, with the rendered hand-off
+    loaded, tree, path = _unmanaged(tmp_path)
+    values = json.loads(str(tree.files[path]))
+    assert values["driver"]["manager"]["env"] == [helm_values.EVICTION_ENV]
+    # WHEN the first wave is adopted
+    plan = plan_platform(loaded.platform)
+    replayer = Replayer(plan, tree, "flux", DeviceMatcher(loaded.platform), declared_modes(plan, tree), {})
+    assert replayer.world.operator().eviction_label == ""
+    replayer.bootstrap()
+    # THEN the runbook step applied it, once, before the sync: the operator's driver manager evicts the plugin
+    applied = [s for s in replayer.world.trace if s.actor == "runbook"]
+    assert [s.text for s in applied] == [f"helm upgrade --reuse-values the running GPU Operator with {path}"]
+    assert replayer.world.operator().eviction_label == DRA_PLUGIN_LABEL
+    # AND every transition holds (under Argo CD: Flux's pilot -> base leaves the DRA driver release
+    # when the operator folder renders no release, a finding of the delivery model, not of the hand-off)
+    assert violations(simulate_platform(loaded, None, None, ("argocd",), tree=tree)) == []
+
+
+def test_the_operator_handoff_keeps_the_teams_list_items(tmp_path: Path) -> None:
+    # GIVEN team values with their own driver-manager env (Helm replaces lists)
+    doc = sim_spec()
+    doc["spec"]["gpuOperator"] = {
+        "values": {"driver": {"manager": {"env": [{"name": "DRAIN_USE_FORCE", "value": "true"}]}}}
+    }
+    (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", doc))
+    values = operator_handoff(plan_platform(loaded.platform))
+    # THEN the hand-off's list is the team's with ours added, and nothing else of theirs
+    assert values is not None
+    assert values["driver"] == {
+        "manager": {"env": [{"name": "DRAIN_USE_FORCE", "value": "true"}, helm_values.EVICTION_ENV]}
+    }

@@ -13,15 +13,28 @@ from gpuplatform.policy.rules import (
     gates,
     isolation,
     releases,
+    simulation,
     tenants,
     transitions,
     waves,
 )
 from gpuplatform.render.tree import Tree
+from gpuplatform.simulate.verdict import Refusal
 
 __all__ = ["RULES", "run_rules"]
 
-_MODULES = (adoption, allocators, engines, gates, isolation, releases, tenants, transitions, waves)
+_MODULES = (
+    adoption,
+    allocators,
+    engines,
+    gates,
+    isolation,
+    releases,
+    simulation,
+    tenants,
+    transitions,
+    waves,
+)
 
 
 def run_rules(
@@ -29,14 +42,16 @@ def run_rules(
     cluster_nodes: frozenset[str] | None = None,
     tree: Tree | None = None,
     snapshot: Snapshot | None = None,
+    simulated: tuple[Refusal, ...] | None = None,
 ) -> list[Problem]:
     """Every finding of every rule, as Problems located in the file that wrote the field (the stack
     or an overlay), sorted.
 
     `tree` is the platform's rendered tree when the caller has it already (synth does); rules that
-    compare the plan with a running cluster read `snapshot`.
+    compare the plan with a running cluster read `snapshot`; GP290 reads `simulated` when the caller
+    has the simulation verdict already, else replays the transitions itself.
     """
-    context = RuleContext(loaded, cluster_nodes, tree, snapshot)
+    context = RuleContext(loaded, cluster_nodes, tree, snapshot, simulated)
     problems = []
     for code in sorted(RULES):
         r = RULES[code]

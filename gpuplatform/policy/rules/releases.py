@@ -15,17 +15,19 @@ from gpuplatform.versions import (
     NVIDIA_DRIVER_MINIMUM,
     SCHEDULER_EXPLICIT_ZERO_FIX,
     dra_driver_at_least,
-    kube_gate_default,
     parse_release,
+)
+from gpuplatform.versions import (
+    kube_gate_enabled as gate_on,
 )
 
 __all__ = ["kube_gate_enabled"]
 
 
 def kube_gate_enabled(ctx: RuleContext, gate: str) -> bool:
-    """Whether the target cluster runs with Kubernetes feature gate `gate` on."""
+    """Whether the target cluster runs with Kubernetes feature gate `gate` on (`versions`' table)."""
     minor = parse_release(ctx.platform.kubernetes.version).minor
-    return bool(ctx.platform.kubernetes.feature_gates.get(gate, kube_gate_default(gate, minor)))
+    return gate_on(ctx.platform.kubernetes.feature_gates, gate, minor)
 
 
 @rule(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuplatform.charts.model import render_dra_driver, render_gpu_operator
+from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.plan.waves import WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL, node_labels, pool_taint, provisioner_labels
@@ -40,7 +41,8 @@ def _labels(ctx: RuleContext, state: WaveState, pool_index: int) -> dict[str, st
     labels = (node_labels if pool.provisioner is None else provisioner_labels)(
         p, pool, mode, state.device_plugin_enabled
     )
-    labels |= {NFD_LABEL: "true", PRESENT: "true"}
+    node = pool.nodes[0] if pool.nodes else f"{pool.name}-node-0"
+    labels |= {**well_known_labels(node), NFD_LABEL: "true", PRESENT: "true"}
     if mode == "dra":
         labels[DRA_PLUGIN_LABEL] = "true"
     return labels

@@ -1,0 +1,28 @@
+"""`--allow CODE`: an error-level finding the user overrode, for `check` and `synth` alike."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from gpuplatform.errors import InputError, Problem
+from gpuplatform.policy.rules import RULES
+
+__all__ = ["allowed", "refuse_unknown_codes"]
+
+
+def refuse_unknown_codes(allow: Sequence[str]) -> None:
+    """InputError for an `--allow` code that names no rule: a typo must not pass for an override."""
+    unknown = sorted(set(allow) - set(RULES))
+    if unknown:
+        raise InputError.single(
+            "--allow", "", f"no rule {', '.join(unknown)} (rules: {', '.join(sorted(RULES))})"
+        )
+
+
+def allowed(problem: Problem, allow: Sequence[str]) -> Problem:
+    """An error-level finding the user overrode, reported as a warning that says so."""
+    if problem.severity != "error" or problem.code not in allow:
+        return problem
+    message = f"{problem.message} (allowed with --allow {problem.code}, recorded in the lock file)"
+    return replace(problem, severity="warning", message=message)

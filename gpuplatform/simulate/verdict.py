@@ -1,0 +1,53 @@
+"""The simulation verdict `check` and `synth` include (GP290): what `simulate --all --engine both`
+proves, as findings located at the spec's waves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuplatform.evidence.snapshot import Snapshot
+from gpuplatform.load.stacks import LoadedPlatform
+from gpuplatform.render.tree import Tree
+from gpuplatform.simulate.replay import TransitionResult
+from gpuplatform.simulate.run import ENGINES, simulate_platform
+
+__all__ = ["Refusal", "simulation_verdict"]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One transition whose replay breaks an invariant: where (the target wave), what, the command to see it."""
+
+    loc: str
+    message: str
+    hint: str
+
+
+def simulation_verdict(
+    loaded: LoadedPlatform, tree: Tree | None = None, snapshot: Snapshot | None = None
+) -> tuple[Refusal, ...]:
+    """Every transition `plan` accepts, replayed under each rendered engine (with the `snapshot`'s
+    workloads when given): one Refusal per (source, target) whose replay breaks an invariant."""
+    report = simulate_platform(loaded, None, None, ENGINES, tree=tree, snapshot=snapshot)
+    index = {w.name: i for i, w in enumerate(loaded.platform.waves)}
+    first: dict[tuple[str, str], list[TransitionResult]] = {}
+    for result in report.failed:
+        first.setdefault((result.source, result.target), []).append(result)
+    return tuple(_refusal(loaded.source, index[b], results) for (_, b), results in first.items())
+
+
+def _refusal(source: str, target_index: int, results: list[TransitionResult]) -> Refusal:
+    head = results[0]
+    assert head.violation is not None
+    v = head.violation
+    engines = ", ".join(dict.fromkeys(r.engine for r in results))
+    late = " (operator late)" if head.late else ""
+    what = f"{head.source} -> {head.target}{late}"
+    hint = f"gpuplatform simulate {source} --from {head.source} --to {head.target} --engine {head.engine}"
+    if head.source == head.target:  # the running cluster adopting the first wave
+        what, hint = f"adopting {head.target}", f"gpuplatform simulate {source} --engine {head.engine}"
+    message = (
+        f"simulate proves {what} unsafe ({engines}): "
+        f"invariant {v.invariant} at step {v.step.index} [{v.step.actor}]: {v.message}"
+    )
+    return Refusal(f"spec.waves[{target_index}]", message, hint)
