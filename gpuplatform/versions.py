@@ -49,6 +49,7 @@ __all__ = [
     "Release",
     "cluster_gates",
     "dra_driver_at_least",
+    "driver_manager_of",
     "kube_gate_default",
     "kube_gate_enabled",
     "kube_gates",
@@ -233,6 +234,14 @@ GPU_OPERATOR_DRIVER_MANAGER: dict[str, Release] = {
     "26.3.3": parse_release("0.11.0"),
     "26.7.0": parse_release("0.12.0"),
 }
+
+
+def driver_manager_of(operator: Release) -> Release:
+    """The driver manager `operator` ships: that of the newest listed release at or below it (the
+    oldest listed one's for an older operator)."""
+    listed = sorted((parse_release(v), m) for v, m in GPU_OPERATOR_DRIVER_MANAGER.items())
+    return next((m for v, m in reversed(listed) if v <= operator), listed[0][1])
+
 
 # --- NVIDIA DRA driver --------------------------------------------------------------------------
 

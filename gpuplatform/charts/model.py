@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from gpuplatform.kube.nodes import Node, Toleration, node_selector_matches
-from gpuplatform.versions import CHART_BRIDGE_SINCE, dra_driver_at_least, parse_release
+from gpuplatform.versions import CHART_BRIDGE_SINCE, dra_driver_at_least, driver_manager_of, parse_release
 
 __all__ = [
     "DraDriverOutput",
@@ -131,7 +131,6 @@ _OPERATOR_DEFAULTS: dict[str, Any] = {
     "nodeStatusExporter": {"enabled": False},
     "validator": {"plugin": {"env": []}},
 }
-_MANAGER_BY_OPERATOR = (("26.7.0", "v0.12.0"), ("26.3.2", "v0.11.0"), ("0.0.0", "v0.10.0"))
 
 
 def helm_merge(defaults: Any, values: Any) -> Any:
@@ -323,7 +322,7 @@ def render_gpu_operator(version: str, values: dict[str, Any]) -> OperatorOutput:
     driver = merged.get("driver") or {}
     manager = driver.get("manager") or {}
     release = parse_release(version)
-    default_manager = next(m for since, m in _MANAGER_BY_OPERATOR if release >= parse_release(since))
+    default_manager = f"v{driver_manager_of(release)}"
     nfd_worker = ((merged.get("node-feature-discovery") or {}).get("worker") or {}).get("tolerations")
     return OperatorOutput(
         device_plugin=on("devicePlugin"),

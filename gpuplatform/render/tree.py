@@ -69,6 +69,9 @@ def render_gates_layer(plan: Plan, state: WaveState) -> list[Obj]:
     return render_gate_jobs(plan, state) + render_alerts(plan, state)
 
 
+OPERATORS_LAYER = "00-operators"
+
+
 @dataclass(frozen=True)
 class Layer:
     """A folder of every wave, applied in name order; `split` names the subfolder of each object."""
@@ -81,7 +84,7 @@ class Layer:
 
 
 LAYERS: tuple[Layer, ...] = (
-    Layer("00-operators", render_operators),
+    Layer(OPERATORS_LAYER, render_operators),
     Layer("10-nodes", render_nodes),
     Layer(SWITCH_LAYER, render_switch_jobs, split=switch_folder, subfolders=("enable", "release")),
     Layer("20-device-classes", render_device_classes),
@@ -317,6 +320,13 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
         tree.files[f"{folder}/kustomization.yaml"] = [kustomization(sorted(groups))]
     for folder, wrapper in argocd_wrappers(plan, state).items():
         tree.files[f"{folder}/kustomization.yaml"] = [wrapper]
+    if "flux" in plan.platform.delivery.engines and any(layer.name == OPERATORS_LAYER for layer in layers):
+        # Flux's releases folder exists in every wave, empty where the wave installs no release: its
+        # Kustomization stays in the chain and prunes a removed release in the chain's order (after
+        # the pre gates). Dropped from the entry, the Kustomization would be deleted and its
+        # finalizer (spec.prune) would uninstall the release at once, before any gate ran
+        # (kustomize-controller v1.9.4 `finalize`, `finalizerShouldDeleteResources`).
+        tree.files.setdefault(f"{root}/{OPERATORS_LAYER}/flux/kustomization.yaml", [kustomization([])])
     tree.files[f"{root}/kustomization.yaml"] = [kustomization([layer.name for layer in layers])]
     if argo:
         added = list(tree.files)[start:]

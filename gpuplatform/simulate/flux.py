@@ -84,18 +84,9 @@ class FluxEngine:
                 text = apply_object(world, obj, MANAGER)
                 if text:
                     done.append(text)
-        old = self.inventory.get(unit.name, {})
         new = {object_key(o): o for o in unit.objects}
         if unit.prune:
-            for key in [k for k in old if k not in new]:
-                obj = old[key]
-                if (obj["metadata"].get("annotations") or {}).get(PRUNE_DISABLED) == "disabled":
-                    continue
-                if obj["kind"] == "HelmRelease":
-                    uninstall_release(world, wave_chart(obj, old.values()))
-                    done.append(f"HelmRelease {obj['metadata']['name']} deleted: helm uninstall")
-                else:
-                    done.append(delete_object(world, obj))
+            done += _prune(world, self.inventory.get(unit.name, {}), new)
         self.inventory[unit.name] = new
         summary = "; ".join(changes + done) or "no change"
         world.record("flux", f"Kustomization {unit.name} applies {len(unit.objects)} object(s): {summary}")
@@ -106,6 +97,7 @@ class FluxEngine:
 
         `done` is told the sync unit (`SYNC_UNITS` id) of each Kustomization that became Ready.
         """
+        self._finalize_removed(world, wave)
         for unit in wave.units:
             failures = self._apply(world, unit, wave)
             world.settle()
@@ -118,6 +110,19 @@ class FluxEngine:
                 done(unit_of_folder(unit.folder).id)
         return ""
 
+    def _finalize_removed(self, world: World, wave: EngineWave) -> None:
+        """A Kustomization the entry no longer renders is deleted by the entry's own prune; its
+        finalizer deletes its inventory at once, before the chain's first gate (kustomize-controller
+        v1.9.4 `finalize`: `finalizerShouldDeleteResources` is `spec.prune` under the default
+        `deletionPolicy: MirrorPrune`; our Kustomizations all prune)."""
+        kept = {unit.name for unit in wave.units}
+        for name in sorted(set(self.inventory) - kept):
+            done = _prune(world, self.inventory.pop(name), {})
+            world.record(
+                "flux", f"Kustomization {name} deleted: its finalizer prunes {'; '.join(done) or 'nothing'}"
+            )
+            world.settle()
+
     def retry(self, world: World, wave: EngineWave, done: Callable[[str], None] = lambda unit: None) -> str:
         """The next reconciles: a Job still retrying runs a new attempt; a failed Job stays failed."""
         return self.sync(world, wave, done)
@@ -129,6 +134,22 @@ class FluxEngine:
     def correct_drift(self, world: World) -> list[str]:
         """Re-apply the labels this engine owns wherever another manager changed them."""
         return restore_node_labels(world, MANAGER)
+
+
+def _prune(world: World, old: dict[str, Obj], new: dict[str, Obj]) -> list[str]:
+    """Delete what `old` held and `new` does not (skipping `prune: disabled`); a HelmRelease's
+    deletion uninstalls its release."""
+    done = []
+    for key in [k for k in old if k not in new]:
+        obj = old[key]
+        if (obj["metadata"].get("annotations") or {}).get(PRUNE_DISABLED) == "disabled":
+            continue
+        if obj["kind"] == "HelmRelease":
+            uninstall_release(world, wave_chart(obj, old.values()))
+            done.append(f"HelmRelease {obj['metadata']['name']} deleted: helm uninstall")
+        else:
+            done.append(delete_object(world, obj))
+    return done
 
 
 def _release(world: World, spec: ReleaseSpec, obj: Obj) -> str:

@@ -151,9 +151,9 @@ def test_an_unmanaged_operator_gets_the_migration_settings_from_the_first_waves_
     applied = [s for s in replayer.world.trace if s.actor == "runbook"]
     assert [s.text for s in applied] == [f"helm upgrade --reuse-values the running GPU Operator with {path}"]
     assert replayer.world.operator().eviction_label == DRA_PLUGIN_LABEL
-    # AND every transition holds (under Argo CD: Flux's pilot -> base leaves the DRA driver release
-    # when the operator folder renders no release, a finding of the delivery model, not of the hand-off)
-    assert violations(simulate_platform(loaded, None, None, ("argocd",), tree=tree)) == []
+    # AND every transition holds under both engines (Flux's releases folder exists in every wave:
+    # tests/simulate/test_flux_finalizer.py)
+    assert violations(simulate_platform(loaded, None, None, ("argocd", "flux"), tree=tree)) == []
 
 
 def test_the_operator_handoff_keeps_the_teams_list_items(tmp_path: Path) -> None:
