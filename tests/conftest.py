@@ -17,6 +17,16 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """`XDG_STATE_HOME` for the whole session, in os.environ so that every subprocess inherits it:
+    tests never read or create the real `~/.local/state/gpuplatform/state-key`."""
+    home = tmp_path_factory.mktemp("xdg-state")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_STATE_HOME", str(home))
+        yield home
+
+
 class YamlSnapshot(SingleFileSnapshotExtension):
     """One readable `.yaml` file per snapshot (text mode, reviewed like code)."""
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from gpuplatform.output.state_key import mac_problems, state_key
 from gpuplatform.output.write import exclusive_output, recover
 from tests.specs import minimal_spec, python_stack, write_spec
 
@@ -169,8 +170,9 @@ def test_the_new_lock_digest_is_recorded_with_the_swapping_phase(
     # WHEN a synth of the new spec is killed while it stages, once it staged, or while it swaps
     assert _synth(new, out, crash_at=point, nth=nth, exchange=False) == 86
     # THEN the record names the new tree's lock digest only from "swapping" on: before, no swap
-    # happened and recovery needs it not
+    # happened and recovery needs it not; the killed child sealed it with this session's key
     state = json.loads((out / ".gpuplatform.lock").read_text())
+    assert mac_problems(state, state_key(), "state") == []
     (entry,) = state["entries"]
     assert state["phase"] == ("swapping" if recorded else "staging")
     lock = out / entry["staging"] / "gpuplatform.lock.json"

@@ -3,7 +3,8 @@
 A record names folders the next run renames and removes. A crafted one (the state file sits in a
 folder a pull request can change) must not reach beyond `--out`: every name must be a platform
 folder name (a DNS label) or the writer's staging or backup name of that platform with one run id,
-a direct child of `--out` that is not a link. Anything else refuses the run before it acts.
+a direct child of `--out` that is not a link. Anything else refuses the run before it acts. That
+the record was written here at all is proved by its MAC (`state_key.py`).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def state_problems(doc: Any, out: Path, file: str) -> list[Problem]:
     lines = []
     if doc.get("phase") not in _PHASES:
         lines.append(f"phase: {doc.get('phase')!r} is not one of {', '.join(_PHASES)}")
-    extra = sorted(set(doc) - {"format", "phase", "entries", "leftovers"})
+    extra = sorted(set(doc) - {"format", "phase", "entries", "leftovers", "mac"})
     if extra:
         lines.append(f"{extra[0]}: unknown field")
     seen: set[str] = set()

@@ -6,7 +6,9 @@ list (no foreign file, folder or link); a tree is pruned only when every file al
 digest its lock records. The
 staging and backup folders of a run carry a random run id (`.gpuplatform-staging.<run>.<platform>`)
 and are recorded in the state file `<out>/.gpuplatform.lock` before they are created; recovery acts
-on the recorded names only, never on names that merely look like ours. Links are never followed.
+on the recorded names only, never on names that merely look like ours, and only on a record sealed
+with this user's state key (`state_key.py`), never on one from a pull request or another machine.
+Links are never followed.
 
 Protocol (one run at a time, under an flock on the state file):
 1. recover what a killed run recorded: roll it back, or finish its clean-up if it had committed;
@@ -48,6 +50,7 @@ from typing import Any
 
 from gpuplatform.errors import EnvironmentFailure, InputError, Problem
 from gpuplatform.output.state_check import BACKUP, STAGING, state_problems
+from gpuplatform.output.state_key import mac_problems, seal, state_key
 
 __all__ = [
     "LOCK_FILE",
@@ -337,12 +340,14 @@ class _StateFile:
     """`<out>/.gpuplatform.lock`: the flock every run holds, and the record of the run in progress.
 
     Empty when no run is in progress. A record is one JSON line written in place (one small write,
-    then fsync); a torn tail after it is ignored.
+    then fsync); a torn tail after it is ignored. Every record is sealed with this user's state key
+    and acted on only when its MAC verifies (`state_key.py`): a record is never taken from elsewhere.
     """
 
     def __init__(self, out: Path, fd: int) -> None:
         self.out = out
         self.fd = fd
+        self.key = state_key()
 
     @property
     def path(self) -> Path:
@@ -362,7 +367,7 @@ class _StateFile:
                 "",
                 "holds data gpuplatform did not write; if no other tool uses it, remove it and run again",
             )
-        problems = state_problems(doc, self.out, str(self.path))
+        problems = state_problems(doc, self.out, str(self.path)) + mac_problems(doc, self.key, str(self.path))
         if problems:
             raise InputError(problems)
         entries = [_Entry(**e) for e in doc["entries"]]
@@ -378,7 +383,7 @@ class _StateFile:
                 "entries": [e.as_dict() for e in state.entries],
                 "leftovers": [e.as_dict() for e in state.leftovers],
             }
-            data = (json.dumps(doc, separators=(",", ":")) + "\n").encode()
+            data = (json.dumps(seal(doc, self.key), separators=(",", ":")) + "\n").encode()
             os.pwrite(self.fd, data, 0)
             os.ftruncate(self.fd, len(data))
         os.fsync(self.fd)

@@ -15,6 +15,7 @@ import pytest
 import gpuplatform.output.write as write
 from gpuplatform.errors import EnvironmentFailure, InputError
 from gpuplatform.output.serialize import LOCK_FILE, lock_document
+from gpuplatform.output.state_key import seal, state_key
 from gpuplatform.output.write import STATE_FILE, exclusive_output, owned_tree, recover, write_trees
 from tests.specs import listing
 
@@ -291,7 +292,7 @@ def test_recovery_acts_on_the_recorded_run_only(tmp_path: Path) -> None:
         "new": "sha256:" + "0" * 64,
     }
     record = {"format": "gpuplatform.dev/output-state/v1", "phase": "swapping", "entries": [entry]}
-    (tmp_path / STATE_FILE).write_text(json.dumps(record) + "\n")
+    (tmp_path / STATE_FILE).write_text(json.dumps(seal(record, state_key())) + "\n")
     # WHEN the next run takes the lock
     with exclusive_output(tmp_path) as state:
         assert recover(state) == []
