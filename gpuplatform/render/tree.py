@@ -15,6 +15,7 @@ from gpuplatform.render.device_classes import render_device_classes
 from gpuplatform.render.flux_entry import render_flux_entry
 from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate_jobs
 from gpuplatform.render.handoff import render_pool_handoffs
+from gpuplatform.render.hook_cleanup import cleanup_identity, cleanup_job, cleanup_namespace_access
 from gpuplatform.render.meta import Obj, file_name
 from gpuplatform.render.nim import render_nim_handoffs, render_nim_owned
 from gpuplatform.render.nodes import render_nodes
@@ -64,8 +65,9 @@ def _gate_phase(obj: Obj) -> str:
 
 
 def render_gates_layer(plan: Plan, state: WaveState) -> list[Obj]:
-    """The wave's gate Jobs and, when monitoring is on, its alerts."""
-    return render_gate_jobs(plan, state) + render_alerts(plan, state)
+    """The wave's gate Jobs, the hook cleanup's access to them (Argo CD) and, when monitoring is on,
+    its alerts."""
+    return render_gate_jobs(plan, state) + cleanup_namespace_access(plan, state) + render_alerts(plan, state)
 
 
 @dataclass(frozen=True)
@@ -325,6 +327,7 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
             tree.files[f"{root}/{APPS_FOLDER}/kustomization.yaml"] = [kustomization(engine_dirs)]
         else:
             entries += engine_dirs
+        entries += tree.add_folder(f"{root}/argocd", [cleanup_job(plan, state)], listed=False)
         tree.files[f"{root}/argocd/kustomization.yaml"] = [kustomization(entries)]
     handoffs = (
         render_pool_handoffs(plan, state)
@@ -342,7 +345,10 @@ def render_delivery(tree: Tree, plan: Plan) -> None:
     even when Argo CD runs elsewhere); Flux, which runs in the cluster, includes the folder."""
     p = plan.platform
     tree.add_folder(
-        "delivery/gates", gate_identity(plan, p.active_wave) + switch_identity(plan, p.active_wave)
+        "delivery/gates",
+        gate_identity(plan, p.active_wave)
+        + switch_identity(plan, p.active_wave)
+        + cleanup_identity(plan, p.active_wave),
     )
     if "argocd" in p.delivery.engines:
         tree.add_folder("delivery/argocd", render_argocd_entry(plan, tree.files), engines=False)
