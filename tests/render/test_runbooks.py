@@ -214,7 +214,10 @@ def test_provisioner_pool_is_patched_and_replaced_and_only_selected_by_label(
 ) -> None:
     text = mixed_books["06-scale.md"]
     assert "handoff/06-scale/nodepool_gpu-l40s.yaml" in text
-    assert "kubectl patch nodepool gpu-l40s --type merge --patch-file handoff/06-scale/nodepool_gpu-l40s.yaml" in text
+    assert (
+        "kubectl patch nodepool gpu-l40s --type merge --patch-file handoff/06-scale/nodepool_gpu-l40s.yaml"
+        in text
+    )
     assert "kubectl patch nodepool gpu-l40s --type json" in text and "kubectl replace" not in text
     assert "kubectl get nodeclaims -l karpenter.sh/nodepool=gpu-l40s" in text
     assert "kubectl get nodes -l karpenter.sh/nodepool=gpu-l40s" in text
