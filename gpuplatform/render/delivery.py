@@ -189,15 +189,16 @@ def entry_sync_policy(automated: bool) -> Obj:
 
 
 def entry_apps(plan: Plan) -> list[EntryApp]:
-    """The platform's wave (on its cluster), its gate identity (on its cluster: the PreSync gates
-    run as it; the Job controller retries the pod until it exists) and, for a remote cluster, the
+    """The platform's wave (on its cluster, its default namespace the gates': every wave has it, the
+    DRA driver's does not exist before the driver), its gate identity (on its cluster: the PreSync
+    gates run as it; the Job controller retries the pod until it exists) and, for a remote cluster, the
     wave's child Applications (on Argo CD's cluster). Argo CD orders no two Applications, so
     remote child Applications sync by hand, after the wave's pre-transition gates passed."""
     p = plan.platform
     d = p.delivery
     wave = f"waves/{plan.active.dir_name}"
     apps = [
-        EntryApp(p.name, f"{wave}/argocd", d.cluster_server, p.dra_driver.namespace),
+        EntryApp(p.name, f"{wave}/argocd", d.cluster_server, d.gates_namespace),
         EntryApp(f"{p.name}-gates", "delivery/gates", d.cluster_server, d.gates_namespace),
     ]
     if is_remote(plan):
