@@ -302,3 +302,16 @@ def test_a_flux_older_than_the_minimum_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith(f"error: {spec}:spec.delivery.fluxVersion: ")
     assert "Flux 2.2.3 cannot apply helm.toolkit.fluxcd.io/v2: 2.3.0 or newer" in result.stderr
+
+
+def test_a_notification_service_that_makes_no_annotation_key_is_refused(tmp_path: Path) -> None:
+    doc = minimal_spec()
+    doc["spec"]["delivery"]["syncFailedNotifications"] = {"slack channel": "gpu-oncall"}
+    spec = write_spec(tmp_path / "notify.yaml", doc)
+    result = run("synth", str(spec), "--out", str(tmp_path / "dist"))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {spec}:spec.delivery.syncFailedNotifications")
+    assert (
+        "notifications.argoproj.io/subscribe.on-sync-failed.slack channel is not an annotation key"
+        in result.stderr
+    )

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from gpuplatform.model.base import (
     INT32_MAX,
@@ -19,6 +19,7 @@ from gpuplatform.model.base import (
     ReleaseNumber,
     SpecModel,
     Token,
+    label_key_problem,
 )
 from gpuplatform.model.classes import BridgeClass, ServiceTier
 from gpuplatform.model.containers import ContainerResources, Digest, ImageReference, ResourceAmounts
@@ -37,6 +38,7 @@ from gpuplatform.versions import (
 
 __all__ = [
     "IN_CLUSTER",
+    "SYNC_FAILED_SUBSCRIPTION",
     "Acceptances",
     "Delivery",
     "DraDriver",
@@ -49,6 +51,18 @@ __all__ = [
 
 IN_CLUSTER = "https://kubernetes.default.svc"
 """The API server address of the cluster a pod runs in (Argo CD's in-cluster destination)."""
+SYNC_FAILED_SUBSCRIPTION = "notifications.argoproj.io/subscribe.on-sync-failed."
+"""Argo CD notifications: the annotation prefix that subscribes a service to the `on-sync-failed` trigger."""
+
+
+def _notification_service(value: str) -> str:
+    problem = label_key_problem(SYNC_FAILED_SUBSCRIPTION + value)
+    if problem is not None:
+        raise ValueError(f"{SYNC_FAILED_SUBSCRIPTION}{value} is not an annotation key: {problem}")
+    return value
+
+
+NotificationService = Annotated[str, AfterValidator(_notification_service)]
 
 
 class Kubernetes(SpecModel):
@@ -179,6 +193,12 @@ class Delivery(SpecModel):
     timeout_minutes: Minutes = 15
     """How long Flux waits for a layer, and one attempt of a gate for its invariant (a gate whose
     invariant does not hold yet starts a new attempt; it never gives up on its own)."""
+    sync_failed_notifications: dict[NotificationService, Token] = {}
+    """Argo CD notifications when a sync of the platform fails, off by default: notification service
+    (as configured in `argocd-notifications-cm`, e.g. `slack`) -> recipients (`;`-separated, e.g.
+    `gpu-oncall`). Each becomes the AppProject annotation
+    `notifications.argoproj.io/subscribe.on-sync-failed.<service>: <recipients>`, which subscribes
+    every Application of the project (the catalog trigger `on-sync-failed` must be installed)."""
 
     @field_validator("flux_version")
     @classmethod

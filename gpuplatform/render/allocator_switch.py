@@ -25,7 +25,13 @@ from gpuplatform.gates.matchers import (
 )
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.cluster_admission import API, core_policy_match, policy_binding
-from gpuplatform.render.meta import Obj, cluster_identity, k8s_object, restricted_security_context
+from gpuplatform.render.meta import (
+    KEPT_UNTIL_NEXT_WAVE,
+    Obj,
+    cluster_identity,
+    k8s_object,
+    restricted_security_context,
+)
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.render.selectors import cel_string
 from gpuplatform.render.validation import RETRY_EXIT_CODE, pod_failure_policy
@@ -132,7 +138,7 @@ def _job(plan: Plan, state: WaveState, action: str, script: str) -> Obj:
         f"switch-{action}-{digest}",
         wave=state.name,
         namespace=d.gates_namespace,
-        labels={SWITCH_LABEL: action},
+        labels={SWITCH_LABEL: action, **KEPT_UNTIL_NEXT_WAVE},
         annotations={
             "argocd.argoproj.io/hook": "Sync",
             "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gpuplatform.model.platform import IN_CLUSTER
+from gpuplatform.model.platform import IN_CLUSTER, SYNC_FAILED_SUBSCRIPTION
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.meta import Obj, k8s_object
 from gpuplatform.render.operators import SYNC_RETRY, argocd_application, helm_charts
@@ -28,6 +28,7 @@ __all__ = [
     "entry_apps",
     "entry_sync_policy",
     "is_remote",
+    "notification_annotations",
     "platform_root",
     "render_app_project",
     "render_argocd_entry",
@@ -128,6 +129,14 @@ def sync_account(plan: Plan, server: str) -> str:
     return f"{d.argocd_namespace}:{plan.platform.name}-sync"
 
 
+def notification_annotations(plan: Plan) -> dict[str, str]:
+    """`delivery.syncFailedNotifications` as AppProject annotations: Argo CD's notifications
+    controller merges a project's subscriptions into each of its Applications' (argo-cd v3.5.1
+    `notification_controller/controller/controller.go`)."""
+    notify = plan.platform.delivery.sync_failed_notifications
+    return {SYNC_FAILED_SUBSCRIPTION + service: recipients for service, recipients in sorted(notify.items())}
+
+
 def render_app_project(plan: Plan, files: TreeFiles) -> Obj:
     """The AppProject: exactly what the Applications install, cluster-scoped objects by name where
     every one is known (Nodes, Namespaces, the tool's own, the charts' CRDs), by kind otherwise.
@@ -149,6 +158,7 @@ def render_app_project(plan: Plan, files: TreeFiles) -> Obj:
         p.name,
         wave=plan.active.name,
         namespace=p.delivery.argocd_namespace,
+        annotations=notification_annotations(plan),
         spec={
             "description": f"GPU platform {p.name}: DRA migration waves rendered by gpuplatform",
             "sourceRepos": sorted(installs.repositories),
@@ -189,15 +199,16 @@ def entry_sync_policy(automated: bool) -> Obj:
 
 
 def entry_apps(plan: Plan) -> list[EntryApp]:
-    """The platform's wave (on its cluster), its gate identity (on its cluster: the PreSync gates
-    run as it; the Job controller retries the pod until it exists) and, for a remote cluster, the
+    """The platform's wave (on its cluster, its default namespace the gates': every wave has it, the
+    DRA driver's does not exist before the driver), its gate identity (on its cluster: the PreSync
+    gates run as it; the Job controller retries the pod until it exists) and, for a remote cluster, the
     wave's child Applications (on Argo CD's cluster). Argo CD orders no two Applications, so
     remote child Applications sync by hand, after the wave's pre-transition gates passed."""
     p = plan.platform
     d = p.delivery
     wave = f"waves/{plan.active.dir_name}"
     apps = [
-        EntryApp(p.name, f"{wave}/argocd", d.cluster_server, p.dra_driver.namespace),
+        EntryApp(p.name, f"{wave}/argocd", d.cluster_server, d.gates_namespace),
         EntryApp(f"{p.name}-gates", "delivery/gates", d.cluster_server, d.gates_namespace),
     ]
     if is_remote(plan):

@@ -13,7 +13,8 @@ would fail every health check until someone deletes it. `ttlSecondsAfterFinished
 fluxcd/pkg ssa v0.76.1 `manager_wait.go` counts a TTL Job that is gone as healthy, so a failed gate
 deleted by its TTL could let the wave pass. Job names carry a digest of the wave, the script and
 the facts, so every advance and rollback runs new Jobs; Argo CD deletes and recreates hooks on
-every sync (`BeforeHookCreation`).
+every sync (`BeforeHookCreation`), and the next wave's hook cleanup (`hook_cleanup.py`) deletes
+them, as Flux prunes them.
 
 Programs ship once per platform: every gate's script is a key of the ConfigMap
 `gpuplatform-gate-programs` in `delivery/gates/` (`gate_programs`), delivered with the gate
@@ -33,7 +34,14 @@ from gpuplatform.gates import GATES, Access, Gate, gate_facts, gate_script, gate
 from gpuplatform.model.containers import pinned_image
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.gate_facts import wave_data
-from gpuplatform.render.meta import WAVE_LABEL, Obj, cluster_identity, k8s_object, restricted_security_context
+from gpuplatform.render.meta import (
+    KEPT_UNTIL_NEXT_WAVE,
+    WAVE_LABEL,
+    Obj,
+    cluster_identity,
+    k8s_object,
+    restricted_security_context,
+)
 from gpuplatform.render.validation import PHASE_LABEL, pod_failure_policy, validation_jobs
 
 __all__ = [
@@ -101,7 +109,7 @@ def _facts(plan: Plan, state: WaveState, gate: Gate, name: str, facts: str) -> O
         name,
         wave=state.name,
         namespace=plan.platform.delivery.gates_namespace,
-        labels={GATE_LABEL: gate.id, PHASE_LABEL: gate.phase},
+        labels={GATE_LABEL: gate.id, PHASE_LABEL: gate.phase, **KEPT_UNTIL_NEXT_WAVE},
         annotations=_hook(gate) | {"argocd.argoproj.io/sync-wave": "-1"},
         data={FACTS_FILE: facts},
     )
@@ -131,7 +139,7 @@ def _job(plan: Plan, state: WaveState, gate: Gate, name: str) -> Obj:
         name,
         wave=state.name,
         namespace=d.gates_namespace,
-        labels={GATE_LABEL: gate.id, PHASE_LABEL: gate.phase},
+        labels={GATE_LABEL: gate.id, PHASE_LABEL: gate.phase, **KEPT_UNTIL_NEXT_WAVE},
         annotations=_hook(gate) | {"gpuplatform.dev/gate-title": gate.title},
         spec={
             "backoffLimit": 0,

@@ -14,7 +14,7 @@ from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, order_keys
 from gpuplatform.render.nodes import node_labels, pool_taint, provisioner_labels
 
-__all__ = ["HANDOFF_API", "converted_file", "render_pool_handoffs"]
+__all__ = ["HANDOFF_API", "converted_file", "karpenter_labels_patch", "render_pool_handoffs"]
 
 HANDOFF_API = "gpuplatform.dev/v1alpha1"
 
@@ -26,14 +26,27 @@ def converted_file(item: Workload | NimService) -> str:
     return PurePosixPath(item.manifest or "").name
 
 
-def _karpenter_patch(pool: NodePool, labels: dict[str, str], taints: list[dict[str, str]]) -> Obj:
+def karpenter_labels_patch(plan: Plan, state: WaveState, pool: NodePool) -> Obj:
+    """A JSON merge patch (RFC 7386) of the pool's Karpenter NodePool: the template labels of this
+    wave, and `null` for every label the pool carries in another wave and not in this one, so it
+    reaches this wave's labels from any wave (`kubectl patch nodepool NAME --type merge --patch-file F`).
+
+    Taints are a whole-list field the NodePool's owner shares: a merge patch would replace the list,
+    so the taint is a JSON patch the runbook builds from the live list (`runbook_pools.py`)."""
     assert pool.provisioner is not None
+    p = plan.platform
+    labels: dict[str, str | None] = dict(
+        provisioner_labels(p, pool, state.pool_modes[pool.name], state.device_plugin_enabled)
+    )
+    for other in plan.waves:
+        for key in provisioner_labels(p, pool, other.pool_modes[pool.name], other.device_plugin_enabled):
+            labels.setdefault(key, None)
     return order_keys(
         {
             "apiVersion": "karpenter.sh/v1",
             "kind": "NodePool",
             "metadata": {"name": pool.provisioner.name},
-            "spec": {"template": {"metadata": {"labels": labels}, "spec": {"taints": taints}}},
+            "spec": {"template": {"metadata": {"labels": dict(sorted(labels.items()))}}},
         }
     )
 
@@ -72,5 +85,5 @@ def render_pool_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
             )
         )
         if pool.provisioner is not None and pool.provisioner.kind == "karpenter":
-            objects.append(_karpenter_patch(pool, labels, taints))
+            objects.append(karpenter_labels_patch(plan, state, pool))
     return objects

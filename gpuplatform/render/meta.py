@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "KEPT_UNTIL_NEXT_WAVE",
+    "LIFECYCLE_LABEL",
     "MANAGED_BY",
     "NEVER_DELETE_ANNOTATIONS",
     "WAVE_LABEL",
@@ -19,6 +21,10 @@ Obj = dict[str, Any]
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 WAVE_LABEL = "gpuplatform.dev/wave"
+#: Labels every hook object (gate, switch and validation Jobs, the gates' facts) carries: kept as
+#: evidence while its wave is active, deleted when the next wave is applied (`render/hook_cleanup.py`).
+LIFECYCLE_LABEL = "gpuplatform.dev/lifecycle"
+KEPT_UNTIL_NEXT_WAVE = {LIFECYCLE_LABEL: "until-next-wave"}
 #: Argo CD and Flux must never prune or delete these objects (Nodes, tenant Namespaces).
 NEVER_DELETE_ANNOTATIONS = {
     "argocd.argoproj.io/sync-options": "ServerSideApply=true,Prune=false,Delete=false",

@@ -20,7 +20,7 @@ from gpuplatform.render.meta import file_name
 from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
 from gpuplatform.render.runbook_actions import Action
 
-__all__ = ["POOL_ACTIONS", "drain_steps", "pool_actions", "pool_checks"]
+__all__ = ["POOL_ACTIONS", "drain_steps", "karpenter_taint_command", "pool_actions", "pool_checks"]
 
 _GPU = "nvidia.com/gpu"
 _GPU_PODS = (
@@ -105,22 +105,19 @@ def _handoff_spec(plan: Plan, state: WaveState, pool: NodePool) -> dict[str, obj
     raise KeyError(pool.name)
 
 
-def _karpenter_jq(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) -> str:
-    """Edit the live NodePool to the labels and taints of the hand-off of `b` (from those of `a`)."""
-    old, new = _handoff_spec(plan, a, pool), _handoff_spec(plan, b, pool)
-    labels = new["labels"]
-    assert isinstance(labels, dict) and isinstance(old["labels"], dict)
-    gone = [k for k in old["labels"] if k not in labels]
-    taint = json.dumps(pool_taint(plan.platform, pool), separators=(",", ":"))
-    program = f".spec.template.metadata.labels += {json.dumps(labels, separators=(',', ':'))}"
-    if gone:
-        program = (
-            f"del({', '.join(f'.spec.template.metadata.labels[{json.dumps(k)}]' for k in gone)}) | " + program
-        )
+def karpenter_taint_command(plan: Plan, state: WaveState, pool: NodePool) -> str:
+    """Add (DRA) or remove (legacy) the pool's taint in its live NodePool, keeping the owner's other
+    taints: a JSON patch (RFC 6902) built from the live list, whose `test` of `resourceVersion`
+    refuses it if the NodePool changed in between."""
+    assert pool.provisioner is not None
+    name, taint = pool.provisioner.name, json.dumps(pool_taint(plan.platform, pool), separators=(",", ":"))
     rest = f"((.spec.template.spec.taints // []) - [{taint}])"
-    program += f" | .spec.template.spec.taints = {rest + f' + [{taint}]' if b.pool_modes[pool.name] == 'dra' else rest}"
-    name = pool.provisioner.name if pool.provisioner else pool.name
-    return f"kubectl get nodepool {name} -o json | jq '{program}' | kubectl replace -f -"
+    value = f"{rest} + [{taint}]" if state.pool_modes[pool.name] == "dra" else rest
+    program = (
+        '[{op: "test", path: "/metadata/resourceVersion", value: .metadata.resourceVersion}, '
+        f'{{op: "add", path: "/spec/template/spec/taints", value: ({value})}}]'
+    )
+    return f"kubectl patch nodepool {name} --type json -p \"$(kubectl get nodepool {name} -o json | jq -c '{program}')\""
 
 
 def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) -> list[Action]:
@@ -148,11 +145,19 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
             )
         ]
     patch = _handoff_file(plan, state, "NodePool", name)
+    labels_command = f"kubectl patch nodepool {name} --type merge --patch-file {patch}"
+    commands = (karpenter_taint_command(plan, b, pool), labels_command)
+    if mode != "dra":
+        commands = commands[::-1]
     return [
         Action(
-            f"Hand-off `{patch}` (Karpenter NodePool `{name}`): its template must {verb}. The taint list is a whole-list "
-            "field: keep the pool's other taints. If the NodePool lives in Git, commit the change there; otherwise:",
-            (_karpenter_jq(plan, a, b, pool),),
+            f"Hand-off `{patch}` (Karpenter NodePool `{name}`, a JSON merge patch of its template labels): its "
+            f"template must {verb}. The taint list is a whole-list field the pool's owner shares, so the taint is a "
+            "JSON patch built from the live list, which keeps the other taints. The more restrictive change goes "
+            "first (the taint before the DRA labels, the legacy labels before the taint goes), so a node replaced "
+            "between the two never runs both allocators without the taint. If the NodePool lives in Git, commit the "
+            "change there; otherwise:",
+            commands,
         ),
         Action(
             "Karpenter hashes `spec.template` (labels and taints included), so every NodeClaim of the pool drifts and "

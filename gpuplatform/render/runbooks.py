@@ -20,6 +20,7 @@ from gpuplatform.plan.review import reviewed_steps
 from gpuplatform.plan.sync_order import SYNC_UNITS
 from gpuplatform.plan.transitions import transition
 from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.argocd_settings import argocd_cm_step
 from gpuplatform.render.flux_entry import flux_source
 from gpuplatform.render.gate_jobs import gate_job_names
 from gpuplatform.render.operator_handoff import operator_handoff_path
@@ -106,7 +107,7 @@ def _transition(plan: Plan, a: WaveState, b: WaveState, changed: ChangedUnits | 
         f"`gpuplatform diff {_STACK} --waves {a.name} {b.name}`) and merge. The engine applies, in this order:"
     )
     follow = Action("Follow the engine until the post-transition gates have passed:", _follow(plan))
-    first = [_preflight()] if a.name == plan.waves[0].name else []
+    first = [_preflight(), *argocd_cm_step(plan)] if a.name == plan.waves[0].name else []
     lines += ["", "### Before the merge", "", *numbered([*first, review, *steps.before])]
     lines += ["", "### Sync", "", *numbered([merge, *steps.during, follow])]
     lines += ["", "### After the sync", ""]

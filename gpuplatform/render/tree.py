@@ -10,11 +10,13 @@ from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.admission import render_policy
 from gpuplatform.render.alerts import render_alerts
 from gpuplatform.render.allocator_switch import render_switch_jobs, switch_folder, switch_identity
+from gpuplatform.render.argocd_settings import ARGOCD_SETTINGS, argocd_cm_patch
 from gpuplatform.render.delivery import APPS_FOLDER, is_remote, render_argocd_entry
 from gpuplatform.render.device_classes import render_device_classes
 from gpuplatform.render.flux_entry import render_flux_entry
 from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate_jobs
 from gpuplatform.render.handoff import render_pool_handoffs
+from gpuplatform.render.hook_cleanup import cleanup_identity, cleanup_job, cleanup_namespace_access
 from gpuplatform.render.meta import Obj, file_name
 from gpuplatform.render.nim import render_nim_handoffs, render_nim_owned
 from gpuplatform.render.nodes import render_nodes
@@ -65,8 +67,9 @@ def _gate_phase(obj: Obj) -> str:
 
 
 def render_gates_layer(plan: Plan, state: WaveState) -> list[Obj]:
-    """The wave's gate Jobs and, when monitoring is on, its alerts."""
-    return render_gate_jobs(plan, state) + render_alerts(plan, state)
+    """The wave's gate Jobs, the hook cleanup's access to them (Argo CD) and, when monitoring is on,
+    its alerts."""
+    return render_gate_jobs(plan, state) + cleanup_namespace_access(plan, state) + render_alerts(plan, state)
 
 
 OPERATORS_LAYER = "00-operators"
@@ -336,6 +339,7 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
             tree.files[f"{root}/{APPS_FOLDER}/kustomization.yaml"] = [kustomization(engine_dirs)]
         else:
             entries += engine_dirs
+        entries += tree.add_folder(f"{root}/argocd", [cleanup_job(plan, state)], listed=False)
         tree.files[f"{root}/argocd/kustomization.yaml"] = [kustomization(entries)]
     handoffs = (
         render_pool_handoffs(plan, state)
@@ -357,10 +361,15 @@ def render_delivery(tree: Tree, plan: Plan) -> None:
     even when Argo CD runs elsewhere); Flux, which runs in the cluster, includes the folder."""
     p = plan.platform
     tree.add_folder(
-        "delivery/gates", gate_identity(plan, p.active_wave) + switch_identity(plan, p.active_wave)
+        "delivery/gates",
+        gate_identity(plan, p.active_wave)
+        + switch_identity(plan, p.active_wave)
+        + cleanup_identity(plan, p.active_wave),
     )
     if "argocd" in p.delivery.engines:
         tree.add_folder("delivery/argocd", render_argocd_entry(plan, tree.files), engines=False)
+        if settings := argocd_cm_patch(plan):
+            tree.add_folder(ARGOCD_SETTINGS, settings, listed=False, engines=False)
         for folder, objects in render_sync_identity(plan, tree.files).items():
             tree.add_folder(folder, objects, engines=False)
     if "flux" in p.delivery.engines:

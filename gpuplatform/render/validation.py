@@ -30,7 +30,13 @@ from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.model.containers import pinned_image
 from gpuplatform.model.workloads import GpuProbe
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.meta import WAVE_LABEL, Obj, k8s_object, restricted_security_context
+from gpuplatform.render.meta import (
+    KEPT_UNTIL_NEXT_WAVE,
+    WAVE_LABEL,
+    Obj,
+    k8s_object,
+    restricted_security_context,
+)
 from gpuplatform.render.tenants import dra_pool_tolerations
 
 __all__ = [
@@ -119,7 +125,7 @@ def _job(plan: Plan, state: WaveState, prefix: str, namespace: str, kind: str, g
         f"{prefix}-{digest}",
         wave=state.name,
         namespace=namespace,
-        labels={VALIDATION_LABEL: kind, PHASE_LABEL: "post"},
+        labels={VALIDATION_LABEL: kind, PHASE_LABEL: "post", **KEPT_UNTIL_NEXT_WAVE},
         annotations=_HOOK,
         spec=spec,
     )

@@ -302,3 +302,54 @@ def test_applicationsets_generate_exactly_the_entry_applications_field_by_field(
         assert generated[name] == app, name
         assert app["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuplatform"
     assert generated["reference"]["spec"]["syncPolicy"]["retry"]["limit"] == -1
+
+
+def test_the_wave_application_targets_a_namespace_that_exists_in_every_wave(reference: Platform) -> None:
+    """In `baseline` the DRA driver's namespace does not exist yet: the entry targets the gates' namespace,
+    which `delivery/gates/` creates before any wave's hooks run."""
+    for wave in [w.name for w in reference.waves]:
+        tree = render_tree(plan_platform(reference.model_copy(update={"active_wave": wave})))
+        created = {
+            o["metadata"]["name"]
+            for p, c in tree.files.items()
+            if p.startswith("delivery/gates/") and isinstance(c, list)
+            for o in c
+            if o["kind"] == "Namespace"
+        }
+        [app] = [
+            o
+            for p, c in tree.files.items()
+            if p.startswith("delivery/argocd/") and isinstance(c, list)
+            for o in c
+            if o["kind"] == "Application" and o["metadata"]["name"] == reference.name
+        ]
+        assert app["spec"]["destination"]["namespace"] in created, wave
+        assert app["spec"]["destination"]["namespace"] != reference.dra_driver.namespace
+
+
+def test_sync_failed_notifications_subscribe_the_project_only_when_asked(reference: Platform) -> None:
+    def projects(platform: Platform) -> list[dict[str, Any]]:
+        tree = render_tree(plan_platform(platform))
+        return [
+            o
+            for p, c in tree.files.items()
+            if p.startswith("delivery/argocd") and isinstance(c, list)
+            for o in c
+            if o["kind"] == "AppProject"
+        ]
+
+    assert all(
+        not any(k.startswith("notifications.argoproj.io/") for k in o["metadata"].get("annotations", {}))
+        for o in projects(reference)
+    )
+    asked = reference.model_copy(
+        update={
+            "delivery": reference.delivery.model_copy(
+                update={"sync_failed_notifications": {"slack": "gpu-oncall;gpu-leads"}}
+            )
+        }
+    )
+    [project] = [o for o in projects(asked) if o["metadata"]["name"] == reference.name][:1]
+    assert project["metadata"]["annotations"] == {
+        "notifications.argoproj.io/subscribe.on-sync-failed.slack": "gpu-oncall;gpu-leads"
+    }

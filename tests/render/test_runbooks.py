@@ -214,7 +214,11 @@ def test_provisioner_pool_is_patched_and_replaced_and_only_selected_by_label(
 ) -> None:
     text = mixed_books["06-scale.md"]
     assert "handoff/06-scale/nodepool_gpu-l40s.yaml" in text
-    assert "kubectl get nodepool gpu-l40s -o json | jq" in text and "| kubectl replace -f -" in text
+    assert (
+        "kubectl patch nodepool gpu-l40s --type merge --patch-file handoff/06-scale/nodepool_gpu-l40s.yaml"
+        in text
+    )
+    assert "kubectl patch nodepool gpu-l40s --type json" in text and "kubectl replace" not in text
     assert "kubectl get nodeclaims -l karpenter.sh/nodepool=gpu-l40s" in text
     assert "kubectl get nodes -l karpenter.sh/nodepool=gpu-l40s" in text
     # never a pool name (or a provisioner name) where a node name belongs
@@ -231,7 +235,12 @@ def test_the_rollback_of_a_karpenter_move_reverts_the_template(mixed_books: dict
         "must carry `gpu-scheduling.fleet.example.com/mode=legacy`",
         "### Sync",
     )
-    assert 'del(.spec.template.metadata.labels["nvidia.com/dra-kubelet-plugin"]' in back
+    # the legacy labels (the wave's merge patch removes the DRA ones) before the taint goes
+    _in_order(
+        back,
+        "kubectl patch nodepool gpu-l40s --type merge --patch-file handoff/05-nim/nodepool_gpu-l40s.yaml",
+        "kubectl patch nodepool gpu-l40s --type json",
+    )
 
 
 def test_a_wave_that_changes_nothing_says_it_is_a_stop(reference_books: dict[str, str]) -> None:

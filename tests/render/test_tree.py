@@ -160,4 +160,5 @@ def test_argo_entry_lists_every_layer_and_the_argocd_engine_folders(reference: P
         "../40-tenants",
         "../50-gates",
         "../00-operators/argocd",
+        "job_gpuplatform-gates_gpuplatform-hook-cleanup.yaml",
     ]

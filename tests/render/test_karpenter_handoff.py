@@ -1,0 +1,186 @@
+"""The Karpenter hand-off validates as what it is: the runbook's patches, applied to a NodePool valid
+under the upstream CRD, give a valid NodePool with the wave's labels and taint and the owner's rest."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from gpuplatform.load.stacks import load_stack
+from gpuplatform.plan.steps import transition_steps
+from gpuplatform.plan.waves import Plan, WaveState, plan_platform
+from gpuplatform.render.handoff import render_pool_handoffs
+from gpuplatform.render.meta import file_name
+from gpuplatform.render.nodes import pool_taint
+from gpuplatform.render.runbook_pools import pool_actions
+
+REPO = Path(__file__).resolve().parents[2]
+CRD = Path("/work/shared/reference/crds/karpenter.sh_nodepools.yaml")
+OWNER_TAINT = {"key": "team.example.com/gpu", "effect": "NoSchedule"}
+
+FAKE = """#!{python}
+import json, sys, yaml
+path = {state!r}
+live = json.load(open(path))
+args = sys.argv[1:]
+assert args[1] == "nodepool" and args[2] == live["metadata"]["name"], args
+
+
+def pointer(doc, ptr):
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in ptr.split("/")[1:]]
+    for part in parts[:-1]:
+        doc = doc[part]
+    return doc, parts[-1]
+
+
+def merge(target, patch):
+    if not isinstance(patch, dict):
+        return patch
+    target = dict(target) if isinstance(target, dict) else {{}}
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        else:
+            target[key] = merge(target.get(key), value)
+    return target
+
+
+if args[0] == "get":
+    print(json.dumps(live))
+    sys.exit(0)
+assert args[0] == "patch", args
+kind = args[args.index("--type") + 1]
+if kind == "json":
+    for op in json.loads(args[args.index("-p") + 1]):
+        parent, key = pointer(live, op["path"])
+        if op["op"] == "test":
+            if parent.get(key) != op["value"]:
+                sys.exit("test failed")
+        elif op["op"] == "add":
+            parent[key] = op["value"]
+        else:
+            sys.exit("unexpected op " + op["op"])
+else:
+    assert kind == "merge", args
+    live = merge(live, yaml.safe_load(open(args[args.index("--patch-file") + 1])))
+live["metadata"]["resourceVersion"] = str(int(live["metadata"]["resourceVersion"]) + 1)
+json.dump(live, open(path, "w"))
+"""
+
+
+def _schema() -> dict[str, Any]:
+    crd = yaml.safe_load(CRD.read_text())
+    [version] = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
+    schema: dict[str, Any] = version["schema"]["openAPIV3Schema"]
+    return schema
+
+
+def _owner_nodepool(name: str) -> dict[str, Any]:
+    """A NodePool as its owner wrote it, valid under the CRD: its own labels, taints and requirements."""
+    return {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": name, "resourceVersion": "1"},
+        "spec": {
+            "template": {
+                "metadata": {"labels": {"team.example.com/owner": "gpu"}},
+                "spec": {
+                    "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
+                    "requirements": [
+                        {
+                            "key": "node.kubernetes.io/instance-type",
+                            "operator": "In",
+                            "values": ["g6e.xlarge"],
+                        }
+                    ],
+                    "taints": [OWNER_TAINT],
+                },
+            }
+        },
+    }
+
+
+def _transitions(plan: Plan) -> list[tuple[WaveState, WaveState]]:
+    pairs = list(itertools.pairwise(plan.waves))
+    return pairs + [(b, a) for a, b in pairs]
+
+
+@pytest.fixture(scope="module")
+def fleet() -> Plan:
+    return plan_platform(load_stack(REPO / "stacks" / "mixed-fleet.yaml")[0].platform)
+
+
+def test_the_owner_nodepool_is_valid(fleet: Plan) -> None:
+    jsonschema.validate(_owner_nodepool("gpu-l40s"), _schema())
+
+
+def test_the_runbook_patches_give_a_valid_nodepool_with_the_wave_labels_and_taint(
+    fleet: Plan, tmp_path: Path
+) -> None:
+    schema = _schema()
+    moved = 0
+    for a, b in _transitions(fleet):
+        for step in transition_steps(fleet, a, b):
+            if step.action != "apply-handoff":
+                continue
+            for pool_name in step.pools:
+                pool = fleet.pools[pool_name]
+                if pool.provisioner is None or pool.provisioner.kind != "karpenter":
+                    continue
+                # GIVEN the owner's NodePool as it is in wave `a`, and the hand-off files of wave `b`
+                live = _owner_nodepool(pool.provisioner.name)
+                handoffs = render_pool_handoffs(fleet, b)
+                for doc in handoffs:
+                    path = tmp_path / "handoff" / b.dir_name / file_name(doc)
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(yaml.safe_dump(doc))
+                state = tmp_path / "nodepool.json"
+                state.write_text(json.dumps(live))
+                fake = tmp_path / "bin" / "kubectl"
+                fake.parent.mkdir(exist_ok=True)
+                fake.write_text(FAKE.format(python=sys.executable, state=str(state)))
+                fake.chmod(0o755)
+                env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}"}
+                # WHEN the operator runs the runbook's commands, in order
+                commands = [c for action in pool_actions(fleet, a, b, step) for c in action.commands]
+                for command in commands:
+                    if "kubectl patch nodepool" in command:
+                        subprocess.run(["dash", "-c", command], env=env, cwd=tmp_path, check=True, timeout=60)
+                result = json.loads(state.read_text())
+                # THEN the NodePool is valid, carries the wave's labels and taint, and the owner's rest
+                jsonschema.validate(result, schema)
+                template = result["spec"]["template"]
+                spec = next(
+                    d["spec"]
+                    for d in handoffs
+                    if d["kind"] == "NodePoolHandoff" and d["metadata"]["name"] == pool.name
+                )
+                assert template["metadata"]["labels"] == {"team.example.com/owner": "gpu", **spec["labels"]}
+                taint = pool_taint(fleet.platform, pool)
+                expected = [OWNER_TAINT, taint] if b.pool_modes[pool.name] == "dra" else [OWNER_TAINT]
+                assert template["spec"]["taints"] == expected, (a.name, b.name)
+                assert template["spec"]["nodeClassRef"] == live["spec"]["template"]["spec"]["nodeClassRef"]
+                moved += 1
+    assert moved >= 2
+
+
+def test_the_labels_patch_removes_every_label_of_another_wave(fleet: Plan) -> None:
+    seen: set[str] = set()
+    for state in fleet.waves:
+        for doc in render_pool_handoffs(fleet, state):
+            if doc["kind"] == "NodePool":
+                seen |= set(doc["spec"]["template"]["metadata"]["labels"])
+                assert "taints" not in doc["spec"]["template"].get("spec", {})
+    for state in fleet.waves:
+        for doc in render_pool_handoffs(fleet, state):
+            if doc["kind"] == "NodePool":
+                assert set(doc["spec"]["template"]["metadata"]["labels"]) == seen
