@@ -25,9 +25,19 @@ def run(*args: str) -> Result:
     return CliRunner().invoke(main, list(args))
 
 
-def _unsafe(tmp_path: Path) -> Path:
-    """A spec only the simulation refuses: the operator outside gpuplatform under Flux, whose
-    rollback to the first wave leaves the DRA driver release installed."""
+@pytest.fixture
+def unsafe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A spec only the simulation refuses: the DRA driver's child Application rendered without the
+    resources finalizer, so Argo CD orphans the release when the rollback to the first wave removes
+    the Application (no rule reads the finalizer; `simulate` reports `leftovers`)."""
+    original = operators.argocd_application
+
+    def no_finalizer(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        app = original(*args, **kwargs)
+        app["metadata"].pop("finalizers", None)
+        return app
+
+    monkeypatch.setattr(operators, "argocd_application", no_finalizer)
     doc = minimal_spec()
     doc["spec"]["delivery"]["engines"] = ["argocd", "flux"]
     return write_spec(tmp_path / "lab.yaml", doc)
@@ -40,18 +50,18 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder / "verdicts"
 
 
-def test_check_refuses_what_simulate_proves_unsafe(tmp_path: Path, cache: Path) -> None:
-    spec = str(_unsafe(tmp_path))
+def test_check_refuses_what_simulate_proves_unsafe(tmp_path: Path, cache: Path, unsafe: Path) -> None:
+    spec = str(unsafe)
     simulated = run("simulate", spec)
     checked = run("check", spec)
     assert simulated.exit_code == 1
     assert checked.exit_code == 1, checked.stderr
-    assert "GP290 simulate proves pilot -> base unsafe (flux)" in checked.stderr
-    assert f"hint: gpuplatform simulate {spec} --from pilot --to base --engine flux" in checked.stderr
+    assert "GP290 simulate proves pilot -> base unsafe (argocd)" in checked.stderr
+    assert f"hint: gpuplatform simulate {spec} --from pilot --to base --engine argocd" in checked.stderr
 
 
-def test_check_allows_gp290_as_a_warning_that_says_so(tmp_path: Path, cache: Path) -> None:
-    result = run("check", str(_unsafe(tmp_path)), "--allow", "GP290")
+def test_check_allows_gp290_as_a_warning_that_says_so(tmp_path: Path, cache: Path, unsafe: Path) -> None:
+    result = run("check", str(unsafe), "--allow", "GP290")
     assert result.exit_code == 0, result.stderr
     assert (
         "warning:" in result.stderr
@@ -59,14 +69,14 @@ def test_check_allows_gp290_as_a_warning_that_says_so(tmp_path: Path, cache: Pat
     )
 
 
-def test_check_refuses_an_allow_code_no_rule_has(tmp_path: Path, cache: Path) -> None:
-    result = run("check", str(_unsafe(tmp_path)), "--allow", "GP999")
+def test_check_refuses_an_allow_code_no_rule_has(tmp_path: Path, cache: Path, unsafe: Path) -> None:
+    result = run("check", str(unsafe), "--allow", "GP999")
     assert result.exit_code == 2
     assert "error: --allow: no rule GP999" in result.stderr
 
 
-def test_synth_refuses_gp290_and_records_the_override(tmp_path: Path, cache: Path) -> None:
-    spec = str(_unsafe(tmp_path))
+def test_synth_refuses_gp290_and_records_the_override(tmp_path: Path, cache: Path, unsafe: Path) -> None:
+    spec = str(unsafe)
     refused = run("synth", spec, "--out", str(tmp_path / "out"))
     assert refused.exit_code == 1 and "GP290" in refused.stderr
     assert not (tmp_path / "out" / "lab").exists()
@@ -100,17 +110,17 @@ def _replays(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_a_verdict_is_reused_while_the_spec_is_unchanged(
-    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, unsafe: Path
 ) -> None:
-    spec = _unsafe(tmp_path)
+    spec = unsafe
     replayed = _replays(monkeypatch)
     first = run("check", str(spec))
     second = run("check", str(spec))
     assert replayed == ["lab"], "the second check reads the cache"
     assert (first.exit_code, first.stderr) == (second.exit_code, second.stderr)
-    # a changed spec is another key
+    # a changed spec is another key (Flux only: the unsafe Application is not rendered)
     doc = minimal_spec()
-    doc["spec"]["delivery"]["engines"] = ["argocd"]
+    doc["spec"]["delivery"]["engines"] = ["flux"]
     write_spec(spec, doc)
     assert run("check", str(spec)).exit_code == 0
     assert replayed == ["lab", "lab"]
@@ -118,9 +128,9 @@ def test_a_verdict_is_reused_while_the_spec_is_unchanged(
 
 
 def test_a_cache_entry_that_cannot_be_verified_is_replayed(
-    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, unsafe: Path
 ) -> None:
-    spec = _unsafe(tmp_path)
+    spec = unsafe
     replayed = _replays(monkeypatch)
     run("check", str(spec))
     [entry] = cache.glob("*.json")
@@ -157,9 +167,9 @@ def test_the_key_covers_the_sdk_version_and_the_spec(tmp_path: Path, monkeypatch
 
 @pytest.mark.skipif(not background.can_fork(), reason="needs fork and two cores")
 def test_check_replays_in_a_forked_child_only_when_the_cache_misses(
-    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, unsafe: Path
 ) -> None:
-    spec = str(_unsafe(tmp_path))
+    spec = str(unsafe)
     forked = count_forks(monkeypatch)
     run("check", spec)
     cold = len(forked)
@@ -175,7 +185,9 @@ def test_check_of_a_stack_of_several_platforms_judges_each(tmp_path: Path, cache
         assert "platform reference-staging" in result.stdout
 
 
-def test_a_violation_adopting_the_first_wave_names_no_transition(tmp_path: Path, cache: Path) -> None:
+def test_a_violation_adopting_the_first_wave_names_no_transition(
+    tmp_path: Path, cache: Path, unsafe: Path
+) -> None:
     # GIVEN an operator whose DRA kubelet plugin would run on no GPU node at all
     doc = minimal_spec()
     doc["spec"]["draDriver"]["values"] = {"kubeletPlugin": {"nodeSelector": {"kubernetes.io/os": "windows"}}}
