@@ -231,13 +231,20 @@ class Replayer:
                 action()
         world.record("operator", f"merge: activeWave {source} -> {target}")
         waiting = [s for s in steps[merge + 1 :] if s.kind == "manual" and s.after]
+        ran: list[Step] = []
 
         def done(unit: str) -> None:
             for step in [s for s in waiting if s.after == unit]:
                 waiting.remove(step)
+                ran.append(step)
                 self._manual(step, source, target)
 
-        self._sync(self.rendered(target), before if late else [], done)
+        def resume() -> None:
+            """The late operator goes on with the runbook: the steps after a unit that has applied."""
+            for step in ran:
+                self._manual(step, source, target)
+
+        self._sync(self.rendered(target), [*before, resume] if late else [], done)
         for step in steps[merge + 1 :]:
             if step.kind == "manual" and (not step.after or step in waiting):
                 self._manual(step, source, target)
