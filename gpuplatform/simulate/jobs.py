@@ -74,9 +74,9 @@ def _gate(world: World, gate: str, obj: Obj) -> list[str]:
     data = _data(world, obj)
     if not data:
         return [f"unknown: the facts ConfigMap of Job {meta['name']} is not applied"]
-    if world.observe is not None:
-        world.observe(world, f"gate-{gate}")
     lines = gate_lines(world, gate, data)
+    if world.observe is not None:
+        world.observe(world, f"gate {gate} {'holds' if holds(lines) else 'waits'}")
     if not holds(lines):
         return [line.split(": ", 1)[1] for line in lines if line.startswith(("violation: ", "unknown: "))]
     acts = [line.split() for line in lines if line.startswith("act: ")]

@@ -139,6 +139,7 @@ class Replayer:
         """The running cluster adopts the first wave."""
         first = self.plan.waves[0].name
         self.world.target = first
+        self.world.transition = f"adopt-{first}"
         if not any(r.chart == "gpu-operator" for r in self.rendered(first).releases.values()):
             self.world.notes.add(
                 "the GPU Operator release is not rendered (gpuOperator.managed is false): "
@@ -310,6 +311,7 @@ class Replayer:
     ) -> TransitionResult:
         """Replay `a` -> `b` (and the disturbances) from `start`; leaves the replayer in the end state."""
         self.world, self.engine = start[0].fork(), start[1].fork()
+        self.world.transition = f"{a}-to-{b}" + ("-late" if late else "")
         result = TransitionResult(self.engine_name, a, b, late=late)
         try:
             self.transition(a, b, late=late)
@@ -378,6 +380,7 @@ def replay_platform(
     matcher: DeviceMatcher,
     observed: list[Workload] | None = None,
     entries: dict[str, Tree] | None = None,
+    observe: Callable[[World, str], None] | None = None,
 ) -> list[TransitionResult]:
     """Replay every (source, target) pair under `engine`, each from the state its source wave reached.
 
@@ -390,6 +393,7 @@ def replay_platform(
     names = [w.name for w in plan.waves]
     replayer = Replayer(plan, tree, engine, matcher, declared, entries)
     replayer.observed = observed
+    replayer.world.observe = observe
     try:
         replayer.bootstrap()
     except ViolationFound as exc:

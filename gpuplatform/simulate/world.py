@@ -117,7 +117,9 @@ class World:
     checks: list[Callable[[World], None]] = field(default_factory=list)
     reactors: list[Callable[[World], list[Reaction]]] = field(default_factory=list)
     observe: Callable[[World, str], None] | None = None
-    """Called at every checkpoint (a gate Job judging, a transition settled) with what it is."""
+    """Called at every checkpoint (a gate Job judged, the cluster settled) with what it is."""
+    transition: str = ""
+    """The replay under way, as checkpoints name it (`A-to-B`, `-late`; `adopt-A`)."""
     pending_failure: tuple[str, str, list[str]] | None = None
     """A violation a controller noticed while acting (raised once its step is recorded)."""
     _operator: tuple[Release | None, OperatorOutput] | None = None
