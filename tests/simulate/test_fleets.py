@@ -124,7 +124,9 @@ def test_a_mixed_fleet_without_the_operator_release_loses_new_dra_nodes(tmp_path
     found = violations(report, late=False)
     assert {v.invariant for *_, v in found} == {"sync-completes"}
     message = found[0][3].message
-    assert "gate-allocator-exclusivity" in message and "karp-h100-node-0-r runs no DRA kubelet plugin" in message
+    assert (
+        "gate-allocator-exclusivity" in message and "karp-h100-node-0-r runs no DRA kubelet plugin" in message
+    )
     assert any("not rendered" in n for r in report.results for n in r.notes)
 
 
