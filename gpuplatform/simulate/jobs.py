@@ -107,6 +107,13 @@ def _handover(world: World, groups: list[Group]) -> list[str]:
     return found
 
 
+def _observed(world: World, job: str, found: list[str]) -> list[str]:
+    """A checkpoint where a switch Job has judged the cluster (`waits` when it found `found`)."""
+    if world.observe is not None:
+        world.observe(world, f"{job} {'waits' if found else 'proceeds'}")
+    return found
+
+
 def _switch(world: World, action: str, obj: Obj) -> list[str]:
     """The allocator-switch Job `action` as its script does it (render/allocator_switch.py)."""
     variables = _variables(obj)
@@ -120,17 +127,21 @@ def _switch(world: World, action: str, obj: Obj) -> list[str]:
             f"switch release: {DRA_PLUGIN_LABEL} removed from {', '.join(g.name for g in groups) or 'no node'}",
         )
         world.settle()
-        return [
-            f"the DRA kubelet plugin or its ResourceSlices remain on {g.name}"
-            for g in groups
-            if g.kubelet_plugin != "absent" or g.slices != "none"
-        ]
+        return _observed(
+            world,
+            "switch release",
+            [
+                f"the DRA kubelet plugin or its ResourceSlices remain on {g.name}"
+                for g in groups
+                if g.kubelet_plugin != "absent" or g.slices != "none"
+            ],
+        )
     mode = variables.get("MODE_LABEL", world.plan.platform.mode_label_key)
     groups = [
         g for g in world.cluster.groups if g.labels.get(mode) == "dra" and DRA_PLUGIN_LABEL not in g.labels
     ]
     world.settle()
-    found = _handover(world, groups)
+    found = _observed(world, "switch enable", _handover(world, groups))
     if found:
         return found
     for g in groups:

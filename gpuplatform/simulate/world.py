@@ -142,6 +142,8 @@ class World:
 
     def fail(self, invariant: str, message: str, objects: list[str]) -> None:
         step = self.trace[-1] if self.trace else StepRecord(0, "start", "initial state")
+        if self.observe is not None:
+            self.observe(self, f"violation {invariant}")
         raise ViolationFound(Violation(step, invariant, message, tuple(objects)))
 
     def mode(self, group: Group, wave: str | None = None) -> str:
