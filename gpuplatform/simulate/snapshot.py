@@ -105,9 +105,10 @@ def _place(
     nodes = group.nodes if every_node else group.nodes[:1]
     start = cursor.get(group.id, 0)
     cursor[group.id] = start + w.gpus
-    size = max(len(device_list(world, group, group.nodes[0])), 1)
-    node = nodes[(start // size) % len(nodes)]
-    devices = device_list(world, group, node)
+    devices = device_list(world, group, group.nodes[0])
+    node = nodes[(start // max(len(devices), 1)) % len(nodes)]
+    if node != group.nodes[0]:
+        devices = device_list(world, group, node)
     return node, [devices[(start + i) % len(devices)] for i in range(w.gpus)] if devices else []
 
 

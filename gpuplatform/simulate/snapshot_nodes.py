@@ -70,7 +70,14 @@ def suffix(*parts: str) -> str:
 
 
 def _pool(world: World, group: Group) -> NodePool:
-    return next(p for p in world.plan.platform.node_pools if p.name == group.pool)
+    plan, pools = _POOLS.get(id(world.plan), (None, {}))
+    if plan is not world.plan:
+        pools = {p.name: p for p in world.plan.platform.node_pools}
+        _POOLS[id(world.plan)] = (world.plan, pools)
+    return pools[group.pool]
+
+
+_POOLS: dict[int, tuple[object, dict[str, NodePool]]] = {}
 
 
 def node_object(world: World, group: Group, name: str) -> dict[str, Any]:
@@ -144,7 +151,13 @@ _STATES = {"running": "running", "waiting": "pending", "crashloop": "unready", "
 def dra_chart_name(world: World) -> str:
     """The DRA driver chart's name (its objects are named after it), as installed or as the spec pins it."""
     release = world.cluster.releases.get("dra-driver")
-    version = release.version if release is not None else world.plan.platform.dra_driver.chart_version
+    return _chart_name(
+        release.version if release is not None else world.plan.platform.dra_driver.chart_version
+    )
+
+
+@lru_cache(maxsize=64)
+def _chart_name(version: str) -> str:
     return chart_facts("dra-driver", version)[0].chart
 
 
