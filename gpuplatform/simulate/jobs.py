@@ -73,7 +73,7 @@ def _gate(world: World, gate: str, obj: Obj) -> list[str]:
         return []
     data = _data(world, obj)
     if not data:
-        return [f"unknown: the facts ConfigMap of Job {meta['name']} is not applied"]
+        return [f"the facts ConfigMap of Job {meta['name']} is not applied"]
     lines = gate_lines(world, gate, data)
     if world.observe is not None:
         world.observe(world, f"gate {gate} {'holds' if holds(lines) else 'waits'}")

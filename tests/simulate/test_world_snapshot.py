@@ -22,7 +22,7 @@ from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.replay import replay_platform
 from gpuplatform.simulate.snapshot import cluster_snapshot
 from gpuplatform.simulate.world import World
-from tests.simulate.helpers import sim_spec
+from tests.simulate.helpers import sim_spec, simulate, violations
 from tests.specs import write_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,3 +136,14 @@ def test_write_snapshots_refuses_a_folder_that_holds_something(tmp_path: Path) -
     done = CliRunner().invoke(main, ["simulate", str(spec), "--write-snapshots", str(tmp_path / "out")])
     assert done.exit_code == 2
     assert f"error: {tmp_path / 'out'}: --write-snapshots needs a new or empty folder" in done.stderr
+
+
+def test_a_gate_job_without_its_facts_waits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN gate Jobs whose facts ConfigMap is not in the cluster
+    monkeypatch.setattr(jobs, "_data", lambda world, obj: {})
+    # WHEN a transition is replayed
+    report = simulate(tmp_path, sim_spec(), "base", "pilot", ("flux",))
+    # THEN the first gate waits for its facts and the sync does not complete
+    (first, *_) = [v for *_, v in violations(report, late=False)]
+    assert first.invariant == "sync-completes"
+    assert "the facts ConfigMap of Job gate-rollback-safety-" in first.message
