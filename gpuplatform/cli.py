@@ -314,6 +314,13 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
 @click.option(
     "--snapshot", default=None, help="Snapshot folder (or pods JSON): its GPU pods are the workload mix."
 )
+@click.option(
+    "--write-snapshots",
+    "write_snapshots",
+    default=None,
+    metavar="DIR",
+    help="Write the model's cluster at every checkpoint as a snapshot folder under DIR (new or empty).",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @guarded
 def simulate(
@@ -324,6 +331,7 @@ def simulate(
     every: bool,
     engine: str,
     snapshot: str | None,
+    write_snapshots: str | None,
     fmt: str,
 ) -> None:
     """Replay transitions on a model of the cluster's controllers; exit 1 at the first violation."""
@@ -335,7 +343,8 @@ def simulate(
         raise InputError.single("--all", "", "--all replays every transition: leave out --from/--to")
     engines = ENGINES if engine == "both" else (engine,)
     path = Path(snapshot) if snapshot is not None else None
-    reports = simulate_platforms(load_selected(stack, overlays), source, target, engines, path)
+    out = Path(write_snapshots) if write_snapshots is not None else None
+    reports = simulate_platforms(load_selected(stack, overlays), source, target, engines, path, out)
     if fmt == "json":
         click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
     else:

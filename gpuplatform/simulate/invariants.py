@@ -113,3 +113,5 @@ def check_settled(world: World, why: str) -> None:
                 f"{why}: {g.name} ({mode}) does not run {', '.join(f'{n} ({p})' for n, p in down.items())}",
                 [f"Node/{g.nodes[0]}"] + [f"Pod/{n}@{g.nodes[0]}" for n in down],
             )
+    if world.observe is not None:
+        world.observe(world, why)

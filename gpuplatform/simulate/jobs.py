@@ -16,7 +16,9 @@ from typing import Any
 
 from gpuplatform.render.gate_jobs import FACTS_FILE, FACTS_PATH
 from gpuplatform.render.meta import Obj
+from gpuplatform.simulate.gate_verdict import gate_lines, holds, modelled
 from gpuplatform.simulate.model import Group, Workload
+from gpuplatform.simulate.snapshot import probe_pod
 from gpuplatform.simulate.world import World
 
 __all__ = ["GATE_LABEL", "SWITCH_LABEL", "VALIDATION_LABEL", "job_order", "job_status", "retries", "run_job"]
@@ -59,72 +61,36 @@ def _data(world: World, obj: Obj) -> dict[str, Any]:
     return {}
 
 
-def _groups(world: World, mode: str) -> list[Group]:
-    return [g for g in world.cluster.groups if world.mode(g) == mode]
-
-
-def _claims_on(world: World, group: Group) -> list[Workload]:
-    return [
-        w
-        for w in world.cluster.workloads
-        if w.group == group.id
-        and w.allocator in ("dra", "bridge")
-        and w.phase in ("running", "terminating", "stuck-terminating")
-    ]
-
-
 def _gate(world: World, gate: str, obj: Obj) -> list[str]:
-    """What breaks gate `gate` now (empty: it holds)."""
-    found: list[str] = []
-    if gate == "rollback-safety":
-        for g in _groups(world, "legacy"):
-            found += [f"claim of {w.key} is allocated on legacy node {g.name}" for w in _claims_on(world, g)]
-    elif gate == "allocator-exclusivity":
-        for g in _groups(world, "dra"):
-            if "device-plugin" in g.operands or g.allocatable_gpu:
-                found.append(f"{g.name} still runs the device plugin / advertises nvidia.com/gpu")
-            if g.kubelet_plugin != "running":
-                found.append(f"{g.name} runs no DRA kubelet plugin")
-    elif gate == "inventory":
-        found += [
-            f"{g.name} publishes no ResourceSlice" for g in _groups(world, "dra") if g.slices != "published"
-        ]
-        classes = _variables(obj).get("DEVICE_CLASSES", "").split()
-        found += [f"DeviceClass {c} is missing" for c in classes if c not in world.cluster.classes]
-    elif gate == "claim-pilot":
-        pilots = _probes(world, "claim-pilot")
-        dra = {g.id for g in _groups(world, "dra")}
-        if not any(w.phase == "running" and w.group in dra and w.allocator == "dra" for w in pilots):
-            found.append(
-                "the validation claim is not allocated on a DRA node (its pod finished, the claim was deleted)"
-            )
-        else:
-            _read_and_remove(world, pilots)
-    elif gate == "bridge":
-        sides = {str(side.get("side")) for side in (_data(world, obj).get("bridge") or {}).get("sides") or []}
-        probes = {side: _probes(world, f"bridge-{side}") for side in sides}
-        allocator = {
-            "legacy": ("device-plugin", "a legacy node through the device plugin"),
-            "dra": ("bridge", "a DRA node through the bridge"),
-        }
-        for side in sorted(sides):
-            want, where = allocator.get(side, ("", side))
-            if not any(w.phase == "running" and w.allocator == want for w in probes[side]):
-                found.append(f"the unmigrated probe does not run on {where}")
-        if not found:
-            _read_and_remove(world, [w for side in sorted(sides) for w in probes[side]])
-    elif gate == "operands":
-        wanted = [
-            n
-            for n in ("driver", "container-toolkit", "gpu-feature-discovery", "dcgm", "dcgm-exporter")
-            if n in world.operator().operands
-        ]
-        for g in _groups(world, "dra"):
-            down = [n for n in wanted + ["mig-manager"] * g.mig_capable if g.operands.get(n) != "running"]
-            found += [f"{n} is not ready on {g.name}" for n in down]
-    else:
+    """What breaks gate `gate` now (empty: it holds): its program's `violation:` and `unknown:` lines
+    on the model's cluster, with the facts its Job mounts. Once it holds, the Job releases the probes
+    its program names (`act:` lines) and its pod's log keeps the proof."""
+    meta = obj["metadata"]
+    key = f"{meta.get('namespace', '')}/{meta['name']}"
+    world.cluster.gate_logs.pop(key, None)
+    if not modelled(gate):
         world.notes.add(f"gate {gate} is not modelled by the simulator: its verdict is not checked")
-    return found
+        return []
+    data = _data(world, obj)
+    if not data:
+        return [f"the facts ConfigMap of Job {meta['name']} is not applied"]
+    lines = gate_lines(world, gate, data)
+    if world.observe is not None:
+        world.observe(world, f"gate {gate} {'holds' if holds(lines) else 'waits'}")
+    if not holds(lines):
+        return [line.split(": ", 1)[1] for line in lines if line.startswith(("violation: ", "unknown: "))]
+    acts = [line.split() for line in lines if line.startswith("act: ")]
+    log = [line for line in lines if not line.startswith("act: ")]
+    for _, _, namespace, pod, claim in acts:
+        log.append(f"proof: removed validation pod {namespace}/{pod}")
+        if claim != "-":
+            log.append(f"proof: claim {namespace}/{claim} released after its pod was removed")
+    released = {(namespace, pod) for _, _, namespace, pod, _ in acts}
+    _read_and_remove(
+        world, [w for w in world.cluster.workloads if w.probe and (w.namespace, probe_pod(w)) in released]
+    )
+    world.cluster.gate_logs[key] = "".join(f"{line}\n" for line in [*log, f"gate {gate} holds"])
+    return []
 
 
 def _handover(world: World, groups: list[Group]) -> list[str]:
@@ -141,6 +107,13 @@ def _handover(world: World, groups: list[Group]) -> list[str]:
     return found
 
 
+def _observed(world: World, job: str, found: list[str]) -> list[str]:
+    """A checkpoint where a switch Job has judged the cluster (`waits` when it found `found`)."""
+    if world.observe is not None:
+        world.observe(world, f"{job} {'waits' if found else 'proceeds'}")
+    return found
+
+
 def _switch(world: World, action: str, obj: Obj) -> list[str]:
     """The allocator-switch Job `action` as its script does it (render/allocator_switch.py)."""
     variables = _variables(obj)
@@ -154,17 +127,21 @@ def _switch(world: World, action: str, obj: Obj) -> list[str]:
             f"switch release: {DRA_PLUGIN_LABEL} removed from {', '.join(g.name for g in groups) or 'no node'}",
         )
         world.settle()
-        return [
-            f"the DRA kubelet plugin or its ResourceSlices remain on {g.name}"
-            for g in groups
-            if g.kubelet_plugin != "absent" or g.slices != "none"
-        ]
+        return _observed(
+            world,
+            "switch release",
+            [
+                f"the DRA kubelet plugin or its ResourceSlices remain on {g.name}"
+                for g in groups
+                if g.kubelet_plugin != "absent" or g.slices != "none"
+            ],
+        )
     mode = variables.get("MODE_LABEL", world.plan.platform.mode_label_key)
     groups = [
         g for g in world.cluster.groups if g.labels.get(mode) == "dra" and DRA_PLUGIN_LABEL not in g.labels
     ]
     world.settle()
-    found = _handover(world, groups)
+    found = _observed(world, "switch enable", _handover(world, groups))
     if found:
         return found
     for g in groups:
@@ -238,6 +215,7 @@ def _validation(world: World, obj: Obj) -> list[str]:
             moves=True,
         )
     workload.probe = role
+    world.cluster.probes[workload.key] = obj
     world.cluster.workloads = [w for w in world.cluster.workloads if w.key != workload.key]
     world.cluster.workloads.append(workload)
     world.settle()
@@ -252,10 +230,6 @@ def _validation(world: World, obj: Obj) -> list[str]:
         )
         world.settle()
     return []
-
-
-def _probes(world: World, role: str) -> list[Workload]:
-    return [w for w in world.cluster.workloads if w.origin == "validation" and w.probe == role]
 
 
 def _read_and_remove(world: World, probes: list[Workload]) -> None:

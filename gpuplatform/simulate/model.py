@@ -222,6 +222,10 @@ class Cluster:
     """Bumped whenever an applied object changes what admission or scheduling decides."""
     idle: tuple[object, ...] = ()
     """The scheduler's last state in which it found nothing to do."""
+    probes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Validation workload `namespace/name` -> the Job that runs it (its pod template, as rendered)."""
+    gate_logs: dict[str, str] = field(default_factory=dict)
+    """Gate Job `namespace/name` -> what its pod printed, once the gate held (the proof it records)."""
 
     def fork(self) -> Cluster:
         """A copy of the mutable state. Applied objects, device classes, quotas and tolerations are
@@ -239,6 +243,8 @@ class Cluster:
             dict(self.jobs),
             self.clock,
             self.version,
+            probes=dict(self.probes),
+            gate_logs=dict(self.gate_logs),
         )
 
     def tick(self) -> int:

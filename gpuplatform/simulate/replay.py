@@ -151,6 +151,7 @@ class Replayer:
         """The running cluster adopts the first wave (after its runbook applied the operator hand-off)."""
         first = self.plan.waves[0].name
         self.world.target = first
+        self.world.transition = f"adopt-{first}"
         self.world.settle()
         if not any(r.chart == "gpu-operator" for r in self.rendered(first).releases.values()):
             self._apply_operator_handoff()
@@ -260,13 +261,20 @@ class Replayer:
                 action()
         world.record("operator", f"merge: activeWave {source} -> {target}")
         waiting = [s for s in steps[merge + 1 :] if s.kind == "manual" and s.after]
+        ran: list[Step] = []
 
         def done(unit: str) -> None:
             for step in [s for s in waiting if s.after == unit]:
                 waiting.remove(step)
+                ran.append(step)
                 self._manual(step, source, target)
 
-        self._sync(self.rendered(target), before if late else [], done)
+        def resume() -> None:
+            """The late operator goes on with the runbook: the steps after a unit that has applied."""
+            for step in ran:
+                self._manual(step, source, target)
+
+        self._sync(self.rendered(target), [*before, resume] if late else [], done)
         for step in steps[merge + 1 :]:
             if step.kind == "manual" and (not step.after or step in waiting):
                 self._manual(step, source, target)
@@ -334,6 +342,7 @@ class Replayer:
     ) -> TransitionResult:
         """Replay `a` -> `b` (and the disturbances) from `start`; leaves the replayer in the end state."""
         self.world, self.engine = start[0].fork(), start[1].fork()
+        self.world.transition = f"{a}-to-{b}" + ("-late" if late else "")
         result = TransitionResult(self.engine_name, a, b, late=late)
         try:
             self.transition(a, b, late=late)
@@ -404,6 +413,7 @@ def replay_platform(
     matcher: DeviceMatcher,
     observed: list[Workload] | None = None,
     entries: dict[str, Tree] | None = None,
+    observe: Callable[[World, str], None] | None = None,
 ) -> list[TransitionResult]:
     """Replay every (source, target) pair under `engine`, each from the state its source wave reached.
 
@@ -416,6 +426,7 @@ def replay_platform(
     names = [w.name for w in plan.waves]
     replayer = Replayer(plan, tree, engine, matcher, declared, entries)
     replayer.observed = observed
+    replayer.world.observe = observe
     try:
         replayer.bootstrap()
     except ViolationFound as exc:

@@ -17,6 +17,7 @@ from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.plan.transitions import transition
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.tree import Tree, render_tree
+from gpuplatform.simulate.checkpoints import Checkpoints, prepare_folder
 from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.model import Workload
 from gpuplatform.simulate.replay import TransitionResult, replay_platform
@@ -88,10 +89,12 @@ def simulate_platform(
     engines: Sequence[str],
     tree: Tree | None = None,
     snapshot: Snapshot | None = None,
+    checkpoints: tuple[Path, int] | None = None,
 ) -> PlatformReport:
     """Replay one transition (or, with no source/target, every accepted one) under each engine.
 
-    With a `snapshot`, its unmigrated GPU pods replace the default one per legacy pool.
+    With a `snapshot`, its unmigrated GPU pods replace the default one per legacy pool. With
+    `checkpoints` (a folder and the platform's index), the cluster is written at every checkpoint.
     """
     platform = loaded.platform
     plan = plan_platform(platform)
@@ -109,7 +112,8 @@ def simulate_platform(
     if snapshot is not None:
         observed, left = snapshot_workloads(plan, snapshot)
         report.skipped += left
-    report.results += _replay_engines(_Replays(plan, tree, pairs, matcher, observed), rendered)
+    replays = _Replays(plan, tree, pairs, matcher, observed, checkpoints)
+    report.results += _replay_engines(replays, rendered)
     return report
 
 
@@ -122,6 +126,28 @@ class _Replays:
     pairs: list[tuple[str, str]]
     matcher: DeviceMatcher
     observed: list[Workload] | None
+    checkpoints: tuple[Path, int] | None = None
+    """Where checkpoints are written (`--write-snapshots`) and the platform's index."""
+
+    def observer(self, engine: str) -> Checkpoints | None:
+        """The writer of `engine`'s checkpoints (None without `--write-snapshots`)."""
+        if self.checkpoints is None:
+            return None
+        folder, index = self.checkpoints
+        return Checkpoints(folder, f"{index:02d}.{ENGINES.index(engine)}")
+
+    def replay(self, engine: str, entries: dict[str, Tree]) -> list[TransitionResult]:
+        """Every pair under `engine`."""
+        return replay_platform(
+            self.plan,
+            self.tree,
+            engine,
+            self.pairs,
+            self.matcher,
+            self.observed,
+            entries,
+            self.observer(engine),
+        )
 
 
 _FORKED: _Replays | None = None
@@ -139,12 +165,7 @@ def _replay_engines(replays: _Replays, engines: Sequence[str]) -> list[Transitio
         or threading.active_count() > 1  # forking a threaded process can deadlock the child
     ):
         entries: dict[str, Tree] = {}
-        r = replays
-        return [
-            result
-            for engine in engines
-            for result in replay_platform(r.plan, r.tree, engine, r.pairs, r.matcher, r.observed, entries)
-        ]
+        return [result for engine in engines for result in replays.replay(engine, entries)]
     _FORKED = replays
     try:
         with multiprocessing.get_context("fork").Pool(len(engines), initializer=_ignore_sigint) as pool:
@@ -160,9 +181,8 @@ def _ignore_sigint() -> None:
 
 
 def _replay_forked(engine: str) -> list[TransitionResult]:
-    r = _FORKED
-    assert r is not None
-    return replay_platform(r.plan, r.tree, engine, r.pairs, r.matcher, r.observed, {})
+    assert _FORKED is not None
+    return _FORKED.replay(engine, {})
 
 
 def simulate_platforms(
@@ -171,9 +191,13 @@ def simulate_platforms(
     target: str | None,
     engines: Sequence[str],
     snapshot: Path | None = None,
+    write_snapshots: Path | None = None,
 ) -> list[PlatformReport]:
     """`simulate_platform` for every loaded platform; InputError for an unknown wave or an engine
-    a platform does not render (it would prove "0 of 0")."""
+    a platform does not render (it would prove "0 of 0").
+
+    `write_snapshots`: a new or empty folder, which gets one snapshot folder per checkpoint.
+    """
     problems = []
     for lp in loaded:
         names = [w.name for w in lp.platform.waves]
@@ -191,7 +215,19 @@ def simulate_platforms(
     if problems:
         raise InputError(problems)
     observed = snapshot_or_pods(snapshot) if snapshot is not None else None
-    return [simulate_platform(lp, source, target, engines, snapshot=observed) for lp in loaded]
+    if write_snapshots is not None:
+        prepare_folder(write_snapshots)
+    return [
+        simulate_platform(
+            lp,
+            source,
+            target,
+            engines,
+            snapshot=observed,
+            checkpoints=(write_snapshots, i + 1) if write_snapshots is not None else None,
+        )
+        for i, lp in enumerate(loaded)
+    ]
 
 
 def report_text(report: PlatformReport) -> str:

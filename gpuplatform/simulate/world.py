@@ -117,6 +117,10 @@ class World:
     notes: set[str] = field(default_factory=set)
     checks: list[Callable[[World], None]] = field(default_factory=list)
     reactors: list[Callable[[World], list[Reaction]]] = field(default_factory=list)
+    observe: Callable[[World, str], None] | None = None
+    """Called at every checkpoint (a gate Job judged, the cluster settled) with what it is."""
+    transition: str = ""
+    """The replay under way, as checkpoints name it (`A-to-B`, `-late`; `adopt-A`)."""
     pending_failure: tuple[str, str, list[str]] | None = None
     """A violation a controller noticed while acting (raised once its step is recorded)."""
     operator_handoff: dict[str, Any] | None = None
@@ -141,6 +145,8 @@ class World:
 
     def fail(self, invariant: str, message: str, objects: list[str]) -> None:
         step = self.trace[-1] if self.trace else StepRecord(0, "start", "initial state")
+        if self.observe is not None:
+            self.observe(self, f"violation {invariant}")
         raise ViolationFound(Violation(step, invariant, message, tuple(objects)))
 
     def mode(self, group: Group, wave: str | None = None) -> str:

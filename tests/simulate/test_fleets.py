@@ -73,7 +73,7 @@ MIXED: dict[str, Any] = {
             },
             {
                 "name": "ng-l40s",
-                "provisioner": {"kind": "node-group", "name": "l40s-group"},
+                "provisioner": {"kind": "node-group", "name": "l40s-group", "cloud": "eks"},
                 "product": "L40S",
                 "gpusPerNode": 4,
                 "migratesIn": "scale",
@@ -139,10 +139,15 @@ def test_a_mixed_fleet_without_the_operator_handoff_loses_new_dra_nodes(tmp_path
     del tree.files[path]
     report = simulate_platform(loaded, "base", "pilot", ENGINES, tree=tree)
     # THEN NFD never labels the new tainted Karpenter node, so nothing of the GPU stack runs there,
-    # and #10's operands gate holds the sync on it (before the gate existed: the operands invariant)
+    # and the allocator-exclusivity gate's program holds the sync on it: no kubelet plugin runs
+    # without a driver (the operands program asks only for what the node's deploy labels schedule,
+    # and the operator never labelled the node)
     found = violations(report, late=False)
     assert {v.invariant for *_, v in found} == {"sync-completes"}
-    assert "gate-operands" in found[0][3].message and "karp-h100" in found[0][3].message
+    message = found[0][3].message
+    assert (
+        "gate-allocator-exclusivity" in message and "karp-h100-node-0-r runs no DRA kubelet plugin" in message
+    )
     assert any("no hand-off" in n for r in report.results for n in r.notes)
 
 

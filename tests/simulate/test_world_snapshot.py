@@ -1,0 +1,149 @@
+"""The simulated world is a cluster you can snapshot: the real gate programs judge it in the replay,
+`evidence` judges its written snapshots the same way, and every clean checkpoint passes every gate."""
+
+from __future__ import annotations
+
+import json
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpuplatform.cli import main
+from gpuplatform.evidence.evaluate import evaluate_gates, evaluate_wave
+from gpuplatform.evidence.snapshot import load_snapshot
+from gpuplatform.gates import gates_for_wave
+from gpuplatform.load.stacks import LoadedPlatform, discover_stacks, load_stack, load_stacks
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.tree import render_tree
+from gpuplatform.simulate import jobs
+from gpuplatform.simulate.devices import DeviceMatcher
+from gpuplatform.simulate.replay import replay_platform
+from gpuplatform.simulate.snapshot import cluster_snapshot
+from gpuplatform.simulate.world import World
+from tests.simulate.helpers import sim_spec, simulate, violations
+from tests.specs import write_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+STACKS = [*discover_stacks(ROOT / "stacks"), ROOT / "benchmarks" / "fleet.py"]
+
+
+def _judge(world: World, what: str, mismatches: list[str]) -> None:
+    """At a checkpoint: a gate's verdict is its program's on the snapshot; a settled cluster passes
+    every gate of its wave and every evidence check."""
+    plan = world.plan
+    state = plan.wave(world.target)
+    snapshot = cluster_snapshot(world)
+    where = f"{world.engine} {world.transition} step {world.steps} ({what})"
+    if what.startswith("gate "):
+        _, gate_id, verdict = what.split()
+        (gate,) = [g for g in gates_for_wave(plan, state) if g.id == gate_id]
+        (result,) = evaluate_gates([gate], plan, state, snapshot)
+        if (result.status == "held") != (verdict == "holds"):
+            mismatches.append(f"{where}: evidence says {result.status}: {result.findings + result.unknowns}")
+        return
+    if not what.startswith(("once ", "after ")) or " of " in what:
+        return  # a restart's or a driver upgrade's settled state: judged by the operands invariant
+    for result in evaluate_wave(plan, state, snapshot):
+        if result.status != "held":
+            mismatches.append(f"{where}: {result.id} {result.status}: {result.findings + result.unknowns}")
+
+
+@pytest.mark.parametrize("stack", STACKS, ids=lambda path: path.stem)
+def test_every_clean_checkpoint_passes_every_gate_program(
+    stack: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN every platform of the stack (the benchmark fleet at a small size), with the validation
+    # probes that hold their claim while the gate reads them (as in test_fleets)
+    monkeypatch.setenv("FLEET_NODES", "24")
+    monkeypatch.setattr(jobs, "holds_claim", lambda pod: True)
+    for loaded in load_stacks([stack]):
+        _replay_judged(loaded)
+
+
+def _replay_judged(loaded: LoadedPlatform) -> None:
+    plan = plan_platform(loaded.platform)
+    tree = render_tree(plan)
+    names = [w.name for w in plan.waves]
+    pairs = [*pairwise(names), *((b, a) for a, b in pairwise(names))]
+    mismatches: list[str] = []
+    # WHEN every transition between adjacent waves is replayed under each engine the platform renders
+    for engine in loaded.platform.delivery.engines:
+        results = replay_platform(
+            plan,
+            tree,
+            engine,
+            pairs,
+            DeviceMatcher(loaded.platform),
+            observe=lambda world, what: _judge(world, what, mismatches),
+        )
+        assert [r.violation for r in results if r.violation] == []
+    # THEN evidence agrees with every gate verdict of the replay, and every settled state passes
+    assert mismatches == []
+
+
+def test_evidence_on_a_written_checkpoint_gives_the_replays_verdicts(tmp_path: Path) -> None:
+    # GIVEN the checkpoints of one transition written by `simulate --write-snapshots`
+    spec = write_spec(tmp_path / "lab.yaml", sim_spec())
+    out = tmp_path / "checkpoints"
+    runner = CliRunner()
+    done = runner.invoke(
+        main,
+        [
+            "simulate",
+            str(spec),
+            "--from",
+            "base",
+            "--to",
+            "pilot",
+            "--engine",
+            "flux",
+            "--write-snapshots",
+            str(out),
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    folders = sorted(out.iterdir())
+    gates = [f for f in folders if "-base-to-pilot-" in f.name and "-gate-" in f.name]
+    assert gates and all(f.name.endswith("-holds") for f in gates)
+    settled = [f for f in folders if f.name.endswith("-flux-base-to-pilot-step00028-after-base-pilot")]
+    assert len(settled) == 1
+    # WHEN evidence judges the settled checkpoint of the pilot wave, as a user would
+    checked = runner.invoke(
+        main, ["evidence", str(spec), "--wave", "pilot", "--snapshot", str(settled[0]), "--format", "json"]
+    )
+    # THEN every gate holds, as in the replay
+    assert checked.exit_code == 0, checked.output
+    manifest = json.loads((settled[0] / "manifest.json").read_text())
+    assert manifest["checkpoint"]["wave"] == "pilot" and manifest["missing"] == ["daemonsets", "replicasets"]
+    # and each gate checkpoint is judged held by its gate (the claim pilot's before its probe goes)
+    (loaded,) = load_stack(spec)
+    plan = plan_platform(loaded.platform)
+    state = plan.wave("pilot")
+    for folder in gates:
+        gate_id = folder.name.split("-gate-")[1].removesuffix("-holds")
+        (gate,) = [g for g in gates_for_wave(plan, state) if g.id == gate_id]
+        assert evaluate_gates([gate], plan, state, load_snapshot(folder))[0].status == "held", folder.name
+
+
+def test_write_snapshots_refuses_a_folder_that_holds_something(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "lab.yaml", sim_spec())
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "old").write_text("")
+    done = CliRunner().invoke(main, ["simulate", str(spec), "--write-snapshots", str(tmp_path / "out")])
+    assert done.exit_code == 2
+    assert f"error: {tmp_path / 'out'}: --write-snapshots needs a new or empty folder" in done.stderr
+
+
+def test_a_gate_job_without_its_facts_waits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN gate Jobs whose facts ConfigMap is not in the cluster
+    monkeypatch.setattr(jobs, "_data", lambda world, obj: {})
+    # WHEN a transition is replayed
+    report = simulate(tmp_path, sim_spec(), "base", "pilot", ("flux",))
+    # THEN the first gate waits for its facts and the sync does not complete
+    (first, *_) = [v for *_, v in violations(report, late=False)]
+    assert first.invariant == "sync-completes"
+    assert "the facts ConfigMap of Job gate-rollback-safety-" in first.message
