@@ -21,6 +21,7 @@ from gpuplatform.inventory.catalog_data import (
 __all__ = [
     "DRIVER",
     "NODE_SPECIFIC_ATTRIBUTES",
+    "known_product",
     "lookup_product",
     "mig_profiles",
     "product_for_label",
@@ -46,6 +47,11 @@ _BY_NAME = {p.product_name.lower(): p for p in PRODUCTS}
 def product_names() -> list[str]:
     """Short catalog keys (`H100-80GB`, …) in catalog order."""
     return [p.key for p in PRODUCTS]
+
+
+def known_product(product: str) -> bool:
+    """Whether the catalog models `product` (by short key or productName)."""
+    return (product.lower() in _BY_KEY) or (product.lower() in _BY_NAME)
 
 
 def lookup_product(product: str) -> Product:

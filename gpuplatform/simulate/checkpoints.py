@@ -11,10 +11,12 @@ order and say the platform, the engine, the transition, the step and what happen
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from gpuplatform.errors import InputError
+from gpuplatform.evidence.manifest import TIME_FORMAT
 from gpuplatform.simulate.snapshot import cluster_snapshot, write_snapshot
 from gpuplatform.simulate.world import World
 
@@ -38,6 +40,8 @@ class Checkpoints:
     order: str
     """`<platform index>.<engine index>`: folders of earlier platforms and engines sort first."""
     count: int = 0
+    written: str = field(default_factory=lambda: datetime.now(UTC).strftime(TIME_FORMAT))
+    """When the replay wrote its snapshots (the manifest's `time`, which `evidence` dates them by)."""
 
     def __call__(self, world: World, what: str) -> None:
         self.count += 1
@@ -47,7 +51,7 @@ class Checkpoints:
         name += f"-step{world.steps:05d}-{slug}"
         manifest = {
             "serverVersion": f"v{p.kubernetes.version}",
-            "time": f"replay step {world.steps}",
+            "time": self.written,
             "checkpoint": {
                 "platform": p.name,
                 "engine": world.engine,

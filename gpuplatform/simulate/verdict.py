@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuplatform.evidence.snapshot import Snapshot
+from gpuplatform.inventory.catalog import known_product
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.render.tree import Tree
 from gpuplatform.simulate.replay import TransitionResult
@@ -27,7 +28,11 @@ def simulation_verdict(
     loaded: LoadedPlatform, tree: Tree | None = None, snapshot: Snapshot | None = None
 ) -> tuple[Refusal, ...]:
     """Every transition `plan` accepts, replayed under each rendered engine (with the `snapshot`'s
-    workloads when given): one Refusal per (source, target) whose replay breaks an invariant."""
+    workloads when given): one Refusal per (source, target) whose replay breaks an invariant. None
+    for a platform with a pool the catalog cannot model: the model has no devices for it, and
+    `check` refuses it already (GP301)."""
+    if not all(known_product(pool.product) for pool in loaded.platform.node_pools):
+        return ()
     report = simulate_platform(loaded, None, None, ENGINES, tree=tree, snapshot=snapshot)
     index = {w.name: i for i, w in enumerate(loaded.platform.waves)}
     first: dict[tuple[str, str], list[TransitionResult]] = {}
