@@ -10,6 +10,7 @@ order and say the platform, the engine, the transition, the step and what happen
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,6 +33,12 @@ def prepare_folder(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
 
 
+def _written() -> datetime:
+    """Now, or `SOURCE_DATE_EPOCH` (the reproducible-builds convention) for byte-identical runs."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+    return datetime.fromtimestamp(int(epoch), UTC) if epoch.isdigit() else datetime.now(UTC)
+
+
 @dataclass
 class Checkpoints:
     """Writes one snapshot folder per checkpoint of one platform's replays under one engine."""
@@ -40,7 +47,7 @@ class Checkpoints:
     order: str
     """`<platform index>.<engine index>`: folders of earlier platforms and engines sort first."""
     count: int = 0
-    written: str = field(default_factory=lambda: datetime.now(UTC).strftime(TIME_FORMAT))
+    written: str = field(default_factory=lambda: _written().strftime(TIME_FORMAT))
     """When the replay wrote its snapshots (the manifest's `time`, which `evidence` dates them by)."""
 
     def __call__(self, world: World, what: str) -> None:

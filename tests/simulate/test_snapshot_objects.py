@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from gpuplatform.cli import main
@@ -90,7 +91,11 @@ def test_the_driver_controller_runs_where_the_chart_renders_it(tmp_path: Path) -
     assert [c["name"] for c in kubelet_plugin["spec"]["containers"]] == ["gpus", "compute-domains"]
 
 
-def test_written_checkpoints_are_the_same_bytes_every_run(tmp_path: Path) -> None:
+def test_written_checkpoints_are_the_same_bytes_every_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With `SOURCE_DATE_EPOCH` (reproducible builds) the manifests' time is fixed too."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764806400")
     spec = write_spec(tmp_path / "lab.yaml", sim_spec())
     runs = []
     for out in (tmp_path / "one", tmp_path / "two"):
