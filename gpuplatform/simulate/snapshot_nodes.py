@@ -30,6 +30,7 @@ from gpuplatform.evidence.summary import summarise
 from gpuplatform.gates.matchers import DEVICE_PLUGIN_LABEL, DRA_KUBELET_PLUGIN_SUFFIX, GPU_RESOURCE, OPERANDS
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import lookup_product, slices_for_node
+from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.simulate.model import Group
 from gpuplatform.simulate.operator import PRESENT
@@ -45,8 +46,6 @@ __all__ = [
     "summarised_slices",
 ]
 
-#: kubelet `initialNode` (k8s.io/api/core/v1 well_known_labels.go).
-HOSTNAME, OS, ARCH = "kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch"
 #: GPU Feature Discovery; gpu-operator v26.3.1 controllers/state_manager.go `migCapableLabelKey`.
 MIG_CAPABLE = "nvidia.com/mig.capable"
 #: Operand -> (its DaemonSet, its pods' labels), from gpu-operator v26.3.1 `assets/state-*/`.
@@ -83,7 +82,7 @@ _POOLS: dict[int, tuple[object, dict[str, NodePool]]] = {}
 def node_object(world: World, group: Group, name: str) -> dict[str, Any]:
     """The Node `name` of `group`."""
     pool = _pool(world, group)
-    labels = {HOSTNAME: name, OS: "linux", ARCH: "amd64"} | dict(pool_selector(pool).labels)
+    labels = well_known_labels(name) | dict(pool_selector(pool).labels)
     if PRESENT in group.labels:
         product = lookup_product(pool.product)
         labels |= {
