@@ -126,6 +126,12 @@ class ArgoEngine:
         """
         target = {object_key(o) for u in wave.units if not u.hook for o in u.objects}
         stale = [o for k, o in sorted(self.tracked.items()) if k not in target and not _no_prune(o)]
+        if stale and not wave.prune:  # gitops-engine: no prune -> OutOfSync, left in place, sync succeeds
+            world.record(
+                "argocd",
+                f"automated.prune is false: {len(stale)} object(s) no longer in Git are left in place",
+            )
+            stale = []
         waves = sorted({u.wave for u in wave.units if not u.hook}) or [0]
         by_wave: dict[int, list[Obj]] = {}
         for obj in stale:

@@ -94,10 +94,14 @@ class EngineWave:
     retry_limit: int
     """Argo CD: retries of a failed sync (-1: unlimited). Flux: -1 (it re-reconciles every interval)."""
     self_heal: bool
+    """Argo CD `automated.selfHeal`: a drifted object is synced back (Flux: always, every interval)."""
     prune_last: bool
     releases: dict[str, ReleaseSpec] = field(default_factory=dict)
     entry: list[Obj] = field(default_factory=list)
     by_hand: list[Obj] = field(default_factory=list)
+    prune: bool = True
+    """Argo CD `automated.prune`: false leaves objects no longer in Git in place (Flux: each
+    Kustomization's own `prune`)."""
     """Argo CD, remote cluster: the child Applications of `<platform>-apps`, synced by hand."""
 
 
@@ -291,16 +295,18 @@ def _argocd(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
         if o["kind"] == "Application"
     }
     options = policy.get("syncOptions") or []
+    automated = policy.get("automated")
     return EngineWave(
         "argocd",
         wave,
         units,
         limit,
-        bool((policy.get("automated") or {}).get("selfHeal")),
+        bool((automated or {}).get("selfHeal")),
         "PruneLast=true" in options,
         releases,
         entry,
         by_hand,
+        prune=bool(automated.get("prune")) if isinstance(automated, dict) else True,
     )
 
 

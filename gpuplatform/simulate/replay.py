@@ -104,6 +104,11 @@ def _cluster(plan: Plan) -> Cluster:
     return Cluster(groups)
 
 
+def _no_drift_correction(world: World) -> list[str]:
+    """Argo CD without `automated.selfHeal`: a drifted object stays drifted until the next sync."""
+    return []
+
+
 class Replayer:
     """Walks the waves of one platform under one engine."""
 
@@ -397,7 +402,8 @@ class Replayer:
         if host_driver(world):  # no driver DaemonSet, no driver manager: the host's own procedure
             return
         self._maintenance(group, "driver-upgrade", after=False)
-        upgrade_driver(world, group, self.engine.correct_drift)
+        heals = self.rendered(world.target).self_heal
+        upgrade_driver(world, group, self.engine.correct_drift if heals else _no_drift_correction)
         group.cordoned = False
         world.record("operator", f"uncordon {group.name}")
         world.settle()
