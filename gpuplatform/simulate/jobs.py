@@ -11,6 +11,7 @@ Job runs once: Kubernetes Jobs are immutable, so an engine re-runs one only by r
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from gpuplatform.gates.matchers import (
@@ -130,6 +131,17 @@ def _observed(world: World, job: str, found: list[str]) -> list[str]:
     return found
 
 
+def _waited(world: World, script: SwitchScript, check: Callable[[], list[str]]) -> list[str]:
+    """What the Job's check still finds when the Job stops waiting: it checks at once (the Job may
+    start before the controllers react), and a Job that waits checks again once they have."""
+    if not script.waits:
+        return []
+    if not check():
+        return []
+    world.settle()
+    return check()
+
+
 def _release(world: World, script: SwitchScript) -> list[str]:
     """`release`: take its label off the nodes it names, then wait for what its check names to go."""
     groups = [g for g in world.cluster.groups if set(script.nodes) & set(g.nodes)]
@@ -140,9 +152,8 @@ def _release(world: World, script: SwitchScript) -> list[str]:
         "job",
         f"switch release: {script.label or 'no label'} removed from {', '.join(g.name for g in groups) or 'no node'}",
     )
-    world.settle()
-    found = [line for g in groups for line in _plugin_left(world, script, g)]
-    return _observed(world, "switch release", found if script.waits else [])
+    found = _waited(world, script, lambda: [line for g in groups for line in _plugin_left(world, script, g)])
+    return _observed(world, "switch release", found)
 
 
 def _selected(script: SwitchScript, g: Group) -> bool:
@@ -155,12 +166,9 @@ def _selected(script: SwitchScript, g: Group) -> bool:
 def _enable(world: World, script: SwitchScript) -> list[str]:
     """`enable`: on the nodes its selector finds, wait for its check, then set its label."""
     groups = [g for g in world.cluster.groups if _selected(script, g)]
-    world.settle()
-    found = [line for g in groups for line in _handover(world, script, g)]
-    if _observed(world, "switch enable", found if script.waits else []):
+    found = _waited(world, script, lambda: [line for g in groups for line in _handover(world, script, g)])
+    if _observed(world, "switch enable", found) or script.label is None or script.value is None:
         return found
-    if script.label is None or script.value is None:
-        return []
     for g in groups:
         if script.label not in g.labels:
             g.set_label(script.label, script.value, SWITCH_IDENTITY)
