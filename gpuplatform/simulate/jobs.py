@@ -3,22 +3,31 @@
 A gate Job is recognised by its `gpuplatform.dev/gate` label and judged with the gate's
 invariant over the nodes the target wave declares in each mode (the same definitions as
 `gpuplatform.gates`); a gate this model does not know is reported, never assumed to fail. The
-allocator-switch Jobs (`gpuplatform.dev/switch`) change the one label they own and wait for the
-effect. A Job runs once: Kubernetes Jobs are immutable, so an engine re-runs one only by
-recreating it (Argo CD hook `BeforeHookCreation`, or a new name).
+allocator-switch Jobs (`gpuplatform.dev/switch`) act on what their rendered script says: the
+nodes, selector, label and value, and the conditions it waits for (`render/switch_script.py`). A
+Job runs once: Kubernetes Jobs are immutable, so an engine re-runs one only by recreating it (Argo CD hook `BeforeHookCreation`, or a new name).
 """
 
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Callable
 from typing import Any
 
+from gpuplatform.gates.matchers import (
+    DEVICE_PLUGIN_LABEL,
+    DRA_DRIVER,
+    DRA_KUBELET_PLUGIN_SUFFIX,
+    GPU_RESOURCE,
+)
+from gpuplatform.render.allocator_switch import SWITCH_IDENTITY
 from gpuplatform.render.gate_jobs import FACTS_FILE, FACTS_PATH
 from gpuplatform.render.meta import Obj
+from gpuplatform.render.switch_script import SwitchScript, parse_switch_job
 from gpuplatform.simulate.gate_verdict import gate_lines, holds, modelled
 from gpuplatform.simulate.model import Group, Workload
 from gpuplatform.simulate.snapshot import probe_pod
+from gpuplatform.simulate.snapshot_nodes import dra_chart_name
 from gpuplatform.simulate.world import World
 
 __all__ = ["GATE_LABEL", "SWITCH_LABEL", "VALIDATION_LABEL", "job_order", "job_status", "retries", "run_job"]
@@ -26,18 +35,6 @@ __all__ = ["GATE_LABEL", "SWITCH_LABEL", "VALIDATION_LABEL", "job_order", "job_s
 GATE_LABEL = "gpuplatform.dev/gate"
 SWITCH_LABEL = "gpuplatform.dev/switch"
 VALIDATION_LABEL = "gpuplatform.dev/validation"
-DRA_PLUGIN_LABEL = "nvidia.com/dra-kubelet-plugin"
-_VARIABLE = re.compile(r"^([A-Z_]+)='([^']*)'$", re.MULTILINE)
-
-
-def _script(obj: Obj) -> str:
-    containers = obj["spec"]["template"]["spec"].get("containers") or [{}]
-    command = containers[0].get("command") or []
-    return str(command[-1]) if command else ""
-
-
-def _variables(obj: Obj) -> dict[str, str]:
-    return dict(_VARIABLE.findall(_script(obj)))
 
 
 def _data(world: World, obj: Obj) -> dict[str, Any]:
@@ -93,17 +90,37 @@ def _gate(world: World, gate: str, obj: Obj) -> list[str]:
     return []
 
 
-def _handover(world: World, groups: list[Group]) -> list[str]:
+def _plugin_left(world: World, script: SwitchScript, g: Group) -> list[str]:
+    """What `release`'s check finds on `g`: a kubelet plugin pod in the namespace and of the
+    DaemonSet it names, ResourceSlices of the driver it names."""
     found = []
-    for g in groups:
-        if "device-plugin" in g.operands or g.device_plugin_registered:
-            found.append(f"the device plugin still runs on {g.name}")
-        held = [
-            w.key
+    daemonset = f"{dra_chart_name(world)}{DRA_KUBELET_PLUGIN_SUFFIX}"
+    if (
+        script.plugin_suffix is not None
+        and script.namespace == world.plan.platform.dra_driver.namespace
+        and daemonset.endswith(script.plugin_suffix)
+        and g.kubelet_plugin != "absent"
+    ):
+        found.append(f"the DRA kubelet plugin remains on {g.name}")
+    if script.slice_driver == DRA_DRIVER and g.slices != "none":
+        found.append(f"the {DRA_DRIVER} ResourceSlices remain on {g.name}")
+    return found
+
+
+def _handover(world: World, script: SwitchScript, g: Group) -> list[str]:
+    """What `enable`'s check finds on `g`: the resource it names allocatable, a live pod with the
+    label it names (the device plugin's) or requesting the resource it names."""
+    found = []
+    if script.allocatable == GPU_RESOURCE and g.device_plugin_registered:
+        found.append(f"{g.name} still advertises {GPU_RESOURCE}")
+    if script.pod_label == DEVICE_PLUGIN_LABEL and "device-plugin" in g.operands:
+        found.append(f"the device plugin still runs on {g.name}")
+    if script.requested == GPU_RESOURCE:
+        found += [
+            f"{w.key} still holds device-plugin GPUs on {g.name}"
             for w in world.cluster.workloads
             if w.group == g.id and w.allocator == "device-plugin" and w.phase != "done"
         ]
-        found += [f"{k} still holds device-plugin GPUs on {g.name}" for k in held]
     return found
 
 
@@ -114,43 +131,59 @@ def _observed(world: World, job: str, found: list[str]) -> list[str]:
     return found
 
 
-def _switch(world: World, action: str, obj: Obj) -> list[str]:
-    """The allocator-switch Job `action` as its script does it (render/allocator_switch.py)."""
-    variables = _variables(obj)
-    if action == "release":
-        names = set(variables.get("NODES", "").split())
-        groups = [g for g in world.cluster.groups if names & set(g.nodes)]
-        for g in groups:
-            g.set_label(DRA_PLUGIN_LABEL, None, "gpuplatform-switch")
-        world.record(
-            "job",
-            f"switch release: {DRA_PLUGIN_LABEL} removed from {', '.join(g.name for g in groups) or 'no node'}",
-        )
-        world.settle()
-        return _observed(
-            world,
-            "switch release",
-            [
-                f"the DRA kubelet plugin or its ResourceSlices remain on {g.name}"
-                for g in groups
-                if g.kubelet_plugin != "absent" or g.slices != "none"
-            ],
-        )
-    mode = variables.get("MODE_LABEL", world.plan.platform.mode_label_key)
-    groups = [
-        g for g in world.cluster.groups if g.labels.get(mode) == "dra" and DRA_PLUGIN_LABEL not in g.labels
-    ]
+def _waited(world: World, script: SwitchScript, check: Callable[[], list[str]]) -> list[str]:
+    """What the Job's check still finds when the Job stops waiting: it checks at once (the Job may
+    start before the controllers react), and a Job that waits checks again once they have."""
+    if not script.waits:
+        return []
+    if not check():
+        return []
     world.settle()
-    found = _observed(world, "switch enable", _handover(world, groups))
-    if found:
+    return check()
+
+
+def _release(world: World, script: SwitchScript) -> list[str]:
+    """`release`: take its label off the nodes it names, then wait for what its check names to go."""
+    groups = [g for g in world.cluster.groups if set(script.nodes) & set(g.nodes)]
+    if script.label is not None:
+        for g in groups:
+            g.set_label(script.label, None, SWITCH_IDENTITY)
+    world.record(
+        "job",
+        f"switch release: {script.label or 'no label'} removed from {', '.join(g.name for g in groups) or 'no node'}",
+    )
+    found = _waited(world, script, lambda: [line for g in groups for line in _plugin_left(world, script, g)])
+    return _observed(world, "switch release", found)
+
+
+def _selected(script: SwitchScript, g: Group) -> bool:
+    return bool(script.selects) and all(
+        (key not in g.labels) if value is None else g.labels.get(key) == value
+        for key, value in script.selects
+    )
+
+
+def _enable(world: World, script: SwitchScript) -> list[str]:
+    """`enable`: on the nodes its selector finds, wait for its check, then set its label."""
+    groups = [g for g in world.cluster.groups if _selected(script, g)]
+    found = _waited(world, script, lambda: [line for g in groups for line in _handover(world, script, g)])
+    if _observed(world, "switch enable", found) or script.label is None or script.value is None:
         return found
     for g in groups:
-        g.set_label(DRA_PLUGIN_LABEL, "true", "gpuplatform-switch")
+        if script.label not in g.labels:
+            g.set_label(script.label, script.value, SWITCH_IDENTITY)
     world.record(
-        "job", f"switch enable: {DRA_PLUGIN_LABEL}=true on {', '.join(g.name for g in groups) or 'no node'}"
+        "job",
+        f"switch enable: {script.label}={script.value} on {', '.join(g.name for g in groups) or 'no node'}",
     )
     world.settle()
     return []
+
+
+def _switch(world: World, action: str, obj: Obj) -> list[str]:
+    """The allocator-switch Job `action` as its rendered script says (`render/switch_script.py`)."""
+    script = parse_switch_job(obj, action)
+    return _release(world, script) if action == "release" else _enable(world, script)
 
 
 def holds_claim(pod: Obj) -> bool:

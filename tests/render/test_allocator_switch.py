@@ -15,6 +15,7 @@ import pytest
 from gpuplatform.model import Platform
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.allocator_switch import NOT_YET, UNCHANGED, render_switch_jobs, switch_identity
+from gpuplatform.render.switch_script import SwitchScript, parse_switch_job
 from tests.admission.admission_env import admit
 
 FAKE = """#!{python}
@@ -82,14 +83,18 @@ def _run(reference: Platform, action: str, env: dict[str, str]) -> subprocess.Co
     return subprocess.run(["dash", "-c", script], env=env, capture_output=True, text=True, timeout=60)
 
 
-def _script(reference: Platform, wave: str, action: str) -> str:
+def _job(reference: Platform, wave: str, action: str) -> dict[str, Any]:
     plan = plan_platform(reference)
     [job] = [
         j
         for j in render_switch_jobs(plan, plan.wave(wave))
         if j["metadata"]["labels"]["gpuplatform.dev/switch"] == action
     ]
-    script = str(job["spec"]["template"]["spec"]["containers"][0]["command"][2])
+    return job
+
+
+def _script(reference: Platform, wave: str, action: str) -> str:
+    script = str(_job(reference, wave, action)["spec"]["template"]["spec"]["containers"][0]["command"][2])
     return re.sub(r"\+ \d+ \)\)", "+ 0 ))", script)  # one attempt, no waiting
 
 
@@ -185,10 +190,61 @@ def test_release_removes_the_label_and_waits_for_the_plugin_to_go(
     }
     env, data = _kubectl(tmp_path, state)
     done = _run(reference, "release", env)
-    assert json.loads(data.read_text())["calls"] == [
-        "label node gpu-legacy-01 nvidia.com/dra-kubelet-plugin-"
-    ]
+    read = parse_switch_job(_job(reference, "pilot-pool", "release"), "release")
+    assert json.loads(data.read_text())["calls"] == [f"label node {n} {read.label}-" for n in read.nodes]
     assert done.returncode == (0 if released else NOT_YET), done.stderr
+
+
+def test_the_parser_reads_the_data_the_renderer_embeds(reference: Platform) -> None:
+    assert parse_switch_job(_job(reference, "pilot-pool", "release"), "release") == SwitchScript(
+        action="release",
+        nodes=("gpu-legacy-01",),
+        namespace="nvidia-dra-driver-gpu",
+        selects=(),
+        label="nvidia.com/dra-kubelet-plugin",
+        value=None,
+        waits=True,
+        plugin_suffix="-kubelet-plugin",
+        slice_driver="gpu.nvidia.com",
+        allocatable=None,
+        pod_label=None,
+        requested=None,
+    )
+    assert parse_switch_job(_job(reference, "pilot-pool", "enable"), "enable") == SwitchScript(
+        action="enable",
+        nodes=(),
+        namespace=None,
+        selects=((MODE, "dra"), ("nvidia.com/dra-kubelet-plugin", None)),
+        label="nvidia.com/dra-kubelet-plugin",
+        value="true",
+        waits=True,
+        plugin_suffix=None,
+        slice_driver=None,
+        allocatable="nvidia.com/gpu",
+        pod_label=("app", "nvidia-device-plugin-daemonset"),
+        requested="nvidia.com/gpu",
+    )
+
+
+def test_the_enable_script_sets_what_the_parser_reads(reference: Platform, tmp_path: Path) -> None:
+    # GIVEN a safe DRA node, a node of another mode, and what the parser reads from the enable Job
+    read = parse_switch_job(_job(reference, "pilot-pool", "enable"), "enable")
+    nodes = [_node("gpu-dra-01", {MODE: "dra"}), _node("gpu-legacy-01", {MODE: "legacy"})]
+    env, data = _kubectl(tmp_path, {"nodes": nodes})
+    # WHEN the script runs under dash
+    assert _run(reference, "enable", env).returncode == 0
+    # THEN it labelled the node the parser's selector picks, with the parser's label and value
+    picked = [
+        n["metadata"]["name"]
+        for n in nodes
+        if all(
+            (k not in n["metadata"]["labels"]) if v is None else n["metadata"]["labels"].get(k) == v
+            for k, v in read.selects
+        )
+    ]
+    assert json.loads(data.read_text())["calls"] == [
+        f"label node {n} {read.label}={read.value}" for n in picked
+    ]
 
 
 def test_switch_jobs_retry_by_themselves_and_run_as_a_label_only_identity(reference: Platform) -> None:

@@ -105,7 +105,7 @@ def _unready(operand: str, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _both_allocators(monkeypatch: pytest.MonkeyPatch) -> None:
     """The enable Job does not wait for the device plugin, whose GPUs the kubelet keeps advertising."""
-    monkeypatch.setattr(jobs, "_handover", lambda world, groups: [])
+    monkeypatch.setattr(jobs, "_handover", lambda world, script, group: [])
     _without("kubelet_reactions", "kubelet marks nvidia.com/gpu unhealthy", monkeypatch)
     _without("gpu_operator_reactions", "device-plugin leaves", monkeypatch)
 
