@@ -174,7 +174,7 @@ FAULTS: dict[str, Fault] = {
     "stale-slices": Fault(
         ("cutover", "claims"),
         partial(_without, "kubelet_reactions", "kubelet wipes the stale ResourceSlices"),
-        "the DRA kubelet plugin or its ResourceSlices remain on old/gpu-01",
+        "ResourceSlices remain on old/gpu-01",
         "allocator-exclusivity",
         "legacy node gpu-01 publishes gpu.nvidia.com devices",
     ),
