@@ -47,7 +47,6 @@ class Checkpoints:
         name += f"-step{world.steps:05d}-{slug}"
         manifest = {
             "serverVersion": f"v{p.kubernetes.version}",
-            "time": f"replay step {world.steps}",
             "checkpoint": {
                 "platform": p.name,
                 "engine": world.engine,
