@@ -27,6 +27,7 @@ from gpuplatform.gates.matchers import (
     DEVICE_PLUGIN_SOCKETS,
     DRA_CONTROLLER_COMPONENT,
     DRA_KUBELET_PLUGIN_SUFFIX,
+    GPU_RESOURCE,
     GPU_STACK_DAEMONSET_PREFIXES,
     NO_GPU_VISIBLE_DEVICES,
     VISIBLE_DEVICES,
@@ -413,6 +414,23 @@ def gate_bridge:
   );
 """
 
+_EARLY_BRIDGE = r"""
+def gate_early_bridge:
+  . as $in
+  | if $data.bridgeAllowed then
+      "proof: this wave is at or after compatibility-bridge and enables a bridge: a bridge may serve @GPU_RESOURCE@"
+    else need($in; ["pods", "deviceclasses"]) // (
+      [ ($in.deviceclasses[] | select(.spec.extendedResourceName == "@GPU_RESOURCE@")
+          | "violation: DeviceClass \(.metadata.name) serves @GPU_RESOURCE@ (spec.extendedResourceName) before a compatibility-bridge wave enables a bridge"),
+        ($in.pods[] | select(live and .status.extendedResourceClaimStatus.resourceClaimName != null
+            and any(pod_containers[] | (.resources.limits // {}), (.resources.requests // {}); has("@GPU_RESOURCE@")))
+          | "violation: pod \(nsname) on node \(.spec.nodeName // "<none>") holds @GPU_RESOURCE@ through bridge claim \(.status.extendedResourceClaimStatus.resourceClaimName) before a compatibility-bridge wave enables a bridge") ] as $v
+      | $v[],
+        (if ($v | length) > 0 then empty
+         else "proof: no DeviceClass serves @GPU_RESOURCE@ and no pod holds it through a bridge claim" end))
+    end;
+"""
+
 _CLAIM_PLACEMENT = r"""
 def gate_claim_placement:
   . as $in
@@ -486,6 +504,7 @@ PROGRAMS: dict[str, str] = {
     "rollback-safety": _ROLLBACK_SAFETY,
     "claim-pilot": _CLAIM_PILOT,
     "bridge": _BRIDGE,
+    "early-bridge": _EARLY_BRIDGE.replace("@GPU_RESOURCE@", GPU_RESOURCE),
     "claim-placement": _CLAIM_PLACEMENT,
     "cleanup": _CLEANUP,
     "spec-nodes-exist": _SPEC_NODES_EXIST,

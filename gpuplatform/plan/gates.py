@@ -167,6 +167,15 @@ GATES: tuple[Gate, ...] = (
 #: Evidence with no Job of its own: `gpuplatform evidence` checks these against a snapshot.
 EVIDENCE_CHECKS: tuple[Gate, ...] = (
     Gate(
+        "early-bridge",
+        "no DeviceClass serves nvidia.com/gpu and no pod holds it through a bridge claim before a "
+        "compatibility-bridge wave enables a bridge",
+        (),
+        (PODS, CLASSES),
+        ("bridgeAllowed",),
+        lambda plan, state: True,
+    ),
+    Gate(
         "claim-placement",
         "claims are allocated only on nodes this wave declares DRA",
         (),

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.simulate.replay import bridge_stage
 from tests.simulate.helpers import sim_spec, simulate, violations
 from tests.specs import write_spec
 
@@ -33,4 +32,4 @@ def test_only_a_wave_at_or_after_compatibility_bridge_with_a_bridge_allows_one(t
     doc["spec"]["waves"].insert(3, {"name": "bridge", "stage": "compatibility-bridge", "bridges": ["b"]})
     (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", doc))
     plan = plan_platform(loaded.platform)
-    assert [bridge_stage(s) for s in plan.waves] == [False, False, False, True, True]
+    assert [s.bridge_allowed for s in plan.waves] == [False, False, False, True, True]

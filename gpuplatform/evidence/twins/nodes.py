@@ -63,16 +63,11 @@ def _gpu_stack_pod(pod: Any, data: r.Object) -> bool:
     return False
 
 
-def _pod_containers(pod: Any) -> list[Any]:
-    spec = r.field(pod, "spec")
-    return r.items(r.field(spec, "initContainers")) + r.items(r.field(spec, "containers"))
-
-
 def _visible_devices(pod: Any) -> str | None:
     """`visible_devices`: the first NVIDIA_VISIBLE_DEVICES value that shows GPUs (every one read, as jq)."""
     values = [
         r.or_else(r.text(r.field(env, "value")), "")
-        for container in _pod_containers(pod)
+        for container in r.containers(pod)
         for env in r.items(r.field(container, "env"))
         if r.field(env, "name") == VISIBLE_DEVICES
     ]
@@ -87,7 +82,7 @@ def _third_allocator(pod: Any, data: r.Object) -> str | None:
         return None
     requested = [
         key
-        for container in _pod_containers(pod)
+        for container in r.containers(pod)
         for part in ("limits", "requests")
         for key in r.as_object(r.at(container, "resources", part))
         if key.startswith(DEVICE_PLUGIN_RESOURCE_PREFIX)
