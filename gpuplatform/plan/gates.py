@@ -118,7 +118,8 @@ GATES: tuple[Gate, ...] = (
     Gate(
         "allocator-exclusivity",
         "no node has both allocators; DRA nodes run a ready kubelet plugin and no device-plugin pod or "
-        "nvidia.com/* resource; legacy nodes run no kubelet plugin, publish no devices and have a ready device plugin",
+        "nvidia.com/* resource; legacy nodes run no kubelet plugin, publish no devices and have a ready device plugin; "
+        "no pod on a GPU node reaches GPUs through NVIDIA_VISIBLE_DEVICES with no request or claim (a third allocator)",
         (),
         (NODES, PODS, SLICES),
         (*_POOLS, "modeLabel", "driverNamespace", "devicePluginLabel", "devicePluginEnabled"),
