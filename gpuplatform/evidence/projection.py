@@ -43,7 +43,16 @@ READS: dict[str, Reads] = {
         "spec": {
             "nodeName": True,
             "resourceClaims": True,
-            "containers": [{"image": True}],
+            "initContainers": [
+                {"env": [{"name": True, "value": True}], "resources": {"limits": True, "requests": True}}
+            ],
+            "containers": [
+                {
+                    "image": True,
+                    "env": [{"name": True, "value": True}],
+                    "resources": {"limits": True, "requests": True},
+                }
+            ],
             "volumes": [{"hostPath": True}],
         },
         "status": {

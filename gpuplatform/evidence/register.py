@@ -7,7 +7,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuplatform.evidence.snapshot import Snapshot
-from gpuplatform.gates.matchers import GPU_RESOURCE, is_device_plugin_pod, is_dra_kubelet_plugin_pod
+from gpuplatform.gates.matchers import (
+    GPU_RESOURCE,
+    VISIBLE_DEVICES,
+    is_device_plugin_pod,
+    is_dra_kubelet_plugin_pod,
+    is_gpu_stack_pod,
+    shows_gpus,
+)
 
 __all__ = [
     "HUMAN_FIELDS",
@@ -53,36 +60,21 @@ def gpu_count(pod: dict[str, Any]) -> int:
     return max(init, sum(wants(c) for c in spec.get("containers") or []))
 
 
-#: Values of NVIDIA_VISIBLE_DEVICES that expose no GPU (nvidia-container-toolkit "Specialized
-#: Configurations": `none` keeps only the driver's capabilities, `void`/empty behaves as runc).
-_NO_GPU = ("", "none", "void")
-#: DaemonSets of the GPU stack whose pods reach the GPUs by design (operands, plugins).
-_STACK_PREFIXES = ("nvidia-", "gpu-feature-discovery", "gpu-operator")
-
-
 def visible_devices(pod: dict[str, Any]) -> str:
     """The NVIDIA_VISIBLE_DEVICES a workload container sets to reach GPUs with no GPU request ('' if none).
 
     The NVIDIA container runtime exposes `all`, or the listed indexes or UUIDs, to any container that
-    sets it; no allocator knows. Pods of the GPU stack's DaemonSets do it by design and are skipped.
+    sets it; no allocator knows. The GPU stack's own pods do it by design and are skipped.
     """
     if gpu_count(pod) or _other_gpu_resources(pod) or pod.get("spec", {}).get("resourceClaims"):
         return ""
-    owners = (pod.get("metadata") or {}).get("ownerReferences") or []
-    if any(
-        o.get("kind") == "DaemonSet"
-        and (
-            str(o.get("name", "")).startswith(_STACK_PREFIXES)
-            or str(o.get("name", "")).endswith("-kubelet-plugin")
-        )
-        for o in owners
-    ):
+    if is_gpu_stack_pod(pod):
         return ""
     for c in _containers(pod):
         for env in c.get("env") or []:
-            if isinstance(env, dict) and env.get("name") == "NVIDIA_VISIBLE_DEVICES":
-                value = str(env.get("value") or "").strip()
-                if value.lower() not in _NO_GPU:
+            if isinstance(env, dict) and env.get("name") == VISIBLE_DEVICES:
+                value = str(env.get("value") or "")
+                if shows_gpus(value):
                     return value
     return ""
 

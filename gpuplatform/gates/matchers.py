@@ -21,6 +21,10 @@ Sources:
   `<chart name>-kubelet-plugin`) and `templates/controller.yaml` (Deployment `<chart name>-controller`,
   pods labelled `<chart name>-component: controller`, rendered when `resources.computeDomains.enabled`,
   on by default in `values.yaml`).
+- nvidia-container-toolkit "Specialized Configurations": a container that sets
+  `NVIDIA_VISIBLE_DEVICES` to `all`, indexes or UUIDs sees those GPUs whatever it requested; `none`
+  keeps only the driver's capabilities, `void` or empty behaves as runc. The GPU stack's own pods
+  (the device plugin, the operator's operands, the DRA kubelet plugin) do it by design.
 """
 
 from __future__ import annotations
@@ -37,12 +41,18 @@ __all__ = [
     "DRA_DRIVER",
     "DRA_KUBELET_PLUGIN_SUFFIX",
     "GPU_RESOURCE",
+    "GPU_STACK_DAEMONSET_PREFIXES",
+    "NO_GPU_VISIBLE_DEVICES",
     "OPERANDS",
+    "VISIBLE_DEVICES",
     "Operand",
     "enabled_operands",
     "is_device_plugin_image",
     "is_device_plugin_pod",
     "is_dra_kubelet_plugin_pod",
+    "is_gpu_stack_daemonset",
+    "is_gpu_stack_pod",
+    "shows_gpus",
 ]
 
 DEVICE_PLUGIN_LABEL = ("app", "nvidia-device-plugin-daemonset")
@@ -53,6 +63,12 @@ DRA_KUBELET_PLUGIN_SUFFIX = "-kubelet-plugin"
 DRA_CONTROLLER_COMPONENT = ("-component", "controller")
 DRA_DRIVER = "gpu.nvidia.com"
 GPU_RESOURCE = "nvidia.com/gpu"
+VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
+#: Values of NVIDIA_VISIBLE_DEVICES that expose no GPU (compared in lower case).
+NO_GPU_VISIBLE_DEVICES = ("", "none", "void")
+#: DaemonSets of the GPU stack whose pods reach the GPUs by design (operands, plugins); the DRA
+#: kubelet plugin's ends with `DRA_KUBELET_PLUGIN_SUFFIX`.
+GPU_STACK_DAEMONSET_PREFIXES = ("nvidia-", "gpu-feature-discovery", "gpu-operator")
 
 
 @dataclass(frozen=True)
@@ -138,6 +154,25 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+def shows_gpus(visible_devices: str) -> bool:
+    """An `NVIDIA_VISIBLE_DEVICES` value that exposes GPUs (`all`, indexes, UUIDs) to its container."""
+    return visible_devices.lower() not in NO_GPU_VISIBLE_DEVICES
+
+
+def is_gpu_stack_daemonset(name: str) -> bool:
+    """A DaemonSet of the GPU stack (the operator's operands, the device plugin, the DRA kubelet plugin)."""
+    return name.startswith(GPU_STACK_DAEMONSET_PREFIXES) or name.endswith(DRA_KUBELET_PLUGIN_SUFFIX)
+
+
+def is_gpu_stack_pod(pod: dict[str, Any]) -> bool:
+    """A pod of the GPU stack, which reaches the GPUs by design: a device plugin or a stack DaemonSet's pod."""
+    owners = _list(_mapping(pod.get("metadata")).get("ownerReferences"))
+    return is_device_plugin_pod(pod) or any(
+        _mapping(o).get("kind") == "DaemonSet" and is_gpu_stack_daemonset(str(_mapping(o).get("name", "")))
+        for o in owners
+    )
 
 
 def is_dra_kubelet_plugin_pod(pod: dict[str, Any], namespace: str) -> bool:

@@ -17,6 +17,7 @@ evaluator both provide.
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
 
@@ -26,6 +27,10 @@ from gpuplatform.gates.matchers import (
     DEVICE_PLUGIN_SOCKETS,
     DRA_CONTROLLER_COMPONENT,
     DRA_KUBELET_PLUGIN_SUFFIX,
+    GPU_RESOURCE,
+    GPU_STACK_DAEMONSET_PREFIXES,
+    NO_GPU_VISIBLE_DEVICES,
+    VISIBLE_DEVICES,
 )
 
 __all__ = ["PRELUDE", "PROGRAMS", "prelude_for", "program", "programs"]
@@ -64,6 +69,20 @@ def device_plugin_pod:
 def kubelet_plugin_pod:
   .metadata.namespace == $data.driverNamespace
   and any(.metadata.ownerReferences[]?; .kind == "DaemonSet" and (.name | endswith("@KUBELET_PLUGIN@")));
+def gpu_stack_pod:
+  device_plugin_pod
+  or any(.metadata.ownerReferences[]?; .kind == "DaemonSet"
+         and ((.name // "") as $o | any(@STACK_PREFIXES@[]; . as $p | $o | startswith($p)) or ($o | endswith("@KUBELET_PLUGIN@"))));
+def pod_containers: (.spec.initContainers // []) + (.spec.containers // []);
+def visible_devices:
+  [pod_containers[] | (.env // [])[] | select(.name == "@VISIBLE@") | (.value // "")
+   | select(ascii_downcase as $v | any(@NO_GPU@[]; . == $v) | not)][0];
+def third_allocator_pod:
+  visible_devices != null
+  and ([pod_containers[] | (.resources.limits // {}), (.resources.requests // {}) | keys[]
+        | select(startswith("@PLUGIN_RESOURCES@"))] | length) == 0
+  and ((.spec.resourceClaims // []) | length) == 0
+  and (gpu_stack_pod | not);
 def dra_controller_pod:
   .metadata.namespace == $data.driverNamespace
   and any(labels | to_entries[]; (.key | endswith("@CONTROLLER_KEY@")) and .value == "@CONTROLLER_VALUE@");
@@ -207,6 +226,10 @@ def gate_allocator_exclusivity:
                (if $data.devicePluginEnabled and ([$dp[] | select(ready)] | length) == 0 then
                   "violation: legacy node \($n) has no ready device-plugin pod"
                 else empty end)
+             end),
+            (if $d == null then empty
+             else ($pods_on[$n] // [])[] | select(third_allocator_pod)
+             | "violation: pod \(nsname) on \(if $d.mode == "dra" then "DRA" else "legacy" end) node \($n) reaches GPUs through NVIDIA_VISIBLE_DEVICES=\(visible_devices) with no allocator (no nvidia.com/* request, no resource claim): a third allocator"
              end)
           ] as $v
         | $v[],
@@ -391,6 +414,23 @@ def gate_bridge:
   );
 """
 
+_EARLY_BRIDGE = r"""
+def gate_early_bridge:
+  . as $in
+  | if $data.bridgeAllowed then
+      "proof: this wave is at or after compatibility-bridge and enables a bridge: a bridge may serve @GPU_RESOURCE@"
+    else need($in; ["pods", "deviceclasses"]) // (
+      [ ($in.deviceclasses[] | select(.spec.extendedResourceName == "@GPU_RESOURCE@")
+          | "violation: DeviceClass \(.metadata.name) serves @GPU_RESOURCE@ (spec.extendedResourceName) before a compatibility-bridge wave enables a bridge"),
+        ($in.pods[] | select(live and .status.extendedResourceClaimStatus.resourceClaimName != null
+            and any(pod_containers[] | (.resources.limits // {}), (.resources.requests // {}); has("@GPU_RESOURCE@")))
+          | "violation: pod \(nsname) on node \(.spec.nodeName // "<none>") holds @GPU_RESOURCE@ through bridge claim \(.status.extendedResourceClaimStatus.resourceClaimName) before a compatibility-bridge wave enables a bridge") ] as $v
+      | $v[],
+        (if ($v | length) > 0 then empty
+         else "proof: no DeviceClass serves @GPU_RESOURCE@ and no pod holds it through a bridge claim" end))
+    end;
+"""
+
 _CLAIM_PLACEMENT = r"""
 def gate_claim_placement:
   . as $in
@@ -452,6 +492,9 @@ PRELUDE = (
     .replace("@PLUGIN_RESOURCES@", DEVICE_PLUGIN_RESOURCE_PREFIX)
     .replace("@PLUGIN_IMAGE@", DEVICE_PLUGIN_IMAGE)
     .replace("@PLUGIN_SOCKETS@", DEVICE_PLUGIN_SOCKETS)
+    .replace("@STACK_PREFIXES@", json.dumps(list(GPU_STACK_DAEMONSET_PREFIXES)))
+    .replace("@NO_GPU@", json.dumps(list(NO_GPU_VISIBLE_DEVICES)))
+    .replace("@VISIBLE@", VISIBLE_DEVICES)
 )
 
 PROGRAMS: dict[str, str] = {
@@ -461,6 +504,7 @@ PROGRAMS: dict[str, str] = {
     "rollback-safety": _ROLLBACK_SAFETY,
     "claim-pilot": _CLAIM_PILOT,
     "bridge": _BRIDGE,
+    "early-bridge": _EARLY_BRIDGE.replace("@GPU_RESOURCE@", GPU_RESOURCE),
     "claim-placement": _CLAIM_PLACEMENT,
     "cleanup": _CLEANUP,
     "spec-nodes-exist": _SPEC_NODES_EXIST,

@@ -118,7 +118,8 @@ GATES: tuple[Gate, ...] = (
     Gate(
         "allocator-exclusivity",
         "no node has both allocators; DRA nodes run a ready kubelet plugin and no device-plugin pod or "
-        "nvidia.com/* resource; legacy nodes run no kubelet plugin, publish no devices and have a ready device plugin",
+        "nvidia.com/* resource; legacy nodes run no kubelet plugin, publish no devices and have a ready device plugin; "
+        "no pod on a GPU node reaches GPUs through NVIDIA_VISIBLE_DEVICES with no request or claim (a third allocator)",
         (),
         (NODES, PODS, SLICES),
         (*_POOLS, "modeLabel", "driverNamespace", "devicePluginLabel", "devicePluginEnabled"),
@@ -166,6 +167,15 @@ GATES: tuple[Gate, ...] = (
 
 #: Evidence with no Job of its own: `gpuplatform evidence` checks these against a snapshot.
 EVIDENCE_CHECKS: tuple[Gate, ...] = (
+    Gate(
+        "early-bridge",
+        "no DeviceClass serves nvidia.com/gpu and no pod holds it through a bridge claim before a "
+        "compatibility-bridge wave enables a bridge",
+        (),
+        (PODS, CLASSES),
+        ("bridgeAllowed",),
+        lambda plan, state: True,
+    ),
     Gate(
         "claim-placement",
         "claims are allocated only on nodes this wave declares DRA",

@@ -76,6 +76,13 @@ class WaveState:
         return tuple(n for n, m in self.pool_modes.items() if m == "legacy")
 
     @property
+    def bridge_allowed(self) -> bool:
+        """Whether a bridge may serve unmigrated `nvidia.com/gpu` pods: the wave's stage is at or after
+        `compatibility-bridge` (DESIGN.md's order) and it enables a bridge. A bridge the spec declares
+        earlier is an early bridge (GP130 refuses it in `check`, `simulate` and `evidence` prove it)."""
+        return bool(self.bridges) and STAGES.index(self.wave.stage) >= STAGES.index("compatibility-bridge")
+
+    @property
     def device_plugin_enabled(self) -> bool:
         """`devicePlugin.enabled` of the GPU Operator: off only when no legacy pool remains."""
         return bool(self.legacy_pools)

@@ -70,6 +70,7 @@ def wave_data(plan: Plan, state: WaveState, workloads: dict[str, Any]) -> dict[s
         "modeLabel": p.mode_label_key,
         "devicePluginLabel": list(DEVICE_PLUGIN_LABEL),
         "devicePluginEnabled": state.device_plugin_enabled,
+        "bridgeAllowed": state.bridge_allowed,
         "pools": _pools(plan, state),
         "inventory": {
             pool.name: pool_inventory(pool)

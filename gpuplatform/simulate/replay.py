@@ -18,10 +18,9 @@ from itertools import pairwise
 from typing import Literal
 
 from gpuplatform.kube.nodes import well_known_labels
-from gpuplatform.model.waves import STAGES
 from gpuplatform.plan.steps import ARGOCD_APPS, Step, maintenance_steps, transition_steps
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
-from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.plan.waves import Plan
 from gpuplatform.render.operator_handoff import operator_handoff_path
 from gpuplatform.render.runbook_steps import argocd_apps_commands
 from gpuplatform.render.tree import Tree
@@ -71,13 +70,6 @@ def declared_modes(plan: Plan, tree: Tree) -> dict[str, dict[str, str]]:
             modes[pool.name] = str(content[0]["spec"]["mode"]) if isinstance(content, list) else "legacy"
         out[state.name] = modes
     return out
-
-
-def bridge_stage(state: WaveState) -> bool:
-    """Whether a bridge may serve unmigrated pods in this wave: the stages say so (at or after
-    `compatibility-bridge`, DESIGN.md's order), and the wave enables one; a bridge the spec
-    declares earlier is an early bridge (GP130 refuses it in `check`, `simulate` proves it)."""
-    return bool(state.bridges) and STAGES.index(state.wave.stage) >= STAGES.index("compatibility-bridge")
 
 
 def _mig_capable(product: str) -> bool:
@@ -253,7 +245,7 @@ class Replayer:
         """Replay `source` -> `target` from the current state (`late`: the operator merges first)."""
         world = self.world
         world.target = target
-        world.bridge_allowed = bridge_stage(self.plan.wave(target))
+        world.bridge_allowed = self.plan.wave(target).bridge_allowed
         self._add_workloads(source)
         self._mark_moves(source, target)
         steps = transition_steps(self.plan, self.plan.wave(source), self.plan.wave(target))

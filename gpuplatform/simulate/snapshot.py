@@ -7,7 +7,8 @@ driver's controller (only where the chart renders its Deployment for the install
 resourceclaim controller and the scheduler leave it; kubernetes `pkg/controller/resourceclaim`), the
 validation probes as their Job renders them with the `nvidia-smi -L` line of the device they hold in
 their log, the gate Jobs' pods with the proof they printed, DeviceClasses, ResourceClaimTemplates and
-Jobs. DaemonSets and ReplicaSets are not modelled: the manifest lists them as missing.
+Jobs. DaemonSets, ReplicaSets and the engines' objects (CRDs, controllers, `argocd-cm`) are not
+modelled: the manifest lists them as missing.
 
 A model node group stands for identical nodes: `every_node=False` shows one node per group (what the
 gates judge in the replay, see `gate_verdict.py`), `every_node=True` every node (what is written).
@@ -34,7 +35,7 @@ from gpuplatform.simulate.world import World
 __all__ = ["NOT_MODELLED", "cluster_snapshot", "probe_pod", "write_snapshot"]
 
 #: Kinds the model does not hold: left out of a written snapshot and listed as missing.
-NOT_MODELLED = ("daemonsets", "replicasets")
+NOT_MODELLED = ("daemonsets", "replicasets", "customresourcedefinitions", "deployments", "configmaps")
 _LIVE = {"running": "running", "restarting": "unready", "terminating": "terminating"}
 _LIVE["stuck-terminating"] = "terminating"
 _JOB_NAME = ("job-name", "batch.kubernetes.io/job-name")

@@ -1,10 +1,16 @@
-"""A device-plugin pod is recognised by what it is, not only by the GPU Operator's label."""
+"""The GPU stack's pods are recognised by what they are: a device plugin by its image and mount, not only by
+the GPU Operator's label; the stack's DaemonSets by name; the NVIDIA_VISIBLE_DEVICES values that show GPUs."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpuplatform.gates.matchers import is_device_plugin_image, is_device_plugin_pod
+from gpuplatform.gates.matchers import (
+    is_device_plugin_image,
+    is_device_plugin_pod,
+    is_gpu_stack_pod,
+    shows_gpus,
+)
 from tests.evidence.builders import device_plugin_pod
 from tests.gates.api_shapes import gfd_pod, standalone_plugin_pod
 
@@ -28,3 +34,42 @@ def test_operator_standalone_and_feature_discovery_pods() -> None:
     assert is_device_plugin_pod(device_plugin_pod("n"))
     assert is_device_plugin_pod(standalone_plugin_pod("n"))
     assert not is_device_plugin_pod(gfd_pod("n"))
+
+
+@pytest.mark.parametrize(
+    ("owner", "expected"),
+    [
+        ("nvidia-dcgm-exporter", True),
+        ("gpu-feature-discovery", True),
+        ("gpu-operator-node-feature-discovery-worker", True),
+        ("dra-driver-nvidia-gpu-kubelet-plugin", True),
+        ("metrics-agent", False),
+        ("my-nvidia-tool", False),
+    ],
+)
+def test_the_gpu_stacks_pods_by_their_daemonset(owner: str, expected: bool) -> None:
+    pod = {"metadata": {"ownerReferences": [{"kind": "DaemonSet", "name": owner}]}}
+    assert is_gpu_stack_pod(pod) is expected
+    assert (
+        is_gpu_stack_pod({"metadata": {"ownerReferences": [{"kind": "ReplicaSet", "name": owner}]}}) is False
+    )
+
+
+def test_a_device_plugin_pod_is_of_the_stack_whatever_owns_it() -> None:
+    assert is_gpu_stack_pod(standalone_plugin_pod("n"))
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("all", True),
+        ("0,1", True),
+        ("GPU-1a2b", True),
+        ("ALL", True),
+        ("", False),
+        ("none", False),
+        ("VOID", False),
+    ],
+)
+def test_which_visible_devices_values_show_gpus(value: str, expected: bool) -> None:
+    assert shows_gpus(value) is expected

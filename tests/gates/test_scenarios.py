@@ -196,6 +196,37 @@ def _bridge_legacy_via_dra(cluster: Cluster) -> None:
     _bridge_pod(cluster, "legacy")["status"]["extendedResourceClaimStatus"] = {"resourceClaimName": "x"}
 
 
+def _sees_gpus(
+    nodes: Callable[[Cluster], list[dict[str, Any]]],
+    value: str,
+    *,
+    gpus: int = 0,
+    owner: str = "",
+    init: bool = False,
+    **spec: Any,
+) -> Mutation:
+    """A pod on the first of `nodes` whose container sets NVIDIA_VISIBLE_DEVICES to `value`."""
+
+    def mutate(cluster: Cluster) -> None:
+        owners = (
+            [{"kind": "DaemonSet", "name": owner, "uid": "uid-ds", "controller": True}] if owner else None
+        )
+        sees = pod("sees", "team", _first(nodes, cluster), gpus=gpus, owners=owners, **spec)
+        env = [{"name": "LANG", "value": "C"}, {"name": "NVIDIA_VISIBLE_DEVICES", "value": value}]
+        if init:
+            sees["spec"]["initContainers"] = [{"name": "warm", "image": "busybox", "env": env}]
+        else:
+            sees["spec"]["containers"][0]["env"] = env
+        cluster.list("pods").append(sees)
+
+    return mutate
+
+
+def LEGACY(cluster: Cluster) -> list[dict[str, Any]]:
+    """The static legacy pool's nodes."""
+    return [n for n in cluster.list("nodes") if n["metadata"]["name"].startswith("a100-")]
+
+
 def _terminating_claim_pod(cluster: Cluster) -> None:
     node = _first(KARPENTER, cluster)
     holder = pod("trainer-0", "team", node, resourceClaims=[{"name": "gpu", "resourceClaimName": "c"}])
@@ -455,6 +486,63 @@ CASES: dict[str, Case] = {
     ),
     "feature discovery runs the plugin's image and is no device plugin": Case(
         "claims", "allocator-exclusivity", "held", "", api.add_pod(KARPENTER, api.gfd_pod)
+    ),
+    # allocator-exclusivity: a third allocator (NVIDIA_VISIBLE_DEVICES, no request, no claim)
+    "third allocator sees all GPUs of a DRA node": Case(
+        "claims",
+        "allocator-exclusivity",
+        "broken",
+        "pod team/sees on DRA node",
+        _sees_gpus(KARPENTER, "all"),
+    ),
+    "third allocator sees GPUs of a legacy node by UUID": Case(
+        "claims",
+        "allocator-exclusivity",
+        "broken",
+        "reaches GPUs through NVIDIA_VISIBLE_DEVICES=GPU-1a2b,GPU-3c4d with no allocator",
+        _sees_gpus(LEGACY, "GPU-1a2b,GPU-3c4d"),
+    ),
+    "third allocator sees GPUs by index from an init container": Case(
+        "app",
+        "allocator-exclusivity",
+        "broken",
+        "NVIDIA_VISIBLE_DEVICES=0,1 ",
+        _sees_gpus(EKS, "0,1", init=True),
+    ),
+    "third allocator owned by a DaemonSet outside the GPU stack": Case(
+        "claims",
+        "allocator-exclusivity",
+        "broken",
+        "a third allocator",
+        _sees_gpus(KARPENTER, "ALL", owner="metrics"),
+    ),
+    "visible devices with a GPU request is the device plugin's": Case(
+        "claims", "allocator-exclusivity", "held", "", _sees_gpus(LEGACY, "all", gpus=1)
+    ),
+    "visible devices with a resource claim is the DRA driver's": Case(
+        "claims",
+        "allocator-exclusivity",
+        "held",
+        "",
+        _sees_gpus(
+            KARPENTER, "all", resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "one-ada"}]
+        ),
+    ),
+    "visible devices none shows no GPU": Case(
+        "claims", "allocator-exclusivity", "held", "", _sees_gpus(KARPENTER, "None")
+    ),
+    "visible devices void shows no GPU": Case(
+        "claims", "allocator-exclusivity", "held", "", _sees_gpus(LEGACY, "void")
+    ),
+    "the GPU stack's own pods see every GPU by design": Case(
+        "claims",
+        "allocator-exclusivity",
+        "held",
+        "",
+        _sees_gpus(KARPENTER, "all", owner="nvidia-dcgm-exporter"),
+    ),
+    "a finished pod that saw every GPU holds none": Case(
+        "claims", "allocator-exclusivity", "held", "", _sees_gpus(KARPENTER, "all", phase="Succeeded")
     ),
     # inventory per device
     "why-3 empty ResourceSlice": Case(

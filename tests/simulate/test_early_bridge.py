@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuplatform.evidence.evaluate import evaluate_gates
+from gpuplatform.evidence.snapshot import load_snapshot
+from gpuplatform.gates import EVIDENCE_CHECKS
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.simulate.replay import bridge_stage
+from gpuplatform.simulate.run import simulate_platform
 from tests.simulate.helpers import sim_spec, simulate, violations
 from tests.specs import write_spec
 
@@ -33,4 +36,23 @@ def test_only_a_wave_at_or_after_compatibility_bridge_with_a_bridge_allows_one(t
     doc["spec"]["waves"].insert(3, {"name": "bridge", "stage": "compatibility-bridge", "bridges": ["b"]})
     (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", doc))
     plan = plan_platform(loaded.platform)
-    assert [bridge_stage(s) for s in plan.waves] == [False, False, False, True, True]
+    assert [s.bridge_allowed for s in plan.waves] == [False, False, False, True, True]
+
+
+def test_evidence_on_the_early_bridges_checkpoint_breaks_early_bridge(tmp_path: Path) -> None:
+    # GIVEN the early bridge of the claims wave, replayed with its checkpoints written
+    doc = sim_spec()
+    doc["spec"]["bridges"] = [{"name": "early"}]
+    doc["spec"]["waves"][2]["bridges"] = ["early"]
+    (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", doc))
+    out = tmp_path / "checkpoints"
+    simulate_platform(loaded, "pilot", "claims", ("flux",), checkpoints=(out, 1))
+    (broken,) = [f for f in sorted(out.iterdir()) if f.name.endswith("-violation-early-bridge")]
+    # WHEN evidence judges the checkpoint where the model saw it
+    plan = plan_platform(loaded.platform)
+    (check,) = [g for g in EVIDENCE_CHECKS if g.id == "early-bridge"]
+    (result,) = evaluate_gates([check], plan, plan.wave("claims"), load_snapshot(broken))
+    # THEN the early-bridge check is broken by the bridge class and the pod it served
+    assert result.status == "broken"
+    assert any("serves nvidia.com/gpu (spec.extendedResourceName)" in f for f in result.findings)
+    assert any("through bridge claim" in f for f in result.findings), result.findings

@@ -307,16 +307,17 @@ def test_without_the_fault_the_same_replay_is_proven(name: str, tmp_path: Path) 
     assert [r.violation for r in report.results if r.violation is not None] == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a pod reaching GPUs through NVIDIA_VISIBLE_DEVICES=all with no request (a third allocator) "
-    "is not judged by any gate program yet (issue 30, production paths)",
-)
 def test_a_third_allocator_pod_breaks_allocator_exclusivity(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    finding = "pod team-a/sees-all on DRA node gpu-02 reaches GPUs through NVIDIA_VISIBLE_DEVICES=all"
     fault = Fault(
-        ("base", "pilot"), _third_allocator, "Job gate-allocator-exclusivity", "allocator-exclusivity", ""
+        ("base", "pilot"),
+        _third_allocator,
+        "Job gate-allocator-exclusivity",
+        "allocator-exclusivity",
+        finding,
     )
-    reported, status, _ = _replayed(fault, tmp_path, monkeypatch)
+    reported, status, found = _replayed(fault, tmp_path, monkeypatch)
     assert fault.caught in reported and status != "held"
+    assert fault.finding in found

@@ -113,7 +113,11 @@ def test_evidence_on_a_written_checkpoint_gives_the_replays_verdicts(tmp_path: P
     assert len(settled) == 1
     # WHEN evidence judges the settled checkpoint of the pilot wave, as a user would
     checked = runner.invoke(
-        main, ["evidence", str(spec), "--wave", "pilot", "--snapshot", str(settled[0]), "--format", "json"]
+        main,
+        [
+            *("evidence", str(spec), "--wave", "pilot", "--snapshot", str(settled[0])),
+            *("--format", "json"),
+        ],
     )
     # THEN every gate holds, as in the replay
     assert checked.exit_code == 0, checked.output

@@ -24,7 +24,7 @@ from typing import Any
 from gpuplatform.evidence.twins.claims import claim_placement, cleanup, rollback_safety
 from gpuplatform.evidence.twins.nodes import allocator_exclusivity, inventory, operands, spec_nodes_exist
 from gpuplatform.evidence.twins.reading import Lines, Object, Unlike, found
-from gpuplatform.evidence.twins.validation import bridge, claim_pilot
+from gpuplatform.evidence.twins.validation import bridge, claim_pilot, early_bridge
 
 __all__ = ["TWINS", "Unlike", "found"]
 
@@ -36,6 +36,7 @@ TWINS: dict[str, Callable[[Object, Object, list[dict[str, Any]]], Lines]] = {
     "rollback-safety": rollback_safety,
     "claim-pilot": claim_pilot,
     "bridge": bridge,
+    "early-bridge": early_bridge,
     "claim-placement": claim_placement,
     "cleanup": cleanup,
     "spec-nodes-exist": spec_nodes_exist,

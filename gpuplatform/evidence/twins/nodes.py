@@ -14,7 +14,10 @@ from gpuplatform.gates.matchers import (
     DEVICE_PLUGIN_SOCKETS,
     DRA_CONTROLLER_COMPONENT,
     DRA_KUBELET_PLUGIN_SUFFIX,
+    VISIBLE_DEVICES,
     is_device_plugin_image,
+    is_gpu_stack_daemonset,
+    shows_gpus,
 )
 
 __all__ = ["allocator_exclusivity", "inventory", "operands", "spec_nodes_exist"]
@@ -46,6 +49,47 @@ def _kubelet_plugin_pod(pod: Any, data: r.Object) -> bool:
         if kind == "DaemonSet" and name.endswith(DRA_KUBELET_PLUGIN_SUFFIX):
             return True
     return False
+
+
+def _gpu_stack_pod(pod: Any, data: r.Object) -> bool:
+    """`gpu_stack_pod`: a device-plugin pod, or a pod of one of the GPU stack's DaemonSets."""
+    if _device_plugin_pod(pod, data):
+        return True
+    for owner in r.items(r.at(pod, "metadata", "ownerReferences")):
+        if r.field(owner, "kind") == "DaemonSet" and is_gpu_stack_daemonset(
+            r.or_else(r.text(r.field(owner, "name")), "")
+        ):
+            return True
+    return False
+
+
+def _visible_devices(pod: Any) -> str | None:
+    """`visible_devices`: the first NVIDIA_VISIBLE_DEVICES value that shows GPUs (every one read, as jq)."""
+    values = [
+        r.or_else(r.text(r.field(env, "value")), "")
+        for container in r.containers(pod)
+        for env in r.items(r.field(container, "env"))
+        if r.field(env, "name") == VISIBLE_DEVICES
+    ]
+    shown = [value for value in values if shows_gpus(value)]
+    return shown[0] if shown else None
+
+
+def _third_allocator(pod: Any, data: r.Object) -> str | None:
+    """`third_allocator_pod`: the value a pod reaches GPUs with, asking no allocator (None if it asks one)."""
+    visible = _visible_devices(pod)
+    if visible is None:
+        return None
+    requested = [
+        key
+        for container in r.containers(pod)
+        for part in ("limits", "requests")
+        for key in r.as_object(r.at(container, "resources", part))
+        if key.startswith(DEVICE_PLUGIN_RESOURCE_PREFIX)
+    ]
+    if requested or r.items(r.at(pod, "spec", "resourceClaims")) or _gpu_stack_pod(pod, data):
+        return None
+    return visible
 
 
 def _plugin_resources(node: Any) -> list[str]:
@@ -152,6 +196,15 @@ def _exclusive(
             v.append(f"violation: legacy node {name} publishes {data['driver']} devices in a ResourceSlice")
         if data["devicePluginEnabled"] and not any(r.ready(p) for p in dp):
             v.append(f"violation: legacy node {name} has no ready device-plugin pod")
+    if d is not None:
+        mode = "DRA" if d["mode"] == "dra" else "legacy"
+        for p in here:
+            if (visible := _third_allocator(p, data)) is not None:
+                v.append(
+                    f"violation: pod {r.nsname(p)} on {mode} node {name} reaches GPUs through "
+                    f"NVIDIA_VISIBLE_DEVICES={visible} with no allocator (no nvidia.com/* request, "
+                    "no resource claim): a third allocator"
+                )
     if v or d is None:
         return v
     if d["mode"] == "dra":

@@ -85,6 +85,12 @@ def live(pod: Any) -> bool:
     return text(at(pod, "status", "phase")) not in ("Succeeded", "Failed")
 
 
+def containers(pod: Any) -> list[Any]:
+    """`pod_containers`: the init containers, then the app containers."""
+    spec = field(pod, "spec")
+    return items(field(spec, "initContainers")) + items(field(spec, "containers"))
+
+
 def statuses(pod: Any) -> list[dict[str, Any]]:
     return [as_object(s) for s in items(at(pod, "status", "containerStatuses"))]
 

@@ -1,12 +1,14 @@
-"""Twins of the programs that judge the validation pods: the claim pilot and the bridge."""
+"""Twins of the programs that judge the validation pods (the claim pilot and the bridge) and the
+early-bridge check."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from gpuplatform.evidence.twins import reading as r
+from gpuplatform.gates.matchers import GPU_RESOURCE
 
-__all__ = ["bridge", "claim_pilot"]
+__all__ = ["bridge", "claim_pilot", "early_bridge"]
 
 # --- the validation pods: claim pilot and bridge ------------------------------------------------------
 
@@ -201,3 +203,48 @@ def _bridge_side(
         f"proof: {side['side']} side: {pn} on {node} saw exactly one GPU ({r.join(_uuids(log))}){served}",
         f"act: release {namespace} {r.name(pod)} {r.or_else(cn, '-')}",
     ]
+
+
+# --- early bridge ---------------------------------------------------------------------------------
+
+_EARLY = "before a compatibility-bridge wave enables a bridge"
+
+
+def _requests_gpu(pod: Any) -> bool:
+    """Any container's limits or requests name `nvidia.com/gpu` (stops at the first, as jq's `any`)."""
+    for container in r.containers(pod):
+        for part in ("limits", "requests"):
+            if GPU_RESOURCE in r.as_object(r.at(container, "resources", part)):
+                return True
+    return False
+
+
+def early_bridge(document: r.Object, data: r.Object, pools: list[dict[str, Any]]) -> r.Lines:
+    """Twin of `gate_early_bridge`."""
+    if data["bridgeAllowed"]:
+        return [
+            "proof: this wave is at or after compatibility-bridge and enables a bridge: "
+            f"a bridge may serve {GPU_RESOURCE}"
+        ]
+    need = r.need(document, ("pods", "deviceclasses"))
+    if need:
+        return need
+    v = [
+        f"violation: DeviceClass {r.shown(r.text(r.at(c, 'metadata', 'name')))} serves {GPU_RESOURCE} "
+        f"(spec.extendedResourceName) {_EARLY}"
+        for c in r.items(document["deviceclasses"])
+        if r.at(c, "spec", "extendedResourceName") == GPU_RESOURCE
+    ]
+    for pod in r.items(document["pods"]):
+        if not r.live(pod):
+            continue
+        claim = r.text(r.at(pod, "status", "extendedResourceClaimStatus", "resourceClaimName"))
+        if claim is None or not _requests_gpu(pod):
+            continue
+        node = r.or_else(r.text(r.at(pod, "spec", "nodeName")), "<none>")
+        v.append(
+            f"violation: pod {r.nsname(pod)} on node {node} holds {GPU_RESOURCE} through bridge claim {claim} {_EARLY}"
+        )
+    if v:
+        return v
+    return [f"proof: no DeviceClass serves {GPU_RESOURCE} and no pod holds it through a bridge claim"]
