@@ -25,6 +25,7 @@ from __future__ import annotations
 from functools import partial
 
 from gpuplatform.charts.model import OperatorOutput
+from gpuplatform.simulate.mig_layouts import advertised
 from gpuplatform.simulate.model import Group, untolerated
 from gpuplatform.simulate.world import START, STOP, Reaction, World
 
@@ -92,8 +93,15 @@ def _ready(world: World, group: Group, name: str) -> str:
         return "waiting"
     if name == "container-toolkit":
         return "running"
+    if name in NEEDS_TOOLKIT and "toolkit-ready" not in group.markers:
+        return "waiting"
+    if (
+        name == "device-plugin"
+        and advertised(group.mig_layout, group.gpus, world.operator().mig_strategy) is None
+    ):
+        return "crashloop"  # k8s-device-plugin v0.19.0 internal/rm/device_map.go: "invalid MIG configuration"
     if name in NEEDS_TOOLKIT:
-        return "running" if "toolkit-ready" in group.markers else "waiting"
+        return "running"
     if name == "operator-validator":
         if group.operands.get("container-toolkit") != "running":
             return "waiting"
