@@ -16,6 +16,8 @@
   `nvidia.com/gpu` capacity on the node (`validateGPUResource`: the crash loop of
   NVIDIA/gpu-operator#2550); the validator's preStop runs `rm -f /run/nvidia/validations/*-ready`
   (assets/state-operator-validation/0500_daemonset.yaml) when its main container ran.
+- The device plugin crash-loops when `mig.strategy` is `single` and the node's MIG devices are not
+  all of one profile (NVIDIA/k8s-device-plugin v0.19.0 `internal/rm/device_map.go`).
 - NFD (node-feature-discovery subchart) labels a node only where its worker runs, which needs
   `node-feature-discovery.worker.tolerations` to tolerate the node's taints.
 """
