@@ -256,7 +256,8 @@ def build() -> Platform:
     return Platform(
         name="fleet",
         domain="fleet.example.com",
-        gpu_operator=GpuOperator(managed=True),
+        # mixed: its pools mix MIG profiles on a GPU, which the device plugin's `single` refuses
+        gpu_operator=GpuOperator(managed=True, values={"mig": {"strategy": "mixed"}}),
         dra_driver=DraDriver(chart_repository="oci://registry.example.com/charts"),
         node_pools=_pools(nodes),
         tiers=tiers,

@@ -283,6 +283,9 @@ class OperatorOutput:
     """`driver.upgradePolicy.autoUpgrade`: the operator's upgrade controller drains before the driver restarts."""
     gpu_pod_eviction: bool = True
     """The driver manager's ENABLE_GPU_POD_EVICTION (`true` in assets/state-driver/0500_daemonset.yaml)."""
+    mig_strategy: str = "single"
+    """`mig.strategy` (chart default `single`): the device plugin's MIG_STRATEGY (object_controls.go
+    `applyMIGConfiguration`)."""
 
 
 def _env(items: Any, name: str) -> str:
@@ -335,4 +338,5 @@ def render_gpu_operator(version: str, values: dict[str, Any]) -> OperatorOutput:
         upgrade_drain=bool(((driver.get("upgradePolicy") or {}).get("drain") or {}).get("enable")),
         auto_upgrade=bool((driver.get("upgradePolicy") or {}).get("autoUpgrade")),
         gpu_pod_eviction=_env(manager.get("env"), "ENABLE_GPU_POD_EVICTION").lower() != "false",
+        mig_strategy=str((merged.get("mig") or {}).get("strategy") or "single"),
     )

@@ -20,15 +20,15 @@ from gpuplatform.versions import cluster_gates, parse_release
 __all__ = ["DeviceMatcher"]
 
 
-def _devices(platform: Platform, pool: NodePool) -> list[dict[str, Any]]:
-    """The devices one node of `pool` publishes (none when the catalog cannot model the pool)."""
+def _devices(platform: Platform, pool: NodePool, layout: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The devices one node of `pool` publishes with MIG `layout` (none when the catalog cannot model it)."""
     try:
         slices = slices_for_node(
             f"{pool.name}-0",
             pool.product,
             pool.gpus_per_node,
             driver_release=platform.dra_driver.chart_version,
-            mig_layout=pool.mig_layout or None,
+            mig_layout=layout or None,
         )
     except InputError:
         return []
@@ -39,11 +39,13 @@ class DeviceMatcher:
     """Counts, per node of a pool, the devices a class's selectors select (memoised)."""
 
     def __init__(self, platform: Platform) -> None:
-        self._devices = {pool.name: _devices(platform, pool) for pool in platform.node_pools}
+        self._platform = platform
+        self._pools = {pool.name: pool for pool in platform.node_pools}
+        self._devices: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = {}
         self._minor = parse_release(platform.kubernetes.version).minor
         self._features = cluster_gates(platform.kubernetes.feature_gates, self._minor)
         self._compiled: dict[str, DeviceSelector | None] = {}
-        self._counts: dict[tuple[tuple[str, ...], str], int] = {}
+        self._counts: dict[tuple[tuple[str, ...], str, tuple[str, ...]], int] = {}
 
     def _selector(self, expression: str) -> DeviceSelector | None:
         if expression not in self._compiled:
@@ -55,11 +57,21 @@ class DeviceMatcher:
                 self._compiled[expression] = None
         return self._compiled[expression]
 
-    def count(self, expressions: tuple[str, ...], pool: str) -> int:
-        """Devices of one node of `pool` that every expression selects."""
-        key = (expressions, pool)
+    def _of(self, pool: str, layout: tuple[str, ...]) -> list[dict[str, Any]]:
+        spec = self._pools.get(pool)
+        if spec is None:
+            return []
+        if (pool, layout) not in self._devices:
+            self._devices[pool, layout] = _devices(self._platform, spec, layout)
+        return self._devices[pool, layout]
+
+    def count(self, expressions: tuple[str, ...], pool: str, layout: tuple[str, ...] | None = None) -> int:
+        """Devices of one node of `pool` (MIG `layout`, default the spec's) that every expression selects."""
+        spec = self._pools.get(pool)
+        layout = layout if layout is not None else (spec.mig_layout if spec else ())
+        key = (expressions, pool, layout)
         if key not in self._counts:
-            devices = self._devices.get(pool, [])
+            devices = self._of(pool, layout)
             selected = [True] * len(devices)
             for expression in expressions:
                 selector = self._selector(expression)

@@ -6,6 +6,9 @@ Checked after every step (`STEP_CHECKS`):
   pod that reaches a node's GPUs through `NVIDIA_VISIBLE_DEVICES` without asking an allocator (a
   third allocator, which neither the device plugin nor the DRA driver knows about);
 - claim-stranded: no allocated claim on a node whose DRA kubelet plugin is gone or going;
+- mig-devices: no pod holds devices (a claim's allocation, device-plugin GPUs) of a MIG layout its
+  node no longer has: the MIG manager reconfigured the GPUs under it. (`mig-reconfigure`, a
+  reconfiguration refused because GPU pods run on the node, is raised by the MIG manager's model.)
 - workload-disrupted: no running workload evicted, hung or refused unless the transition moves it;
 - early-bridge (checked where the scheduler binds): no unmigrated `nvidia.com/gpu` pod placed on a
   DRA node through a class's `extendedResourceName` before a wave at or after the
@@ -74,6 +77,21 @@ def claim_stranded(world: World) -> None:
             )
 
 
+def mig_devices(world: World) -> None:
+    for w in world.cluster.workloads:
+        if not w.group or w.phase not in ("running", "terminating", "stuck-terminating", "restarting"):
+            continue
+        g = world.cluster.group(w.group)
+        if w.mig_layout != g.mig_layout:
+            old, new = (", ".join(x) or "whole GPUs" for x in (w.mig_layout, g.mig_layout))
+            world.fail(
+                "mig-devices",
+                f"{w.key} holds {w.allocator} devices of {g.name} from MIG layout [{old}], which the MIG "
+                f"manager replaced with [{new}]: its devices no longer exist",
+                [f"Pod/{w.key}", f"Node/{g.nodes[0]}"],
+            )
+
+
 def workload_disrupted(world: World) -> None:
     if world.disturbance:
         return
@@ -93,7 +111,7 @@ def workload_disrupted(world: World) -> None:
             )
 
 
-STEP_CHECKS = (one_allocator, claim_stranded, workload_disrupted)
+STEP_CHECKS = (one_allocator, claim_stranded, mig_devices, workload_disrupted)
 
 
 def check_settled(world: World, why: str) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from gpuplatform.simulate.mig_layouts import plugin_config
 from gpuplatform.simulate.model import Group, untolerated
 from gpuplatform.simulate.world import START, STOP, Reaction, World
 
@@ -27,14 +28,19 @@ __all__ = ["kubelet_reactions"]
 _SCHEDULING = ("NoSchedule", "NoExecute")
 
 
-def _device_plugin(group: Group) -> list[Reaction]:
+def _register(world: World, group: Group) -> None:
+    group.device_plugin_registered = True
+    group.plugin_config = plugin_config(world, group)
+
+
+def _device_plugin(world: World, group: Group) -> list[Reaction]:
     running = group.operands.get("device-plugin") == "running"
     if running and not group.device_plugin_registered:
         return [
             Reaction(
                 START,
                 f"device plugin registers nvidia.com/gpu on {group.name}",
-                lambda: setattr(group, "device_plugin_registered", True),
+                partial(_register, world, group),
             )
         ]
     if not running and group.device_plugin_registered:
@@ -153,6 +159,6 @@ def kubelet_reactions(world: World) -> list[Reaction]:
     """Plugin registration, ResourceSlices and pod termination on every group."""
     out: list[Reaction] = []
     for group in world.cluster.groups:
-        out += _device_plugin(group)
+        out += _device_plugin(world, group)
         out += _kubelet_plugin(world, group)
     return out + _terminations(world) + _restarts(world)

@@ -69,6 +69,12 @@ class Group:
     nfd_labelled: bool = True
     applied: dict[str, str] = field(default_factory=dict)
     """The labels the GitOps engine applied last (what its drift correction restores)."""
+    mig_layout: tuple[str, ...] = ()
+    """The MIG profiles each GPU is partitioned into now (empty: whole GPUs): the devices that exist."""
+    mig_failed: str = ""
+    """The `nvidia.com/mig.config` the MIG manager last failed to apply (it runs again on a new value)."""
+    plugin_config: str = ""
+    """What the registered device plugin advertises (`<strategy>:<mig config>`), set when it registers."""
 
     @property
     def name(self) -> str:
@@ -143,6 +149,8 @@ class Workload:
     """The transition being replayed moves this workload (its pool changes allocator, or it converts)."""
     deleted: bool = False
     """Deleted by its owner (not evicted): it does not come back once terminated."""
+    mig_layout: tuple[str, ...] = ()
+    """The MIG layout of its node when its devices were allocated (they exist while it still holds)."""
     probe: str = ""
     """The validation role of a gate's probe pod (`claim-pilot`, `bridge-legacy`, `bridge-dra`)."""
 

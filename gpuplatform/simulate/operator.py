@@ -16,6 +16,8 @@
   `nvidia.com/gpu` capacity on the node (`validateGPUResource`: the crash loop of
   NVIDIA/gpu-operator#2550); the validator's preStop runs `rm -f /run/nvidia/validations/*-ready`
   (assets/state-operator-validation/0500_daemonset.yaml) when its main container ran.
+- The device plugin crash-loops when `mig.strategy` is `single` and the node's MIG devices are not
+  all of one profile (NVIDIA/k8s-device-plugin v0.19.0 `internal/rm/device_map.go`).
 - NFD (node-feature-discovery subchart) labels a node only where its worker runs, which needs
   `node-feature-discovery.worker.tolerations` to tolerate the node's taints.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 from functools import partial
 
 from gpuplatform.charts.model import OperatorOutput
+from gpuplatform.simulate.mig_layouts import advertised
 from gpuplatform.simulate.model import Group, untolerated
 from gpuplatform.simulate.world import START, STOP, Reaction, World
 
@@ -92,8 +95,15 @@ def _ready(world: World, group: Group, name: str) -> str:
         return "waiting"
     if name == "container-toolkit":
         return "running"
+    if name in NEEDS_TOOLKIT and "toolkit-ready" not in group.markers:
+        return "waiting"
+    if (
+        name == "device-plugin"
+        and advertised(group.mig_layout, group.gpus, world.operator().mig_strategy) is None
+    ):
+        return "crashloop"  # k8s-device-plugin v0.19.0 internal/rm/device_map.go: "invalid MIG configuration"
     if name in NEEDS_TOOLKIT:
-        return "running" if "toolkit-ready" in group.markers else "waiting"
+        return "running"
     if name == "operator-validator":
         if group.operands.get("container-toolkit") != "running":
             return "waiting"

@@ -32,6 +32,8 @@ from gpuplatform.simulate.flux import FluxEngine
 from gpuplatform.simulate.invariants import STEP_CHECKS, check_settled
 from gpuplatform.simulate.kubelet import kubelet_reactions
 from gpuplatform.simulate.manual import apply_manual
+from gpuplatform.simulate.mig_layouts import MIG_CONFIG, MIG_STATE, config_name
+from gpuplatform.simulate.mig_manager import mig_manager_reactions
 from gpuplatform.simulate.model import Cluster, Group, Workload
 from gpuplatform.simulate.operator import NFD_LABEL, gpu_operator_reactions, host_driver
 from gpuplatform.simulate.rendered import EngineWave, engine_wave, entry_tree
@@ -81,6 +83,8 @@ def _cluster(plan: Plan) -> Cluster:
     groups = []
     for pool in plan.platform.node_pools:
         nodes = list(pool.nodes) or [f"{pool.name}-node-0"]
+        # a MIG pool runs its layout already: its admin labelled the config, the MIG manager applied it
+        mig = {MIG_CONFIG: config_name(pool.mig_layout), MIG_STATE: "success"} if pool.mig_layout else {}
         groups.append(
             Group(
                 pool.name,
@@ -89,8 +93,13 @@ def _cluster(plan: Plan) -> Cluster:
                 nodes,
                 pool.gpus_per_node,
                 _mig_capable(pool.product),
-                labels={**well_known_labels(nodes[0]), NFD_LABEL: "true"},
-                owners={**dict.fromkeys(well_known_labels(nodes[0]), "kubelet"), NFD_LABEL: "nfd"},
+                labels={**well_known_labels(nodes[0]), NFD_LABEL: "true", **mig},
+                owners={
+                    **dict.fromkeys(well_known_labels(nodes[0]), "kubelet"),
+                    NFD_LABEL: "nfd",
+                    **dict.fromkeys(mig, "kubectl"),
+                },
+                mig_layout=pool.mig_layout,
             )
         )
     return Cluster(groups)
@@ -118,7 +127,12 @@ class Replayer:
         """The tree rendered with each `activeWave`, shared by the engines' replayers."""
         self.world = World(plan, tree, engine, _cluster(plan), matcher, declared)
         self.world.checks = list(STEP_CHECKS)
-        self.world.reactors = [gpu_operator_reactions, kubelet_reactions, scheduler_reactions]
+        self.world.reactors = [
+            gpu_operator_reactions,
+            mig_manager_reactions,
+            kubelet_reactions,
+            scheduler_reactions,
+        ]
         self.engine: Engine = ArgoEngine() if engine == "argocd" else FluxEngine()
         self._waves: dict[str, EngineWave] = {}
         self.observed: list[Workload] | None = None

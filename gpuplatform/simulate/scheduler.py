@@ -102,7 +102,7 @@ def _free_devices(world: World, group: Group, device_class: str, usage: _Usage) 
     cls = world.cluster.classes.get(device_class)
     if cls is None:
         return 0
-    per_node = world.matcher.count((cls.expression,), group.pool)
+    per_node = world.matcher.count((cls.expression,), group.pool, group.mig_layout)
     return per_node * len(group.nodes) - usage.dra.get(group.id, 0)
 
 
@@ -176,6 +176,7 @@ def _place(
 
 def _bind(world: World, w: Workload, group: Group, allocator: str) -> None:
     w.group, w.allocator, w.phase, w.reason = group.id, allocator, "running", ""  # type: ignore[assignment]
+    w.mig_layout = group.mig_layout
     if allocator == "bridge" and not world.bridge_allowed:
         world.pending_failure = (
             "early-bridge",
@@ -207,7 +208,15 @@ def scheduler_reactions(world: World) -> list[Reaction]:
     state = (
         cluster.version,
         tuple(
-            (g.id, len(g.nodes), g.slices, g.device_plugin_registered, g.cordoned, len(g.taints))
+            (
+                g.id,
+                len(g.nodes),
+                g.slices,
+                g.mig_layout,
+                g.device_plugin_registered,
+                g.cordoned,
+                len(g.taints),
+            )
             for g in cluster.groups
         ),
         tuple((w.phase, w.group) for w in cluster.workloads),

@@ -210,7 +210,7 @@ def _slices_of(world: World, group: Group, name: str) -> list[dict[str, Any]]:
         return []
     pool = _pool(world, group)
     release = world.plan.platform.dra_driver.chart_version
-    return list(_slices(name, pool.product, pool.gpus_per_node, release, tuple(pool.mig_layout)))
+    return list(_slices(name, pool.product, pool.gpus_per_node, release, group.mig_layout))
 
 
 NodeObjects = tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]
@@ -234,6 +234,7 @@ def node_objects(world: World, group: Group, name: str) -> NodeObjects:
         group.device_plugin_registered,
         group.kubelet_plugin,
         group.slices,
+        group.mig_layout,
         dra_chart_name(world) if group.kubelet_plugin != "absent" else "",
         tuple(_plugin_containers(world)) if group.kubelet_plugin != "absent" else (),
         id(world.plan),
@@ -275,7 +276,7 @@ def device_list(world: World, group: Group, name: str) -> list[dict[str, Any]]:
         pool.product,
         pool.gpus_per_node,
         world.plan.platform.dra_driver.chart_version,
-        tuple(pool.mig_layout),
+        group.mig_layout,
     )
 
 

@@ -1,0 +1,57 @@
+"""MIG layouts: the mig-parted config naming one, and what the device plugin advertises for it.
+
+- NVIDIA/k8s-device-plugin v0.19.0 `internal/rm/device_map.go`: under `single` MIG devices are
+  `nvidia.com/gpu` and every one must have the same profile ("invalid MIG configuration", the plugin
+  fails); under `mixed` they are `nvidia.com/mig-<profile>`, whole GPUs `nvidia.com/gpu`.
+- The rendered tree names no mig-parted config, so the model names each layout itself
+  (`all-disabled`, the chart default, for whole GPUs).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from gpuplatform.simulate.model import Group
+from gpuplatform.simulate.world import World
+
+__all__ = ["DISABLED", "MIG_CONFIG", "MIG_STATE", "advertised", "config_name", "layout_of", "plugin_config"]
+
+MIG_CONFIG = "nvidia.com/mig.config"
+MIG_STATE = "nvidia.com/mig.config.state"
+DISABLED = "all-disabled"
+
+
+def config_name(layout: tuple[str, ...]) -> str:
+    """The mig-parted config naming `layout` (`gp-2x3g.40gb`; `all-disabled` for whole GPUs)."""
+    if not layout:
+        return DISABLED
+    return "gp-" + "_".join(f"{n}x{p}" for p, n in Counter(layout).items())
+
+
+def layout_of(name: str) -> tuple[str, ...] | None:
+    """The layout a config names; None for a config mig-parted does not know."""
+    if name == DISABLED:
+        return ()
+    if not name.startswith("gp-"):
+        return None
+    out: list[str] = []
+    for part in name.removeprefix("gp-").split("_"):
+        count, _, profile = part.partition("x")
+        if not count.isdigit() or not profile:
+            return None
+        out += [profile] * int(count)
+    return tuple(out)
+
+
+def advertised(layout: tuple[str, ...], gpus: int, strategy: str) -> dict[str, int] | None:
+    """The extended resources the device plugin advertises per node; None when it fails to start."""
+    if not layout:
+        return {"nvidia.com/gpu": gpus}
+    if strategy == "single":
+        return {"nvidia.com/gpu": gpus * len(layout)} if len(set(layout)) == 1 else None
+    return {f"nvidia.com/mig-{p}": gpus * n for p, n in Counter(layout).items()}
+
+
+def plugin_config(world: World, group: Group) -> str:
+    """What a device plugin starting now on `group` works from: `<mig.strategy>:<mig config>`."""
+    return f"{world.operator().mig_strategy}:{config_name(group.mig_layout)}"

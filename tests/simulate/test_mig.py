@@ -1,0 +1,163 @@
+"""MIG layout and strategy changes: the MIG manager (NVIDIA/mig-parted v0.14.0
+`pkg/mig/reconfigure/reconfigure.go`) and the device plugin per `mig.strategy`
+(NVIDIA/k8s-device-plugin v0.19.0 `internal/rm/device_map.go`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuplatform.simulate.invariants import check_settled
+from gpuplatform.simulate.mig_layouts import MIG_CONFIG, MIG_STATE, advertised, config_name, layout_of
+from gpuplatform.simulate.mig_manager import MIG_PAUSED
+from gpuplatform.simulate.model import Group, Release
+from gpuplatform.simulate.operator import DEPLOY_PREFIX
+from gpuplatform.simulate.replay import Replayer
+from gpuplatform.simulate.snapshot_nodes import device_list
+from gpuplatform.simulate.world import ViolationFound, World
+from tests.simulate.helpers import sim_spec, simulate, violations
+from tests.simulate.test_known_failures import _replayer
+
+_SEVEN = ("1g.5gb",) * 7
+
+
+def _pool(world: World, name: str) -> Group:
+    return next(g for g in world.cluster.groups if g.pool == name)
+
+
+def _adopted(tmp_path: Path, doc: dict[str, Any] | None = None) -> Replayer:
+    replayer = _replayer(tmp_path, doc or sim_spec(), "flux")
+    replayer.bootstrap()
+    return replayer
+
+
+def _relabel(world: World, group: Group, layout: tuple[str, ...]) -> None:
+    """The operator changes the node's MIG config by hand (the tree renders none)."""
+    group.set_label(MIG_CONFIG, config_name(layout), "kubectl")
+    world.record("operator", f"kubectl label node {group.nodes[0]} {MIG_CONFIG}={config_name(layout)}")
+    world.settle()
+
+
+def _drain(world: World, group: Group) -> None:
+    for w in world.cluster.workloads:
+        if w.group == group.id:
+            w.moves = True
+            w.evict("drained for the MIG change", delete=True)
+    world.record("operator", f"kubectl drain {group.nodes[0]}")
+    world.settle()
+
+
+def test_layouts_name_configs_and_what_each_strategy_advertises() -> None:
+    assert layout_of(config_name(())) == () and config_name(()) == "all-disabled"
+    assert layout_of(config_name(("2g.20gb", "3g.40gb", "2g.20gb"))) == ("2g.20gb", "2g.20gb", "3g.40gb")
+    assert layout_of("all-balanced") is None
+    assert advertised((), 4, "single") == {"nvidia.com/gpu": 4}
+    assert advertised(_SEVEN, 4, "single") == {"nvidia.com/gpu": 28}
+    assert advertised(("3g.20gb", "1g.5gb"), 4, "single") is None
+    assert advertised(("3g.20gb", "1g.5gb"), 4, "mixed") == {
+        "nvidia.com/mig-3g.20gb": 4,
+        "nvidia.com/mig-1g.5gb": 4,
+    }
+
+
+def test_the_operator_labels_a_mig_capable_node_all_disabled_and_the_mig_manager_confirms_it(
+    tmp_path: Path,
+) -> None:
+    # gpu-operator v26.3.1 state_manager.go: no mig.config label -> migManager.config.default
+    world = _adopted(tmp_path).world
+    old = _pool(world, "old")
+    assert (old.labels[MIG_CONFIG], old.labels[MIG_STATE], old.mig_layout) == ("all-disabled", "success", ())
+
+
+def test_a_drained_node_goes_from_whole_gpus_to_mig_and_republishes_its_devices(tmp_path: Path) -> None:
+    # GIVEN the legacy pool on whole GPUs, drained by the operator
+    world = _adopted(tmp_path).world
+    old = _pool(world, "old")
+    before = device_list(world, old, old.nodes[0])
+    _drain(world, old)
+    # WHEN its MIG config changes
+    _relabel(world, old, _SEVEN)
+    # THEN the MIG manager paused the clients, applied the layout, restored them and said success
+    texts = [s.text for s in world.trace]
+    assert any("pauses the GPU clients" in t for t in texts)
+    assert old.labels[MIG_STATE] == "success" and old.mig_layout == _SEVEN
+    assert old.labels[DEPLOY_PREFIX + "device-plugin"] == "true"
+    assert old.device_plugin_registered and old.plugin_config == "single:gp-7x1g.5gb"
+    after = device_list(world, old, old.nodes[0])
+    assert len(before) == 4 and len(after) == 28
+    check_settled(world, "after the MIG change")
+
+
+def test_a_layout_change_with_gpu_pods_running_is_caught(tmp_path: Path) -> None:
+    world = _adopted(tmp_path).world
+    old = _pool(world, "old")
+    assert any(w.group == old.id and w.phase == "running" for w in world.cluster.workloads)
+    with pytest.raises(ViolationFound) as caught:
+        _relabel(world, old, _SEVEN)
+    assert caught.value.violation.invariant == "mig-reconfigure"
+    assert old.labels[MIG_STATE] == "failed" and old.mig_layout == ()
+    assert old.labels[DEPLOY_PREFIX + "device-plugin"] == MIG_PAUSED
+
+
+def test_claims_on_a_dra_mig_node_block_its_layout_change(tmp_path: Path) -> None:
+    # GIVEN the pilot pool on DRA, partitioned, with the tenant's claims allocated on its MIG devices
+    doc = sim_spec()
+    doc["spec"]["nodePools"][1]["migLayout"] = ["3g.40gb", "3g.40gb"]
+    doc["spec"]["tiers"] = [{"name": "full", "deviceType": "mig"}]
+    replayer = _adopted(tmp_path, doc)
+    replayer.transition("base", "pilot")
+    replayer.transition("pilot", "claims")
+    replayer._add_workloads("claims")
+    world = replayer.world
+    new = _pool(world, "new")
+    claims = [w for w in world.cluster.workloads if w.group == new.id and w.allocator == "dra"]
+    assert claims and all(w.mig_layout == ("3g.40gb", "3g.40gb") for w in claims)
+    # WHEN the operator asks for another layout without draining
+    with pytest.raises(ViolationFound) as caught:
+        _relabel(world, new, ("7g.80gb",))
+    # THEN the reconfiguration fails on the claim pods
+    assert caught.value.violation.invariant == "mig-reconfigure"
+    assert any(w.key in caught.value.violation.message for w in claims)
+
+
+def test_a_claim_left_on_devices_the_layout_removed_is_caught(tmp_path: Path) -> None:
+    world = _adopted(tmp_path).world
+    old = _pool(world, "old")
+    holder = next(w for w in world.cluster.workloads if w.group == old.id)
+    old.mig_layout = _SEVEN  # the GPUs repartitioned under a pod that still holds a whole GPU
+    with pytest.raises(ViolationFound) as caught:
+        world.record("test", "the GPUs are repartitioned")
+    assert caught.value.violation.invariant == "mig-devices" and holder.key in caught.value.violation.message
+
+
+def test_the_device_plugin_restarts_when_mig_strategy_changes_and_keeps_its_pods(tmp_path: Path) -> None:
+    world = _adopted(tmp_path).world
+    old = _pool(world, "old")
+    running = [w for w in world.cluster.workloads if w.group == old.id and w.phase == "running"]
+    release = world.cluster.releases["gpu-operator"]
+    values = {**release.values, "mig": {"strategy": "mixed"}}
+    world.cluster.releases["gpu-operator"] = Release(
+        release.name, release.chart, release.version, values, release.patches, release.owner
+    )
+    world.record("flux", "helm upgrade gpu-operator (mig.strategy: mixed)")
+    world.settle()
+    assert any("device plugin on old" in s.text and "restarts" in s.text for s in world.trace)
+    assert old.device_plugin_registered and old.plugin_config == "mixed:all-disabled"
+    assert all(w.phase == "running" for w in running)
+
+
+@pytest.mark.parametrize(("strategy", "fails"), [(None, True), ("mixed", False)])
+def test_mixed_profiles_under_the_single_strategy_crash_the_device_plugin(
+    tmp_path: Path, strategy: str | None, fails: bool
+) -> None:
+    # k8s-device-plugin v0.19.0 device_map.go: `single` needs every MIG device of one profile
+    doc = sim_spec()
+    doc["spec"]["nodePools"][0]["migLayout"] = ["3g.20gb", "2g.10gb", "1g.5gb"]
+    if strategy:
+        doc["spec"]["gpuOperator"]["values"] = {"mig": {"strategy": strategy}}
+    found = violations(simulate(tmp_path, doc, "base", "pilot", ("flux",)))
+    assert bool(found) == fails
+    if fails:
+        assert found[0][3].invariant == "operands" and "device-plugin (crashloop)" in found[0][3].message
