@@ -20,21 +20,18 @@ from gpuplatform.gates.matchers import (
     DRA_KUBELET_PLUGIN_SUFFIX,
     GPU_RESOURCE,
 )
-from gpuplatform.render.allocator_switch import SWITCH_IDENTITY
-from gpuplatform.render.gate_jobs import FACTS_FILE, FACTS_PATH
+from gpuplatform.render.allocator_switch import SWITCH_IDENTITY, SWITCH_LABEL
+from gpuplatform.render.gate_jobs import FACTS_FILE, FACTS_PATH, GATE_LABEL
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.switch_script import SwitchScript, parse_switch_job
+from gpuplatform.render.validation import VALIDATION_LABEL
 from gpuplatform.simulate.gate_verdict import gate_lines, holds, modelled
 from gpuplatform.simulate.model import Group, Workload
 from gpuplatform.simulate.snapshot import probe_pod
 from gpuplatform.simulate.snapshot_nodes import dra_chart_name
 from gpuplatform.simulate.world import World
 
-__all__ = ["GATE_LABEL", "SWITCH_LABEL", "VALIDATION_LABEL", "job_order", "job_status", "retries", "run_job"]
-
-GATE_LABEL = "gpuplatform.dev/gate"
-SWITCH_LABEL = "gpuplatform.dev/switch"
-VALIDATION_LABEL = "gpuplatform.dev/validation"
+__all__ = ["job_order", "job_status", "retries", "run_job"]
 
 
 def _data(world: World, obj: Obj) -> dict[str, Any]:

@@ -69,14 +69,7 @@ def suffix(*parts: str) -> str:
 
 
 def _pool(world: World, group: Group) -> NodePool:
-    plan, pools = _POOLS.get(id(world.plan), (None, {}))
-    if plan is not world.plan:
-        pools = {p.name: p for p in world.plan.platform.node_pools}
-        _POOLS[id(world.plan)] = (world.plan, pools)
-    return pools[group.pool]
-
-
-_POOLS: dict[int, tuple[object, dict[str, NodePool]]] = {}
+    return world.plan.pools[group.pool]
 
 
 def node_object(world: World, group: Group, name: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from gpuplatform.render import operators
 from gpuplatform.simulate import verdict
 from tests.conftest import REPO
 from tests.forks import count_forks
+from tests.simulate.helpers import without_application_finalizer
 from tests.specs import minimal_spec, write_spec
 
 
@@ -30,14 +31,7 @@ def unsafe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A spec only the simulation refuses: the DRA driver's child Application rendered without the
     resources finalizer, so Argo CD orphans the release when the rollback to the first wave removes
     the Application (no rule reads the finalizer; `simulate` reports `leftovers`)."""
-    original = operators.argocd_application
-
-    def no_finalizer(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        app = original(*args, **kwargs)
-        app["metadata"].pop("finalizers", None)
-        return app
-
-    monkeypatch.setattr(operators, "argocd_application", no_finalizer)
+    without_application_finalizer(monkeypatch)
     doc = minimal_spec()
     doc["spec"]["delivery"]["engines"] = ["argocd", "flux"]
     return write_spec(tmp_path / "lab.yaml", doc)

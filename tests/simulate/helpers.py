@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from gpuplatform.load.stacks import load_stack
+from gpuplatform.render import operators
 from gpuplatform.simulate.run import PlatformReport, simulate_platform
 from gpuplatform.simulate.world import Violation
 from tests.specs import minimal_spec, write_spec
@@ -37,3 +40,16 @@ def violations(report: PlatformReport, *, late: bool | None = None) -> list[tupl
         for r in report.results
         if r.violation is not None and (late is None or r.late == late)
     ]
+
+
+def without_application_finalizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Render child Applications without the resources finalizer: Argo CD then orphans a release
+    whose Application goes (a known failure `simulate` catches as `leftovers`)."""
+    original = operators.argocd_application
+
+    def no_finalizer(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        app = original(*args, **kwargs)
+        app["metadata"].pop("finalizers", None)
+        return app
+
+    monkeypatch.setattr(operators, "argocd_application", no_finalizer)

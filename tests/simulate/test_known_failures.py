@@ -32,7 +32,7 @@ from gpuplatform.simulate.driver_manager import upgrade_driver
 from gpuplatform.simulate.replay import Replayer, declared_modes
 from gpuplatform.simulate.world import ViolationFound
 from tests.policy.helpers import rule_findings
-from tests.simulate.helpers import sim_spec, simulate, violations
+from tests.simulate.helpers import sim_spec, simulate, violations, without_application_finalizer
 from tests.specs import write_spec
 
 ENGINES = ("argocd", "flux")
@@ -181,14 +181,7 @@ def test_5_without_the_release_job_flux_gives_the_device_plugin_back_while_slice
 def test_5_a_child_application_without_the_resources_finalizer_orphans_the_driver(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = operators.argocd_application
-
-    def no_finalizer(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        app = original(*args, **kwargs)
-        app["metadata"].pop("finalizers", None)
-        return app
-
-    monkeypatch.setattr(operators, "argocd_application", no_finalizer)
+    without_application_finalizer(monkeypatch)
     report = simulate(tmp_path, sim_spec(), "pilot", "base", engines=("argocd",))
     [(_, _, _, violation)] = violations(report, late=False)
     assert violation.invariant == "leftovers" and "orphaned" in violation.message
