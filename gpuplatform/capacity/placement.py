@@ -82,8 +82,9 @@ class _Placer:
         return slot
 
     def eligible(self, mode: str, demand: Demand) -> list[_Slot]:
-        """The groups in `mode` the demand's pods may use, in fleet order."""
-        key = (mode, demand.placement_key, str(self.grown))
+        """The groups in `mode` the demand's pods may use, in fleet order (a legacy group must
+        offer the demand's resource, so the resource is part of the memo key)."""
+        key = (mode, demand.placement_key, demand.resource if mode == "legacy" else "", str(self.grown))
         found = self._eligible.get(key)
         if found is None:
             found = [
