@@ -19,7 +19,7 @@ from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.evidence.summary import summarise
 from gpuplatform.evidence.twins import TWINS, Unlike, found
 from gpuplatform.evidence.verdict import GateResult, jq_input, judge, run_programs
-from gpuplatform.gates import EVIDENCE_CHECKS, Gate, gate_data, gates_for_wave
+from gpuplatform.gates import Gate, evidence_checks, gate_data, gates_for_wave
 from gpuplatform.gates.matchers import DRA_DRIVER
 from gpuplatform.gates.nodes import pool_selectors
 from gpuplatform.plan.waves import Plan, WaveState
@@ -236,9 +236,9 @@ def evaluate_gate(gate: Gate, plan: Plan, state: WaveState, snapshot: Snapshot) 
 
 def extra_checks(plan: Plan, state: WaveState, snapshot: Snapshot) -> list[GateResult]:
     """Evidence that has no in-cluster Job: claims on allowed nodes, cleanup, phantom nodes."""
-    return evaluate_gates(list(EVIDENCE_CHECKS), plan, state, snapshot)
+    return evaluate_gates(evidence_checks(plan, state), plan, state, snapshot)
 
 
 def evaluate_wave(plan: Plan, state: WaveState, snapshot: Snapshot) -> list[GateResult]:
     """Every gate of the wave and the evidence-only checks, in report order."""
-    return evaluate_gates([*gates_for_wave(plan, state), *EVIDENCE_CHECKS], plan, state, snapshot)
+    return evaluate_gates([*gates_for_wave(plan, state), *evidence_checks(plan, state)], plan, state, snapshot)

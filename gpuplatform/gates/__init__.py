@@ -12,7 +12,15 @@ import json
 from typing import Any
 
 from gpuplatform.gates import scripts
-from gpuplatform.plan.gates import EVIDENCE_CHECKS, GATES, Access, Gate, gate_data, gates_for_wave
+from gpuplatform.plan.gates import (
+    EVIDENCE_CHECKS,
+    GATES,
+    Access,
+    Gate,
+    evidence_checks,
+    gate_data,
+    gates_for_wave,
+)
 
 __all__ = [
     "EVIDENCE_CHECKS",
@@ -22,6 +30,7 @@ __all__ = [
     "gate_data",
     "gate_facts",
     "gate_script",
+    "evidence_checks",
     "gates_for_wave",
 ]
 

@@ -166,6 +166,10 @@ def claim_nodes:
     | unique
   else [] end;
 def has_claims: ((.spec.resourceClaims // []) | length) > 0 or .status.extendedResourceClaimStatus != null;
+def held_resources:
+  [pod_containers[] | (.resources.limits // {}), (.resources.requests // {}) | to_entries[]
+   | select((.key | startswith("@PLUGIN_RESOURCES@")) and ((.value | tostring) != "0")) | .key] | unique;
+def holds_gpu: (held_resources | length) > 0 or has_claims;
 def job_pods($in; $ns; $job):
   [$in.pods[] | select(.metadata.namespace == $ns
     and ((labels["batch.kubernetes.io/job-name"] // labels["job-name"]) == $job))];
@@ -469,6 +473,24 @@ def gate_cleanup:
   );
 """
 
+_DRAINED = r"""
+def gate_drained:
+  . as $in
+  | need($in; ["nodes", "pods"]) // (
+    ($data.drains | name_set) as $draining
+    | [found($in)[] | select(.name | member($draining))] as $fp
+    | ([$in.pods[] | select(live)] | by_node) as $pods_on
+    | coverage($fp),
+      ($fp[] | . as $p
+        | [.found[] as $n | ($pods_on[$n] // [])[] | select(holds_gpu)
+           | "violation: pod \(nsname) on node \($n) of pool \($p.name), which this wave drains, holds "
+             + ((held_resources + (if has_claims then ["a resource claim"] else [] end)) | join(", "))] as $v
+        | $v[],
+          (if ($v | length) > 0 then empty
+           else "proof: pool \($p.name): no live pod on its \(.found | length) node(s) holds an @PLUGIN_RESOURCES@* resource or a resource claim" end))
+  );
+"""
+
 _SPEC_NODES_EXIST = r"""
 def gate_spec_nodes_exist:
   . as $in
@@ -508,6 +530,7 @@ PROGRAMS: dict[str, str] = {
     "claim-placement": _CLAIM_PLACEMENT,
     "cleanup": _CLEANUP,
     "spec-nodes-exist": _SPEC_NODES_EXIST,
+    "drained": _DRAINED.replace("@PLUGIN_RESOURCES@", DEVICE_PLUGIN_RESOURCE_PREFIX),
 }
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "GATES",
     "Access",
     "Gate",
+    "evidence_checks",
     "gate_data",
     "gates_for_wave",
 ]
@@ -193,6 +194,15 @@ EVIDENCE_CHECKS: tuple[Gate, ...] = (
         lambda plan, state: True,
     ),
     Gate(
+        "drained",
+        "no live pod on a node of a pool this drain wave empties holds a GPU: any nvidia.com/* request or "
+        "limit (whole GPUs, MIG slices, time-sliced or renamed resources) or a resource claim",
+        (),
+        (NODES, PODS),
+        ("pools", "drains"),
+        lambda plan, state: bool(state.drains),
+    ),
+    Gate(
         "spec-nodes-exist",
         "every node the spec names exists (a misspelt SSA Node would be a phantom), every pool can be found",
         (),
@@ -206,6 +216,11 @@ EVIDENCE_CHECKS: tuple[Gate, ...] = (
 def gates_for_wave(plan: Plan, state: WaveState) -> list[Gate]:
     """The gates that apply to `state`, pre-transition gates first."""
     return sorted((g for g in GATES if g.applies(plan, state)), key=lambda g: (g.phase != "pre", g.id))
+
+
+def evidence_checks(plan: Plan, state: WaveState) -> list[Gate]:
+    """The evidence-only checks that apply to `state` (`drained` only in a drain wave)."""
+    return [g for g in EVIDENCE_CHECKS if g.applies(plan, state)]
 
 
 def gate_data(gate: Gate, facts: dict[str, Any]) -> dict[str, Any]:

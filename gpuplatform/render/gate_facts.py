@@ -72,6 +72,7 @@ def wave_data(plan: Plan, state: WaveState, workloads: dict[str, Any]) -> dict[s
         "devicePluginEnabled": state.device_plugin_enabled,
         "bridgeAllowed": state.bridge_allowed,
         "pools": _pools(plan, state),
+        "drains": list(state.drains),
         "inventory": {
             pool.name: pool_inventory(pool)
             for pool in plan.platform.node_pools

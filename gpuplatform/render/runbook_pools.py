@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from gpuplatform.gates.nodes import pool_selector
+from gpuplatform.gates.programs import prelude_for
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.steps import Step
 from gpuplatform.plan.waves import Plan, WaveState
@@ -20,13 +21,20 @@ from gpuplatform.render.meta import file_name
 from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
 from gpuplatform.render.runbook_actions import Action
 
-__all__ = ["POOL_ACTIONS", "drain_steps", "karpenter_taint_command", "pool_actions", "pool_checks"]
+__all__ = ["HOLDS_GPU_JQ", "POOL_ACTIONS", "drain_steps", "karpenter_taint_command", "pool_actions", "pool_checks"]
 
 _GPU = "nvidia.com/gpu"
+#: What a pod holds a GPU by, for every drain and rollback check: the gates' own jq definition
+#: (`holds_gpu`: any `nvidia.com/*` request or limit of any container, or a resource claim).
+_HOLDERS = ".items[] | select(holds_gpu) | nsname"
+HOLDS_GPU_JQ = " ".join((prelude_for(_HOLDERS) + _HOLDERS).split())
 _GPU_PODS = (
-    "kubectl get pods -A --field-selector spec.nodeName=$n,status.phase=Running -o json | jq -r "
-    '\'.items[] | select(any(.spec.containers[]; (.resources.limits["nvidia.com/gpu"] // "0") != "0")) '
-    '| "\\(.metadata.namespace)/\\(.metadata.name)"\''
+    "kubectl get pods -A --field-selector spec.nodeName=$n,status.phase!=Succeeded,status.phase!=Failed "
+    f"-o json | jq -r '{HOLDS_GPU_JQ}'"
+)
+_HOLDS = (
+    "holds a GPU: any `nvidia.com/*` request or limit (whole GPUs, MIG slices, time-sliced or renamed "
+    "resources) or a resource claim"
 )
 _NODE_CLAIMS = (
     'kubectl get resourceclaims -A -o json | jq -r --arg n "$n" \'.items[] | select(.status.allocation != null) '
@@ -90,7 +98,7 @@ def _drain(plan: Plan, pool: NodePool, nxt: str, *, cordon: bool = True) -> list
             ),
         ),
         Action(
-            "Check: no running pod on those nodes holds `nvidia.com/gpu` (prints nothing).",
+            f"Check: no live pod on those nodes {_HOLDS} (prints nothing).",
             (_each_node(pool, _GPU_PODS),),
         ),
     ]
@@ -199,8 +207,8 @@ def _drain_gpu_pods(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) -> l
     if pool.name in a.drains:
         return [
             Action(
-                f"Pool `{pool.name}` was drained in wave `{a.name}`; check that no running pod holds `nvidia.com/gpu` "
-                "there (prints nothing):",
+                f"Pool `{pool.name}` was drained in wave `{a.name}`; check that no live pod there {_HOLDS} "
+                "(prints nothing):",
                 (_each_node(pool, _GPU_PODS),),
             )
         ]
@@ -210,9 +218,9 @@ def _drain_gpu_pods(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) -> l
 def _release_claims(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
     return [
         Action(
-            f"Pool `{pool.name}`: no claim may stay allocated on its nodes (prints nothing; the `rollback-safety` "
-            "gate refuses the sync otherwise):",
-            (_each_node(pool, _NODE_CLAIMS),),
+            f"Pool `{pool.name}`: no claim may stay allocated on its nodes (the `rollback-safety` gate refuses the "
+            f"sync otherwise), and no live pod on them {_HOLDS} (each prints nothing):",
+            (_each_node(pool, _NODE_CLAIMS), _each_node(pool, _GPU_PODS)),
         )
     ]
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuplatform.evidence.twins.claims import claim_placement, cleanup, rollback_safety
+from gpuplatform.evidence.twins.drained import drained
 from gpuplatform.evidence.twins.nodes import allocator_exclusivity, inventory, operands, spec_nodes_exist
 from gpuplatform.evidence.twins.reading import Lines, Object, Unlike, found
 from gpuplatform.evidence.twins.validation import bridge, claim_pilot, early_bridge
@@ -40,4 +41,5 @@ TWINS: dict[str, Callable[[Object, Object, list[dict[str, Any]]], Lines]] = {
     "claim-placement": claim_placement,
     "cleanup": cleanup,
     "spec-nodes-exist": spec_nodes_exist,
+    "drained": drained,
 }

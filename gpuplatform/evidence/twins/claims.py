@@ -52,7 +52,7 @@ def rollback_safety(document: r.Object, data: r.Object, pools: list[dict[str, An
         if outside(node)
     ]
     for pod in r.items(document["pods"]):
-        if r.at(pod, "metadata", "deletionTimestamp") is None or not _holds_claims(pod):
+        if r.at(pod, "metadata", "deletionTimestamp") is None or not r.has_claims(pod):
             continue
         node = r.text(r.at(pod, "spec", "nodeName")) or ""
         if node != "" and outside(node):
@@ -67,12 +67,6 @@ def rollback_safety(document: r.Object, data: r.Object, pools: list[dict[str, An
             f"({r.join(dra)})"
         ]
     return [f"proof: no {data['driver']} claim allocated anywhere and no claim-holding pod terminating"]
-
-
-def _holds_claims(pod: Any) -> bool:
-    """`has_claims`: the pod asks for claims, or the scheduler made it one for an extended resource."""
-    claims = r.items(r.at(pod, "spec", "resourceClaims"))
-    return len(claims) > 0 or r.at(pod, "status", "extendedResourceClaimStatus") is not None
 
 
 def claim_placement(document: r.Object, data: r.Object, pools: list[dict[str, Any]]) -> r.Lines:

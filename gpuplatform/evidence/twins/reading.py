@@ -91,6 +91,12 @@ def containers(pod: Any) -> list[Any]:
     return items(field(spec, "initContainers")) + items(field(spec, "containers"))
 
 
+def has_claims(pod: Any) -> bool:
+    """`has_claims`: the pod asks for claims, or the scheduler made it one for an extended resource."""
+    claims = items(at(pod, "spec", "resourceClaims"))
+    return len(claims) > 0 or at(pod, "status", "extendedResourceClaimStatus") is not None
+
+
 def statuses(pod: Any) -> list[dict[str, Any]]:
     return [as_object(s) for s in items(at(pod, "status", "containerStatuses"))]
 
