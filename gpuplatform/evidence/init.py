@@ -1,8 +1,9 @@
 """`gpuplatform init`: a starting spec from a running cluster — every GPU node legacy.
 
-Node pools come from the GPU Feature Discovery labels (`nvidia.com/gpu.product`, mapped to the
-catalog, and `.count`): static nodes grouped by product and count, provisioner-managed nodes
-(Karpenter, EKS/GKE/AKS node groups) by their provisioner, as provisioner pools; the workloads come
+Node pools come from the GPU Feature Discovery and MIG manager labels (`evidence/gfd.py`: product,
+`nvidia.com/gpu.count`, MIG devices, `nvidia.com/mig.config`): static nodes grouped by product,
+count and MIG layout, provisioner-managed nodes (Karpenter, EKS/GKE/AKS node groups) by their
+provisioner, as provisioner pools; a GPU count or MIG layout that is guessed carries a `# TODO`; the workloads come
 from the register; what only a person can decide (tiers, waves, the chart mirror, the
 Git repository) is marked `# TODO` with a valid placeholder, so the file synthesises as it is.
 """
@@ -11,13 +12,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuplatform.errors import InputError, Problem
-from gpuplatform.evidence.register import PRODUCT_LABEL, workload_rows
+from gpuplatform.evidence.register import workload_rows
 from gpuplatform.evidence.snapshot import Snapshot
-from gpuplatform.gates.matchers import GPU_RESOURCE
+from gpuplatform.evidence.gfd import NodeGpus, read_node
 from gpuplatform.gates.nodes import PROVISIONER_LABELS
 from gpuplatform.inventory.catalog import product_for_label
 from gpuplatform.load.documents import API_VERSION, PLATFORM_KIND
@@ -29,6 +31,8 @@ from gpuplatform.versions import DRA_DRIVER_DEFAULT
 __all__ = ["initial_spec"]
 
 _WORKLOAD_KINDS = set(Workload.model_fields["kind"].annotation.__args__)  # type: ignore[union-attr]
+#: The most GPUs a MIG node is guessed to have (an 8-GPU HGX board).
+_MAX_GUESS = 8
 _CHART = re.compile(r"^gpu-operator-v?(\d+\.\d+\.\d+)")
 _COMMENTS = {
     "  draDriver:": "  # The chart comes from where it is published; set chartRepository to use a mirror.",
@@ -51,19 +55,31 @@ def _product(label: str) -> str:
     return found.key if found is not None else label
 
 
+def _gpus(node: NodeGpus) -> tuple[int, list[str]]:
+    """GPUs per node for the spec, and the TODO notes when they are guessed."""
+    if node.gpus is not None and not node.guessed:
+        return node.gpus, []
+    if node.gpus is not None:
+        return node.gpus, [f"TODO: gpusPerNode is read from {node.guessed[0]}; check it."]
+    if node.mig_devices:
+        counts = [n for _, n in node.mig_devices]
+        guess = max(g for g in range(1, _MAX_GUESS + 1) if all(n % g == 0 for n in counts))
+        return guess, [
+            f"TODO: gpusPerNode {guess} is a guess: {node.guessed[-1]}; set the node's GPUs "
+            f"(mig.config {node.mig_config or '<none>'}, mig.strategy {node.mig_strategy or '<none>'})."
+        ]
+    return 1, ["TODO: no nvidia.com/gpu.count label or allocatable GPUs: gpusPerNode 1 is a placeholder."]
+
+
 @dataclass
 class _Group:
-    """GPU nodes that become one pool: a provisioner's group, or static nodes of one product."""
+    """GPU nodes that become one pool: a provisioner's group, or static nodes of one product and layout."""
 
     provisioner: tuple[str, str, str | None] | None
-    nodes: list[tuple[str, str, int]] = field(default_factory=list)
-    """(node name, GFD product label, GPUs)."""
+    nodes: list[tuple[str, NodeGpus]] = field(default_factory=list)
 
-    def product_label(self) -> str:
-        return Counter(label for _, label, _ in self.nodes).most_common(1)[0][0]
-
-    def gpus(self) -> int:
-        return Counter(count for _, _, count in self.nodes).most_common(1)[0][0]
+    def most(self, of: Callable[[NodeGpus], Any]) -> Any:
+        return Counter(of(n) for _, n in self.nodes).most_common(1)[0][0]
 
 
 def _provisioner(labels: dict[str, str]) -> tuple[str, str, str | None] | None:
@@ -78,14 +94,16 @@ def _groups(snapshot: Snapshot) -> list[_Group]:
     groups: dict[tuple[str, ...], _Group] = {}
     for node in snapshot.items("nodes") or []:
         labels = node["metadata"].get("labels") or {}
-        allocatable = (node.get("status", {}).get("allocatable") or {}).get(GPU_RESOURCE, "0")
-        count = int(labels.get("nvidia.com/gpu.count") or allocatable or 0)
-        if not labels.get(PRODUCT_LABEL) and count == 0:
+        gpus = read_node(labels, node.get("status", {}).get("allocatable") or {})
+        if not gpus.product and not gpus.gpus and not gpus.mig_devices:
             continue
-        label = labels.get(PRODUCT_LABEL, "unknown")
         owner = _provisioner(labels)
-        key = ("provisioner", owner[0], owner[1]) if owner else ("static", label, str(max(count, 1)))
-        groups.setdefault(key, _Group(owner)).nodes.append((node["metadata"]["name"], label, max(count, 1)))
+        key = (
+            ("provisioner", owner[0], owner[1])
+            if owner
+            else ("static", gpus.product, str(gpus.gpus), gpus.mig_summary(), gpus.mig_config)
+        )
+        groups.setdefault(key, _Group(owner)).nodes.append((node["metadata"]["name"], gpus))
     return [groups[k] for k in sorted(groups)]
 
 
@@ -95,30 +113,43 @@ def _pools(snapshot: Snapshot) -> tuple[list[dict[str, Any]], dict[str, list[str
     notes: dict[str, list[str]] = {}
     seen: set[str] = set()
     for group in _groups(snapshot):
-        label, gpus = group.product_label(), group.gpus()
+        first: NodeGpus = group.most(lambda n: n)
+        label = group.most(lambda n: n.product) or "unknown"
+        gpus, comments = _gpus(first)
+        layout = replace(first, gpus=gpus).mig_layout() if first.mig_devices else None
         name = _slug(group.provisioner[1] if group.provisioner else label)
+        if first.mig_devices:
+            name = f"{name}-mig"
         if name in seen:
             name = f"{name}-x{gpus}"
         seen.add(name)
         pool: dict[str, Any] = {"name": name}
-        comments: list[str] = []
         if group.provisioner is None:
-            pool["nodes"] = sorted(n for n, _, _ in group.nodes)
+            pool["nodes"] = sorted(n for n, _ in group.nodes)
         else:
             kind, group_name, cloud = group.provisioner
             pool["provisioner"] = {"kind": kind, "name": group_name, **({"cloud": cloud} if cloud else {})}
             where = f"{cloud.upper()} node group" if cloud else kind.capitalize() + " NodePool"
-            nodes = ", ".join(sorted(n for n, _, _ in group.nodes))
-            comments.append(
-                f"{where} {group_name}: its nodes ({nodes} today) are found by label, not by name."
-            )
+            nodes = ", ".join(sorted(n for n, _ in group.nodes))
+            comments.insert(0, f"{where} {group_name}: its nodes ({nodes} today) are found by label, not by name.")
         pool |= {"product": _product(label), "gpusPerNode": gpus}
-        others = sorted({lb for _, lb, _ in group.nodes} - {label}) + sorted(
-            {str(c) for _, _, c in group.nodes} - {str(gpus)}
-        )
-        if others:
+        if layout:
+            pool["migLayout"] = list(layout)
             comments.append(
-                f"TODO: the group also has {', '.join(others)}; a pool has one product and GPU count."
+                f"TODO: migLayout is read from GFD's MIG device counts ({first.mig_summary()}) over {gpus} GPU(s); "
+                f"the MIG manager applies mig.config {first.mig_config or '<none>'}."
+            )
+        elif first.mig_devices:
+            comments.append(
+                f"TODO: the nodes carry MIG devices ({first.mig_summary()}, mig.config "
+                f"{first.mig_config or '<none>'}): set migLayout to the profiles of one GPU."
+            )
+        shapes = sorted(
+            {_shape(n) for _, n in group.nodes} - {_shape(first)}
+        )
+        if shapes:
+            comments.append(
+                f"TODO: the group also has {', '.join(shapes)}; a pool has one product, GPU count and MIG layout."
             )
         if product_for_label(label) is None:
             comments.append(
@@ -127,6 +158,14 @@ def _pools(snapshot: Snapshot) -> tuple[list[dict[str, Any]], dict[str, list[str
         pools.append(pool)
         notes[name] = comments
     return pools, notes
+
+
+def _shape(node: NodeGpus) -> str:
+    """How a node differs from its group's most common node, for a TODO."""
+    parts = [node.product or "no product label", f"{node.gpus if node.gpus is not None else '?'} GPU(s)"]
+    if node.mig_devices:
+        parts.append(f"MIG {node.mig_summary()}")
+    return " ".join(parts)
 
 
 def _operator_version(snapshot: Snapshot) -> str | None:

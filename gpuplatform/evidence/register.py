@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuplatform.evidence.gfd import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, read_node
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.matchers import (
     GPU_RESOURCE,
@@ -29,7 +30,7 @@ __all__ = [
 
 #: Fields only a person can fill; present and empty in every row.
 HUMAN_FIELDS = ("owner", "restartTolerance", "maintenanceWindow", "rollbackOwner", "validationTest")
-PRODUCT_LABEL = "nvidia.com/gpu.product"
+PRODUCT_LABEL = GPU_PRODUCT_LABEL
 
 
 def _containers(pod: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -200,6 +201,9 @@ class NodeRow:
     device_plugin_pod: bool
     dra_plugin_pod: bool
     slice_devices: int
+    mig_config: str = ""
+    mig_strategy: str = ""
+    mig_devices: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -210,6 +214,9 @@ class NodeRow:
             "devicePluginPod": self.device_plugin_pod,
             "draKubeletPluginPod": self.dra_plugin_pod,
             "resourceSliceDevices": self.slice_devices,
+            "migConfig": self.mig_config,
+            "migStrategy": self.mig_strategy,
+            "migDevices": self.mig_devices,
         }
 
 
@@ -226,15 +233,26 @@ def node_rows(snapshot: Snapshot, dra_namespace: str = "nvidia-dra-driver-gpu") 
         name = node["metadata"]["name"]
         labels = node["metadata"].get("labels") or {}
         on_node = [p for p in pods if p.get("spec", {}).get("nodeName") == name]
+        gpus = read_node(labels, node.get("status", {}).get("allocatable") or {})
         row = NodeRow(
             name,
             str((node.get("status", {}).get("allocatable") or {}).get(GPU_RESOURCE, "")),
             labels.get(PRODUCT_LABEL, ""),
-            labels.get("nvidia.com/gpu.count", ""),
+            labels.get(GPU_COUNT_LABEL, ""),
             any(is_device_plugin_pod(p) for p in on_node),
             any(is_dra_kubelet_plugin_pod(p, dra_namespace) for p in on_node),
             devices.get(name, 0),
+            gpus.mig_config,
+            gpus.mig_strategy,
+            gpus.mig_summary(),
         )
-        if row.allocatable or row.product or row.device_plugin_pod or row.dra_plugin_pod or row.slice_devices:
+        if (
+            row.allocatable
+            or row.product
+            or row.device_plugin_pod
+            or row.dra_plugin_pod
+            or row.slice_devices
+            or row.mig_devices
+        ):
             rows.append(row)
     return sorted(rows, key=lambda r: r.name)

@@ -8,7 +8,7 @@ from gpuplatform.evidence.evaluate import evaluate_wave
 from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.evidence.summary import summarise
 from gpuplatform.evidence.verdict import jq_input, run_programs
-from gpuplatform.gates import EVIDENCE_CHECKS, gate_data, gates_for_wave
+from gpuplatform.gates import EVIDENCE_CHECKS, evidence_checks, gate_data, gates_for_wave
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.validation import validation_jobs
@@ -27,7 +27,7 @@ def test_one_pass_gives_each_gate_its_own_verdict_on_the_full_snapshot(tmp_path:
         device["capacity"]["memory"]["value"] = "1Gi"
     snapshot = load_snapshot(cluster.write(tmp_path / "snap"))
     facts = wave_data(plan, state, validation_jobs(plan, state).data)
-    gates = [*gates_for_wave(plan, state), *EVIDENCE_CHECKS]
+    gates = [*gates_for_wave(plan, state), *evidence_checks(plan, state)]
     slices = summarise(snapshot.items("resourceslices") or [], "resourceslices.json")
     alone = {
         g.id: run_programs(
