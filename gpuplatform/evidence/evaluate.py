@@ -241,4 +241,6 @@ def extra_checks(plan: Plan, state: WaveState, snapshot: Snapshot) -> list[GateR
 
 def evaluate_wave(plan: Plan, state: WaveState, snapshot: Snapshot) -> list[GateResult]:
     """Every gate of the wave and the evidence-only checks, in report order."""
-    return evaluate_gates([*gates_for_wave(plan, state), *evidence_checks(plan, state)], plan, state, snapshot)
+    return evaluate_gates(
+        [*gates_for_wave(plan, state), *evidence_checks(plan, state)], plan, state, snapshot
+    )

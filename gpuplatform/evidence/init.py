@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuplatform.errors import InputError, Problem
+from gpuplatform.evidence.gfd import NodeGpus, read_node
 from gpuplatform.evidence.register import workload_rows
 from gpuplatform.evidence.snapshot import Snapshot
-from gpuplatform.evidence.gfd import NodeGpus, read_node
 from gpuplatform.gates.nodes import PROVISIONER_LABELS
 from gpuplatform.inventory.catalog import product_for_label
 from gpuplatform.load.documents import API_VERSION, PLATFORM_KIND
@@ -131,7 +131,9 @@ def _pools(snapshot: Snapshot) -> tuple[list[dict[str, Any]], dict[str, list[str
             pool["provisioner"] = {"kind": kind, "name": group_name, **({"cloud": cloud} if cloud else {})}
             where = f"{cloud.upper()} node group" if cloud else kind.capitalize() + " NodePool"
             nodes = ", ".join(sorted(n for n, _ in group.nodes))
-            comments.insert(0, f"{where} {group_name}: its nodes ({nodes} today) are found by label, not by name.")
+            comments.insert(
+                0, f"{where} {group_name}: its nodes ({nodes} today) are found by label, not by name."
+            )
         pool |= {"product": _product(label), "gpusPerNode": gpus}
         if layout:
             pool["migLayout"] = list(layout)
@@ -144,9 +146,7 @@ def _pools(snapshot: Snapshot) -> tuple[list[dict[str, Any]], dict[str, list[str
                 f"TODO: the nodes carry MIG devices ({first.mig_summary()}, mig.config "
                 f"{first.mig_config or '<none>'}): set migLayout to the profiles of one GPU."
             )
-        shapes = sorted(
-            {_shape(n) for _, n in group.nodes} - {_shape(first)}
-        )
+        shapes = sorted({_shape(n) for _, n in group.nodes} - {_shape(first)})
         if shapes:
             comments.append(
                 f"TODO: the group also has {', '.join(shapes)}; a pool has one product, GPU count and MIG layout."

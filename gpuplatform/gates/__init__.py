@@ -27,10 +27,10 @@ __all__ = [
     "GATES",
     "Access",
     "Gate",
+    "evidence_checks",
     "gate_data",
     "gate_facts",
     "gate_script",
-    "evidence_checks",
     "gates_for_wave",
 ]
 

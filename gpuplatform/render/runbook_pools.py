@@ -21,7 +21,14 @@ from gpuplatform.render.meta import file_name
 from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
 from gpuplatform.render.runbook_actions import Action
 
-__all__ = ["HOLDS_GPU_JQ", "POOL_ACTIONS", "drain_steps", "karpenter_taint_command", "pool_actions", "pool_checks"]
+__all__ = [
+    "HOLDS_GPU_JQ",
+    "POOL_ACTIONS",
+    "drain_steps",
+    "karpenter_taint_command",
+    "pool_actions",
+    "pool_checks",
+]
 
 _GPU = "nvidia.com/gpu"
 #: What a pod holds a GPU by, for every drain and rollback check: the gates' own jq definition

@@ -21,7 +21,10 @@ from tests.evidence.builders import Cluster
 
 
 def _node(name: str, labels: dict[str, str], allocatable: dict[str, str] | None = None) -> dict[str, Any]:
-    return {"metadata": {"name": name, "labels": labels}, "status": {"allocatable": {"cpu": "64", **(allocatable or {})}}}
+    return {
+        "metadata": {"name": name, "labels": labels},
+        "status": {"allocatable": {"cpu": "64", **(allocatable or {})}},
+    }
 
 
 WHOLE = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.count": "8"}
@@ -44,7 +47,8 @@ def _init(tmp_path: Path, nodes: list[dict[str, Any]]) -> tuple[str, list[dict[s
     cluster.kinds["nodes"] = nodes
     spec = tmp_path / "spec.yaml"
     result = CliRunner().invoke(
-        main, ["init", "--snapshot", str(cluster.write(tmp_path / "snap")), "--name", "prod", "--out", str(spec)]
+        main,
+        ["init", "--snapshot", str(cluster.write(tmp_path / "snap")), "--name", "prod", "--out", str(spec)],
     )
     assert result.exit_code == 0, result.output
     text = spec.read_text()
@@ -53,12 +57,16 @@ def _init(tmp_path: Path, nodes: list[dict[str, Any]]) -> tuple[str, list[dict[s
 
 def test_gpus_per_node_come_from_gfd_count_on_a_dra_node_without_allocatable_gpus(tmp_path: Path) -> None:
     text, pools = _init(tmp_path, [_node("h100-01", WHOLE)])
-    assert pools == [{"name": "nvidia-h100-80gb-hbm3", "nodes": ["h100-01"], "product": "H100-80GB", "gpusPerNode": 8}]
+    assert pools == [
+        {"name": "nvidia-h100-80gb-hbm3", "nodes": ["h100-01"], "product": "H100-80GB", "gpusPerNode": 8}
+    ]
     assert "TODO: gpusPerNode" not in text
 
 
 def test_mixed_strategy_mig_nodes_get_their_layout_and_a_todo(tmp_path: Path) -> None:
-    text, pools = _init(tmp_path, [_node("h100-01", WHOLE), _node("h100-02", MIXED, {"nvidia.com/mig-1g.10gb": "56"})])
+    text, pools = _init(
+        tmp_path, [_node("h100-01", WHOLE), _node("h100-02", MIXED, {"nvidia.com/mig-1g.10gb": "56"})]
+    )
     mig = next(p for p in pools if p["nodes"] == ["h100-02"])
     assert mig == {
         "name": "nvidia-h100-80gb-hbm3-mig",
@@ -98,13 +106,19 @@ def test_read_node_keeps_shared_and_mig_suffixes_off_the_product() -> None:
     shared = read_node({"nvidia.com/gpu.product": "NVIDIA-L4-SHARED", "nvidia.com/gpu.count": "2"}, {})
     assert (shared.product, shared.gpus, shared.guessed) == ("NVIDIA-L4", 2, ())
     single = read_node(SINGLE, {})
-    assert (single.product, single.gpus, single.mig_devices) == ("NVIDIA-A100-SXM4-40GB", None, (("3g.20gb", 16),))
+    assert (single.product, single.gpus, single.mig_devices) == (
+        "NVIDIA-A100-SXM4-40GB",
+        None,
+        (("3g.20gb", 16),),
+    )
 
 
 def test_inventory_nodes_shows_mig(tmp_path: Path) -> None:
     cluster = Cluster.healthy()
     cluster.kinds["nodes"] = [_node("h100-01", WHOLE, {"nvidia.com/gpu": "8"}), _node("h100-02", MIXED)]
-    result = CliRunner().invoke(main, ["inventory", "nodes", str(cluster.write(tmp_path / "snap")), "--format", "yaml"])
+    result = CliRunner().invoke(
+        main, ["inventory", "nodes", str(cluster.write(tmp_path / "snap")), "--format", "yaml"]
+    )
     assert result.exit_code == 0, result.output
     rows = {r["node"]: r for r in yaml.safe_load(result.stdout)}
     assert rows["h100-02"]["migConfig"] == "all-1g.10gb"

@@ -18,9 +18,9 @@ from gpuplatform.evidence.evaluate import evaluate_wave
 from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.model.platform import Platform
+from gpuplatform.plan.steps import transition_steps
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.runbook_pools import HOLDS_GPU_JQ, drain_steps, pool_actions
-from gpuplatform.plan.steps import transition_steps
 from tests.evidence.builders import build, pod
 from tests.gates.test_twins import _lines
 from tests.specs import minimal_spec, write_spec
@@ -92,9 +92,13 @@ def test_pods_with_only_cpu_a_zero_count_or_finished_pass_the_drain(tmp_path: Pa
     cluster.list("pods").extend(PASSERS.values())
     assert _runbook_jq(list(PASSERS.values())) == []
     twin, by_jq = _lines(platform, "drain", load_snapshot(cluster.write(tmp_path / "snap")))["drained"]
-    assert twin == by_jq == [
-        "proof: pool old: no live pod on its 1 node(s) holds an nvidia.com/* resource or a resource claim"
-    ]
+    assert (
+        twin
+        == by_jq
+        == [
+            "proof: pool old: no live pod on its 1 node(s) holds an nvidia.com/* resource or a resource claim"
+        ]
+    )
 
 
 def test_the_drained_check_belongs_to_drain_waves_only(tmp_path: Path) -> None:

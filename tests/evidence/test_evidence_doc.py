@@ -1,0 +1,62 @@
+"""docs/evidence.md's table of what the gates match is the gate code's, both ways.
+
+Every label, name and prefix the matchers and programs compare a snapshot's objects with is in the
+table (so a snapshot exported from a real cluster can be checked against it), and every entry of
+the table is read by that code (so the table never names a label the gates ignore).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from gpuplatform.gates import matchers, programs
+from gpuplatform.gates.nodes import PROVISIONER_LABELS
+from gpuplatform.model.platform import Platform
+from tests.specs import minimal_spec
+
+REPO = Path(__file__).resolve().parents[2]
+_HEADING = "### What the gates match: labels and fields of an exported snapshot"
+
+
+def _entries() -> set[str]:
+    text = (REPO / "docs" / "evidence.md").read_text()
+    table = text.split(_HEADING, 1)[1].split("\n\n")[2]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    return {entry for row in rows for entry in re.findall(r"`([^`]+)`", row.split(" | ")[0])}
+
+
+def _matched_by_code() -> set[str]:
+    """Every string the gate code compares labels, names, images, paths and resources with."""
+    m = matchers
+    out = {
+        "=".join(m.DEVICE_PLUGIN_LABEL),
+        "=".join(m.DRA_CONTROLLER_COMPONENT),
+        m.DEVICE_PLUGIN_IMAGE,
+        m.DEVICE_PLUGIN_SOCKETS,
+        m.DRA_KUBELET_PLUGIN_SUFFIX,
+        m.DEVICE_PLUGIN_RESOURCE_PREFIX,
+        m.GPU_RESOURCE,
+        m.DRA_DRIVER,
+        m.VISIBLE_DEVICES,
+        *m.GPU_STACK_DAEMONSET_PREFIXES,
+        *PROVISIONER_LABELS.values(),
+        *re.findall(r'labels\["([^"]+)"\]', programs.PRELUDE),
+    }
+    for operand in m.OPERANDS:
+        out |= {"=".join(operand.label), operand.deploy_label}
+    platform = Platform.model_validate(minimal_spec()["spec"] | {"name": "lab"})
+    out.add(platform.mode_label_key.replace(platform.domain, "<domain>"))
+    return out
+
+
+def test_every_label_and_name_the_gates_match_is_in_the_doc() -> None:
+    assert _matched_by_code() - _entries() == set()
+
+
+def test_every_entry_of_the_doc_is_matched_by_the_gate_code() -> None:
+    code = "".join((REPO / "gpuplatform" / "gates" / f).read_text() for f in ("programs.py", "matchers.py"))
+    for entry in _entries() - _matched_by_code():
+        # a field path: each of its names is read by a program (`.spec.nodeName`, `.ready`)
+        names = entry.replace("[]", "").split(".")
+        assert all(f".{name}" in code for name in names), entry
