@@ -4,8 +4,9 @@
 nodes the wave declares legacy and waits until their kubelet plugin pods and ResourceSlices are
 gone, so the device plugin only comes back to a node the DRA driver has left. `enable` (after the
 node labels) waits until the device plugin has left every node labelled DRA that has no kubelet
-plugin label yet (no device-plugin pod, no `nvidia.com/gpu` allocatable, no running pod holding
-one) and only then labels it; it never overwrites a value, so a node the driver manager paused
+plugin label yet (no device-plugin pod, no `nvidia.com/*` resource allocatable — whole GPUs, MIG
+slices, time-sliced or renamed — and no live pod whose containers or init containers request one)
+and only then labels it; it never overwrites a value, so a node the driver manager paused
 for a driver upgrade (`paused-for-driver-upgrade`) stays paused. No GitOps engine owns that label:
 an engine would write it back while the driver manager has it paused (Argo CD selfHeal, Flux
 drift correction). The Jobs run as `gpuplatform-switch`, which may patch Nodes, and a
@@ -19,9 +20,9 @@ import hashlib
 
 from gpuplatform.gates.matchers import (
     DEVICE_PLUGIN_LABEL,
+    DEVICE_PLUGIN_RESOURCE_PREFIX,
     DRA_DRIVER,
     DRA_KUBELET_PLUGIN_SUFFIX,
-    GPU_RESOURCE,
 )
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.cluster_admission import API, core_policy_match, policy_binding
@@ -81,14 +82,17 @@ check() {{
 
 def _enable_body() -> str:
     key, value = DEVICE_PLUGIN_LABEL
+    prefix = DEVICE_PLUGIN_RESOURCE_PREFIX
     return f"""
 pending() {{ kubectl get nodes -l "$MODE_LABEL=dra,!{DRA_PLUGIN_LABEL}" -o jsonpath='{{.items[*].metadata.name}}'; }}
 check_node() {{
   rc=0
-  gpus=$(kubectl get node "$1" -o json | jq -r '.status.allocatable["{GPU_RESOURCE}"] // "0"')
-  if [ "$gpus" != 0 ]; then echo "node $1 still advertises {GPU_RESOURCE}=$gpus"; rc=1; fi
+  advertised=$(kubectl get node "$1" -o json | jq -r '[(.status.allocatable // {{}}) | to_entries[]
+    | select((.key | startswith("{prefix}")) and ((.value | tostring) != "0")) | "\\(.key)=\\(.value)"] | join(",")')
+  if [ -n "$advertised" ]; then echo "node $1 still advertises $advertised"; rc=1; fi
   held=$(kubectl get pods -A --field-selector "spec.nodeName=$1" -o json | jq -r '.items[] | select(.status.phase != "Succeeded" and .status.phase != "Failed")
-    | select(.metadata.labels["{key}"] == "{value}" or ([.spec.containers[].resources | (.limits // {{}}), (.requests // {{}}) | keys[]] | index("{GPU_RESOURCE}")) != null)
+    | select(.metadata.labels["{key}"] == "{value}" or ([(.spec.initContainers // []) + (.spec.containers // []) | .[].resources
+      | (.limits // {{}}), (.requests // {{}}) | keys[] | select(startswith("{prefix}"))] | length) > 0)
     | "\\(.metadata.namespace)/\\(.metadata.name)"')
   for pod in $held; do echo "pod $pod holds or serves device-plugin GPUs on node $1"; rc=1; done
   return $rc

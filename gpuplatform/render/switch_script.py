@@ -31,10 +31,14 @@ _SLICES = re.compile(
     r'\s*if \[ "\$s" != 0 \]; then echo [^\n]*; rc=1; fi'
 )
 _ALLOCATABLE = re.compile(
-    r'\.status\.allocatable\["([^"]+)"\] // "0"\'\)\n\s*if \[ "\$gpus" != 0 \]; then echo [^\n]*; rc=1; fi'
+    r'advertised=\$\(kubectl get node "\$1" -o json \| jq -r \'\[\(\.status\.allocatable // \{\}\) \| to_entries\[\]'
+    r'\s*\| select\(\(\.key \| startswith\("([^"]+)"\)\) and \(\(\.value \| tostring\) != "0"\)\)[^\n]*\n'
+    r'\s*if \[ -n "\$advertised" \]; then echo [^\n]*; rc=1; fi'
 )
 _HELD = re.compile(
-    r'held=\$\(.*?\.metadata\.labels\["([^"]+)"\] == "([^"]+)" or .*?index\("([^"]+)"\)\) != null\)'
+    r'held=\$\(.*?\.metadata\.labels\["([^"]+)"\] == "([^"]+)" or '
+    r"\(\[\(\.spec\.initContainers // \[\]\) \+ \(\.spec\.containers // \[\]\) \| \.\[\]\.resources"
+    r'\s*\| \(\.limits // \{\}\), \(\.requests // \{\}\) \| keys\[\] \| select\(startswith\("([^"]+)"\)\)\] \| length\) > 0\)'
     r".*?\n\s*for pod in \$held; do echo [^\n]*; rc=1; done",
     re.DOTALL,
 )
@@ -61,10 +65,11 @@ class SwitchScript:
     slice_driver: str | None
     """`release` waits for no ResourceSlice of this driver on the node."""
     allocatable: str | None
-    """`enable` waits for this resource to leave the node's allocatable."""
+    """`enable` waits for every resource with this prefix to leave the node's allocatable."""
     pod_label: tuple[str, str] | None
     requested: str | None
-    """`enable` waits for no live pod with `pod_label` or requesting `requested` on the node."""
+    """`enable` waits for no live pod with `pod_label` or whose containers or init containers request
+    a resource with the prefix `requested` on the node."""
 
 
 def _script(obj: Obj) -> str:

@@ -16,9 +16,9 @@ from typing import Any
 
 from gpuplatform.gates.matchers import (
     DEVICE_PLUGIN_LABEL,
+    DEVICE_PLUGIN_RESOURCE_PREFIX,
     DRA_DRIVER,
     DRA_KUBELET_PLUGIN_SUFFIX,
-    GPU_RESOURCE,
 )
 from gpuplatform.render.allocator_switch import SWITCH_IDENTITY, SWITCH_LABEL
 from gpuplatform.render.gate_jobs import FACTS_FILE, FACTS_PATH, GATE_LABEL
@@ -105,14 +105,15 @@ def _plugin_left(world: World, script: SwitchScript, g: Group) -> list[str]:
 
 
 def _handover(world: World, script: SwitchScript, g: Group) -> list[str]:
-    """What `enable`'s check finds on `g`: the resource it names allocatable, a live pod with the
-    label it names (the device plugin's) or requesting the resource it names."""
+    """What `enable`'s check finds on `g`: a resource with the prefix it names allocatable (every
+    device-plugin resource: whole GPUs, MIG slices, shared or renamed), a live pod with the label it
+    names (the device plugin's) or requesting such a resource (every device-plugin workload)."""
     found = []
-    if script.allocatable == GPU_RESOURCE and g.device_plugin_registered:
-        found.append(f"{g.name} still advertises {GPU_RESOURCE}")
+    if script.allocatable == DEVICE_PLUGIN_RESOURCE_PREFIX and g.device_plugin_registered:
+        found.append(f"{g.name} still advertises {DEVICE_PLUGIN_RESOURCE_PREFIX}* resources")
     if script.pod_label == DEVICE_PLUGIN_LABEL and "device-plugin" in g.operands:
         found.append(f"the device plugin still runs on {g.name}")
-    if script.requested == GPU_RESOURCE:
+    if script.requested == DEVICE_PLUGIN_RESOURCE_PREFIX:
         found += [
             f"{w.key} still holds device-plugin GPUs on {g.name}"
             for w in world.cluster.workloads

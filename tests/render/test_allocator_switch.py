@@ -98,8 +98,10 @@ def _script(reference: Platform, wave: str, action: str) -> str:
     return re.sub(r"\+ \d+ \)\)", "+ 0 ))", script)  # one attempt, no waiting
 
 
-def _node(name: str, labels: dict[str, str], gpus: str | None = None) -> dict[str, Any]:
-    allocatable = {"nvidia.com/gpu": gpus} if gpus is not None else {}
+def _node(
+    name: str, labels: dict[str, str], gpus: str | None = None, resource: str = "nvidia.com/gpu"
+) -> dict[str, Any]:
+    allocatable = {resource: gpus} if gpus is not None else {}
     return {"metadata": {"name": name, "labels": labels}, "status": {"allocatable": allocatable}}
 
 
@@ -144,14 +146,43 @@ MODE = "gpu-scheduling.platform.example.com/mode"
     ],
     ids=["no-allocatable", "zero", "still-advertised", "pod-holds-a-gpu", "device-plugin-pod"],
 )
+@pytest.mark.parametrize("resource", ["nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "nvidia.com/gpu.shared"])
 def test_enable_labels_a_dra_node_only_once_the_device_plugin_is_gone(
-    reference: Platform, tmp_path: Path, gpus: str | None, pods: list[dict[str, Any]], switched: bool
+    reference: Platform,
+    tmp_path: Path,
+    gpus: str | None,
+    pods: list[dict[str, Any]],
+    switched: bool,
+    resource: str,
 ) -> None:
-    env, data = _kubectl(tmp_path, {"nodes": [_node("gpu-dra-01", {MODE: "dra"}, gpus)], "pods": pods})
+    # a MIG slice or a shared resource advertised or held blocks the switch as a whole GPU does
+    for pod in pods:
+        for container in pod["spec"]["containers"]:
+            limits = container.get("resources", {}).get("limits", {})
+            if "nvidia.com/gpu" in limits:
+                container["resources"]["limits"] = {resource: limits["nvidia.com/gpu"]}
+    node = _node("gpu-dra-01", {MODE: "dra"}, gpus, resource)
+    env, data = _kubectl(tmp_path, {"nodes": [node], "pods": pods})
     done = _run(reference, "enable", env)
     labels = json.loads(data.read_text())["nodes"][0]["metadata"]["labels"]
     assert ("nvidia.com/dra-kubelet-plugin" in labels) is switched
     assert done.returncode == (0 if switched else NOT_YET), done.stderr
+
+
+def test_enable_waits_for_an_init_container_holding_a_mig_slice(reference: Platform, tmp_path: Path) -> None:
+    pod = {
+        "metadata": {"name": "prep", "namespace": "t"},
+        "spec": {
+            "nodeName": "gpu-dra-01",
+            "initContainers": [{"resources": {"requests": {"nvidia.com/mig-1g.10gb": "1"}}}],
+            "containers": [{}],
+        },
+        "status": {"phase": "Running"},
+    }
+    env, data = _kubectl(tmp_path, {"nodes": [_node("gpu-dra-01", {MODE: "dra"})], "pods": [pod]})
+    done = _run(reference, "enable", env)
+    assert "nvidia.com/dra-kubelet-plugin" not in json.loads(data.read_text())["nodes"][0]["metadata"]["labels"]
+    assert done.returncode == NOT_YET, done.stderr
 
 
 def test_enable_never_overwrites_a_paused_label(reference: Platform, tmp_path: Path) -> None:
@@ -220,9 +251,9 @@ def test_the_parser_reads_the_data_the_renderer_embeds(reference: Platform) -> N
         waits=True,
         plugin_suffix=None,
         slice_driver=None,
-        allocatable="nvidia.com/gpu",
+        allocatable="nvidia.com/",
         pod_label=("app", "nvidia-device-plugin-daemonset"),
-        requested="nvidia.com/gpu",
+        requested="nvidia.com/",
     )
 
 
