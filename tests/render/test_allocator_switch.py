@@ -181,7 +181,9 @@ def test_enable_waits_for_an_init_container_holding_a_mig_slice(reference: Platf
     }
     env, data = _kubectl(tmp_path, {"nodes": [_node("gpu-dra-01", {MODE: "dra"})], "pods": [pod]})
     done = _run(reference, "enable", env)
-    assert "nvidia.com/dra-kubelet-plugin" not in json.loads(data.read_text())["nodes"][0]["metadata"]["labels"]
+    assert (
+        "nvidia.com/dra-kubelet-plugin" not in json.loads(data.read_text())["nodes"][0]["metadata"]["labels"]
+    )
     assert done.returncode == NOT_YET, done.stderr
 
 

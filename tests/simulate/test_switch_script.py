@@ -37,7 +37,10 @@ MUTATIONS: dict[str, tuple[str, tuple[Edit, ...]]] = {
         (('"$node" nvidia.com/dra-kubelet-plugin=true;', '"$node" nvidia.com/dra-plugin=true;'),),
     ),
     "enable-another-value": ("enable", (("dra-kubelet-plugin=true;", "dra-kubelet-plugin=enabled;"),)),
-    "enable-another-request": ("enable", (('index("nvidia.com/gpu")', 'index("example.com/gpu")'),)),
+    "enable-another-request": (
+        "enable",
+        (('keys[] | select(startswith("nvidia.com/"))', 'keys[] | select(startswith("example.com/"))'),),
+    ),
     "enable-does-not-wait": (
         "enable",
         (
@@ -68,7 +71,7 @@ UNOBSERVED: dict[str, tuple[str, tuple[Edit, ...]]] = {
     "release-does-not-wait": ("release", (("until out=$(check 2>&1); do", "until true; do"),)),
     "enable-another-resource": (
         "enable",
-        (('.status.allocatable["nvidia.com/gpu"]', '.status.allocatable["example.com/gpu"]'),),
+        (('(.key | startswith("nvidia.com/"))', '(.key | startswith("example.com/"))'),),
     ),
     "enable-another-device-plugin-label": (
         "enable",
