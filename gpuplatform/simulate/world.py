@@ -62,6 +62,8 @@ class Reaction:
     priority: int
     text: str
     apply: Callable[[], None]
+    delayed: bool = False
+    """It happens only after a delay no engine waits for: never between two sync units."""
 
 
 @dataclass(frozen=True)
@@ -193,9 +195,10 @@ class World:
         switch Job that went on without seeing its conditions hold (`lagging`), the pods it should
         have waited for still run while the next units apply and their controllers start pods: the
         stops wait until something waits for them (a Job that checks the cluster, a manual step,
-        the end of the sync).
+        the end of the sync). What happens only after a delay (`Reaction.delayed`) never happens
+        between two units.
         """
-        self.settle(stops=not self.lagging)
+        self.settle(stops=not self.lagging, delayed=False)
 
     def pending(self) -> bool:
         """Whether some controller has yet to act."""
@@ -208,17 +211,28 @@ class World:
         )
 
     def settle(
-        self, limit: int = 100, *, stops: bool = True, until: Callable[[], bool] | None = None
+        self,
+        limit: int = 100,
+        *,
+        stops: bool = True,
+        delayed: bool = True,
+        until: Callable[[], bool] | None = None,
     ) -> None:
         """Run the controllers until nothing changes, starts before stops, checking after each batch;
         without `stops`, only until nothing starts (what stops has not happened yet); with `until`,
-        only until it holds (a Job that waits goes on at once), leaving the world `lagging`."""
+        only until it holds (a Job that waits goes on at once), leaving the world `lagging`; without
+        `delayed`, the reactions that wait out a delay do not happen."""
         self.lagging = self.lagging and not stops
         for _ in range(limit):
             if until is not None and until():
                 self.lagging = self.pending()
                 return
-            reactions = [r for reactor in self.reactors for r in reactor(self) if stops or r.priority == START]
+            reactions = [
+                r
+                for reactor in self.reactors
+                for r in reactor(self)
+                if (stops or r.priority == START) and (delayed or not r.delayed)
+            ]
             if not reactions:
                 return
             first = min(r.priority for r in reactions)
