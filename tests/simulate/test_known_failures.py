@@ -27,8 +27,8 @@ from gpuplatform.render import (
     tree,
 )
 from gpuplatform.render.tree import render_tree
-from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate import run
+from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.driver_manager import upgrade_driver
 from gpuplatform.simulate.replay import Replayer, declared_modes
 from gpuplatform.simulate.world import ViolationFound
