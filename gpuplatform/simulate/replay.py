@@ -286,7 +286,6 @@ class Replayer:
                 self._manual(step, source, target)
 
         self._sync(self.rendered(target), [*before, resume] if late else [], done)
-        world.settle()  # the pods a lagging Job left terminating are gone in the end
         for step in steps[merge + 1 :]:
             if step.kind == "manual" and (not step.after or step in waiting):
                 self._manual(step, source, target)

@@ -126,8 +126,8 @@ class World:
     pending_failure: tuple[str, str, list[str]] | None = None
     """A violation a controller noticed while acting (raised once its step is recorded)."""
     lagging: bool = False
-    """A switch Job went on without seeing its conditions hold: the pods it did not wait for are
-    still terminating when the engine applies the next units (see `settle_unit`)."""
+    """Node labels changed, or a switch Job went on while the controllers had yet to act: the pods
+    that should go are still terminating when the engine applies the next units (`settle_unit`)."""
     operator_handoff: dict[str, Any] | None = None
     """The values of the operator hand-off once the first wave's runbook applied it (an unmanaged release)."""
     _operator: tuple[Release | dict[str, Any] | None, OperatorOutput] | None = None
@@ -191,12 +191,12 @@ class World:
 
         The engine goes on once what the unit applied is healthy (Argo CD: a completed Job, a
         Healthy child Application, whose DaemonSets count no terminating pod; Flux: a Ready
-        Kustomization), which none of them makes wait for a pod's graceful termination. After a
-        switch Job that went on without seeing its conditions hold (`lagging`), the pods it should
-        have waited for still run while the next units apply and their controllers start pods: the
-        stops wait until something waits for them (a Job that checks the cluster, a manual step,
-        the end of the sync). What happens only after a delay (`Reaction.delayed`) never happens
-        between two units.
+        Kustomization), which none of them makes wait for a pod's graceful termination. After
+        changed Node labels or a switch Job that went on while the controllers had yet to act
+        (`lagging`), the pods that should go still run while the next units apply and their
+        controllers start pods: the stops wait until something waits for them (a Job that checks
+        the cluster, an operator's step). What happens only after a delay (`Reaction.delayed`)
+        never happens between two units.
         """
         self.settle(stops=not self.lagging, delayed=False)
 
