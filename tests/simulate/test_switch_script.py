@@ -1,4 +1,5 @@
-"""The allocator-switch Jobs are replayed from their rendered script: each field of its data, made wrong, is caught."""
+"""The allocator-switch Jobs are replayed from their rendered script: each field of its data, made wrong, is
+caught, or covered by another condition of the same Job and shown to change no replay."""
 
 from __future__ import annotations
 
