@@ -126,8 +126,8 @@ class World:
     pending_failure: tuple[str, str, list[str]] | None = None
     """A violation a controller noticed while acting (raised once its step is recorded)."""
     lagging: bool = False
-    """Node labels changed, or a switch Job went on while the controllers had yet to act: the pods
-    that should go are still terminating when the engine applies the next units (`settle_unit`)."""
+    """Node labels changed: the pods they stop are still terminating when the engine applies the
+    next units (`settle_unit`)."""
     operator_handoff: dict[str, Any] | None = None
     """The values of the operator hand-off once the first wave's runbook applied it (an unmanaged release)."""
     _operator: tuple[Release | dict[str, Any] | None, OperatorOutput] | None = None
@@ -192,17 +192,11 @@ class World:
         The engine goes on once what the unit applied is healthy (Argo CD: a completed Job, a
         Healthy child Application, whose DaemonSets count no terminating pod; Flux: a Ready
         Kustomization), which none of them makes wait for a pod's graceful termination. After
-        changed Node labels or a switch Job that went on while the controllers had yet to act
-        (`lagging`), the pods that should go still run while the next units apply and their
-        controllers start pods: the stops wait until something waits for them (a Job that checks
-        the cluster, an operator's step). What happens only after a delay (`Reaction.delayed`)
-        never happens between two units.
-        """
+        changed Node labels (`lagging`), the pods the labels stop still run while the next units
+        apply and their controllers start pods: the stops wait until something waits for them (a
+        Job that checks the cluster, an operator's step). What happens only after a delay
+        (`Reaction.delayed`) never happens between two units."""
         self.settle(stops=not self.lagging, delayed=False)
-
-    def pending(self) -> bool:
-        """Whether some controller has yet to act."""
-        return any(reactor(self) for reactor in self.reactors)
 
     def fork(self) -> World:
         """A copy sharing the rendered tree and the plan, with its own cluster and an empty trace."""
@@ -220,12 +214,11 @@ class World:
     ) -> None:
         """Run the controllers until nothing changes, starts before stops, checking after each batch;
         without `stops`, only until nothing starts (what stops has not happened yet); with `until`,
-        only until it holds (a Job that waits goes on at once), leaving the world `lagging`; without
+        only until it holds (a Job that waits goes on at once); without
         `delayed`, the reactions that wait out a delay do not happen."""
         self.lagging = self.lagging and not stops
         for _ in range(limit):
             if until is not None and until():
-                self.lagging = self.pending()
                 return
             reactions = [
                 r
