@@ -87,7 +87,10 @@ def restore_node_labels(world: World, manager: str) -> list[str]:
 
 
 def apply_nodes(world: World, nodes: list[Obj], manager: str) -> list[str]:
-    """Apply partial Nodes, batched by identical labels; the changed `group: keys`."""
+    """Apply partial Nodes, batched by identical labels; the changed `group: keys`.
+
+    A Node is healthy as soon as it is applied: the engine goes on while the pods its new labels
+    stop are still terminating (the world is `lagging`)."""
     batches: dict[tuple[tuple[str, str], ...], list[str]] = {}
     for obj in nodes:
         labels = obj["metadata"].get("labels") or {}
@@ -98,6 +101,7 @@ def apply_nodes(world: World, nodes: list[Obj], manager: str) -> list[str]:
             keys = set_node_labels(group, dict(labels), manager)
             if keys:
                 changes.append(f"{group.name}: {', '.join(sorted(set(keys)))}")
+    world.lagging = world.lagging or bool(changes)
     return changes
 
 

@@ -141,7 +141,7 @@ class ArgoEngine:
         for unit in wave.units:
             prunes = [] if unit.hook else by_wave.pop(unit.wave, [])
             failures = self._wave(world, unit, wave, prunes)
-            world.settle()
+            world.settle_unit()
             if failures:
                 world.record("argocd", f"sync failed at {unit.name}: {'; '.join(failures)}")
                 return f"sync failed at {unit.name} ({'; '.join(failures)})"

@@ -100,7 +100,7 @@ class FluxEngine:
         self._finalize_removed(world, wave)
         for unit in wave.units:
             failures = self._apply(world, unit, wave)
-            world.settle()
+            world.settle_unit()
             if unit.wait and failures:
                 world.record("flux", f"Kustomization {unit.name} is not Ready: {'; '.join(failures)}")
                 return (

@@ -131,12 +131,11 @@ def _observed(world: World, job: str, found: list[str]) -> list[str]:
 
 def _waited(world: World, script: SwitchScript, check: Callable[[], list[str]]) -> list[str]:
     """What the Job's check still finds when the Job stops waiting: it checks at once (the Job may
-    start before the controllers react), and a Job that waits checks again once they have."""
-    if not script.waits:
+    start before the controllers react), and a Job that waits checks again after each step of
+    theirs, going on as soon as its check holds."""
+    if not script.waits or not check():
         return []
-    if not check():
-        return []
-    world.settle()
+    world.settle(until=lambda: not check())
     return check()
 
 

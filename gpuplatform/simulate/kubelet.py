@@ -7,7 +7,8 @@
   device-plugin GPUs keep running: the kubelet never evicts them for this.
 - DRA (pkg/kubelet/cm/dra): the kubelet plugin registers over the plugin-registration socket and
   publishes the node's ResourceSlices; after it unregisters the kubelet wipes that driver's slices
-  only after a delay, so they stay visible to the scheduler for a while (modelled as `stale`).
+  only after a delay, so they stay visible to the scheduler for a while (modelled as `stale`; the
+  wipe is `delayed`: no engine waits for it between two sync units).
   A pod with an allocated claim needs the plugin to unprepare it when it terminates; without it the
   pod stays Terminating (kubernetes/kubernetes#129402).
 - The kubelet plugin DaemonSet (chart templates/kubeletplugin.yaml) runs where its nodeSelector and
@@ -109,6 +110,7 @@ def _kubelet_plugin(world: World, group: Group) -> list[Reaction]:
                 STOP,
                 f"kubelet wipes the stale ResourceSlices of {group.name}",
                 lambda: setattr(group, "slices", "none"),
+                delayed=True,
             )
         )
     return out

@@ -62,6 +62,8 @@ class Reaction:
     priority: int
     text: str
     apply: Callable[[], None]
+    delayed: bool = False
+    """It happens only after a delay no engine waits for: never between two sync units."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,9 @@ class World:
     """The replay under way, as checkpoints name it (`A-to-B`, `-late`; `adopt-A`)."""
     pending_failure: tuple[str, str, list[str]] | None = None
     """A violation a controller noticed while acting (raised once its step is recorded)."""
+    lagging: bool = False
+    """Node labels changed: the pods they stop are still terminating when the engine applies the
+    next units (`settle_unit`)."""
     operator_handoff: dict[str, Any] | None = None
     """The values of the operator hand-off once the first wave's runbook applied it (an unmanaged release)."""
     _operator: tuple[Release | dict[str, Any] | None, OperatorOutput] | None = None
@@ -181,16 +186,46 @@ class World:
             self._dra = (release, _dra_output(release))
         return self._dra[1]
 
+    def settle_unit(self) -> None:
+        """The controllers between the engine's sync units.
+
+        The engine goes on once what the unit applied is healthy (Argo CD: a completed Job, a
+        Healthy child Application, whose DaemonSets count no terminating pod; Flux: a Ready
+        Kustomization), which none of them makes wait for a pod's graceful termination. After
+        changed Node labels (`lagging`), the pods the labels stop still run while the next units
+        apply and their controllers start pods: the stops wait until something waits for them (a
+        Job that checks the cluster, an operator's step). What happens only after a delay
+        (`Reaction.delayed`) never happens between two units."""
+        self.settle(stops=not self.lagging, delayed=False)
+
     def fork(self) -> World:
         """A copy sharing the rendered tree and the plan, with its own cluster and an empty trace."""
         return replace(
             self, cluster=self.cluster.fork(), trace=[], notes=set(self.notes), pending_failure=None
         )
 
-    def settle(self, limit: int = 100) -> None:
-        """Run the controllers until nothing changes, starts before stops, checking after each batch."""
+    def settle(
+        self,
+        limit: int = 100,
+        *,
+        stops: bool = True,
+        delayed: bool = True,
+        until: Callable[[], bool] | None = None,
+    ) -> None:
+        """Run the controllers until nothing changes, starts before stops, checking after each batch;
+        without `stops`, only until nothing starts (what stops has not happened yet); with `until`,
+        only until it holds (a Job that waits goes on at once); without
+        `delayed`, the reactions that wait out a delay do not happen."""
+        self.lagging = self.lagging and not stops
         for _ in range(limit):
-            reactions = [r for reactor in self.reactors for r in reactor(self)]
+            if until is not None and until():
+                return
+            reactions = [
+                r
+                for reactor in self.reactors
+                for r in reactor(self)
+                if (stops or r.priority == START) and (delayed or not r.delayed)
+            ]
             if not reactions:
                 return
             first = min(r.priority for r in reactions)

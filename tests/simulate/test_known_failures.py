@@ -27,6 +27,7 @@ from gpuplatform.render import (
     tree,
 )
 from gpuplatform.render.tree import render_tree
+from gpuplatform.simulate import run
 from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.driver_manager import upgrade_driver
 from gpuplatform.simulate.replay import Replayer, declared_modes
@@ -56,7 +57,8 @@ def _both_labels_in_the_node_object(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _switch_jobs(monkeypatch: pytest.MonkeyPatch, keep: Callable[[dict[str, Any]], bool]) -> None:
-    """The switch layer renders only the Jobs `keep` accepts (the layer table holds the renderer)."""
+    """The tree `simulate` replays renders only the switch Jobs `keep` accepts (the layer table
+    holds the renderer, and `render_tree` binds the table as its default: the layers are passed)."""
     original = allocator_switch.render_switch_jobs
     layers = tuple(
         replace(layer, render=lambda plan, state: [j for j in original(plan, state) if keep(j)])
@@ -64,7 +66,8 @@ def _switch_jobs(monkeypatch: pytest.MonkeyPatch, keep: Callable[[dict[str, Any]
         else layer
         for layer in tree.LAYERS
     )
-    monkeypatch.setattr(tree, "LAYERS", layers)
+    assert len({layer.render for layer in layers} - {layer.render for layer in tree.LAYERS}) == 1
+    monkeypatch.setattr(run, "render_tree", lambda plan: tree.render_tree(plan, layers))
 
 
 def test_1_the_allocator_switch_in_one_patch_gives_a_gpu_two_allocators(
@@ -72,9 +75,10 @@ def test_1_the_allocator_switch_in_one_patch_gives_a_gpu_two_allocators(
 ) -> None:
     # GIVEN the old renderer: both labels in the Node object, no switch Jobs
     _both_labels_in_the_node_object(monkeypatch)
-    _switch_jobs(monkeypatch, lambda job: False)
-    # WHEN the pilot transition is replayed
-    report = simulate(tmp_path, sim_spec(), "base", "pilot")
+    with monkeypatch.context() as without_jobs:
+        _switch_jobs(without_jobs, lambda job: False)
+        # WHEN the pilot transition is replayed
+        report = simulate(tmp_path, sim_spec(), "base", "pilot")
     # THEN the DRA kubelet plugin publishes the GPUs before the device plugin has let go of them
     # (kubelet devicemanager: a plugin's devices leave allocatable only when it disconnects)
     assert {(e, v) for e, _, _, v in _invariants(report)} == {(e, "one-allocator") for e in ENGINES}
@@ -171,11 +175,12 @@ def test_5_without_the_release_job_flux_gives_the_device_plugin_back_while_slice
 ) -> None:
     # GIVEN the old rollback order: the driver pruned in 00-operators, labels back in 10-nodes, no release
     _switch_jobs(monkeypatch, lambda job: "release" not in job["metadata"]["name"])
-    _both_labels_in_the_node_object(monkeypatch)
     report = simulate(tmp_path, sim_spec(), "pilot", "base", engines=("flux",))
     # THEN the Namespace prune kills the kubelet plugin, its ResourceSlices outlive it (the kubelet
-    # wipes them after a delay) and the device plugin comes back over the same GPUs
-    assert {v for *_, v in _invariants(report)} == {"one-allocator"}
+    # wipes them after a delay no Kustomization waits for) and the device plugin comes back over them
+    [(_, source, target, violation)] = violations(report, late=False)
+    assert (source, target, violation.invariant) == ("pilot", "base", "one-allocator")
+    assert "stale" in violation.message
 
 
 def test_5_a_child_application_without_the_resources_finalizer_orphans_the_driver(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from gpuplatform.evidence.register import workload_rows
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
-from gpuplatform.simulate import replay
+from gpuplatform.simulate import flux, replay
 from gpuplatform.simulate.driver_manager import upgrade_driver
 from gpuplatform.simulate.invariants import one_allocator
 from gpuplatform.simulate.model import tolerates
@@ -210,3 +211,38 @@ def test_each_driver_manager_drains_what_its_source_says(
     with pytest.raises(ViolationFound):
         upgrade_driver(world, new, lambda w: [])
     assert claim.phase == claim_pod
+
+
+def test_an_engine_that_prunes_a_node_is_caught(tmp_path: Path) -> None:
+    # GIVEN the minimal spec adopted under Flux and a Node object as its wave renders it
+    replayer = _replayer(tmp_path, sim_spec(), "flux")
+    replayer.bootstrap()
+    node = next(o for u in replayer.rendered("base").units for o in u.objects if o["kind"] == "Node")
+    key = f"Node//{node['metadata']['name']}"
+    # WHEN the Node leaves a Kustomization's inventory: as rendered (`prune: disabled`) it stays
+    assert flux._prune(replayer.world, {key: node}, {}) == []
+    # THEN without that annotation the prune deletes the Node, which the invariant refuses
+    bare = copy.deepcopy(node)
+    bare["metadata"].pop("annotations", None)
+    with pytest.raises(ViolationFound) as found:
+        flux._prune(replayer.world, {key: bare}, {})
+    assert found.value.violation.invariant == "never-delete-nodes"
+
+
+def test_a_workload_the_transition_does_not_move_is_not_evicted(tmp_path: Path) -> None:
+    # GIVEN the minimal spec walked to `claims` under Flux, its workloads running
+    replayer = _on_claims(tmp_path)
+    world = replayer.world
+    world.disturbance = False
+    stays = next(
+        w
+        for w in world.cluster.workloads
+        if w.phase == "running" and not w.moves and w.origin != "validation"
+    )
+    # WHEN something evicts it outside a disturbance
+    stays.evict("evicted by a test")
+    # THEN the next step is a `workload-disrupted` violation naming it
+    with pytest.raises(ViolationFound) as found:
+        world.record("test", f"evict {stays.key}")
+    assert found.value.violation.invariant == "workload-disrupted"
+    assert stays.key in found.value.violation.message
