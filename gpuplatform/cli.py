@@ -263,6 +263,7 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
     from gpuplatform.plan.report import plan_report, plan_text
     from gpuplatform.plan.waves import plan_platform
     from gpuplatform.policy.selectors import refuse_uncompilable
+    from gpuplatform.render.quota import quota_notes
 
     loaded = load_selected(stack, overlays)
     refuse_uncompilable(loaded)  # what synth refuses, plan refuses too
@@ -297,7 +298,8 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
 
         click.echo("\n".join(mermaid_block(plan_platform(lp.platform)) for lp in loaded), nl=False)
         return
-    reports = [plan_report(plan_platform(lp.platform)) for lp in loaded]
+    plans = [plan_platform(lp.platform) for lp in loaded]
+    reports = [plan_report(p, {s.name: quota_notes(p, s) for s in p.waves}) for p in plans]
     if fmt == "json":
         click.echo(json.dumps(reports, indent=2))
     else:
