@@ -81,7 +81,7 @@ def tenant_quota(plan: Plan, state: WaveState, tenant: Tenant) -> Obj:
     if state.driver_installed:
         known |= set(CHART_DEVICE_CLASSES)
     for cls in sorted(known | set(per_tier)):
-        limit = per_tier[cls] if cls in per_tier else q.gpus if cls in bridged else 0
+        limit = per_tier.get(cls, q.gpus if cls in bridged else 0)
         hard[f"{cls}.deviceclass.resource.k8s.io/devices"] = str(limit)
     return k8s_object(
         "v1",
@@ -109,5 +109,7 @@ def quota_notes(plan: Plan, state: WaveState) -> list[str]:
         if needs and tenant.quota.legacy_workloads:
             notes.append(f"{tenant.ns}: nvidia.com/gpu {typed} + {need} (quota.legacyWorkloads: {workloads})")
         elif need > typed:
-            notes.append(f"{tenant.ns}: quota.gpus {typed} < {need} needed by device-plugin workloads ({workloads})")
+            notes.append(
+                f"{tenant.ns}: quota.gpus {typed} < {need} needed by device-plugin workloads ({workloads})"
+            )
     return notes

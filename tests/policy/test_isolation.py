@@ -152,7 +152,9 @@ def test_templates_before_their_tier_is_published(tmp_path: Path) -> None:
 def test_check_says_what_the_quota_adds_and_what_it_does_not_cover(tmp_path: Path) -> None:
     # GIVEN team-a opted in: check notes the addition per wave, with the workloads
     notes = [p.message for p in findings(tmp_path, lab_spec()) if p.code == "GP268"]
-    assert any("wave 'claims'" in n and "quota.gpus 0 + 12" in n and "Deployment/trainer: 10" in n for n in notes)
+    assert any(
+        "wave 'claims'" in n and "quota.gpus 0 + 12" in n and "Deployment/trainer: 10" in n for n in notes
+    )
     # WHEN team-a types 4 GPUs without the opt-in: its declared workloads (12) are not covered
     doc = lab_spec()
     doc["spec"]["tenants"][0]["quota"] = {"gpus": 4}

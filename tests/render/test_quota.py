@@ -108,7 +108,6 @@ def test_the_gpu_quota_covers_legacy_workloads_until_the_wave_after_they_move() 
     assert [_legacy_quota(earlier, w) for w in ("claims", "nim", "app", "cutover")] == [5, 5, 2, 0]
 
 
-
 def test_the_old_per_tier_meaning_of_devices_is_a_clear_load_error(tmp_path: Path) -> None:
     from tests.admission.lab import lab_spec
 
