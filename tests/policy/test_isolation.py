@@ -164,3 +164,11 @@ def test_check_says_what_the_quota_adds_and_what_it_does_not_cover(tmp_path: Pat
     # and with 12 typed, nothing is said
     doc["spec"]["tenants"][0]["quota"] = {"gpus": 12}
     assert not {"GP267", "GP268"} & codes(tmp_path, doc)
+
+
+def test_gp264_without_the_opt_in_says_how_to_cover_running_pods(tmp_path: Path) -> None:
+    doc = _db_spec("nim")
+    doc["spec"]["tenants"][0]["quota"] = {"gpus": 2}
+    [error] = _check(tmp_path, doc, _running("db", 1, 3, owner="StatefulSet"))["GP264"]
+    assert "allows 2 nvidia.com/gpu but 3 run there" in error
+    assert "with quota.legacyWorkloads: true, or raise quota.gpus to 3" in error

@@ -120,6 +120,12 @@ def test_the_old_per_tier_meaning_of_devices_is_a_clear_load_error(tmp_path: Pat
     doc["spec"]["tenants"][0]["quota"] = {"devices": 10, "tiers": {"full": 4, "hopper": 4}}
     result = CliRunner().invoke(main, ["plan", str(write_spec(tmp_path / "lab.yaml", doc))])
     assert result.exit_code == 2 and "quota.tiers sum to 8, not quota.devices 10" in result.output
+    doc["spec"]["tenants"][0]["quota"] = {"tiers": {"ampere": 4}}
+    result = CliRunner().invoke(main, ["plan", str(write_spec(tmp_path / "lab.yaml", doc))])
+    assert result.exit_code == 2 and "quota.tiers names ampere, not among the tenant's tiers" in result.output
+    doc["spec"]["tenants"][0]["quota"] = {"devices": 6, "tiers": {"full": 8}}
+    result = CliRunner().invoke(main, ["plan", str(write_spec(tmp_path / "lab.yaml", doc))])
+    assert result.exit_code == 2 and "quota.tiers sum to 8, above quota.devices 6" in result.output
 
 
 def test_plan_prints_what_the_quota_adds_and_what_it_lacks(tmp_path: Path) -> None:

@@ -218,7 +218,12 @@ def active_quota_refuses(ctx: RuleContext) -> Iterator[Finding]:
             f"({', '.join(f'{w}: {n}' for w, n in sorted(by_workload.items()))})",
             "declare "
             + ", ".join(_unplanned(ctx, state, tenant.ns, by_workload) or ["them"])
-            + " in spec.workloads",
+            + " in spec.workloads"
+            + (
+                ""
+                if tenant.quota.legacy_workloads
+                else f" with quota.legacyWorkloads: true, or raise quota.gpus to {used}"
+            ),
         )
 
 
