@@ -128,6 +128,19 @@ def select_platform(
     return [lp for lp in loaded if platform in (None, lp.platform.name)]
 
 
+def platform_option(func: F) -> F:
+    """`--platform NAME`: read only that platform of the stack (an overlay adds a second one)."""
+    option = click.option(
+        "--platform", "platform", default=None, help="Platform of the stack (default: every one)."
+    )
+    return option(func)
+
+
+def load_platforms(stack: str | None, overlays: Sequence[str], platform: str | None) -> list[LoadedPlatform]:
+    """`load_selected`, narrowed to `--platform` (exit 2 naming the platforms when it is unknown)."""
+    return select_platform(stack or str(STACKS_DIR), load_selected(stack, overlays), platform, one=False)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Print the traceback of internal errors.")
 @click.version_option(package_name="gpuplatform")
@@ -257,14 +270,23 @@ def _transition_verdicts(loaded: list[LoadedPlatform], source: str, target: str)
 )
 @click.option("--from", "source", default=None, metavar="WAVE", help="Show one transition: from WAVE...")
 @click.option("--to", "target", default=None, metavar="WAVE", help="...to WAVE (forward or back).")
+@platform_option
 @guarded
-def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, target: str | None) -> None:
+def plan(
+    stack: str,
+    overlays: tuple[str, ...],
+    fmt: str,
+    source: str | None,
+    target: str | None,
+    platform: str | None,
+) -> None:
     """Print, per wave, which pools are legacy or DRA, what exists, and what changed."""
     from gpuplatform.plan.report import plan_report, plan_text
     from gpuplatform.plan.waves import plan_platform
     from gpuplatform.policy.selectors import refuse_uncompilable
+    from gpuplatform.render.quota import quota_notes
 
-    loaded = load_selected(stack, overlays)
+    loaded = load_platforms(stack, overlays, platform)
     refuse_uncompilable(loaded)  # what synth refuses, plan refuses too
     if source is not None or target is not None:
         from gpuplatform.commands.diff import reviewed_transitions
@@ -297,7 +319,8 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
 
         click.echo("\n".join(mermaid_block(plan_platform(lp.platform)) for lp in loaded), nl=False)
         return
-    reports = [plan_report(plan_platform(lp.platform)) for lp in loaded]
+    plans = [plan_platform(lp.platform) for lp in loaded]
+    reports = [plan_report(p, {s.name: quota_notes(p, s) for s in p.waves}) for p in plans]
     if fmt == "json":
         click.echo(json.dumps(reports, indent=2))
     else:
@@ -322,6 +345,7 @@ def plan(stack: str, overlays: tuple[str, ...], fmt: str, source: str | None, ta
     help="Write the model's cluster at every checkpoint as a snapshot folder under DIR (new or empty).",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@platform_option
 @guarded
 def simulate(
     stack: str,
@@ -333,6 +357,7 @@ def simulate(
     snapshot: str | None,
     write_snapshots: str | None,
     fmt: str,
+    platform: str | None,
 ) -> None:
     """Replay transitions on a model of the cluster's controllers; exit 1 at the first violation."""
     from gpuplatform.simulate.run import ENGINES, report_text, simulate_platforms
@@ -344,7 +369,9 @@ def simulate(
     engines = ENGINES if engine == "both" else (engine,)
     path = Path(snapshot) if snapshot is not None else None
     out = Path(write_snapshots) if write_snapshots is not None else None
-    reports = simulate_platforms(load_selected(stack, overlays), source, target, engines, path, out)
+    reports = simulate_platforms(
+        load_platforms(stack, overlays, platform), source, target, engines, path, out
+    )
     if fmt == "json":
         click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
     else:
@@ -358,9 +385,14 @@ def simulate(
 @click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
 @click.option("--out", "out", default=None, help="Folder to compare with instead of dist/.")
 @click.option("--waves", nargs=2, default=None, metavar="FROM TO", help="Diff two waves instead.")
+@platform_option
 @guarded
 def diff(
-    stack: str | None, overlays: tuple[str, ...], out: str | None, waves: tuple[str, str] | None
+    stack: str | None,
+    overlays: tuple[str, ...],
+    out: str | None,
+    waves: tuple[str, str] | None,
+    platform: str | None,
 ) -> None:
     """Show, as a unified diff, what synth would change, or what really changes between two waves.
 
@@ -368,7 +400,7 @@ def diff(
     """
     from gpuplatform.commands.diff import diff_against_disk, loaded_wave_diffs
 
-    loaded = load_selected(stack, overlays)
+    loaded = load_platforms(stack, overlays, platform)
     if waves is None:
         text = diff_against_disk(loaded, Path(out) if out else DIST_DIR)
     else:
@@ -395,6 +427,7 @@ def diff(
     metavar="CODE",
     help="Override an error-level rule (as synth records it).",
 )
+@platform_option
 @guarded
 def check(
     stack: str,
@@ -403,12 +436,13 @@ def check(
     snapshot: str | None,
     fmt: str,
     allow: tuple[str, ...],
+    platform: str | None,
 ) -> None:
     """Check selectors against modelled pools and inventory, run every safety rule and include the
     simulation of every transition plan accepts (GP290) and the capacity verdicts."""
     from gpuplatform.commands.check import check_platforms, check_table
 
-    reports = check_platforms(load_selected(stack, overlays), inventory, snapshot, allow)
+    reports = check_platforms(load_platforms(stack, overlays, platform), inventory, snapshot, allow)
     uncompilable = {(p.file, p.loc): p for r in reports for p in sorted(r.problems) if p.code == "GP310"}
     if uncompilable:
         raise InputError(sorted(uncompilable.values()))  # unusable input, as synth and plan say
@@ -416,9 +450,11 @@ def check(
         click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
     else:
         click.echo("\n\n".join(check_table(r) for r in reports))
-        problems = sorted({p for r in reports for p in r.problems})
-        if problems:
-            click.echo(format_problems(problems), err=True)
+        for r in reports:  # each platform's findings under its name: an overlay's are its own
+            if r.problems:
+                header = f"platform {r.platform}:\n" if len(reports) > 1 else ""
+                click.echo(header + format_problems(r.problems), err=True)
+        problems = [p for r in reports for p in set(r.problems)]
         errors = sum(p.severity == "error" for p in problems)
         click.echo(f"{errors} error(s), {len(problems) - errors} warning(s)", err=True)
     if any(r.errors for r in reports):

@@ -19,6 +19,9 @@ __all__ = [
     "ARGOCD_MINIMUM",
     "CHART_BRIDGE_SINCE",
     "CHART_DEVICE_CLASSES",
+    "DCGM_EXPORTER_DRA_ENV",
+    "DCGM_EXPORTER_DRA_RULES",
+    "DCGM_EXPORTER_SERVICE_ACCOUNT",
     "DRA_DRIVER_BASELINE",
     "DRA_DRIVER_DEFAULT",
     "DRA_DRIVER_FEATURE_GATES",
@@ -32,6 +35,7 @@ __all__ = [
     "GPU_OPERATOR_BASELINE",
     "GPU_OPERATOR_DEFAULT",
     "GPU_OPERATOR_DRIVER_MANAGER",
+    "GPU_OPERATOR_EXPORTER_DRA_SINCE",
     "GPU_OPERATOR_GPUCLUSTER_SINCE",
     "KUBELET_DRA_EXTENDED_ADMISSION_FIX",
     "KUBERNETES_MINIMUM",
@@ -205,6 +209,29 @@ NVIDIA_DRIVER_MINIMUM = parse_release("580.0.0")
 #: The release the walkthrough pins: the 26.3 line documents the DRA-next-to-operator procedure, and
 #: 26.3.1 is the 26.3 release whose chart the tests render (shared/reference/charts/gpu-operator-v26.3.1).
 GPU_OPERATOR_DEFAULT = "26.3.1"
+
+#: DCGM exporter attributes a GPU to a pod through the kubelet pod-resources socket, which names
+#: device-plugin GPUs by UUID but DRA devices by (pool, device); only in DRA mode does it start a
+#: ResourceSlice informer that maps them back to a UUID (NVIDIA/dcgm-exporter 4.5.1-4.8.0, the
+#: image GPU Operator 26.3.1 pins: `pkg/cmd/app.go` flag `kubernetes-enable-dra`, env
+#: KUBERNETES_ENABLE_DRA, default false; `internal/pkg/transformation/kubernetes.go` and `dra.go`:
+#: `Resource().V1beta1().ResourceSlices()` informer). GPU Operator 26.3.x neither sets it nor grants
+#: the read (v26.3.1 `assets/state-dcgm-exporter/0200_role.yaml`: a namespaced Role on configmaps and
+#: pods; `controllers/object_controls.go` passes `dcgmExporter.env` to the container); 26.7.0 sets
+#: both itself (NVIDIA/gpu-operator#2697, #2706).
+DCGM_EXPORTER_DRA_ENV = "KUBERNETES_ENABLE_DRA"
+#: The first GPU Operator release that sets DCGM_EXPORTER_DRA_ENV and the ResourceSlice read itself.
+GPU_OPERATOR_EXPORTER_DRA_SINCE = parse_release("26.7.0")
+#: The exporter's ServiceAccount in the operator's namespace (v26.3.1
+#: `assets/state-dcgm-exporter/0100_service_account.yaml`).
+DCGM_EXPORTER_SERVICE_ACCOUNT = "nvidia-dcgm-exporter"
+#: The read the DRA mode needs, and nothing more: ResourceSlices only. Claims are not read — claim
+#: attribution comes from the pod-resources socket (NVIDIA/gpu-operator#2697; dcgm-exporter
+#: `deployment/templates/clusterrole.yaml` at 4.5.1-4.8.0 grants pods and resourceslices, and the
+#: operator's Role already grants pods).
+DCGM_EXPORTER_DRA_RULES: tuple[dict[str, tuple[str, ...]], ...] = (
+    {"apiGroups": ("resource.k8s.io",), "resources": ("resourceslices",), "verbs": ("get", "list", "watch")},
+)
 #: The NVIDIA driver the walkthrough runs. Rendered as `driver.version`: the chart's own default
 #: (580.126.20 in v26.3.1) would otherwise replace the running driver on every GPU node.
 NVIDIA_DRIVER_DEFAULT = "580.126.09"

@@ -58,7 +58,9 @@ def capacity_verdicts(
 
 
 def capacity_problems(loaded: LoadedPlatform) -> list[Problem]:
-    """GP280/GP281 for every wave of a loaded platform, located at the wave.
+    """GP280/GP281/GP282 for every wave of a loaded platform, located at the wave in the file that
+    wrote it (an overlay's waves in the overlay), the hint naming the platform; `check` and
+    `synth` both print these.
 
     A fleet the catalog cannot model has no capacity answer (`check` reports it as GP301).
     """
@@ -68,35 +70,37 @@ def capacity_problems(loaded: LoadedPlatform) -> list[Problem]:
         verdicts = capacity_verdicts(plan, file=loaded.source)
     except InputError:
         return []
+    command = " ".join(
+        ["gpuplatform capacity", loaded.source, *(f"--overlay {o}" for o in loaded.overlays)]
+        + ([f"--platform {loaded.platform.name}"] if loaded.overlays else [])
+    )
     problems = []
     for name, result in verdicts.items():
-        loc = f"spec.waves[{index[name]}]"
+        file, loc = loaded.locate(f"spec.waves[{index[name]}]")
         if not result.fits:
             problems.append(
                 Problem(
-                    loaded.source,
+                    file,
                     loc,
                     "GP280",
                     f"wave {name!r} {result.verdict}",
                     "warning",
-                    hint=f"gpuplatform capacity {loaded.source} --wave {name}",
+                    f"{command} --wave {name}",
                 )
             )
         elif result.depends:
             problems.append(
                 Problem(
-                    loaded.source,
+                    file,
                     loc,
                     "GP282",
                     f"wave {name!r} {result.verdict}",
                     "warning",
-                    hint=f"gpuplatform capacity {loaded.source} --wave {name}",
+                    f"{command} --wave {name}",
                 )
             )
         elif result.tight:
-            problems.append(
-                Problem(loaded.source, loc, "GP281", f"wave {name!r} is tight: {_use(result)}", "info")
-            )
+            problems.append(Problem(file, loc, "GP281", f"wave {name!r} is tight: {_use(result)}", "info"))
     return problems
 
 

@@ -22,7 +22,14 @@ from typing import Any
 import yaml
 
 from gpuplatform.kube.nodes import Node, Toleration, node_selector_matches
-from gpuplatform.versions import CHART_BRIDGE_SINCE, dra_driver_at_least, driver_manager_of, parse_release
+from gpuplatform.versions import (
+    CHART_BRIDGE_SINCE,
+    DCGM_EXPORTER_DRA_ENV,
+    GPU_OPERATOR_EXPORTER_DRA_SINCE,
+    dra_driver_at_least,
+    driver_manager_of,
+    parse_release,
+)
 
 __all__ = [
     "DraDriverOutput",
@@ -286,6 +293,10 @@ class OperatorOutput:
     mig_strategy: str = "single"
     """`mig.strategy` (chart default `single`): the device plugin's MIG_STRATEGY (object_controls.go
     `applyMIGConfiguration`)."""
+    exporter_dra: bool = False
+    """DCGM exporter runs in DRA mode: `dcgmExporter.env` KUBERNETES_ENABLE_DRA=true, which
+    object_controls.go copies to the container (v26.3.1), or a release that sets it itself
+    (versions.GPU_OPERATOR_EXPORTER_DRA_SINCE)."""
 
 
 def _env(items: Any, name: str) -> str:
@@ -339,4 +350,9 @@ def render_gpu_operator(version: str, values: dict[str, Any]) -> OperatorOutput:
         auto_upgrade=bool((driver.get("upgradePolicy") or {}).get("autoUpgrade")),
         gpu_pod_eviction=_env(manager.get("env"), "ENABLE_GPU_POD_EVICTION").lower() != "false",
         mig_strategy=str((merged.get("mig") or {}).get("strategy") or "single"),
+        exporter_dra=on("dcgmExporter")
+        and (
+            release >= GPU_OPERATOR_EXPORTER_DRA_SINCE
+            or _env((merged.get("dcgmExporter") or {}).get("env"), DCGM_EXPORTER_DRA_ENV).lower() == "true"
+        ),
     )

@@ -335,7 +335,10 @@ def _judged(
     (PolicyRefusal on an error not overridden), every platform's runbook capacity notes and the
     files of `shares` (None when an object is invalid: the whole tree is then serialised again,
     so that the error names every invalid object)."""
+    from gpuplatform.capacity.verdicts import capacity_problems  # in the child only, as `check` does
+
     findings = policy_findings(loaded, overrides, trees, verdicts)
+    findings += [p for lp in loaded for p in capacity_problems(lp)]  # as `check` prints them
     notes = {lp.platform.name: _capacity_notes(lp.platform) for lp in loaded}
     try:
         files = {

@@ -183,3 +183,21 @@ def is_dra_kubelet_plugin_pod(pod: dict[str, Any], namespace: str) -> bool:
         o.get("kind") == "DaemonSet" and str(o.get("name", "")).endswith(DRA_KUBELET_PLUGIN_SUFFIX)
         for o in owners
     )
+
+
+#: DCGM exporter's pods (assets/state-dcgm-exporter/0800_daemonset.yaml, v26.3.1).
+DCGM_EXPORTER_LABEL = ("app", "nvidia-dcgm-exporter")
+
+
+def exporter_in_dra_mode(pod: dict[str, Any], env_name: str) -> bool:
+    """Whether a DCGM exporter pod runs in DRA mode: a container with `env_name=true` or the flag
+    `--kubernetes-enable-dra` (urfave/cli: bare or `=true`; NVIDIA/dcgm-exporter `pkg/cmd/app.go`)."""
+    for container in _list(_mapping(pod.get("spec")).get("containers")):
+        c = _mapping(container)
+        env = {_mapping(e).get("name"): str(_mapping(e).get("value", "")) for e in _list(c.get("env"))}
+        args = [str(a) for a in _list(c.get("args")) + _list(c.get("command"))]
+        if env.get(env_name, "").lower() == "true" or any(
+            a in ("--kubernetes-enable-dra", "--kubernetes-enable-dra=true") for a in args
+        ):
+            return True
+    return False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from gpuplatform.model.base import (
     CleanString,
@@ -16,6 +16,9 @@ from gpuplatform.model.base import (
     SpecModel,
     Token,
 )
+
+DEFAULT_TIER_DEVICES = 8
+"""A tier's device limit when neither `quota.devices` nor `quota.tiers` gives one."""
 
 __all__ = ["ClaimTemplate", "Tenant", "TenantAllowances", "TenantGitOps", "TenantPolicy", "TenantQuota"]
 
@@ -36,16 +39,41 @@ class ClaimTemplate(SpecModel):
 
 
 class TenantQuota(SpecModel):
-    """Closed-world ResourceQuota limits of a tenant namespace."""
+    """The tenant namespace's ResourceQuota, as typed: nothing is rendered that is not written here.
 
-    claims: NonNegativeInt64 = 16
-    """`count/resourceclaims.resource.k8s.io` of the namespace."""
-    claim_templates: NonNegativeInt64 = 8
-    """`count/resourceclaimtemplates.resource.k8s.io` of the namespace."""
-    devices: NonNegativeInt64 = 8
-    """`<class>.deviceclass.resource.k8s.io/devices` for each of the tenant's tiers."""
+    ResourceQuota limits DRA devices per DeviceClass only
+    (`<class>.deviceclass.resource.k8s.io/devices`, kubernetes pkg/quota/v1/evaluator/core/
+    resource_claims.go): a total across several tiers is enforced by per-tier limits that sum to it.
+    """
+
+    devices: NonNegativeInt64 | None = None
+    """Devices the tenant's claims may hold at once, in total across all of its tiers. With one
+    tier, that tier's limit; with several, `tiers` gives the limit of every tier but at most one,
+    which gets the rest (the limits sum to the total). Left out: no total, each tier's limit is
+    its entry in `tiers`, else 8."""
+    tiers: dict[DnsLabel, NonNegativeInt64] = {}
+    """Per-tier limits (`<class>.deviceclass.resource.k8s.io/devices`), parts of `devices` when it is set."""
     gpus: NonNegativeInt64 = 8
-    """`requests.nvidia.com/gpu` where the tenant may use the bridge."""
+    """`requests.nvidia.com/gpu` of the namespace: device-plugin pods and, with `bridge`, bridged
+    ones. Nothing is added unless `legacyWorkloads` says so."""
+    legacy_workloads: bool = False
+    """Add to `requests.nvidia.com/gpu` the GPUs of the namespace's `workloads[]` and replaced NIM
+    services still on the device plugin (with a Deployment's rollout surge), up to the wave after
+    their move; `plan` and `check` (GP268) print what is added and why."""
+    claims: NonNegativeInt64 | None = None
+    """`count/resourceclaims.resource.k8s.io` of the namespace (not limited when left out)."""
+    claim_templates: NonNegativeInt64 | None = None
+    """`count/resourceclaimtemplates.resource.k8s.io` of the namespace (not limited when left out)."""
+
+    def tier_limits(self, tiers: tuple[str, ...]) -> dict[str, int]:
+        """Each tier's device limit: the typed ones, and the rest of `devices` for the one left out."""
+        limits = {t: self.tiers[t] for t in tiers if t in self.tiers}
+        rest = [t for t in tiers if t not in self.tiers]
+        if self.devices is None:
+            return limits | dict.fromkeys(rest, DEFAULT_TIER_DEVICES)
+        if rest:
+            limits[rest[0]] = self.devices - sum(limits.values())
+        return limits
 
 
 class TenantAllowances(SpecModel):
@@ -119,6 +147,27 @@ class Tenant(SpecModel):
     """Closed-world ResourceQuota of the namespace."""
     allow: TenantAllowances = TenantAllowances()
     """What the tenant's admission policy lets claims carry."""
+
+    @model_validator(mode="after")
+    def _quota_sums(self) -> Tenant:
+        q = self.quota
+        if unknown := sorted(set(q.tiers) - set(self.tiers)):
+            raise ValueError(f"quota.tiers names {', '.join(unknown)}, not among the tenant's tiers")
+        if q.devices is None:
+            return self
+        typed = sum(q.tiers.values())
+        rest = [t for t in self.tiers if t not in q.tiers]
+        if len(rest) > 1:
+            raise ValueError(
+                f"quota.devices ({q.devices}) is a total across the tenant's tiers and a ResourceQuota "
+                f"limits devices per DeviceClass only: give quota.tiers limits for all but one of "
+                f"{', '.join(rest)} (they sum to the total; the old per-tier meaning of devices: N is "
+                f"tiers: {{{', '.join(f'{t}: N' for t in self.tiers)}}} without devices)"
+            )
+        if typed > q.devices or (not rest and typed != q.devices):
+            word = "above" if typed > q.devices else "not"
+            raise ValueError(f"quota.tiers sum to {typed}, {word} quota.devices {q.devices} (the total)")
+        return self
 
     @property
     def ns(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from gpuplatform.plan.waves import Plan, WaveState
@@ -68,8 +69,8 @@ def wave_changes(plan: Plan, prev: WaveState | None, cur: WaveState) -> list[str
     return changes
 
 
-def plan_report(plan: Plan) -> dict[str, Any]:
-    """The plan as data (`--format json`)."""
+def plan_report(plan: Plan, quota_notes: Mapping[str, list[str]] | None = None) -> dict[str, Any]:
+    """The plan as data (`--format json`); `quota_notes` by wave name (`render.quota.quota_notes`)."""
     waves = []
     prev: WaveState | None = None
     for state in plan.waves:
@@ -88,6 +89,7 @@ def plan_report(plan: Plan) -> dict[str, Any]:
                 "claimTemplates": _templates(plan, state),
                 "drains": list(state.drains),
                 "changes": wave_changes(plan, prev, state),
+                "quotaNotes": (quota_notes or {}).get(state.name, []),
             }
         )
         prev = state
@@ -107,6 +109,9 @@ def plan_text(report: dict[str, Any]) -> str:
         lines.append(f"  claim templates: {', '.join(w['claimTemplates']) or '-'}")
         if w["drains"]:
             lines.append(f"  drains:          {', '.join(w['drains'])}")
+        if w["quotaNotes"]:
+            lines.append("  quota:")
+            lines += [f"    {n}" for n in w["quotaNotes"]]
         lines.append("  changes:")
         lines += [f"    {c}" for c in w["changes"]] or ["    (none)"]
     return "\n".join(lines)

@@ -16,9 +16,11 @@ from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.render.tolerations import gpu_node_taints, tolerations_for
+from gpuplatform.versions import DCGM_EXPORTER_DRA_ENV
 
 __all__ = [
     "EVICTION_ENV",
+    "EXPORTER_DRA_ENV",
     "dra_driver_chart",
     "dra_driver_values",
     "gpu_operator_chart",
@@ -30,6 +32,9 @@ __all__ = [
 #: The GPU Operator's driver manager evicts the DRA kubelet plugin on driver upgrades (dra-api.md §10;
 #: versions.DRIVER_MANAGER_EVICTION_LABEL_SINCE).
 EVICTION_ENV = {"name": "NODE_LABEL_FOR_GPU_POD_EVICTION", "value": DRA_PLUGIN_LABEL}
+#: DCGM exporter's DRA mode: its metrics name the pods of DRA-allocated GPUs too
+#: (versions.DCGM_EXPORTER_DRA_ENV; the read it needs is `render.dcgm_exporter`).
+EXPORTER_DRA_ENV = {"name": DCGM_EXPORTER_DRA_ENV, "value": "true"}
 _RESOURCE_API = "resource.k8s.io/v1"
 #: NVIDIA/gpu-operator v26.3.1 controllers/object_controls.go `applyCommonDaemonsetConfig`: the
 #: ClusterPolicy's `daemonsets.tolerations` replace the tolerations of every operand DaemonSet.
@@ -83,13 +88,19 @@ def _nest(path: tuple[str, ...], value: Any) -> dict[str, Any]:
 
 def operator_settings(platform: Platform) -> dict[str, Any]:
     """What the running GPU Operator needs in every wave, managed or not: the driver-manager
-    eviction env, and operand and NFD worker tolerations for every taint the spec puts on GPU nodes."""
+    eviction env, DCGM exporter's DRA mode (unless the team's values set it; GP256 then checks it),
+    and operand and NFD worker tolerations for every taint the spec puts on GPU nodes."""
     op = platform.gpu_operator
     chart = gpu_operator_chart(platform)
     ours: dict[str, Any] = merge_values(
         {"driver": {"manager": {"env": [dict(EVICTION_ENV)]}}},
         _nest(OPERAND_TOLERATIONS, _tolerations(op.values, chart, OPERAND_TOLERATIONS, platform)),
     )
+    exporter_env = value_at(op.values, ("dcgmExporter", "env"))
+    team_env = exporter_env if isinstance(exporter_env, list) else []
+    team_set = any(isinstance(e, dict) and e.get("name") == DCGM_EXPORTER_DRA_ENV for e in team_env)
+    if chart.effective(op.values, ("dcgmExporter", "enabled")) is True and not team_set:
+        ours = merge_values(ours, {"dcgmExporter": {"env": [dict(EXPORTER_DRA_ENV)]}})
     if chart.effective(op.values, ("nfd", "enabled")) is True:
         worker = _tolerations(op.values, chart, NFD_WORKER_TOLERATIONS, platform)
         ours = merge_values(ours, _nest(NFD_WORKER_TOLERATIONS, worker))

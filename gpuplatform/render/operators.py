@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from gpuplatform.charts.facts import ChartFacts
 from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.dcgm_exporter import render_exporter_rbac
 from gpuplatform.render.helm_values import (
     dra_driver_chart,
     dra_driver_values,
@@ -355,7 +356,8 @@ def _argocd(plan: Plan, state: WaveState, chart: HelmChart) -> Obj:
 
 
 def render_operators(plan: Plan, state: WaveState) -> list[Obj]:
-    """The releases' Namespaces and each engine's releases.
+    """The releases' Namespaces, DCGM exporter's ResourceSlice read (`dcgm_exporter`) and each
+    engine's releases.
 
     The operator's Namespace (managed release) exists in every wave and is never removed: it
     holds the running operator and its Helm storage. The driver's exists from the wave that
@@ -367,6 +369,7 @@ def render_operators(plan: Plan, state: WaveState) -> list[Obj]:
         objects.append(release_namespace(p.gpu_operator.namespace, state.name, keep=True))
     if state.driver_installed and p.dra_driver.namespace != p.gpu_operator.namespace:
         objects.append(release_namespace(p.dra_driver.namespace, state.name, keep=False))
+    objects += render_exporter_rbac(plan, state)
     for chart in helm_charts(plan, state):
         if "flux" in p.delivery.engines:
             objects += _flux(plan, state, chart)

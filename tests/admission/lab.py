@@ -49,6 +49,7 @@ def lab_spec(**changes: Any) -> dict[str, Any]:
             "groups": ["team-a-ops"],
             "owner": "ml-platform",
             "costCenter": "cc-42",
+            "quota": {"gpus": 0, "legacyWorkloads": True},  # device-plugin GPUs only while they run
             "claimTemplates": [
                 {"name": "one-gpu", "tier": "full"},
                 {

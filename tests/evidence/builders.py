@@ -21,7 +21,12 @@ from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan, WaveState, plan_platform
 from gpuplatform.render.gate_facts import device_classes
-from gpuplatform.render.helm_values import dra_driver_chart, dra_driver_values
+from gpuplatform.render.helm_values import (
+    dra_driver_chart,
+    dra_driver_values,
+    merge_values,
+    operator_settings,
+)
 from gpuplatform.render.nodes import node_labels
 from gpuplatform.render.validation import validation_jobs
 
@@ -232,7 +237,7 @@ def _node_of(platform: Platform, pool: NodePool, name: str, mode: str) -> dict[s
 def _operand_pods(platform: Platform, node_obj: dict[str, Any]) -> list[dict[str, Any]]:
     name = node_obj["metadata"]["name"]
     labels = node_obj["metadata"]["labels"]
-    return [
+    pods = [
         pod(
             f"{o.name}-{name}",
             platform.gpu_operator.namespace,
@@ -243,6 +248,14 @@ def _operand_pods(platform: Platform, node_obj: dict[str, Any]) -> list[dict[str
         for o in enabled_operands(platform.gpu_operator.values)
         if labels.get(o.deploy_label) == "true"
     ]
+    # the operator copies `dcgmExporter.env` of the values it runs with onto the exporter's container
+    # (NVIDIA/gpu-operator v26.3.1 controllers/object_controls.go)
+    values = merge_values(platform.gpu_operator.values, operator_settings(platform))
+    env = (values.get("dcgmExporter") or {}).get("env") or []
+    for p in pods:
+        if p["metadata"]["labels"] == {"app": "nvidia-dcgm-exporter"}:
+            p["spec"]["containers"] = [{"name": "nvidia-dcgm-exporter", "image": "dcgm-exporter", "env": env}]
+    return pods
 
 
 def _uuid(slices: list[dict[str, Any]], device: str) -> str:

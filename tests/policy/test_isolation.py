@@ -16,7 +16,7 @@ from tests.specs import write_spec
 
 
 def test_the_lab_passes_every_isolation_rule(tmp_path: Path) -> None:
-    assert not {c for c in codes(tmp_path, lab_spec()) if c.startswith("GP26")}
+    assert {c for c in codes(tmp_path, lab_spec()) if c.startswith("GP26")} == {"GP268"}  # the info note
 
 
 def test_a_workload_moving_into_an_undeclared_namespace(tmp_path: Path) -> None:
@@ -147,3 +147,28 @@ def test_templates_before_their_tier_is_published(tmp_path: Path) -> None:
     found = {p.loc: p.message for p in findings(tmp_path, doc) if p.code == "GP261"}
     assert set(found) == {"spec.nimServices[0].tier", "spec.tenants[0].claimTemplates[1].tier"}
     assert "before tier 'hopper' is published" in found["spec.nimServices[0].tier"]
+
+
+def test_check_says_what_the_quota_adds_and_what_it_does_not_cover(tmp_path: Path) -> None:
+    # GIVEN team-a opted in: check notes the addition per wave, with the workloads
+    notes = [p.message for p in findings(tmp_path, lab_spec()) if p.code == "GP268"]
+    assert any(
+        "wave 'claims'" in n and "quota.gpus 0 + 12" in n and "Deployment/trainer: 10" in n for n in notes
+    )
+    # WHEN team-a types 4 GPUs without the opt-in: its declared workloads (12) are not covered
+    doc = lab_spec()
+    doc["spec"]["tenants"][0]["quota"] = {"gpus": 4}
+    found = [p for p in findings(tmp_path, doc) if p.code in ("GP267", "GP268")]
+    assert found and {p.code for p in found} == {"GP267"}
+    assert found[0].loc == "spec.tenants[0].quota.gpus" and "raise quota.gpus to 12" in found[0].hint
+    # and with 12 typed, nothing is said
+    doc["spec"]["tenants"][0]["quota"] = {"gpus": 12}
+    assert not {"GP267", "GP268"} & codes(tmp_path, doc)
+
+
+def test_gp264_without_the_opt_in_says_how_to_cover_running_pods(tmp_path: Path) -> None:
+    doc = _db_spec("nim")
+    doc["spec"]["tenants"][0]["quota"] = {"gpus": 2}
+    [error] = _check(tmp_path, doc, _running("db", 1, 3, owner="StatefulSet"))["GP264"]
+    assert "allows 2 nvidia.com/gpu but 3 run there" in error
+    assert "with quota.legacyWorkloads: true, or raise quota.gpus to 3" in error

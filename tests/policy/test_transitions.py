@@ -11,6 +11,7 @@ from gpuplatform.errors import InputError
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.transitions import platform_transitions, transition
 from gpuplatform.plan.waves import Plan, plan_platform
+from tests.policy.helpers import codes, findings
 from tests.specs import minimal_spec, write_spec
 
 
@@ -90,3 +91,73 @@ def test_platform_transitions_refuses_unknown_waves_for_every_platform(tmp_path:
     with pytest.raises(InputError) as caught:
         platform_transitions([loaded], "nope", "also-nope")
     assert [p.file for p in caught.value.problems] == ["--from", "--to"]
+
+
+def test_the_exporter_runs_in_dra_mode_unless_the_team_turns_it_off(tmp_path: Path) -> None:
+    from gpuplatform.render.dcgm_exporter import EXPORTER_ROLE, render_exporter_rbac
+    from gpuplatform.render.helm_values import gpu_operator_values
+    from tests.admission.lab import lab_plan, lab_spec
+
+    # GIVEN the lab (DRA pools from `pilot`): the operator's values carry the DRA mode, no finding
+    plan = lab_plan()
+    env = gpu_operator_values(plan, plan.wave("claims"))["dcgmExporter"]["env"]
+    assert {"name": "KUBERNETES_ENABLE_DRA", "value": "true"} in env
+    assert "GP256" not in codes(tmp_path, lab_spec())
+    # and the read it needs, least privilege: resourceslices get/list/watch for its ServiceAccount
+    role, binding = render_exporter_rbac(plan, plan.wave("base"))
+    assert role["metadata"]["name"] == EXPORTER_ROLE
+    assert role["rules"] == [
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceslices"], "verbs": ["get", "list", "watch"]}
+    ]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "nvidia-dcgm-exporter", "namespace": "gpu-operator"}
+    ]
+    # WHEN the team's values set it to false: kept, and GP256 says what it costs
+    doc = lab_spec()
+    doc["spec"].setdefault("gpuOperator", {})["values"] = {
+        "dcgmExporter": {"env": [{"name": "KUBERNETES_ENABLE_DRA", "value": "false"}]}
+    }
+    [found] = [p for p in findings(tmp_path, doc) if p.code == "GP256"]
+    assert found.loc == "spec.gpuOperator.values.dcgmExporter.env"
+    # WHEN the operator runs no exporter: no RBAC, no finding
+    doc["spec"]["gpuOperator"]["values"] = {"dcgmExporter": {"enabled": False}}
+    assert "GP256" not in codes(tmp_path, doc)
+    (loaded,) = load_stack(write_spec(tmp_path / "off.yaml", doc))
+    off = plan_platform(loaded.platform)
+    assert render_exporter_rbac(off, off.wave("base")) == []
+
+
+def test_check_snapshot_finds_an_exporter_pod_on_a_dra_node_without_dra_mode(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from gpuplatform.cli import main
+    from tests.conftest import REPO
+    from tests.evidence.builders import Cluster
+
+    def gp257(cluster: Cluster, folder: str) -> list[str]:
+        snap = cluster.write(tmp_path / folder)
+        args = ["check", str(REPO / "stacks" / "reference.py"), "--platform", "reference"]
+        result = CliRunner().invoke(main, [*args, "--snapshot", str(snap), "--format", "json"])
+        (report,) = json.loads(result.stdout)
+        return [p["message"] for p in report["problems"] if p["code"] == "GP257"]
+
+    # GIVEN a healthy cluster: its exporter pods carry the env the operator copies from its values
+    cluster = Cluster.healthy()
+    assert not gp257(cluster, "healthy")
+    # WHEN the exporter on a DRA node runs without it (values applied, DaemonSet not rolled)
+    dra_nodes = {
+        p["spec"]["nodeName"]
+        for p in cluster.kinds["pods"] or []
+        if "kubelet-plugin" in p["metadata"]["name"]
+    }
+    [stale] = [
+        p
+        for p in cluster.kinds["pods"] or []
+        if p["metadata"]["labels"] == {"app": "nvidia-dcgm-exporter"} and p["spec"]["nodeName"] in dra_nodes
+    ][:1]
+    stale["spec"]["containers"][0]["env"] = []
+    # THEN check names the pod and its node
+    [message] = gp257(cluster, "stale")
+    assert stale["metadata"]["name"] in message and "without KUBERNETES_ENABLE_DRA=true" in message

@@ -355,3 +355,32 @@ def test_the_older_dra_chart_and_compute_domains_on_read_every_key(helm: Helm, r
         d for d in docs if d["kind"] == "DaemonSet" and d["metadata"]["name"].endswith("-kubelet-plugin")
     ]
     assert plugin["spec"]["updateStrategy"]["rollingUpdate"] == {"maxUnavailable": "25%"}
+
+
+def test_the_exporter_runs_in_dra_mode_as_the_chart_model_predicts(
+    charted: list[tuple[Release, list[dict[str, Any]]]], helm: Helm, rendered: Rendered
+) -> None:
+    from gpuplatform.charts.model import render_gpu_operator
+    from gpuplatform.versions import DCGM_EXPORTER_DRA_ENV
+
+    checked = 0
+    for r, docs in charted:
+        if r.chart != "gpu-operator":
+            continue
+        # the ClusterPolicy the operator reads: `dcgmExporter.env` reaches the exporter's container
+        # (controllers/object_controls.go, v26.3.1)
+        [policy] = [d for d in docs if d["kind"] == "ClusterPolicy"]
+        env = {e["name"]: e["value"] for e in policy["spec"]["dcgmExporter"].get("env") or []}
+        assert env.get(DCGM_EXPORTER_DRA_ENV) == "true", f"{r.platform}/{r.wave.name}"
+        assert render_gpu_operator(r.facts.version, r.values).exporter_dra
+        # the model follows helm when the team turns it off
+        off = copy.deepcopy(r.values)
+        off["dcgmExporter"]["env"] = [{"name": DCGM_EXPORTER_DRA_ENV, "value": "false"}]
+        kube = rendered.plans[r.platform].platform.kubernetes.version
+        out = helm.template(r.folder, off, release=r.release, namespace=r.namespace, kube_version=kube)
+        assert not isinstance(out, str), out
+        [policy] = [d for d in out if d["kind"] == "ClusterPolicy"]
+        assert policy["spec"]["dcgmExporter"]["env"] == off["dcgmExporter"]["env"]
+        assert not render_gpu_operator(r.facts.version, off).exporter_dra
+        checked += 1
+    assert checked

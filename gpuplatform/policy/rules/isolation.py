@@ -206,7 +206,7 @@ def _unplanned(ctx: RuleContext, state: WaveState, namespace: str, used: dict[st
 `{QUOTA_NAME}` limits `requests.nvidia.com/gpu` in a tenant namespace. When the pods running there
 (from the snapshot) ask for more, every restart, rollout or scale of a device-plugin workload is
 refused, and so is a rollback to the legacy path. Declare the workloads in `spec.workloads` (the
-quota covers them until they move), or give the tenant the bridge and `quota.gpus`.
+quota covers them until they move, with `quota.legacyWorkloads`), or raise `quota.gpus`.
 """,
 )
 def active_quota_refuses(ctx: RuleContext) -> Iterator[Finding]:
@@ -218,7 +218,12 @@ def active_quota_refuses(ctx: RuleContext) -> Iterator[Finding]:
             f"({', '.join(f'{w}: {n}' for w, n in sorted(by_workload.items()))})",
             "declare "
             + ", ".join(_unplanned(ctx, state, tenant.ns, by_workload) or ["them"])
-            + " in spec.workloads",
+            + " in spec.workloads"
+            + (
+                ""
+                if tenant.quota.legacy_workloads
+                else f" with quota.legacyWorkloads: true, or raise quota.gpus to {used}"
+            ),
         )
 
 
@@ -243,6 +248,59 @@ def next_quota_refuses(ctx: RuleContext) -> Iterator[Finding]:
             f"there ({', '.join(f'{w}: {n}' for w, n in sorted(by_workload.items()))})",
             "move them before advancing, or declare them in spec.workloads with a later movesIn",
         )
+
+
+def _legacy_needs(ctx: RuleContext) -> Iterator[tuple[int, Any, WaveState, dict[str, int]]]:
+    """(index, tenant, wave, GPUs by workload) wherever declared device-plugin workloads run in an
+    enabled tenant's namespace."""
+    for state in ctx.plan.waves:
+        for i, tenant in enumerate(ctx.platform.tenants):
+            if tenant.name in state.tenants and (needs := legacy_gpus(ctx.plan, state, tenant.ns)):
+                yield i, tenant, state, needs
+
+
+@rule(
+    "GP267",
+    "warning",
+    "declared device-plugin workloads need more nvidia.com/gpu than the tenant's quota.gpus",
+    f"""
+`{QUOTA_NAME}` limits `requests.nvidia.com/gpu` to `quota.gpus`, as typed. When the workloads the
+spec declares in the namespace (`workloads[]`, replaced NIM services; with a Deployment's rollout
+surge) need more before they move, their rollouts and a rollback to the legacy path are refused.
+Raise `quota.gpus`, or set `quota.legacyWorkloads: true` to have their GPUs added until they move.
+""",
+)
+def legacy_need_above_quota(ctx: RuleContext) -> Iterator[Finding]:
+    for i, tenant, state, needs in _legacy_needs(ctx):
+        if not tenant.quota.legacy_workloads and sum(needs.values()) > tenant.quota.gpus:
+            yield Finding(
+                f"spec.tenants[{i}].quota.gpus",
+                f"wave {state.name!r}: {tenant.ns} declares device-plugin workloads needing "
+                f"{sum(needs.values())} nvidia.com/gpu ({', '.join(f'{w}: {n}' for w, n in sorted(needs.items()))})"
+                f" but quota.gpus is {tenant.quota.gpus}",
+                f"raise quota.gpus to {sum(needs.values())} or set quota.legacyWorkloads: true",
+            )
+
+
+@rule(
+    "GP268",
+    "info",
+    "quota.legacyWorkloads adds the GPUs of device-plugin workloads to requests.nvidia.com/gpu",
+    f"""
+With `quota.legacyWorkloads: true`, `{QUOTA_NAME}` allows `quota.gpus` plus the GPUs of the
+namespace's declared device-plugin workloads, in every wave up to the one after their move. This
+note says, per wave, what is added and for which workloads.
+""",
+)
+def legacy_quota_added(ctx: RuleContext) -> Iterator[Finding]:
+    for i, tenant, state, needs in _legacy_needs(ctx):
+        if tenant.quota.legacy_workloads:
+            yield Finding(
+                f"spec.tenants[{i}].quota.legacyWorkloads",
+                f"wave {state.name!r}: requests.nvidia.com/gpu in {tenant.ns} is quota.gpus "
+                f"{tenant.quota.gpus} + {sum(needs.values())} for device-plugin workloads until they move "
+                f"({', '.join(f'{w}: {n}' for w, n in sorted(needs.items()))})",
+            )
 
 
 def _manifest_pods(text: str, kind: str, name: str) -> tuple[int, int] | None:

@@ -12,14 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuplatform.charts.model import render_dra_driver, render_gpu_operator
+from gpuplatform.gates.matchers import DCGM_EXPORTER_LABEL, exporter_in_dra_mode, is_dra_kubelet_plugin_pod
 from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.plan.waves import WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
+from gpuplatform.render.helm_values import merge_values, operator_settings
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL, node_labels, pool_taint, provisioner_labels
 from gpuplatform.simulate.model import untolerated
 from gpuplatform.simulate.operator import NFD_LABEL, PRESENT
 from gpuplatform.simulate.rendered import DRA_CHARTS, OPERATOR_CHARTS, ReleaseSpec
-from gpuplatform.versions import VALIDATOR_BUG_FIXED_IN, parse_release
+from gpuplatform.versions import DCGM_EXPORTER_DRA_ENV, VALIDATOR_BUG_FIXED_IN, parse_release
 
 __all__: list[str] = []
 
@@ -218,4 +220,63 @@ def validator_turned_off(ctx: RuleContext) -> Iterator[Finding]:
                 "needs the runbook's revalidate step"
                 + ("" if needed else f" (GPU Operator {release} has the #2550 fix: nothing needs it)"),
                 "leave operatorValidator unset",
+            )
+
+
+@rule(
+    "GP256",
+    "warning",
+    "DRA pools exist but DCGM exporter is not in DRA mode: GPU metrics of DRA pods carry no pod",
+    f"""
+DCGM exporter attributes GPU metrics to pods through the kubelet's pod-resources socket, which
+names DRA-allocated GPUs by (pool, device); only in DRA mode ({DCGM_EXPORTER_DRA_ENV}=true) does the
+exporter read the node's ResourceSlices to map them to GPUs (NVIDIA/dcgm-exporter 4.5.1-4.8.0
+`pkg/cmd/app.go`, `internal/pkg/transformation/dra.go`). Otherwise dashboards and chargeback lose
+every pod on a DRA node. gpuplatform sets it in the operator's values (or hand-off) unless
+`gpuOperator.values.dcgmExporter.env` sets it; remove that entry or set it to "true".
+""",
+)
+def exporter_not_in_dra_mode(ctx: RuleContext) -> Iterator[Finding]:
+    op = ctx.platform.gpu_operator
+    if not any(s.dra_pools for s in ctx.plan.waves):
+        return
+    out = render_gpu_operator(op.version, merge_values(op.values, operator_settings(ctx.platform)))
+    if "dcgm-exporter" in out.operands and not out.exporter_dra:
+        yield Finding(
+            "spec.gpuOperator.values.dcgmExporter.env",
+            f"DCGM exporter runs without {DCGM_EXPORTER_DRA_ENV}=true while DRA pools exist",
+            f'remove the {DCGM_EXPORTER_DRA_ENV} entry (gpuplatform sets it) or set it to "true"',
+        )
+
+
+@rule(
+    "GP257",
+    "error",
+    "a DCGM exporter pod on a DRA node runs without DRA mode (check --snapshot)",
+    f"""
+Evidence for GP256: in the snapshot, every DCGM exporter pod (`app=nvidia-dcgm-exporter`) on a node
+where the DRA kubelet plugin runs must run with {DCGM_EXPORTER_DRA_ENV}=true (or
+`--kubernetes-enable-dra`). One that does not drops the pod labels of every GPU its node allocates
+through DRA: roll the exporter DaemonSet after the operator's values change.
+""",
+)
+def exporter_pod_not_in_dra_mode(ctx: RuleContext) -> Iterator[Finding]:
+    if ctx.snapshot is None:
+        return
+    pods = ctx.snapshot.items("pods") or []
+    namespace = ctx.platform.dra_driver.namespace
+    dra_nodes = {
+        (p.get("spec") or {}).get("nodeName") for p in pods if is_dra_kubelet_plugin_pod(p, namespace)
+    }
+    key, value = DCGM_EXPORTER_LABEL
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        node = (pod.get("spec") or {}).get("nodeName")
+        exporter = (meta.get("labels") or {}).get(key) == value and node in dra_nodes
+        if exporter and not exporter_in_dra_mode(pod, DCGM_EXPORTER_DRA_ENV):
+            yield Finding(
+                "spec.gpuOperator",
+                f"pod {meta.get('namespace')}/{meta.get('name')} on DRA node {node} runs DCGM exporter "
+                f"without {DCGM_EXPORTER_DRA_ENV}=true",
+                "apply the operator's values (or hand-off) that set it, then let the DaemonSet roll",
             )
