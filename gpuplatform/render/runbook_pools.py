@@ -125,19 +125,22 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
     assert pool.provisioner is not None
     kind, name, state, mode = pool.provisioner.kind, pool.provisioner.name, b, b.pool_modes[pool.name]
     handoff = _handoff_file(plan, state, "NodePoolHandoff", pool.name)
-    spec_labels = _handoff_spec(plan, state, pool)["labels"]
-    assert isinstance(spec_labels, dict)
+    spec = _handoff_spec(plan, state, pool)
+    spec_labels, removed = spec["labels"], spec["removeLabels"]
+    assert isinstance(spec_labels, dict) and isinstance(removed, list)
     labels = ", ".join(f"`{k}={v}`" for k, v in spec_labels.items())
+    lose = "".join(f", lose the label `{k}`" for k in removed)
     verb = (
-        f"carry {labels} and the taint `{_taint(plan, pool)}`"
+        f"carry {labels}{lose} and the taint `{_taint(plan, pool)}`"
         if mode == "dra"
-        else f"carry {labels} and lose the taint `{_taint(plan, pool)}`"
+        else f"carry {labels}{lose} and lose the taint `{_taint(plan, pool)}`"
     )
     if kind != "karpenter":
         return [
             Action(
                 f"Hand-off `{handoff}`: the owner of {kind} `{name}` changes its node labels and taints with their own "
-                f"tooling so that its nodes {verb}; nodes that do not take them in place are replaced by the group's "
+                f"tooling so that its nodes {verb} (the group's other labels and taints stay as they are: a label "
+                "left behind would start the allocator of another wave on every node the group creates); nodes that do not take them in place are replaced by the group's "
                 "rolling update. Check every node of the group:",
                 (
                     f"kubectl get nodes {_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
