@@ -15,6 +15,7 @@ from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.steps import Step
 from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.cloud_commands import CLOUD_VARIABLES, node_group_update
 from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.meta import file_name
 from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
@@ -135,6 +136,8 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
         if mode == "dra"
         else f"carry {labels}{lose} and lose the taint `{_taint(plan, pool)}`"
     )
+    if kind == "node-group" and pool.provisioner.cloud is not None:
+        return [_cloud_update(plan, state, pool, handoff, verb)]
     if kind != "karpenter":
         return [
             Action(
@@ -174,6 +177,39 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
             ),
         ),
     ]
+
+
+def _cloud_update(plan: Plan, state: WaveState, pool: NodePool, handoff: str, verb: str) -> Action:
+    """The cloud's command that gives a node group the hand-off (`render/cloud_commands.py`)."""
+    assert pool.provisioner is not None and pool.provisioner.cloud is not None
+    cloud, spec = pool.provisioner.cloud, _handoff_spec(plan, state, pool)
+    commands = node_group_update(
+        cloud,
+        pool.provisioner.name,
+        spec["labels"],  # type: ignore[arg-type]
+        spec["removeLabels"],  # type: ignore[arg-type]
+        spec["taints"],  # type: ignore[arg-type]
+        spec["removeTaints"],  # type: ignore[arg-type]
+    )
+    if cloud == "gke" and state.pool_modes[pool.name] == "dra":
+        commands = (*commands[:2], commands[3], commands[2])
+    variables = ", ".join(f"`{v}`" for v in CLOUD_VARIABLES[cloud])
+    merge = (
+        "EKS adds, updates and removes by key"
+        if cloud == "eks"
+        else "the command replaces the group's whole label set and taint list, so both are read from the live group "
+        "first and only the hand-off's keys change"
+    )
+    return Action(
+        f"Hand-off `{handoff}` ({cloud.upper()} node group `{pool.provisioner.name}`): its nodes must {verb}. Set "
+        f"{variables}, then change the group's configuration ({merge}; the taint goes on before the DRA labels and "
+        "comes off after the legacy ones). New nodes of the group get it; nodes that do not take it in place are "
+        "replaced by the group's rolling update. Check every node of the group:",
+        (
+            *commands,
+            f"kubectl get nodes {_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
+        ),
+    )
 
 
 def _unfindable(pool: NodePool) -> Action:
