@@ -158,8 +158,11 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
     return [
         Action(
             f"Hand-off `{patch}` (Karpenter NodePool `{name}`, a JSON merge patch of its template labels): its "
-            f"template must {verb}. The taint list is a whole-list field the pool's owner shares, so the taint is a "
-            "JSON patch built from the live list, which keeps the other taints. The more restrictive change goes "
+            f"template must {verb}. What each replaces: the merge patch changes only the template labels it names "
+            "(`null` removes one) and keeps the owner's others; `spec.template.spec.taints` is an atomic list a "
+            "merge patch would replace whole, so the taint is a JSON patch that replaces the list with the live one, "
+            "the pool's taint added or removed by key and effect: the owner's other taints stay. The more "
+            "restrictive change goes "
             "first (the taint before the DRA labels, the legacy labels before the taint goes), so a node replaced "
             "between the two never runs both allocators without the taint. If the NodePool lives in Git, commit the "
             "change there; otherwise:",
