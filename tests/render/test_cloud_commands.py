@@ -210,3 +210,22 @@ def test_eks_uses_its_effect_names_and_removes_labels_by_key() -> None:
     )
     assert '"removeLabels":["nvidia.com/dra-kubelet-plugin"]' in command
     assert '"removeTaints":[{"effect":"NO_SCHEDULE","key":"m","value":"dra"}]' in command
+
+
+def test_a_node_group_is_cordoned_and_drained_by_its_selector_before_its_labels_change() -> None:
+    # GKE, EKS and AKS change a group's node labels in place: a device-plugin pod left running would
+    # share its GPU with the DRA driver the new labels start
+    plan = _plan("gke")
+    base, pilot = plan.wave("base"), plan.wave("pilot")
+    steps = transition_steps(plan, base, pilot)
+    actions = [s.action for s in steps if "new" in s.pools and s.kind == "manual"]
+    assert actions[:3] == ["cordon", "drain-gpu-pods", "apply-handoff"]
+    [drain] = [s for s in steps if s.action == "drain-gpu-pods"]
+    commands = [c for a in pool_actions(plan, base, pilot, drain) for c in a.commands]
+    assert (
+        "kubectl drain -l cloud.google.com/gke-nodepool=h100 --ignore-daemonsets --delete-emptydir-data"
+        in commands
+    )
+    assert "uncordon" in [s.action for s in steps if "new" in s.pools]
+    back = [s.action for s in transition_steps(plan, pilot, base) if "new" in s.pools and s.kind == "manual"]
+    assert back[0] == "cordon" and "uncordon" in back
