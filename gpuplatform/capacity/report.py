@@ -140,6 +140,17 @@ class WaveCapacity:
     moments: list[MomentCapacity] = field(default_factory=list)
     notes: tuple[str, ...] = ()
     """What the fleet's numbers rest on (from the snapshot)."""
+    snapshot: bool = False
+    """Whether the demand includes a snapshot's running pods (else only the declared workloads)."""
+
+    @property
+    def counted(self) -> str:
+        """What the demand counts: without a snapshot, the tenants' running GPU pods are not in it."""
+        if self.snapshot:
+            return "the declared workloads and the snapshot's running GPU pods"
+        return (
+            "only the declared workloads, not the tenants' running GPU pods (give --snapshot to count them)"
+        )
 
     @property
     def fits(self) -> bool:
@@ -180,6 +191,7 @@ class WaveCapacity:
             "tight": self.tight,
             "verdict": self.verdict,
             "peakDemand": self.peak,
+            "counted": self.counted,
             "notes": list(self.notes),
             "moments": [m.as_dict() for m in self.moments],
         }
@@ -286,7 +298,7 @@ def capacity_text(results: list[WaveCapacity]) -> str:
         lines.append(f"platform {platform}")
         lines += [f"  note: {note}" for note in found[0].notes]
         for r in found:
-            lines.append(f"  wave {r.wave}: {r.verdict} (peak demand {r.peak})")
+            lines.append(f"  wave {r.wave}: {r.verdict} (peak demand {r.peak}); counted {r.counted}")
             for m in r.moments:
                 lines += _moment_lines(m)
     return "\n".join(lines)

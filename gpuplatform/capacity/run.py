@@ -65,7 +65,8 @@ def stack_capacity(
             message = f"platform {platform.name!r} has no wave {wave!r} (waves: {', '.join(names)})"
             raise InputError.single("--wave", "", message)
         chosen = None if all_waves else [wave or platform.active_wave]
-        out += plan_capacity(plan, chosen, str(lp.source), extra, fleet)
+        results = plan_capacity(plan, chosen, str(lp.source), extra, fleet)
+        out += [replace(r, snapshot=read is not None) for r in results]
     return out
 
 

@@ -56,6 +56,15 @@ def _static(plan: Plan, pools: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(p for p in pools if plan.pools[p].provisioner is None)
 
 
+def _drained_by_hand(plan: Plan, pools: tuple[str, ...]) -> tuple[str, ...]:
+    """Pools whose nodes an operator cordons and drains: static pools, and node groups and Cluster API
+    pools, whose new labels reach running nodes in place (GKE, EKS and AKS update a group's node labels
+    and taints without replacing the nodes). Karpenter replaces drifted nodes and drains them itself."""
+    return tuple(
+        p for p in pools if (owner := plan.pools[p].provisioner) is None or owner.kind != "karpenter"
+    )
+
+
 def _provisioned(plan: Plan, pools: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(p for p in pools if plan.pools[p].provisioner is not None)
 
@@ -63,9 +72,9 @@ def _provisioned(plan: Plan, pools: tuple[str, ...]) -> tuple[str, ...]:
 def _before(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) -> list[Step]:
     steps: list[Step] = []
     gone = tuple(t for t in a.tenants if t not in b.tenants)
-    if static_back := _static(plan, back):
+    if drained_back := _drained_by_hand(plan, back):
         steps.append(
-            Step("manual", "cordon", "cordon the nodes that go back to the device plugin", static_back)
+            Step("manual", "cordon", "cordon the nodes that go back to the device plugin", drained_back)
         )
     if gone or back:
         steps.append(
@@ -78,14 +87,17 @@ def _before(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools)
             )
         )
     if pools := _static(plan, forward):
-        steps += [
+        steps.append(
             Step(
                 "manual",
                 "taint",
                 "taint the nodes that move to DRA (hand-off to their provisioner's owner)",
                 pools,
-            ),
-            Step("manual", "cordon", "cordon them", pools),
+            )
+        )
+    if pools := _drained_by_hand(plan, forward):
+        steps += [
+            Step("manual", "cordon", "cordon the nodes that move to DRA", pools),
             Step(
                 "manual",
                 "drain-gpu-pods",
@@ -176,7 +188,7 @@ def _after(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) 
                 after="00-operators",
             )
         )
-    if static_forward := _static(plan, forward):
+    if static_forward := _drained_by_hand(plan, forward):
         steps.append(
             Step(
                 "manual",
@@ -197,8 +209,13 @@ def _after(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) 
                 pools,
                 after="10-nodes",
             ),
-            Step("manual", "uncordon", "uncordon them", pools, after="10-nodes"),
         ]
+    if pools := _drained_by_hand(plan, back):
+        steps.append(
+            Step(
+                "manual", "uncordon", "uncordon the nodes back on the device plugin", pools, after="10-nodes"
+            )
+        )
     if set(b.workloads) - set(a.workloads):
         steps.append(
             Step(

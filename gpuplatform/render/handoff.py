@@ -14,7 +14,13 @@ from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, order_keys
 from gpuplatform.render.nodes import node_labels, pool_taint, provisioner_labels
 
-__all__ = ["HANDOFF_API", "converted_file", "karpenter_labels_patch", "render_pool_handoffs"]
+__all__ = [
+    "HANDOFF_API",
+    "converted_file",
+    "handoff_labels",
+    "karpenter_labels_patch",
+    "render_pool_handoffs",
+]
 
 HANDOFF_API = "gpuplatform.dev/v1alpha1"
 
@@ -26,6 +32,22 @@ def converted_file(item: Workload | NimService) -> str:
     return PurePosixPath(item.manifest or "").name
 
 
+def handoff_labels(plan: Plan, state: WaveState, pool: NodePool) -> dict[str, str]:
+    """The labels the pool's nodes carry in `state`: GitOps's (static) or the provisioner template's."""
+    mode = state.pool_modes[pool.name]
+    if pool.provisioner is None:
+        return node_labels(plan.platform, pool, mode, state.device_plugin_enabled)
+    return provisioner_labels(plan.platform, pool, mode, state.device_plugin_enabled)
+
+
+def _other_wave_labels(plan: Plan, state: WaveState, pool: NodePool) -> list[str]:
+    """Labels the pool carries in another wave and not in `state`: the hand-off removes them, so it
+    reaches `state` from any wave (a rollback undoes its forward hand-off, never only sets the mode)."""
+    here = handoff_labels(plan, state, pool)
+    keys = {key for other in plan.waves for key in handoff_labels(plan, other, pool)}
+    return sorted(keys - set(here))
+
+
 def karpenter_labels_patch(plan: Plan, state: WaveState, pool: NodePool) -> Obj:
     """A JSON merge patch (RFC 7386) of the pool's Karpenter NodePool: the template labels of this
     wave, and `null` for every label the pool carries in another wave and not in this one, so it
@@ -34,13 +56,8 @@ def karpenter_labels_patch(plan: Plan, state: WaveState, pool: NodePool) -> Obj:
     Taints are a whole-list field the NodePool's owner shares: a merge patch would replace the list,
     so the taint is a JSON patch the runbook builds from the live list (`runbook_pools.py`)."""
     assert pool.provisioner is not None
-    p = plan.platform
-    labels: dict[str, str | None] = dict(
-        provisioner_labels(p, pool, state.pool_modes[pool.name], state.device_plugin_enabled)
-    )
-    for other in plan.waves:
-        for key in provisioner_labels(p, pool, other.pool_modes[pool.name], other.device_plugin_enabled):
-            labels.setdefault(key, None)
+    labels: dict[str, str | None] = dict(handoff_labels(plan, state, pool))
+    labels.update(dict.fromkeys(_other_wave_labels(plan, state, pool)))
     return order_keys(
         {
             "apiVersion": "karpenter.sh/v1",
@@ -52,15 +69,13 @@ def karpenter_labels_patch(plan: Plan, state: WaveState, pool: NodePool) -> Obj:
 
 
 def render_pool_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
-    """Per pool: the labels and the complete taint list its nodes must carry in this wave, and
-    whether they must be empty of GPU workloads (a drain wave, before the next wave moves them)."""
+    """Per pool: the labels its nodes must carry in this wave and those of other waves they must
+    lose (`removeLabels`), the taint they carry or lose, and whether they must be empty of GPU
+    workloads (a drain wave, before the next wave moves them). Applying any wave's hand-off after
+    another's gives the same labels and taints, so every rollback undoes its forward hand-off."""
     objects: list[Obj] = []
     for pool in plan.platform.node_pools:
         mode = state.pool_modes[pool.name]
-        if pool.provisioner is None:
-            labels = node_labels(plan.platform, pool, mode, state.device_plugin_enabled)
-        else:
-            labels = provisioner_labels(plan.platform, pool, mode, state.device_plugin_enabled)
         taints = [pool_taint(plan.platform, pool)] if mode == "dra" else []
         owner = {"kind": "static", "name": pool.name}
         if pool.provisioner is not None:
@@ -77,7 +92,8 @@ def render_pool_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
                         "drain": pool.name in state.drains,
                         "provisioner": owner,
                         "nodes": list(pool.nodes),
-                        "labels": labels,
+                        "labels": handoff_labels(plan, state, pool),
+                        "removeLabels": _other_wave_labels(plan, state, pool),
                         "taints": taints,
                         "removeTaints": [] if mode == "dra" else [pool_taint(plan.platform, pool)],
                     },

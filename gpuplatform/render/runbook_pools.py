@@ -16,6 +16,7 @@ from gpuplatform.gates.programs import prelude_for
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.steps import Step
 from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.cloud_commands import CLOUD_VARIABLES, node_group_update
 from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.meta import file_name
 from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
@@ -140,19 +141,24 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
     assert pool.provisioner is not None
     kind, name, state, mode = pool.provisioner.kind, pool.provisioner.name, b, b.pool_modes[pool.name]
     handoff = _handoff_file(plan, state, "NodePoolHandoff", pool.name)
-    spec_labels = _handoff_spec(plan, state, pool)["labels"]
-    assert isinstance(spec_labels, dict)
+    spec = _handoff_spec(plan, state, pool)
+    spec_labels, removed = spec["labels"], spec["removeLabels"]
+    assert isinstance(spec_labels, dict) and isinstance(removed, list)
     labels = ", ".join(f"`{k}={v}`" for k, v in spec_labels.items())
+    lose = "".join(f", lose the label `{k}`" for k in removed)
     verb = (
-        f"carry {labels} and the taint `{_taint(plan, pool)}`"
+        f"carry {labels}{lose} and the taint `{_taint(plan, pool)}`"
         if mode == "dra"
-        else f"carry {labels} and lose the taint `{_taint(plan, pool)}`"
+        else f"carry {labels}{lose} and lose the taint `{_taint(plan, pool)}`"
     )
+    if kind == "node-group" and pool.provisioner.cloud is not None:
+        return [_cloud_update(plan, state, pool, handoff, verb)]
     if kind != "karpenter":
         return [
             Action(
                 f"Hand-off `{handoff}`: the owner of {kind} `{name}` changes its node labels and taints with their own "
-                f"tooling so that its nodes {verb}; nodes that do not take them in place are replaced by the group's "
+                f"tooling so that its nodes {verb} (the group's other labels and taints stay as they are: a label "
+                "left behind would start the allocator of another wave on every node the group creates); nodes that do not take them in place are replaced by the group's "
                 "rolling update. Check every node of the group:",
                 (
                     f"kubectl get nodes {_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
@@ -167,8 +173,11 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
     return [
         Action(
             f"Hand-off `{patch}` (Karpenter NodePool `{name}`, a JSON merge patch of its template labels): its "
-            f"template must {verb}. The taint list is a whole-list field the pool's owner shares, so the taint is a "
-            "JSON patch built from the live list, which keeps the other taints. The more restrictive change goes "
+            f"template must {verb}. What each replaces: the merge patch changes only the template labels it names "
+            "(`null` removes one) and keeps the owner's others; `spec.template.spec.taints` is an atomic list a "
+            "merge patch would replace whole, so the taint is a JSON patch that replaces the list with the live one, "
+            "the pool's taint added or removed by key and effect: the owner's other taints stay. The more "
+            "restrictive change goes "
             "first (the taint before the DRA labels, the legacy labels before the taint goes), so a node replaced "
             "between the two never runs both allocators without the taint. If the NodePool lives in Git, commit the "
             "change there; otherwise:",
@@ -186,6 +195,39 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
             ),
         ),
     ]
+
+
+def _cloud_update(plan: Plan, state: WaveState, pool: NodePool, handoff: str, verb: str) -> Action:
+    """The cloud's command that gives a node group the hand-off (`render/cloud_commands.py`)."""
+    assert pool.provisioner is not None and pool.provisioner.cloud is not None
+    cloud, spec = pool.provisioner.cloud, _handoff_spec(plan, state, pool)
+    commands = node_group_update(
+        cloud,
+        pool.provisioner.name,
+        spec["labels"],  # type: ignore[arg-type]
+        spec["removeLabels"],  # type: ignore[arg-type]
+        spec["taints"],  # type: ignore[arg-type]
+        spec["removeTaints"],  # type: ignore[arg-type]
+    )
+    if cloud == "gke" and state.pool_modes[pool.name] == "dra":
+        commands = (*commands[:2], commands[3], commands[2])
+    variables = ", ".join(f"`{v}`" for v in CLOUD_VARIABLES[cloud])
+    merge = (
+        "EKS adds, updates and removes by key"
+        if cloud == "eks"
+        else "the command replaces the group's whole label set and taint list, so both are read from the live group "
+        "first and only the hand-off's keys change"
+    )
+    return Action(
+        f"Hand-off `{handoff}` ({cloud.upper()} node group `{pool.provisioner.name}`): its nodes must {verb}. Set "
+        f"{variables}, then change the group's configuration ({merge}; the taint goes on before the DRA labels and "
+        "comes off after the legacy ones). New nodes of the group get it; nodes that do not take it in place are "
+        "replaced by the group's rolling update. Check every node of the group:",
+        (
+            *commands,
+            f"kubectl get nodes {_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
+        ),
+    )
 
 
 def _unfindable(pool: NodePool) -> Action:

@@ -98,6 +98,19 @@ def test_a_snapshot_adds_the_register_workloads(tmp_path: Path) -> None:
     first = reference["moments"][-1]["firstMisfit"]
     assert first["workload"].startswith("snapshot workload Pod ml/batch-")
     assert reference["moments"][-1]["demand"]["devicePlugin"] == 3 * 8 + 2
+    assert reference["counted"] == "the declared workloads and the snapshot's running GPU pods"
+
+
+def test_without_a_snapshot_the_verdict_says_it_counted_only_the_declared_workloads() -> None:
+    # a fitting wave too: "fits" must not read as "the running cluster fits"
+    text = run("capacity", NIM_LAB, "--wave", "cutover")
+    assert text.exit_code == 0
+    line = next(x for x in text.stdout.splitlines() if x.startswith("  wave cutover: fits"))
+    assert line.endswith(
+        "counted only the declared workloads, not the tenants' running GPU pods (give --snapshot to count them)"
+    )
+    (cutover,) = json.loads(run("capacity", NIM_LAB, "--wave", "cutover", "--format", "json").stdout)
+    assert cutover["counted"].startswith("only the declared workloads")
 
 
 def test_check_warns_and_plan_prints_the_transition_verdict(tmp_path: Path) -> None:

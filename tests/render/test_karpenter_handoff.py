@@ -184,3 +184,50 @@ def test_the_labels_patch_removes_every_label_of_another_wave(fleet: Plan) -> No
         for doc in render_pool_handoffs(fleet, state):
             if doc["kind"] == "NodePool":
                 assert set(doc["spec"]["template"]["metadata"]["labels"]) == seen
+
+
+def _run_runbook(
+    fleet: Plan, a: WaveState, b: WaveState, live: dict[str, Any], tmp_path: Path
+) -> dict[str, Any]:
+    """The NodePool after the operator runs the `kubectl patch nodepool` commands of `a` to `b`."""
+    handoff_dir = tmp_path / "handoff" / b.dir_name
+    handoff_dir.mkdir(parents=True, exist_ok=True)
+    for doc in render_pool_handoffs(fleet, b):
+        (handoff_dir / file_name(doc)).write_text(yaml.safe_dump(doc))
+    state = tmp_path / "nodepool.json"
+    state.write_text(json.dumps(live))
+    fake = tmp_path / "bin" / "kubectl"
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text(FAKE.format(python=sys.executable, state=str(state)))
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}"}
+    for step in transition_steps(fleet, a, b):
+        if step.action == "apply-handoff":
+            for action in pool_actions(fleet, a, b, step):
+                for command in action.commands:
+                    if "kubectl patch nodepool" in command:
+                        subprocess.run(["dash", "-c", command], env=env, cwd=tmp_path, check=True, timeout=60)
+    result: dict[str, Any] = json.loads(state.read_text())
+    return result
+
+
+def test_the_rollback_patches_give_back_the_nodepool_the_forward_ones_changed(
+    fleet: Plan, tmp_path: Path
+) -> None:
+    pairs = 0
+    for a, b in itertools.pairwise(fleet.waves):
+        for pool in fleet.platform.node_pools:
+            if pool.provisioner is None or pool.provisioner.kind != "karpenter":
+                continue
+            if a.pool_modes[pool.name] == b.pool_modes[pool.name]:
+                continue
+            # GIVEN the owner's NodePool as it is in wave a
+            start = _run_runbook(fleet, b, a, _owner_nodepool(pool.provisioner.name), tmp_path)
+            # WHEN the runbook moves it to wave b, then rolls it back to a
+            there = _run_runbook(fleet, a, b, start, tmp_path)
+            back = _run_runbook(fleet, b, a, there, tmp_path)
+            # THEN the template is the one it had in a: the owner's labels and taints as they were
+            assert there["spec"]["template"] != start["spec"]["template"]
+            assert back["spec"]["template"] == start["spec"]["template"], (a.name, b.name)
+            pairs += 1
+    assert pairs >= 1
