@@ -71,6 +71,9 @@ class Kueue(SpecModel):
     resource: ExtendedResourceName | None = None
     """Logical resource every tier class is mapped to (`deviceClassMappings[].name`), counted in
     devices; default `<domain>/gpu`."""
+    mapped_tiers: tuple[DnsLabel, ...] | None = None
+    """Tiers whose classes the Configuration maps to `resource`; default: every tier the wave serves.
+    A Kueue configured elsewhere lists what its `deviceClassMappings` hold (GP403 checks the rest)."""
     feature_gates: dict[FeatureGateName, bool] = {}
     """The running Kueue's `featureGates` beyond its release's defaults."""
     cluster_queues: tuple[ClusterQueue, ...] = Field(min_length=1)

@@ -50,7 +50,9 @@ def _flavor(platform: Platform, pool: NodePool, state: WaveState) -> Obj:
     if mode == "dra":
         taint = pool_taint(platform, pool)
         spec["tolerations"] = [{"operator": "Equal", **taint}]
-    return k8s_object(KUEUE_API_VERSION, "ResourceFlavor", flavor_name(platform, pool), wave=state.name, spec=spec)
+    return k8s_object(
+        KUEUE_API_VERSION, "ResourceFlavor", flavor_name(platform, pool), wave=state.name, spec=spec
+    )
 
 
 def queue_quotas(platform: Platform, kueue: Kueue, queue: ClusterQueue, state: WaveState) -> dict[str, int]:
@@ -71,7 +73,10 @@ def _cluster_queue(platform: Platform, kueue: Kueue, queue: ClusterQueue, state:
     groups: dict[str, list[Obj]] = {}
     for pool, gpus in queue.quotas.items():
         resource = _resource(platform, kueue, state, pool)
-        flavor = {"name": flavor_name(platform, pools[pool]), "resources": [{"name": resource, "nominalQuota": gpus}]}
+        flavor = {
+            "name": flavor_name(platform, pools[pool]),
+            "resources": [{"name": resource, "nominalQuota": gpus}],
+        }
         groups.setdefault(resource, []).append(flavor)
     namespaces = sorted({t.ns for t in platform.tenants if t.name in queue.tenants})
     spec: Obj = {}
@@ -119,8 +124,14 @@ def kueue_configuration_handoff(plan: Plan, state: WaveState) -> Obj | None:
     kueue = p.kueue
     if kueue is None or not state.tiers:
         return None
+    tiers = [t for t in state.tiers if kueue.mapped_tiers is None or t in kueue.mapped_tiers]
+    if not tiers:
+        return None
     gate, _ = kueue_dra_gate(parse_release(kueue.version))
-    mapping = {"name": kueue.resource_name(p.domain), "deviceClassNames": sorted(p.class_name(t) for t in state.tiers)}
+    mapping = {
+        "name": kueue.resource_name(p.domain),
+        "deviceClassNames": sorted(p.class_name(t) for t in tiers),
+    }
     return order_keys(
         {
             "apiVersion": "gpuplatform.dev/v1alpha1",

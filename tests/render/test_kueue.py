@@ -44,10 +44,19 @@ def test_quota_moves_with_the_pool_and_back(tmp_path: Path) -> None:
 
 def test_dra_flavor_tolerates_the_pool_taint_legacy_does_not(tmp_path: Path) -> None:
     plan = _plan(tmp_path)
-    flavors = {o["metadata"]["name"]: o["spec"] for o in render_kueue(plan, plan.waves[1]) if o["kind"] == "ResourceFlavor"}
+    flavors = {
+        o["metadata"]["name"]: o["spec"]
+        for o in render_kueue(plan, plan.waves[1])
+        if o["kind"] == "ResourceFlavor"
+    }
     assert flavors["h100.fleet.example.com"]["nodeLabels"] == {"gpu-scheduling.fleet.example.com/mode": "dra"}
     assert flavors["h100.fleet.example.com"]["tolerations"] == [
-        {"operator": "Equal", "key": "gpu-scheduling.fleet.example.com/mode", "value": "dra", "effect": "NoSchedule"}
+        {
+            "operator": "Equal",
+            "key": "gpu-scheduling.fleet.example.com/mode",
+            "value": "dra",
+            "effect": "NoSchedule",
+        }
     ]
     assert "tolerations" not in flavors["a100.fleet.example.com"]
 
