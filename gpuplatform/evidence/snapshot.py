@@ -55,6 +55,8 @@ KINDS: dict[str, tuple[str, bool]] = {
     "customresourcedefinitions": ("customresourcedefinitions.apiextensions.k8s.io", False),
     "deployments": ("deployments.apps", True),
     "configmaps": ("configmaps", True),
+    "clusterqueues": ("clusterqueues.kueue.x-k8s.io", False),
+    "workloads": ("workloads.kueue.x-k8s.io", True),
 }
 #: Kinds read selectively (the engines' preflight): only these objects, not every one in the cluster.
 SELECTED: dict[str, tuple[str, ...]] = {

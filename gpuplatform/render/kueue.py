@@ -27,6 +27,7 @@ __all__ = [
     "QUEUE_LABEL",
     "flavor_name",
     "kueue_configuration_handoff",
+    "kueue_facts",
     "queue_quotas",
     "render_kueue",
     "render_kueue_handoffs",
@@ -151,3 +152,24 @@ def render_kueue_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
     """The Configuration hand-off of the wave, if Kueue is declared and the wave serves a tier."""
     handoff = kueue_configuration_handoff(plan, state)
     return [] if handoff is None else [handoff]
+
+
+def kueue_facts(plan: Plan, state: WaveState) -> dict[str, object]:
+    """What the `kueue-admission` evidence judges by: the migrated namespaces (those of a queue with a
+    DRA pool in the wave) and their ClusterQueue, and the GPU resources a flavor must cover."""
+    p = plan.platform
+    kueue = p.kueue
+    if kueue is None:
+        return {"namespaces": {}, "gpuResources": []}
+    tenants = {t.name: t.ns for t in p.tenants}
+    namespaces = {
+        tenants[name]: queue.name
+        for queue in kueue.cluster_queues
+        if any(state.pool_modes[pool] == "dra" for pool in queue.quotas)
+        for name in queue.tenants
+    }
+    return {
+        "namespaces": dict(sorted(namespaces.items())),
+        "gpuResources": [LEGACY_RESOURCE, kueue.resource_name(p.domain)],
+        "resource": kueue.resource_name(p.domain),
+    }
