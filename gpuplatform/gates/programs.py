@@ -500,7 +500,9 @@ PRELUDE = (
 _KUEUE_ADMISSION = r"""
 def gate_kueue_admission:
   . as $in
-  | need($in; ["workloads", "clusterqueues"]) // (
+  | if ($data.kueue.namespaces | length) == 0 then
+      "proof: no namespace admits GPU work through a Kueue queue with a DRA pool in this wave"
+    else need($in; ["workloads", "clusterqueues"]) // (
     ($in.clusterqueues | map({key: .metadata.name, value: .}) | from_entries) as $cqs
     | def held($t): any((.status.conditions // [])[]; .type == $t and .status == "True");
       def asks: [(.spec.podSets // [])[].template.spec
@@ -520,7 +522,8 @@ def gate_kueue_admission:
           | "violation: Workload \($w | nsname) is pending for \(.), which no flavor of ClusterQueue \($cq.metadata.name) covers") ] as $v
     | $v[],
       (if ($v | length) > 0 then empty
-       else "proof: \($wls | length) Kueue workload(s) in migrated namespaces; their ClusterQueues exist, are active and cover every GPU resource asked for" end));
+       else "proof: \($wls | length) Kueue workload(s) in migrated namespaces; their ClusterQueues exist, are active and cover every GPU resource asked for" end))
+    end;
 """
 
 PROGRAMS: dict[str, str] = {

@@ -114,3 +114,8 @@ def test_inactive_or_missing_queue(tmp_path: Path) -> None:
 def test_unread_kinds_are_unknown(tmp_path: Path) -> None:
     result = _judge(tmp_path, "apps", {"workloads": None, "clusterqueues": [_queue(_plan(), "apps")]})
     assert result.status == "unknown"
+
+
+def test_a_wave_before_any_queue_has_a_dra_pool_needs_no_kueue_kinds(tmp_path: Path) -> None:
+    result = _judge(tmp_path, "base", {"workloads": None, "clusterqueues": None})
+    assert result.status == "held"
