@@ -16,7 +16,7 @@ from gpuplatform.render.kueue import LEGACY_RESOURCE, kueue_configuration_handof
 from gpuplatform.simulate.model import Workload
 from gpuplatform.simulate.world import World
 
-__all__ = ["KUEUE_SUSPENDED", "QUEUED_KINDS", "kueue_refusal"]
+__all__ = ["KUEUE_SUSPENDED", "QUEUED_KINDS", "kueue_objects", "kueue_refusal"]
 
 KUEUE_SUSPENDED = "Kueue keeps it suspended"
 """How a refusal by Kueue starts: `workload-disrupted` counts it even for a workload the wave moves."""
@@ -86,3 +86,44 @@ def kueue_refusal(world: World, w: Workload) -> str:
     if w.gpus > free:
         return f"{KUEUE_SUSPENDED}: ClusterQueue {name} has {max(free, 0)} {resource} free, the pod asks for {w.gpus}"
     return ""
+
+
+def kueue_objects(world: World) -> dict[str, list[dict[str, Any]]]:
+    """The applied ClusterQueues (active) and a Kueue Workload per queued spec workload, as a snapshot
+    reads them: admitted once its pod runs, else pending with Kueue's reason."""
+    queues = [
+        {**o, "status": {"conditions": [{"type": "Active", "status": "True", "reason": "Ready"}]}}
+        for k, o in sorted(world.cluster.objects.items())
+        if k.startswith("ClusterQueue//")
+    ]
+    workloads = []
+    for w in world.cluster.workloads:
+        if (
+            world.plan.platform.kueue is None
+            or not _queued(world, w)
+            or _queue_of(world, w.namespace) is None
+        ):
+            continue
+        container: dict[str, Any] = {"name": w.name}
+        spec: dict[str, Any] = {"containers": [container]}
+        if w.kind == "claim":
+            container["resources"] = {"claims": [{"name": "gpu"}]}
+            spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": w.template}]
+        else:
+            container["resources"] = {"requests": {LEGACY_RESOURCE: str(w.gpus)}}
+        admitted = w.phase in ("running", "restarting", "terminating", "stuck-terminating", "done")
+        condition = (
+            {"type": "Admitted", "status": "True", "reason": "Admitted"}
+            if admitted
+            else {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": w.reason}
+        )
+        workloads.append(
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "Workload",
+                "metadata": {"name": f"job-{w.name}", "namespace": w.namespace},
+                "spec": {"podSets": [{"name": "main", "count": 1, "template": {"spec": spec}}]},
+                "status": {"conditions": [condition]},
+            }
+        )
+    return {"clusterqueues": queues, "workloads": workloads}
