@@ -24,6 +24,7 @@ from gpuplatform.versions import KUEUE_API_VERSION, kueue_dra_gate, parse_releas
 
 __all__ = [
     "LEGACY_RESOURCE",
+    "QUEUED_KINDS",
     "QUEUE_LABEL",
     "flavor_name",
     "kueue_configuration_handoff",
@@ -35,6 +36,8 @@ __all__ = [
 
 LEGACY_RESOURCE = "nvidia.com/gpu"
 """What the device plugin advertises and legacy Jobs request."""
+QUEUED_KINDS = ("Job", "CronJob")
+"""Spec workload kinds Kueue's batch/v1 Job integration suspends until admitted (a CronJob's Jobs)."""
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 """The label that submits a Job to a LocalQueue (Kueue's `constants.QueueLabel`)."""
 

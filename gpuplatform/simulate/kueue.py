@@ -12,16 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplatform.render.kueue import LEGACY_RESOURCE, kueue_configuration_handoff
+from gpuplatform.render.kueue import LEGACY_RESOURCE, QUEUED_KINDS, kueue_configuration_handoff
 from gpuplatform.simulate.model import Workload
 from gpuplatform.simulate.world import World
 
-__all__ = ["KUEUE_SUSPENDED", "QUEUED_KINDS", "kueue_objects", "kueue_refusal"]
+__all__ = ["KUEUE_SUSPENDED", "kueue_objects", "kueue_refusal"]
 
 KUEUE_SUSPENDED = "Kueue keeps it suspended"
 """How a refusal by Kueue starts: `workload-disrupted` counts it even for a workload the wave moves."""
-QUEUED_KINDS = ("Job", "CronJob")
-"""Spec workload kinds Kueue's batch/v1 Job integration suspends (a CronJob's Jobs)."""
 
 
 def _queue_of(world: World, namespace: str) -> dict[str, Any] | None:
