@@ -2,14 +2,15 @@
 
 A spec workload of a queued kind (`render.kueue.QUEUED_KINDS`) in a namespace of a ClusterQueue
 asks the queue for `nvidia.com/gpu` until its `movesIn` wave and for the logical resource after; the
-queue admits what the wave's rendered quota on that resource holds (`render.kueue.queue_quotas`).
+queue admits what the wave's rendered quota on that resource holds (`plan.kueue.queue_quotas`).
 What it does not admit stays suspended: the wave does not fit, whatever the nodes could hold.
 """
 
 from __future__ import annotations
 
+from gpuplatform.plan.kueue import LEGACY_RESOURCE, queue_quotas
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.kueue import LEGACY_RESOURCE, QUEUED_KINDS, queue_quotas
+from gpuplatform.render.kueue import QUEUED_KINDS
 
 __all__ = ["kueue_shortfalls"]
 

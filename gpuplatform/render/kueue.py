@@ -17,25 +17,22 @@ from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.model.kueue import ClusterQueue, Kueue
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
+from gpuplatform.plan.kueue import LEGACY_RESOURCE, pool_resource
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object, order_keys
 from gpuplatform.render.nodes import pool_taint
 from gpuplatform.versions import KUEUE_API_VERSION, kueue_dra_gate, parse_release
 
 __all__ = [
-    "LEGACY_RESOURCE",
     "QUEUED_KINDS",
     "QUEUE_LABEL",
     "flavor_name",
     "kueue_configuration_handoff",
     "kueue_facts",
-    "queue_quotas",
     "render_kueue",
     "render_kueue_handoffs",
 ]
 
-LEGACY_RESOURCE = "nvidia.com/gpu"
-"""What the device plugin advertises and legacy Jobs request."""
 QUEUED_KINDS = ("Job", "CronJob")
 """Spec workload kinds Kueue's batch/v1 Job integration suspends until admitted (a CronJob's Jobs)."""
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -59,24 +56,11 @@ def _flavor(platform: Platform, pool: NodePool, state: WaveState) -> Obj:
     )
 
 
-def queue_quotas(platform: Platform, kueue: Kueue, queue: ClusterQueue, state: WaveState) -> dict[str, int]:
-    """The queue's GPUs per resource in `state`: each pool's quota on the resource its allocator serves."""
-    out: dict[str, int] = {}
-    for pool, gpus in queue.quotas.items():
-        resource = _resource(platform, kueue, state, pool)
-        out[resource] = out.get(resource, 0) + gpus
-    return out
-
-
-def _resource(platform: Platform, kueue: Kueue, state: WaveState, pool: str) -> str:
-    return kueue.resource_name(platform.domain) if state.pool_modes[pool] == "dra" else LEGACY_RESOURCE
-
-
 def _cluster_queue(platform: Platform, kueue: Kueue, queue: ClusterQueue, state: WaveState) -> Obj:
     pools = {p.name: p for p in platform.node_pools}
     groups: dict[str, list[Obj]] = {}
     for pool, gpus in queue.quotas.items():
-        resource = _resource(platform, kueue, state, pool)
+        resource = pool_resource(platform, kueue, state, pool)
         flavor = {
             "name": flavor_name(platform, pools[pool]),
             "resources": [{"name": resource, "nominalQuota": gpus}],

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplatform.render.kueue import LEGACY_RESOURCE, QUEUED_KINDS, kueue_configuration_handoff
+from gpuplatform.plan.kueue import LEGACY_RESOURCE
+from gpuplatform.render.kueue import QUEUED_KINDS, kueue_configuration_handoff
 from gpuplatform.simulate.model import Workload
 from gpuplatform.simulate.world import World
 

@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from gpuplatform.load.stacks import load_stack
+from gpuplatform.plan.report import plan_report, plan_text
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.kueue import kueue_configuration_handoff, render_kueue
 from gpuplatform.validate.schemas import own_validator
@@ -84,3 +85,10 @@ def test_configuration_handoff_names_the_gate_of_the_release(tmp_path: Path) -> 
     old_handoff = kueue_configuration_handoff(old, old.waves[3])
     assert old_handoff is not None
     assert old_handoff["spec"]["featureGates"] == {"DynamicResourceAllocation": True}
+
+
+def test_plan_shows_each_queue_total_constant_while_its_quota_moves(tmp_path: Path) -> None:
+    report = plan_report(_plan(tmp_path))
+    totals = {w["wave"]: {q: sum(r.values()) for q, r in w["kueueQuotas"].items()} for w in report["waves"]}
+    assert set(map(str, totals.values())) == {"{'training': 24}"}
+    assert "  kueue training: 24 fleet.example.com/gpu (total 24)" in plan_text(report)

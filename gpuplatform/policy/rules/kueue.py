@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuplatform.model.kueue import ClusterQueue, Kueue
+from gpuplatform.plan.kueue import queue_quotas
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
-from gpuplatform.render.kueue import kueue_configuration_handoff, queue_quotas, render_kueue
+from gpuplatform.render.kueue import kueue_configuration_handoff, render_kueue
 from gpuplatform.versions import (
     KUEUE_DRA_GATE_DEFAULT_ON_SINCE,
     KUEUE_V1BETA2_SINCE,
