@@ -41,6 +41,11 @@ __all__ = [
     "KUBERNETES_MINIMUM",
     "KUBERNETES_PREFERRED",
     "KUBE_FEATURE_GATES",
+    "KUEUE_API_VERSION",
+    "KUEUE_DEFAULT",
+    "KUEUE_DRA_GATE_DEFAULT_ON_SINCE",
+    "KUEUE_DRA_SINCE",
+    "KUEUE_V1BETA2_SINCE",
     "NIM_OPERATOR_MODELLED",
     "NVIDIA_DRIVER_DEFAULT",
     "NVIDIA_DRIVER_MINIMUM",
@@ -57,6 +62,7 @@ __all__ = [
     "kube_gate_default",
     "kube_gate_enabled",
     "kube_gates",
+    "kueue_dra_gate",
     "parse_release",
 ]
 
@@ -380,3 +386,27 @@ FLUX_OCI_CHART_REF_SINCE = parse_release("2.6.0")
 FLUX_RETRY_ON_FAILURE_SINCE = parse_release("2.7.0")
 #: The helm-controller of Flux 2.3.0, the first to serve `helm.toolkit.fluxcd.io/v2`.
 FLUX_HELM_CONTROLLER_MINIMUM = parse_release("1.0.0")
+
+#: Kueue counts DRA devices against ClusterQueue quotas through its Configuration's
+#: `resources.deviceClassMappings` (a logical resource name -> DeviceClass names) from v0.14.0:
+#: kubernetes-sigs/kueue v0.14.0 apis/config/v1beta1/configuration_types.go `DeviceClassMappings`,
+#: pkg/features/kube_features.go `DynamicResourceAllocation` (Alpha, off, since "0.14").
+KUEUE_DRA_SINCE = parse_release("0.14.0")
+#: From v0.18.0 the gate is `KueueDRAIntegration` (Beta, on by default) and `DynamicResourceAllocation`
+#: is deprecated and locked to false (kubernetes-sigs/kueue v0.18.0 pkg/features/kube_features.go).
+KUEUE_DRA_GATE_DEFAULT_ON_SINCE = parse_release("0.18.0")
+#: `kueue.x-k8s.io/v1beta2` (ClusterQueue, ResourceFlavor, LocalQueue) is served from v0.15.0 and is
+#: the storage version in v0.19.0 (config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml:
+#: v1beta1 `storage: false`, v1beta2 `storage: true`).
+KUEUE_V1BETA2_SINCE = parse_release("0.15.0")
+#: The API version of the Kueue objects the tool renders (it requires KUEUE_V1BETA2_SINCE).
+KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
+#: The Kueue release a spec targets unless `kueue.version` says otherwise (the newest read: v0.19.2).
+KUEUE_DEFAULT = "0.19.2"
+
+
+def kueue_dra_gate(version: Release) -> tuple[str, bool]:
+    """The Kueue feature gate that switches DRA quota accounting on at `version`, and its default."""
+    if version >= KUEUE_DRA_GATE_DEFAULT_ON_SINCE:
+        return "KueueDRAIntegration", True
+    return "DynamicResourceAllocation", False

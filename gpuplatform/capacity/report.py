@@ -12,6 +12,7 @@ from typing import Any
 from gpuplatform.capacity.answers import PlacementCache
 from gpuplatform.capacity.demand import Demand
 from gpuplatform.capacity.fleet import Fleet, build_fleet
+from gpuplatform.capacity.kueue import kueue_shortfalls
 from gpuplatform.capacity.moments import (
     Moment,
     moment_bridges,
@@ -151,10 +152,12 @@ class WaveCapacity:
         return (
             "only the declared workloads, not the tenants' running GPU pods (give --snapshot to count them)"
         )
+    kueue: tuple[str, ...] = ()
+    """Queued GPUs the wave's Kueue quotas leave suspended (`capacity/kueue.py`)."""
 
     @property
     def fits(self) -> bool:
-        return all(m.fits for m in self.moments)
+        return not self.kueue and all(m.fits for m in self.moments)
 
     @property
     def depends(self) -> bool:
@@ -173,6 +176,8 @@ class WaveCapacity:
     @property
     def verdict(self) -> str:
         """`fits`, `tight`, `depends on ...` or `does not fit ...`, with the first misfit."""
+        if self.kueue:
+            return f"does not fit: {self.kueue[0]}"
         for m in self.moments:
             if not m.fits:
                 first = m.outcome.failures[0]
@@ -193,6 +198,7 @@ class WaveCapacity:
             "peakDemand": self.peak,
             "counted": self.counted,
             "notes": list(self.notes),
+            "kueue": list(self.kueue),
             "moments": [m.as_dict() for m in self.moments],
         }
 
@@ -210,7 +216,7 @@ def wave_capacity(
     with `source`, of the transition from it instead of from the previous wave. `detail` counts
     the free devices of each tier and says why every misfit does not fit (the report's; a verdict
     needs only the first reason)."""
-    out = WaveCapacity(plan.platform.name, state.name, notes=fleet.notes)
+    out = WaveCapacity(plan.platform.name, state.name, notes=fleet.notes, kueue=kueue_shortfalls(plan, state))
     demands_of = cache.demands(plan)
     if source is None:
         moments = wave_moments(plan, state, demands_of)
@@ -299,6 +305,7 @@ def capacity_text(results: list[WaveCapacity]) -> str:
         lines += [f"  note: {note}" for note in found[0].notes]
         for r in found:
             lines.append(f"  wave {r.wave}: {r.verdict} (peak demand {r.peak}); counted {r.counted}")
+            lines += [f"    {line}" for line in r.kueue]
             for m in r.moments:
                 lines += _moment_lines(m)
     return "\n".join(lines)

@@ -30,6 +30,7 @@ from gpuplatform.model.base import is_dns_label, is_dns_subdomain
 from gpuplatform.output.write import write_file
 
 __all__ = [
+    "ADDON_KINDS",
     "DEFAULT_HELM_RELEASE",
     "KINDS",
     "LOGGED_LABELS",
@@ -55,7 +56,13 @@ KINDS: dict[str, tuple[str, bool]] = {
     "customresourcedefinitions": ("customresourcedefinitions.apiextensions.k8s.io", False),
     "deployments": ("deployments.apps", True),
     "configmaps": ("configmaps", True),
+    "clusterqueues": ("clusterqueues.kueue.x-k8s.io", False),
+    "workloads": ("workloads.kueue.x-k8s.io", True),
 }
+#: Kinds of add-ons a cluster may not run (Kueue): when the API server has no such resource type, the
+#: snapshot records them as read with no object (nothing of the kind exists), not as missing.
+ADDON_KINDS = frozenset({"clusterqueues", "workloads"})
+_NO_TYPE = "the server doesn't have a resource type"
 #: Kinds read selectively (the engines' preflight): only these objects, not every one in the cluster.
 SELECTED: dict[str, tuple[str, ...]] = {
     "customresourcedefinitions": (
@@ -205,7 +212,8 @@ def _read_cluster(
                 items += json.loads(result.stdout or '{"items": []}').get("items", [])
             except json.JSONDecodeError:
                 errors.append("kubectl printed no JSON")
-        if errors:
+        not_installed = kind in ADDON_KINDS and errors and all(_NO_TYPE in e for e in errors)
+        if errors and not not_installed:
             manifest["kinds"][kind] = "missing: " + "; ".join(errors)
             manifest["missing"].append(kind)
             continue
@@ -213,7 +221,7 @@ def _read_cluster(
             out / f"{kind}.json",
             (json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n").encode(),
         )
-        manifest["kinds"][kind] = f"{len(items)} object(s)"
+        manifest["kinds"][kind] = "not installed: 0 object(s)" if not_installed else f"{len(items)} object(s)"
         if kind == "pods":
             logged = _logged_pods(items)
     _capture(

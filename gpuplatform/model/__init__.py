@@ -1,6 +1,7 @@
 """What the user declares: frozen pydantic models, no I/O and no rendering."""
 
 from gpuplatform.model.classes import BridgeClass, ServiceTier, Sharing
+from gpuplatform.model.kueue import ClusterQueue, Kueue
 from gpuplatform.model.nodes import NodePool, Provisioner, Taint
 from gpuplatform.model.platform import (
     Acceptances,
@@ -37,10 +38,12 @@ __all__ = [
     "BridgeClass",
     "CapacitySelector",
     "ClaimTemplate",
+    "ClusterQueue",
     "Delivery",
     "DraDriver",
     "GpuOperator",
     "Kubernetes",
+    "Kueue",
     "Monitoring",
     "NimService",
     "NodePool",

@@ -23,6 +23,7 @@ from gpuplatform.model.base import (
 )
 from gpuplatform.model.classes import BridgeClass, ServiceTier
 from gpuplatform.model.containers import ContainerResources, Digest, ImageReference, ResourceAmounts
+from gpuplatform.model.kueue import Kueue
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.tenants import Tenant, TenantPolicy
 from gpuplatform.model.waves import Wave
@@ -274,6 +275,8 @@ class Platform(SpecModel):
     """Alerts for states that must never last."""
     accept: Acceptances = Acceptances()
     """Risks accepted explicitly (alpha driver features, NIM preview in production)."""
+    kueue: Kueue | None = None
+    """Kueue's GPU ClusterQueues, whose quotas move with the pools (docs/kueue.md); absent: no Kueue."""
 
     @property
     def mode_label_key(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from gpuplatform.model.kueue import kueue_reference_errors
 from gpuplatform.model.platform import Platform
 from gpuplatform.model.waves import STAGES, Wave
 
@@ -138,4 +139,6 @@ def reference_errors(p: Platform) -> list[tuple[Loc, str]]:
                     + known(t.name for t in owner.claim_templates),
                 )
             )
+    if p.kueue is not None:
+        errors += kueue_reference_errors(p.kueue, (pool.name for pool in p.node_pools), tenants)
     return errors + stage_order_errors(p.waves)

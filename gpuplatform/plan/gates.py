@@ -57,12 +57,16 @@ PODS = ("", "pods")
 SLICES = ("resource.k8s.io", "resourceslices")
 CLAIMS = ("resource.k8s.io", "resourceclaims")
 CLASSES = ("resource.k8s.io", "deviceclasses")
+KUEUE_WORKLOADS = ("kueue.x-k8s.io", "workloads")
+CLUSTER_QUEUES = ("kueue.x-k8s.io", "clusterqueues")
 _KIND = {
     NODES: "nodes",
     PODS: "pods",
     SLICES: "resourceslices",
     CLAIMS: "resourceclaims",
     CLASSES: "deviceclasses",
+    KUEUE_WORKLOADS: "workloads",
+    CLUSTER_QUEUES: "clusterqueues",
 }
 
 
@@ -201,6 +205,15 @@ EVIDENCE_CHECKS: tuple[Gate, ...] = (
         (NODES, PODS),
         ("pools", "drains"),
         lambda plan, state: bool(state.drains),
+    ),
+    Gate(
+        "kueue-admission",
+        "no Kueue workload of a migrated namespace waits for a GPU resource its ClusterQueue does not "
+        "cover, and every such ClusterQueue is active",
+        (),
+        (KUEUE_WORKLOADS, CLUSTER_QUEUES),
+        ("kueue",),
+        lambda plan, state: plan.platform.kueue is not None,
     ),
     Gate(
         "spec-nodes-exist",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gpuplatform.plan.kueue import wave_quotas
 from gpuplatform.plan.waves import Plan, WaveState
 
 __all__ = ["plan_report", "plan_text", "wave_changes"]
@@ -74,24 +75,25 @@ def plan_report(plan: Plan, quota_notes: Mapping[str, list[str]] | None = None) 
     waves = []
     prev: WaveState | None = None
     for state in plan.waves:
-        waves.append(
-            {
-                "wave": state.name,
-                "directory": state.dir_name,
-                "stage": state.wave.stage,
-                "active": state.name == plan.platform.active_wave,
-                "legacyPools": list(state.legacy_pools),
-                "draPools": list(state.dra_pools),
-                "driverInstalled": state.driver_installed,
-                "devicePluginEnabled": state.device_plugin_enabled,
-                "deviceClasses": _classes(plan, state),
-                "tenants": list(state.tenants),
-                "claimTemplates": _templates(plan, state),
-                "drains": list(state.drains),
-                "changes": wave_changes(plan, prev, state),
-                "quotaNotes": (quota_notes or {}).get(state.name, []),
-            }
-        )
+        entry: dict[str, Any] = {
+            "wave": state.name,
+            "directory": state.dir_name,
+            "stage": state.wave.stage,
+            "active": state.name == plan.platform.active_wave,
+            "legacyPools": list(state.legacy_pools),
+            "draPools": list(state.dra_pools),
+            "driverInstalled": state.driver_installed,
+            "devicePluginEnabled": state.device_plugin_enabled,
+            "deviceClasses": _classes(plan, state),
+            "tenants": list(state.tenants),
+            "claimTemplates": _templates(plan, state),
+            "drains": list(state.drains),
+            "changes": wave_changes(plan, prev, state),
+            "quotaNotes": (quota_notes or {}).get(state.name, []),
+        }
+        if plan.platform.kueue is not None:
+            entry["kueueQuotas"] = wave_quotas(plan.platform, state)
+        waves.append(entry)
         prev = state
     return {"platform": plan.platform.name, "activeWave": plan.platform.active_wave, "waves": waves}
 
@@ -107,6 +109,9 @@ def plan_text(report: dict[str, Any]) -> str:
         lines.append(f"  device classes:  {', '.join(w['deviceClasses']) or '-'}")
         lines.append(f"  tenants:         {', '.join(w['tenants']) or '-'}")
         lines.append(f"  claim templates: {', '.join(w['claimTemplates']) or '-'}")
+        for queue, quotas in (w.get("kueueQuotas") or {}).items():
+            held = ", ".join(f"{gpus} {resource}" for resource, gpus in quotas.items())
+            lines.append(f"  kueue {queue}: {held} (total {sum(quotas.values())})")
         if w["drains"]:
             lines.append(f"  drains:          {', '.join(w['drains'])}")
         if w["quotaNotes"]:

@@ -19,6 +19,7 @@ from gpuplatform.inventory.memory import memory_range
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.helm_values import dra_driver_chart, dra_driver_values
+from gpuplatform.render.kueue import kueue_facts
 from gpuplatform.versions import CHART_DEVICE_CLASSES
 
 __all__ = ["device_classes", "pool_inventory", "wave_data"]
@@ -80,6 +81,7 @@ def wave_data(plan: Plan, state: WaveState, workloads: dict[str, Any]) -> dict[s
         },
         "deviceClasses": device_classes(plan, state),
         "operands": [o.as_data() for o in enabled_operands(p.gpu_operator.values)],
+        "kueue": kueue_facts(plan, state),
         **workloads,
     }
 

@@ -17,6 +17,7 @@ from gpuplatform.render.flux_entry import render_flux_entry
 from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate_jobs
 from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.hook_cleanup import cleanup_identity, cleanup_job, cleanup_namespace_access
+from gpuplatform.render.kueue import render_kueue, render_kueue_handoffs
 from gpuplatform.render.meta import Obj, file_name
 from gpuplatform.render.nim import render_nim_handoffs, render_nim_owned
 from gpuplatform.render.nodes import render_nodes
@@ -45,9 +46,10 @@ Renderer = Callable[[Plan, WaveState], list[Obj]]
 
 def render_tenant_layer(plan: Plan, state: WaveState) -> list[Obj]:
     """Tenant namespaces and GitOps identities, the NIM services' and converted workloads' claim
-    templates (tool-owned)."""
+    templates (tool-owned), and Kueue's flavors and queues."""
     return (
         render_tenants(plan, state)
+        + render_kueue(plan, state)
         + render_tenant_delivery(plan, state)
         + render_nim_owned(plan, state)
         + render_workload_templates(plan, state)
@@ -345,6 +347,7 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
         render_pool_handoffs(plan, state)
         + render_nim_handoffs(plan, state)
         + render_workload_handoffs(plan, state)
+        + render_kueue_handoffs(plan, state)
     )
     if handoffs:
         tree.add_folder(f"handoff/{state.dir_name}", handoffs, listed=False)

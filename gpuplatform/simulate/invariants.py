@@ -21,6 +21,7 @@ Checked when the transition and each disturbance are over (`check_settled`):
 
 from __future__ import annotations
 
+from gpuplatform.simulate.kueue import KUEUE_SUSPENDED
 from gpuplatform.simulate.world import World
 
 __all__ = ["STEP_CHECKS", "check_settled"]
@@ -96,7 +97,7 @@ def workload_disrupted(world: World) -> None:
     if world.disturbance:
         return
     for w in world.cluster.workloads:
-        if w.moves or w.origin == "validation":
+        if w.origin == "validation" or (w.moves and not w.reason.startswith(KUEUE_SUSPENDED)):
             continue
         if w.phase in ("terminating", "stuck-terminating", "refused"):
             what = {

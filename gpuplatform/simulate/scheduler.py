@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Any
 
+from gpuplatform.simulate.kueue import kueue_refusal
 from gpuplatform.simulate.model import Cluster, Group, Workload, untolerated
 from gpuplatform.simulate.world import START, STOP, Reaction, World
 from gpuplatform.versions import SCHEDULER_EXPLICIT_ZERO_FIX, kube_gate_enabled, parse_release
@@ -115,6 +116,9 @@ def _admit(world: World, w: Workload, usage: _Usage) -> str:
         allowed = cluster.allowed_classes.get(w.namespace)
         if allowed is not None and w.device_class not in allowed:
             return f"the tenant policy of {w.namespace} does not allow class {w.device_class}"
+    suspended = kueue_refusal(world, w)
+    if suspended:
+        return suspended
     quota = cluster.quotas.get(w.namespace)
     if quota is None:
         return ""

@@ -27,6 +27,7 @@ from gpuplatform.gates.matchers import DRA_DRIVER, GPU_RESOURCE
 from gpuplatform.inventory.catalog import lookup_product
 from gpuplatform.output.write import write_file
 from gpuplatform.render.gate_jobs import GATE_LABEL
+from gpuplatform.simulate.kueue import kueue_objects
 from gpuplatform.simulate.model import Group, Workload
 from gpuplatform.simulate.scheduler import bridge_class
 from gpuplatform.simulate.snapshot_nodes import device_list, dra_chart_name, node_objects, pod_object, suffix
@@ -64,6 +65,7 @@ def cluster_snapshot(world: World, *, every_node: bool = True) -> Snapshot:
         "resourceslices": slices,
         "resourceclaims": claims,
         "resourceclaimtemplates": _templates(world),
+        **kueue_objects(world),
     }
     return Snapshot(Path("<simulated cluster>"), kinds | dict.fromkeys(NOT_MODELLED), logs=logs)
 

@@ -31,6 +31,7 @@ case "$1" in
   get) kind=${2%%.*}; echo "$*" >> "$FAKE_DIR/calls";;
 esac
 case " ${FAKE_FORBIDDEN:-} " in *" $kind "*) echo "Error from server (Forbidden): $kind is forbidden: User cannot list resource" >&2; exit 1;; esac
+[ -f "$FAKE_DIR/$kind.json" ] || { echo "error: the server doesn't have a resource type \"$kind\"" >&2; exit 1; }
 cat "$FAKE_DIR/$kind.json"
 """
 
@@ -232,3 +233,19 @@ def test_a_linked_out_folder_is_refused(fake_kubectl: Path, tmp_path: Path) -> N
     assert result.exit_code == 2
     assert result.stderr.startswith(f"error: {tmp_path / 'snap'}: is a symbolic link")
     assert listing(tmp_path) == before
+
+
+def test_a_cluster_without_kueue_has_no_kueue_objects_but_a_forbidden_one_is_missing(
+    fake_kubectl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "snap"
+    assert CliRunner().invoke(main, ["snapshot", "--out", str(out)]).exit_code == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["kinds"]["clusterqueues"] == "not installed: 0 object(s)"
+    assert load_snapshot(out).items("workloads") == []
+    (fake_kubectl / "pods.json").unlink()  # a built-in kind the server lacks is still missing
+    monkeypatch.setenv("FAKE_FORBIDDEN", "workloads")
+    again = tmp_path / "again"
+    assert CliRunner().invoke(main, ["snapshot", "--out", str(again)]).exit_code != 0
+    missing = json.loads((again / "manifest.json").read_text())["missing"]
+    assert {"pods", "workloads"} <= set(missing)

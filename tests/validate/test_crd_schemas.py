@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
 from gpuplatform.validate.schemas import own_schema_kinds, own_validator
+from gpuplatform.versions import KUEUE_API_VERSION
 from tests.conftest import SHARED
 
 CRDS = SHARED / "reference" / "crds"
@@ -62,8 +65,34 @@ def test_own_schema_is_a_subset_of_the_upstream_crd(api_version: str, kind: str)
     assert _compatible(ours, _upstream(api_version, UPSTREAM[(api_version, kind)]), "") == []
 
 
+#: Kueue kinds -> their CRD file in kubernetes-sigs/kueue (config/components/crd/bases/): no copy is in
+#: shared/reference/crds, so they are checked against a fetched copy of the repository when one is here.
+KUEUE_CRDS = {
+    "ClusterQueue": "kueue.x-k8s.io_clusterqueues.yaml",
+    "LocalQueue": "kueue.x-k8s.io_localqueues.yaml",
+    "ResourceFlavor": "kueue.x-k8s.io_resourceflavors.yaml",
+}
+KUEUE_MIRROR = Path("/work/.mirror/kubernetes-sigs+kueue/repo")
+KUEUE_TAG = "v0.19.2"
 #: CRD kinds emitted without an upstream copy in shared/reference/crds (checked by our schema only).
-NO_UPSTREAM_COPY = {("monitoring.coreos.com/v1", "PrometheusRule")}
+NO_UPSTREAM_COPY = {
+    ("monitoring.coreos.com/v1", "PrometheusRule"),
+    *((KUEUE_API_VERSION, kind) for kind in KUEUE_CRDS),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KUEUE_CRDS))
+def test_kueue_schema_is_a_subset_of_the_fetched_crd(kind: str) -> None:
+    if not KUEUE_MIRROR.is_dir():
+        pytest.skip(f"no fetched kubernetes-sigs/kueue at {KUEUE_MIRROR}")
+    path = f"{KUEUE_TAG}:config/components/crd/bases/{KUEUE_CRDS[kind]}"
+    text = subprocess.run(
+        ["git", "-C", str(KUEUE_MIRROR), "show", path], capture_output=True, text=True, check=True
+    ).stdout
+    crd = yaml.safe_load(text)
+    [entry] = [v for v in crd["spec"]["versions"] if v["name"] == KUEUE_API_VERSION.split("/")[1]]
+    ours = own_validator(KUEUE_API_VERSION, kind).schema
+    assert _compatible(ours, entry["schema"]["openAPIV3Schema"], "") == []
 
 
 def test_every_emitted_crd_kind_has_an_upstream_reference() -> None:

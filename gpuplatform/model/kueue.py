@@ -1,0 +1,116 @@
+"""Kueue: the ClusterQueues that admit the tenants' batch work, and their GPU quotas per pool.
+
+Quotas are declared per pool in GPUs, never per resource: the renderer puts a pool's quota on
+`nvidia.com/gpu` while the pool is legacy and on the Kueue logical resource (`resource`) once it is
+DRA, so a queue's total is the same in every wave by construction, and rollback moves it back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from pydantic import Field
+
+from gpuplatform.model.base import (
+    DnsLabel,
+    DnsSubdomain,
+    ExtendedResourceName,
+    FeatureGateName,
+    NonNegativeInt32,
+    ReleaseNumber,
+    SpecModel,
+)
+from gpuplatform.versions import KUEUE_DEFAULT
+
+__all__ = ["ClusterQueue", "Kueue", "kueue_reference_errors"]
+
+Loc = tuple[int | str, ...]
+
+
+class ClusterQueue(SpecModel):
+    """A ClusterQueue, the tenants whose namespaces submit to it, and its GPU quota per pool."""
+
+    name: DnsSubdomain
+    """Name of the ClusterQueue."""
+    cohort: DnsLabel | None = None
+    """Cohort the queue borrows from and lends to (`spec.cohortName`)."""
+    tenants: tuple[DnsLabel, ...] = Field(min_length=1)
+    """Tenants whose namespaces get a LocalQueue pointing at this ClusterQueue."""
+    local_queue: DnsLabel | None = None
+    """Name of the LocalQueue in each tenant namespace (the Jobs' `kueue.x-k8s.io/queue-name`);
+    default: the ClusterQueue's name when it is a DNS label, else `gpu`."""
+    quotas: dict[DnsLabel, NonNegativeInt32] = Field(min_length=1)
+    """GPUs per node pool (`nominalQuota` of the pool's ResourceFlavor), on `nvidia.com/gpu` while
+    the pool is legacy and on `kueue.resource` once it is DRA."""
+
+    @property
+    def local_queue_name(self) -> str:
+        """The LocalQueue name in each tenant namespace."""
+        if self.local_queue is not None:
+            return self.local_queue
+        return self.name if "." not in self.name else "gpu"
+
+    @property
+    def total(self) -> int:
+        """The queue's GPUs, the same in every wave."""
+        return sum(self.quotas.values())
+
+
+class Kueue(SpecModel):
+    """The cluster's Kueue: its release, its DRA mapping and the GPU ClusterQueues.
+
+    Kueue's Configuration (ConfigMap `kueue-manager-config`) belongs to whoever installs Kueue; the
+    tool hands off the `resources.deviceClassMappings` entry and the feature gate it needs
+    (`handoff/<wave>/kueue-configuration.yaml`).
+    """
+
+    version: ReleaseNumber = KUEUE_DEFAULT
+    """Kueue release of the cluster (0.15+ for `kueue.x-k8s.io/v1beta2`, 0.14+ for DRA quotas)."""
+    namespace: DnsLabel = "kueue-system"
+    """Namespace of the Kueue controller and its Configuration."""
+    resource: ExtendedResourceName | None = None
+    """Logical resource every tier class is mapped to (`deviceClassMappings[].name`), counted in
+    devices; default `<domain>/gpu`."""
+    mapped_tiers: tuple[DnsLabel, ...] | None = None
+    """Tiers whose classes the Configuration maps to `resource`; default: every tier the wave serves.
+    A Kueue configured elsewhere lists what its `deviceClassMappings` hold (GP403 checks the rest)."""
+    feature_gates: dict[FeatureGateName, bool] = {}
+    """The running Kueue's `featureGates` beyond its release's defaults."""
+    cluster_queues: tuple[ClusterQueue, ...] = Field(min_length=1)
+    """The GPU ClusterQueues."""
+
+    def resource_name(self, domain: str) -> str:
+        """The logical resource DRA devices are counted as."""
+        return self.resource or f"{domain}/gpu"
+
+
+def _need(loc: Loc, kind: str, name: str, known_names: Iterable[str]) -> Iterator[tuple[Loc, str]]:
+    names = list(known_names)
+    if name not in names:
+        yield loc, f"{kind} {name!r} is not defined in spec.{kind}s (defined: {', '.join(names) or 'none'})"
+
+
+def kueue_reference_errors(
+    kueue: Kueue, pools: Iterable[str], tenants: Iterable[str]
+) -> list[tuple[Loc, str]]:
+    """Pools and tenants a ClusterQueue names that the spec does not define, and duplicates."""
+    pools, tenants = list(pools), list(tenants)
+    errors: list[tuple[Loc, str]] = []
+    seen_queues: set[str] = set()
+    seen_tenants: dict[str, str] = {}
+    for i, queue in enumerate(kueue.cluster_queues):
+        loc: Loc = ("spec", "kueue", "clusterQueues", i)
+        if queue.name in seen_queues:
+            errors.append(((*loc, "name"), f"ClusterQueue {queue.name!r} is declared twice"))
+        seen_queues.add(queue.name)
+        for j, tenant in enumerate(queue.tenants):
+            errors += _need((*loc, "tenants", j), "tenant", tenant, tenants)
+            other = seen_tenants.get(tenant)
+            if other is not None:
+                errors.append(
+                    ((*loc, "tenants", j), f"tenant {tenant!r} already submits to ClusterQueue {other!r}")
+                )
+            seen_tenants[tenant] = queue.name
+        for pool in queue.quotas:
+            errors += _need((*loc, "quotas", pool), "nodePool", pool, pools)
+    return errors

@@ -1,0 +1,38 @@
+"""Where each ClusterQueue's GPU quota is in a wave: a pool's quota on `nvidia.com/gpu` while the pool
+is legacy, on Kueue's logical resource once it is DRA (read by `render/kueue.py`, `plan`, the rules
+and `capacity`)."""
+
+from __future__ import annotations
+
+from gpuplatform.model.kueue import ClusterQueue, Kueue
+from gpuplatform.model.platform import Platform
+from gpuplatform.plan.waves import WaveState
+
+__all__ = ["LEGACY_RESOURCE", "pool_resource", "queue_quotas", "wave_quotas"]
+
+LEGACY_RESOURCE = "nvidia.com/gpu"
+"""What the device plugin advertises and legacy Jobs request."""
+
+
+def pool_resource(platform: Platform, kueue: Kueue, state: WaveState, pool: str) -> str:
+    """The resource the pool's quota is on in `state`."""
+    return kueue.resource_name(platform.domain) if state.pool_modes[pool] == "dra" else LEGACY_RESOURCE
+
+
+def queue_quotas(platform: Platform, kueue: Kueue, queue: ClusterQueue, state: WaveState) -> dict[str, int]:
+    """The queue's GPUs per resource in `state`: each pool's quota on the resource its allocator serves."""
+    out: dict[str, int] = {}
+    for pool, gpus in queue.quotas.items():
+        resource = pool_resource(platform, kueue, state, pool)
+        out[resource] = out.get(resource, 0) + gpus
+    return out
+
+
+def wave_quotas(platform: Platform, state: WaveState) -> dict[str, dict[str, int]]:
+    """ClusterQueue -> resource -> GPUs in `state` (empty without `spec.kueue`)."""
+    kueue = platform.kueue
+    if kueue is None:
+        return {}
+    return {
+        q.name: dict(sorted(queue_quotas(platform, kueue, q, state).items())) for q in kueue.cluster_queues
+    }
