@@ -65,6 +65,7 @@ def test_gp403_class_of_a_queued_tenant_not_mapped(tmp_path: Path) -> None:
     doc = _stack()
     doc["spec"]["tiers"].append({"name": "hopper", "architecture": "Hopper"})
     doc["spec"]["tenants"][0]["tiers"].append("hopper")
+    doc["spec"]["tenants"][0]["quota"]["tiers"] = {"hopper": 8}
     doc["spec"]["waves"][3]["tiers"].append("hopper")
     _kueue(doc)["mappedTiers"] = ["any-gpu"]
     found = [p for p in findings(tmp_path, doc) if p.code == "GP403"]
