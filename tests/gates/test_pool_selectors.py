@@ -10,6 +10,7 @@ import jq
 import pytest
 from pydantic import ValidationError
 
+from gpuplatform.evidence.twins.reading import found
 from gpuplatform.gates.nodes import PoolSelector, overlap, pool_selector
 from gpuplatform.gates.programs import prelude_for
 from gpuplatform.model.nodes import NodePool
@@ -71,6 +72,8 @@ def test_one_node_group_holds_a_mig_pool_and_a_whole_pool() -> None:
     assert mig.found(NODES) == ["a100-1"]
     assert whole.found(NODES) == ["a100-2", "a100-3"]
     assert _jq_found([mig, whole]) == {"a100-mig": ["a100-1"], "a100-whole": ["a100-2", "a100-3"]}
+    twin = found({"nodes": NODES}, {"pools": [mig.as_data(), whole.as_data()]})
+    assert {p["name"]: sorted(p["found"]) for p in twin} == _jq_found([mig, whole])
     # and kubectl (runbooks) and pod affinity select the same way
     assert whole.kubectl_args() == ["-l", f"{GKE}=a100,{MIG} notin (all-1g.10gb)"]
     assert whole.node_selector_term()["matchExpressions"][1] == {
@@ -152,3 +155,64 @@ def test_gp103_a_whole_node_group_pool_overlaps_a_selector_pool_on_it(tmp_path: 
     whole = _a100("a100-all", None)
     (found,) = [p for p in findings(tmp_path, _spec(whole, MIG_POOL)) if p.code == "GP103"]
     assert "pools 'a100-all' and 'a100-mig'" in found.message
+
+
+PART = "gpu.example.com/partition"
+
+
+def _gke_fleet() -> dict[str, Any]:
+    """A GKE-like cluster on Kubernetes 1.35: the A100 node pool split into MIG and whole-GPU pools
+    by a node label the admin sets (simulate's MIG manager names layouts itself, `gp-7x1g.10gb`, not
+    the GPU Operator's `all-1g.10gb`, so a split on `nvidia.com/mig.config` is not simulated yet),
+    the whole pool moving in the pilot wave."""
+    mig = _a100("a100-mig", {"matchLabels": {PART: "mig"}})
+    whole = _a100("a100-whole", {"matchExpressions": [{"key": PART, "operator": "DoesNotExist"}]})
+    doc = _spec(mig, {**whole, "migratesIn": "pilot"})
+    doc["spec"]["nodePools"] = doc["spec"]["nodePools"][1:]
+    doc["spec"]["nodePools"][0]["migLayout"] = ["1g.10gb"] * 7
+    doc["spec"]["kubernetes"] = {"version": "1.35.2"}
+    return doc
+
+
+def _two_groups(doc: dict[str, Any]) -> dict[str, Any]:
+    """The same fleet with each pool in a node group of its own (no selectors)."""
+    for pool, group in zip(doc["spec"]["nodePools"], ("a100m", "a100w"), strict=True):
+        pool.pop("selector")
+        pool["provisioner"]["name"] = group
+    return doc
+
+
+def _summary(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith("  argocd ")]
+
+
+def test_a_gke_a100_pool_split_by_label_synths_fits_and_simulates_like_two_node_groups(
+    tmp_path: Path,
+) -> None:
+    from click.testing import CliRunner
+
+    from gpuplatform.cli import main
+    from tests.specs import write_spec
+
+    runner = CliRunner()
+    spec = str(write_spec(tmp_path / "lab.yaml", _gke_fleet()))
+    split = str(write_spec(tmp_path / "split.yaml", _two_groups(_gke_fleet())))
+    # capacity finds each pool's node, and synth writes a validated tree (GP290 is the simulate
+    # verdict below, the same as for two node groups)
+    assert runner.invoke(main, ["capacity", spec, "--all"]).exit_code == 0
+    out = tmp_path / "out"
+    result = runner.invoke(main, ["synth", spec, "--out", str(out), "--allow", "GP290"])
+    assert result.exit_code == 0, result.output
+    # the whole pool's hand-off tells the node group's owner which of its nodes are the pool's
+    (handoff,) = [
+        p
+        for p in out.rglob("*")
+        if p.is_file() and "handoff" in p.parts and "a100-whole" in p.name and "01-pilot" in str(p)
+    ]
+    assert "operator: DoesNotExist" in handoff.read_text() and PART in handoff.read_text()
+    # simulate replays every transition of the selector pools as it does two node groups: the
+    # gates' jq, their twin and the simulated nodes find the same nodes
+    by_selector = runner.invoke(main, ["simulate", spec, "--all"]).output
+    by_group = runner.invoke(main, ["simulate", split, "--all"]).output
+    assert _summary(by_selector) == _summary(by_group)
+    assert len(_summary(by_selector)) == 9
