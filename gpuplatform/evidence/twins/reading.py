@@ -128,7 +128,8 @@ def or_else(value: str | None, alternative: str) -> str:
 
 def _holds(requirement: dict[str, Any], node_labels: dict[str, Any]) -> bool:
     """`holds($l)`: one `matchExpressions` item of a pool's selector on a node's labels."""
-    key, op, values = requirement["key"], requirement["operator"], requirement["values"]
+    key, op = str(requirement["key"]), str(requirement["operator"])
+    values = [str(v) for v in requirement["values"]]
     if op == "In":
         return key in node_labels and node_labels[key] in values
     if op == "NotIn":
