@@ -216,3 +216,15 @@ def test_a_gke_a100_pool_split_by_label_synths_fits_and_simulates_like_two_node_
     by_group = runner.invoke(main, ["simulate", split, "--all"]).output
     assert _summary(by_selector) == _summary(by_group)
     assert len(_summary(by_selector)) == 9
+
+
+def test_gp103_pools_of_different_provisioners_never_share_a_node(tmp_path: Path) -> None:
+    # GIVEN a Karpenter NodePool and an EKS node group: label algebra alone cannot tell them apart
+    karpenter = {"name": "l40s", "product": "L40S", "provisioner": {"kind": "karpenter", "name": "gpu-l40s"}}
+    eks = {
+        "name": "l4",
+        "product": "L4",
+        "provisioner": {"kind": "node-group", "cloud": "eks", "name": "gpu-l4"},
+    }
+    # THEN no GP103: a node has one provisioner
+    assert "GP103" not in codes(tmp_path, _spec(karpenter, eks))
