@@ -148,7 +148,7 @@ def mode_labels(platform: Platform, pool: NodePool, mode: str, product: str, gpu
     """Labels of a pool's node in `mode`: the platform's, the provisioner's, and GPU Feature
     Discovery's product and count."""
     labels = node_labels(platform, pool, "dra" if mode == "dra" else "legacy")
-    labels.update(pool_selector(pool).labels)
+    labels.update(pool_selector(pool).member_labels())
     labels[PRODUCT_LABEL] = product.replace(" ", "-")
     labels[COUNT_LABEL] = str(gpus)
     return labels

@@ -123,7 +123,7 @@ def pool_growth(platform: Platform, pool: NodePool) -> Growth | None:
     claims = p.kind != "karpenter" if p.scales_for_claims is None else p.scales_for_claims
     template = None
     if p.kind == "karpenter":
-        own = {PROVISIONER_LABELS[("karpenter", None)]: p.name, **dict(pool_selector(pool).labels)}
+        own = {PROVISIONER_LABELS[("karpenter", None)]: p.name, **pool_selector(pool).member_labels()}
         template = {m: {**node_labels(platform, pool, m), **own} for m in ("legacy", "dra")}
     floor = p.min_nodes if limit is None else min(p.min_nodes, limit)
     return Growth(p.kind, p.name, floor, limit, caveat, claims, template)

@@ -137,13 +137,19 @@ def entries_object: reduce .[] as $e ({}; . + {($e.key | if type == "string" the
 def by_node: map(select(.spec.nodeName != null)) | group_by(.spec.nodeName)
   | map({key: .[0].spec.nodeName, value: .}) | entries_object;
 def name_set: map({key: ., value: true}) | entries_object;
+def holds($l): .key as $k | .values as $v
+  | if .operator == "In" then ($l | has($k)) and ($v | index([$l[$k]]) != null)
+    elif .operator == "NotIn" then ($l | has($k) | not) or ($v | index([$l[$k]]) == null)
+    elif .operator == "Exists" then $l | has($k)
+    else $l | has($k) | not end;
 def found($in):
   ([$in.nodes[] | .metadata.name] | name_set) as $present
   | [$data.pools[] | . as $p
      | $p + {found: (if ($p.names | length) > 0 then [$p.names[] | select($present[.] // false)]
                      elif ($p.labels | length) > 0 then
                        ($p.labels | to_entries) as $want
-                       | [$in.nodes[] | labels as $l | select(all($want[]; $l[.key] == .value)) | .metadata.name]
+                       | [$in.nodes[] | labels as $l | select(all($want[]; $l[.key] == .value))
+                          | select(all(($p.expressions // [])[]; holds($l))) | .metadata.name]
                      else [] end)}];
 def member($set): type == "string" and ($set[.] // false);
 def absent: (.found | name_set) as $f | [.names[] | select(($f[.] // false) | not)];

@@ -139,7 +139,7 @@ def _handoffs(p: Platform) -> list[tuple[Loc, str]]:
     errors: list[tuple[Loc, str]] = []
     owners: dict[str, Loc] = {}
     for i, pool in enumerate(p.node_pools):
-        if pool.provisioner is not None:
+        if pool.provisioner is not None and pool.selector is None:
             key = f"{pool.provisioner.kind} {pool.provisioner.name!r}"
             errors += _claimed(owners, key, ("spec", "nodePools", i, "provisioner", "name"), key)
     for i, w in enumerate(p.workloads):

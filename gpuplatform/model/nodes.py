@@ -17,7 +17,7 @@ from gpuplatform.model.base import (
     SpecModel,
 )
 
-__all__ = ["NodePool", "Provisioner", "Taint"]
+__all__ = ["LabelRequirement", "NodePool", "NodeSelector", "Provisioner", "Taint"]
 
 
 class Taint(SpecModel):
@@ -80,6 +80,40 @@ class Provisioner(SpecModel):
         return self
 
 
+class LabelRequirement(SpecModel):
+    """One `matchExpressions` item of a Kubernetes label selector (apimachinery `LabelSelectorRequirement`)."""
+
+    key: LabelKey
+    """Node label key (`nvidia.com/mig.config`)."""
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    """`In`/`NotIn` need `values`; `Exists`/`DoesNotExist` take none (`NotIn` also matches an absent label)."""
+    values: tuple[LabelValue, ...] = ()
+    """Label values for `In` and `NotIn`."""
+
+    @model_validator(mode="after")
+    def _values_fit_operator(self) -> LabelRequirement:
+        if (self.operator in ("In", "NotIn")) != bool(self.values):
+            need = "needs values" if self.operator in ("In", "NotIn") else "takes no values"
+            raise ValueError(f"operator {self.operator} {need}")
+        return self
+
+
+class NodeSelector(SpecModel):
+    """Which nodes of the cluster (or of the provisioner's node group) form the pool: a Kubernetes
+    label selector; every `matchLabels` pair and every `matchExpressions` item must hold."""
+
+    match_labels: dict[LabelKey, LabelValue] = {}
+    """Labels every node of the pool carries (`nvidia.com/mig.config: all-1g.10gb`)."""
+    match_expressions: tuple[LabelRequirement, ...] = ()
+    """Set-based requirements (`{key: nvidia.com/mig.config, operator: NotIn, values: [all-1g.10gb]}`)."""
+
+    @model_validator(mode="after")
+    def _selects_something(self) -> NodeSelector:
+        if not self.match_labels and not self.match_expressions:
+            raise ValueError("a selector needs matchLabels or matchExpressions")
+        return self
+
+
 class NodePool(SpecModel):
     """A set of GPU nodes that migrate together.
 
@@ -105,11 +139,24 @@ class NodePool(SpecModel):
     """Force `nvidia.com/gpu.deploy.operator-validator`; default follows the GPU Operator release."""
     mig_layout: tuple[CleanString, ...] = ()
     """MIG profiles per GPU (e.g. `["3g.40gb", "3g.40gb"]`) when the pool is MIG-partitioned."""
+    selector: NodeSelector | None = None
+    """Label selector narrowing the provisioner's nodes to this pool's (with `provisioner`); several
+    pools may then share one provisioner, each selecting its own nodes."""
 
     @model_validator(mode="after")
     def _nodes_xor_provisioner(self) -> NodePool:
+        if self.selector is not None and self.provisioner is None:
+            raise ValueError("a selector narrows a provisioner's nodes: name the provisioner too")
         if bool(self.nodes) == (self.provisioner is not None):
             raise ValueError("a pool lists its nodes or names its provisioner, exactly one of the two")
         if len(set(self.nodes)) != len(self.nodes):
             raise ValueError("a node is listed twice in the same pool")
+        if (
+            self.selector is not None
+            and self.provisioner is not None
+            and self.provisioner.kind == "karpenter"
+        ):
+            raise ValueError(
+                "a Karpenter NodePool's nodes share one template (labels, taints): give each pool its own NodePool"
+            )
         return self

@@ -8,7 +8,9 @@ Rules, in order of the spec:
 - the device plugin stays enabled while any pool is legacy;
 - the validation workload exists from the first `native-claim-pilot` wave on;
 - a `drain` wave changes nothing itself: it drains the pools the next wave moves between
-  allocators (their nodes hold no GPU workload of the allocator they leave before they move).
+  allocators (their nodes hold no GPU workload of the allocator they leave before they move);
+  so no pool migrates in a drain wave (`drain_wave_moves` names those that try: a pool moves in
+  the wave after the drain).
 """
 
 from __future__ import annotations
@@ -27,7 +29,15 @@ from gpuplatform.versions import (
     parse_release,
 )
 
-__all__ = ["Mode", "Plan", "WaveState", "plan_platform", "validator_workaround", "wave_dir_name"]
+__all__ = [
+    "Mode",
+    "Plan",
+    "WaveState",
+    "drain_wave_moves",
+    "plan_platform",
+    "validator_workaround",
+    "wave_dir_name",
+]
 
 Mode = Literal["legacy", "dra"]
 
@@ -147,6 +157,21 @@ def validator_workaround(platform: Platform, pool: NodePool, device_plugin_enabl
     marker before `plugin-validation` fails.
     """
     return pool.operator_validator is False and device_plugin_enabled
+
+
+def drain_wave_moves(platform: Platform) -> list[tuple[int, NodePool, int]]:
+    """(pool index, pool, wave index) of every pool whose `migratesIn` names a `drain` wave.
+
+    A drain wave changes no state: it empties the pools the *next* wave moves. A pool that moved in
+    the drain wave itself would move while its nodes are being drained, so it must move in the wave
+    after the drain (references are assumed checked).
+    """
+    index = {w.name: i for i, w in enumerate(platform.waves)}
+    return [
+        (i, pool, index[pool.migrates_in])
+        for i, pool in enumerate(platform.node_pools)
+        if pool.migrates_in is not None and platform.waves[index[pool.migrates_in]].stage == "drain"
+    ]
 
 
 def plan_platform(platform: Platform) -> Plan:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.workloads import NimService, Workload
 from gpuplatform.plan.waves import Plan, WaveState
@@ -80,26 +81,26 @@ def render_pool_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
         owner = {"kind": "static", "name": pool.name}
         if pool.provisioner is not None:
             owner = {"kind": pool.provisioner.kind, "name": pool.provisioner.name}
-        objects.append(
-            order_keys(
-                {
-                    "apiVersion": HANDOFF_API,
-                    "kind": "NodePoolHandoff",
-                    "metadata": {"name": pool.name},
-                    "spec": {
-                        "wave": state.name,
-                        "mode": mode,
-                        "drain": pool.name in state.drains,
-                        "provisioner": owner,
-                        "nodes": list(pool.nodes),
-                        "labels": handoff_labels(plan, state, pool),
-                        "removeLabels": _other_wave_labels(plan, state, pool),
-                        "taints": taints,
-                        "removeTaints": [] if mode == "dra" else [pool_taint(plan.platform, pool)],
-                    },
-                }
-            )
-        )
+        handoff: Obj = {
+            "apiVersion": HANDOFF_API,
+            "kind": "NodePoolHandoff",
+            "metadata": {"name": pool.name},
+            "spec": {
+                "wave": state.name,
+                "mode": mode,
+                "drain": pool.name in state.drains,
+                "provisioner": owner,
+                "nodes": list(pool.nodes),
+                "labels": handoff_labels(plan, state, pool),
+                "removeLabels": _other_wave_labels(plan, state, pool),
+                "taints": taints,
+                "removeTaints": [] if mode == "dra" else [pool_taint(plan.platform, pool)],
+            },
+        }
+        if pool.selector is not None:
+            term = pool_selector(pool).node_selector_term()
+            handoff["spec"]["selector"] = {"matchExpressions": term["matchExpressions"]}
+        objects.append(order_keys(handoff))
         if pool.provisioner is not None and pool.provisioner.kind == "karpenter":
             objects.append(karpenter_labels_patch(plan, state, pool))
     return objects

@@ -10,6 +10,7 @@ GitOps.
 from __future__ import annotations
 
 import json
+import shlex
 
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.gates.programs import prelude_for
@@ -52,7 +53,7 @@ _NODE_CLAIMS = (
 
 def _target(pool: NodePool) -> str:
     """kubectl arguments that select the pool's nodes: names, or `-l <label>=<value>` (gates.nodes)."""
-    return " ".join(pool_selector(pool).kubectl_args())
+    return shlex.join(pool_selector(pool).kubectl_args())
 
 
 def _each_node(pool: NodePool, command: str) -> str:

@@ -75,7 +75,7 @@ def _pool(world: World, group: Group) -> NodePool:
 def node_object(world: World, group: Group, name: str) -> dict[str, Any]:
     """The Node `name` of `group`."""
     pool = _pool(world, group)
-    labels = well_known_labels(name) | dict(pool_selector(pool).labels)
+    labels = well_known_labels(name) | pool_selector(pool).member_labels()
     if PRESENT in group.labels:
         product = lookup_product(pool.product)
         labels |= {

@@ -1,4 +1,4 @@
-"""Wave order, drains and alpha features: GP130-GP133, GP140, GP270 (GP134 retired)."""
+"""Wave order, drains and alpha features: GP130-GP133, GP140, GP270, GP271 (GP134 retired)."""
 
 from __future__ import annotations
 
@@ -79,6 +79,27 @@ def test_gp270_drain_wave_that_drains_nothing(tmp_path: Path) -> None:
     (found,) = [p for p in findings(tmp_path, doc) if p.code == "GP270"]
     assert (found.loc, found.severity) == ("spec.waves[3]", "warning")
     assert "drains nothing: the next wave 'claims' moves no pool" in found.message
+
+
+def test_gp271_a_pool_migrating_in_a_drain_wave_is_refused(tmp_path: Path) -> None:
+    # GIVEN a pool whose migratesIn names the drain wave itself
+    doc = _validated()
+    _waves(doc).insert(4, {"name": "drain", "stage": "drain"})
+    doc["spec"]["nodePools"][2]["migratesIn"] = "drain"
+    # THEN an error at the pool's migratesIn, whose hint names the wave after the drain
+    (found,) = [p for p in findings(tmp_path, doc) if p.code == "GP271"]
+    assert (found.loc, found.severity) == ("spec.nodePools[2].migratesIn", "error")
+    assert "migrates in drain wave 'drain'" in found.message
+    assert found.hint == "move it in the wave after the drain: migratesIn: scale"
+
+
+def test_gp271_following_the_hint_clears_it_and_the_drain_wave_drains_the_pool(tmp_path: Path) -> None:
+    # GIVEN the GP271 case, fixed as the hint says
+    doc = _validated()
+    _waves(doc).insert(4, {"name": "drain", "stage": "drain"})
+    doc["spec"]["nodePools"][2]["migratesIn"] = "scale"
+    # THEN neither GP271 nor GP270: the drain wave drains the pool the next wave moves
+    assert {"GP270", "GP271"}.isdisjoint(codes(tmp_path, doc))
 
 
 def test_gp130_separate_waves_pass(tmp_path: Path) -> None:

@@ -132,6 +132,17 @@ def or_else(value: str | None, alternative: str) -> str:
 # --- the pools' nodes and the coverage lines -------------------------------------------------------
 
 
+def _holds(requirement: dict[str, Any], node_labels: dict[str, Any]) -> bool:
+    """`holds($l)`: one `matchExpressions` item of a pool's selector on a node's labels."""
+    key, op = str(requirement["key"]), str(requirement["operator"])
+    values = [str(v) for v in requirement["values"]]
+    if op == "In":
+        return key in node_labels and node_labels[key] in values
+    if op == "NotIn":
+        return key not in node_labels or node_labels[key] not in values
+    return (key in node_labels) == (op == "Exists")
+
+
 def found(document: Object, data: Object) -> list[dict[str, Any]]:
     """`found($in)`: each pool of `$data.pools` with `found`, its nodes present in the cluster."""
     nodes = items(document["nodes"])
@@ -142,7 +153,13 @@ def found(document: Object, data: Object) -> list[dict[str, Any]]:
             names = [name for name in pool["names"] if name in present]
         elif pool["labels"]:
             want = list(pool["labels"].items())
-            names = [name(n) for n in nodes if all(labels(n).get(key) == value for key, value in want)]
+            exprs = pool.get("expressions") or []
+            names = [
+                name(n)
+                for n in nodes
+                if all(labels(n).get(key) == value for key, value in want)
+                and all(_holds(e, labels(n)) for e in exprs)
+            ]
         else:
             names = []
         pools.append(pool | {"found": names})

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpuplatform.charts.model import render_dra_driver
+from gpuplatform.gates.nodes import overlap, pool_selectors
+from gpuplatform.model.nodes import NodePool
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
 from gpuplatform.render.tolerations import tolerates
@@ -37,6 +39,42 @@ def node_in_two_pools(ctx: RuleContext) -> Iterator[Finding]:
                 )
             else:
                 seen[node] = pool.name
+
+
+def _owner(pool: NodePool) -> tuple[str, str | None, str] | None:
+    """The provisioner that made a pool's nodes: a node has one, so pools of two never share a node."""
+    p = pool.provisioner
+    return None if p is None else (p.kind, p.cloud, p.name)
+
+
+@rule(
+    "GP103",
+    "error",
+    "two pools' selectors can select one node",
+    """
+Pools of one provisioner (one node group, NodePool or MachineDeployment), told apart by a
+`selector`, must be disjoint: a node both select would be labelled, drained and counted by both
+(pools of different provisioners are: a node has one provisioner; static pools are GP101's). Decided
+from the selectors alone (`gates.nodes.overlap`): two selectors are disjoint only when some label key has
+requirements no single value meets — different `In`/`matchLabels` values, a value one requires and
+the other excludes (`NotIn`), or a label one requires and the other forbids (`DoesNotExist`).
+""",
+)
+def selectors_overlap(ctx: RuleContext) -> Iterator[Finding]:
+    pools = list(pool_selectors(ctx.platform).values())
+    spec = ctx.platform.node_pools
+    for j, b in enumerate(pools):
+        for i, a in enumerate(pools[:j]):
+            if _owner(spec[i]) != _owner(spec[j]):
+                continue
+            shared = overlap(a, b)
+            if shared is not None:
+                yield Finding(
+                    f"spec.nodePools[{j}]" + (".selector" if spec[j].selector is not None else ""),
+                    f"pools {a.pool!r} and {b.pool!r} can both select {shared}",
+                    "make the selectors exclusive on one label key, e.g. nvidia.com/mig.config In [...] "
+                    "in one pool and NotIn [...] (which also matches nodes without the label) in the other",
+                )
 
 
 def _enables_both(labels: dict[str, Any], mode_label: str) -> bool:

@@ -7,6 +7,7 @@ from itertools import pairwise
 
 from gpuplatform.model.waves import Wave
 from gpuplatform.plan.transitions import claim_changes, pool_moves
+from gpuplatform.plan.waves import drain_wave_moves
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.versions import DRA_DRIVER_FEATURE_GATES
 
@@ -81,6 +82,29 @@ def drain_without_pool(ctx: RuleContext) -> Iterator[Finding]:
                 f"drain wave {state.name!r} drains nothing: {nxt} moves no pool between allocators",
                 "remove the wave, or move it right before the wave in which pools migrate",
             )
+
+
+@rule(
+    "GP271",
+    "error",
+    "a pool migrates in a drain wave",
+    """
+A `drain` wave changes no state of its own: it drains the pools the next wave moves between
+allocators. A pool whose `migratesIn` names the drain wave itself would switch allocators while its
+nodes are being drained, and the drain wave would both move it and (per GP270) drain nothing.
+The pool moves in the wave after the drain; the drain wave then drains it
+(`gpuplatform/plan/waves.py`, docs/guide.md "Waves").
+""",
+)
+def pool_moves_in_drain_wave(ctx: RuleContext) -> Iterator[Finding]:
+    waves = ctx.platform.waves
+    for i, pool, at in drain_wave_moves(ctx.platform):
+        yield Finding(
+            f"spec.nodePools[{i}].migratesIn",
+            f"pool {pool.name!r} migrates in drain wave {waves[at].name!r}: a drain wave moves no pool, "
+            "it drains the pools the next wave moves",
+            f"move it in the wave after the drain: migratesIn: {waves[at + 1].name}",
+        )
 
 
 @rule(

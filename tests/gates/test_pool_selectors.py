@@ -1,0 +1,230 @@
+"""Pools by selector: one node group, several pools; selection alike in Python and the gates' jq;
+overlap decided from the selectors (GP103)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jq
+import pytest
+from pydantic import ValidationError
+
+from gpuplatform.evidence.twins.reading import found
+from gpuplatform.gates.nodes import PoolSelector, overlap, pool_selector
+from gpuplatform.gates.programs import prelude_for
+from gpuplatform.model.nodes import NodePool
+from tests.policy.helpers import codes, findings
+from tests.specs import minimal_spec
+
+MIG = "nvidia.com/mig.config"
+GKE = "cloud.google.com/gke-nodepool"
+
+
+def _a100(name: str, selector: dict[str, Any] | None, **extra: Any) -> dict[str, Any]:
+    pool: dict[str, Any] = {
+        "name": name,
+        "product": "A100-80GB",
+        "provisioner": {"kind": "node-group", "cloud": "gke", "name": "a100", "minNodes": 1},
+        **extra,
+    }
+    if selector is not None:
+        pool["selector"] = selector
+    return pool
+
+
+MIG_POOL = _a100("a100-mig", {"matchLabels": {MIG: "all-1g.10gb"}})
+WHOLE_POOL = _a100(
+    "a100-whole", {"matchExpressions": [{"key": MIG, "operator": "NotIn", "values": ["all-1g.10gb"]}]}
+)
+
+
+def _node(name: str, **labels: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "labels": labels}}
+
+
+#: Nodes as GKE and the GPU Operator label them: the MIG manager's config label on some, absent on others.
+NODES = [
+    _node("a100-1", **{GKE: "a100", MIG: "all-1g.10gb"}),
+    _node("a100-2", **{GKE: "a100", MIG: "all-disabled"}),
+    _node("a100-3", **{GKE: "a100"}),
+    _node("h100-1", **{GKE: "h100", MIG: "all-1g.10gb"}),
+]
+
+
+def _selector(pool: dict[str, Any]) -> PoolSelector:
+    return pool_selector(NodePool.model_validate(pool))
+
+
+def _jq_found(selectors: list[PoolSelector]) -> dict[str, list[str]]:
+    """The pools' nodes as the gate scripts' `found` finds them (the jq binding)."""
+    program = jq.compile(
+        prelude_for("found($in)") + ". as $in | found($in)",
+        args={"data": {"pools": [s.as_data() for s in selectors]}},
+    )
+    return {p["name"]: sorted(p["found"]) for p in program.input_value({"nodes": NODES}).first()}
+
+
+def test_one_node_group_holds_a_mig_pool_and_a_whole_pool() -> None:
+    # GIVEN the GKE node pool a100 split by the MIG manager's config label
+    mig, whole = _selector(MIG_POOL), _selector(WHOLE_POOL)
+    # THEN Python and the gates' jq find the same nodes: NotIn also takes the node without the label
+    assert mig.found(NODES) == ["a100-1"]
+    assert whole.found(NODES) == ["a100-2", "a100-3"]
+    assert _jq_found([mig, whole]) == {"a100-mig": ["a100-1"], "a100-whole": ["a100-2", "a100-3"]}
+    twin = found({"nodes": NODES}, {"pools": [mig.as_data(), whole.as_data()]})
+    assert {p["name"]: sorted(p["found"]) for p in twin} == _jq_found([mig, whole])
+    # and kubectl (runbooks) and pod affinity select the same way
+    assert whole.kubectl_args() == ["-l", f"{GKE}=a100,{MIG} notin (all-1g.10gb)"]
+    assert whole.node_selector_term()["matchExpressions"][1] == {
+        "key": MIG,
+        "operator": "NotIn",
+        "values": ["all-1g.10gb"],
+    }
+    # and the two selectors cannot select one node
+    assert overlap(mig, whole) is None
+    # and a node labelled as simulate labels a member is found in its pool only
+    for sel in (mig, whole):
+        node = _node("sim", **sel.member_labels())
+        assert [s.pool for s in (mig, whole) if s.matches(node)] == [sel.pool]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "disjoint"),
+    [
+        ({"matchLabels": {MIG: "all-1g.10gb"}}, {"matchLabels": {MIG: "all-disabled"}}, True),
+        ({"matchLabels": {MIG: "all-1g.10gb"}}, {"matchLabels": {"zone": "b"}}, False),
+        (
+            {"matchExpressions": [{"key": MIG, "operator": "In", "values": ["a", "b"]}]},
+            {"matchExpressions": [{"key": MIG, "operator": "NotIn", "values": ["a"]}]},
+            False,
+        ),
+        (
+            {"matchExpressions": [{"key": MIG, "operator": "Exists"}]},
+            {"matchExpressions": [{"key": MIG, "operator": "DoesNotExist"}]},
+            True,
+        ),
+        (
+            {"matchExpressions": [{"key": MIG, "operator": "NotIn", "values": ["a"]}]},
+            {"matchExpressions": [{"key": MIG, "operator": "DoesNotExist"}]},
+            False,
+        ),
+    ],
+)
+def test_overlap_is_decided_by_label_algebra(a: dict[str, Any], b: dict[str, Any], disjoint: bool) -> None:
+    found = overlap(_selector(_a100("x", a)), _selector(_a100("y", b)))
+    assert (found is None) == disjoint
+    if not disjoint:
+        assert found is not None and f"{GKE}=a100" in found
+
+
+def test_a_selector_needs_a_provisioner_and_karpenter_pools_keep_their_own_nodepool() -> None:
+    with pytest.raises(ValidationError, match="name the provisioner too"):
+        NodePool.model_validate(
+            {"name": "x", "product": "A100-80GB", "selector": {"matchLabels": {MIG: "a"}}}
+        )
+    karpenter = {**MIG_POOL, "provisioner": {"kind": "karpenter", "name": "gpu"}}
+    with pytest.raises(ValidationError, match="its own NodePool"):
+        NodePool.model_validate(karpenter)
+    with pytest.raises(ValidationError, match="operator NotIn needs values"):
+        NodePool.model_validate(_a100("x", {"matchExpressions": [{"key": MIG, "operator": "NotIn"}]}))
+
+
+def _spec(*pools: dict[str, Any]) -> dict[str, Any]:
+    doc = minimal_spec()
+    doc["spec"]["nodePools"] = [doc["spec"]["nodePools"][1], *pools]
+    return doc
+
+
+def test_gp103_exclusive_selectors_on_one_node_group_pass(tmp_path: Path) -> None:
+    assert "GP103" not in codes(tmp_path, _spec(MIG_POOL, WHOLE_POOL))
+
+
+def test_gp103_overlapping_selectors_name_both_pools_and_the_labels(tmp_path: Path) -> None:
+    # GIVEN the whole pool excluding another layout than the MIG pool's: a node could be in both
+    whole = _a100(
+        "a100-whole", {"matchExpressions": [{"key": MIG, "operator": "NotIn", "values": ["all-2g.20gb"]}]}
+    )
+    (found,) = [p for p in findings(tmp_path, _spec(MIG_POOL, whole)) if p.code == "GP103"]
+    assert (found.loc, found.severity) == ("spec.nodePools[2].selector", "error")
+    assert "pools 'a100-mig' and 'a100-whole' can both select a node labelled" in found.message
+    assert f"{MIG}=all-1g.10gb" in found.message
+
+
+def test_gp103_a_whole_node_group_pool_overlaps_a_selector_pool_on_it(tmp_path: Path) -> None:
+    whole = _a100("a100-all", None)
+    (found,) = [p for p in findings(tmp_path, _spec(whole, MIG_POOL)) if p.code == "GP103"]
+    assert "pools 'a100-all' and 'a100-mig'" in found.message
+
+
+PART = "gpu.example.com/partition"
+
+
+def _gke_fleet() -> dict[str, Any]:
+    """A GKE-like cluster on Kubernetes 1.35: the A100 node pool split into MIG and whole-GPU pools
+    by a node label the admin sets (simulate's MIG manager names layouts itself, `gp-7x1g.10gb`, not
+    the GPU Operator's `all-1g.10gb`, so a split on `nvidia.com/mig.config` is not simulated yet),
+    the whole pool moving in the pilot wave."""
+    mig = _a100("a100-mig", {"matchLabels": {PART: "mig"}})
+    whole = _a100("a100-whole", {"matchExpressions": [{"key": PART, "operator": "DoesNotExist"}]})
+    doc = _spec(mig, {**whole, "migratesIn": "pilot"})
+    doc["spec"]["nodePools"] = doc["spec"]["nodePools"][1:]
+    doc["spec"]["nodePools"][0]["migLayout"] = ["1g.10gb"] * 7
+    doc["spec"]["kubernetes"] = {"version": "1.35.2"}
+    return doc
+
+
+def _two_groups(doc: dict[str, Any]) -> dict[str, Any]:
+    """The same fleet with each pool in a node group of its own (no selectors)."""
+    for pool, group in zip(doc["spec"]["nodePools"], ("a100m", "a100w"), strict=True):
+        pool.pop("selector")
+        pool["provisioner"]["name"] = group
+    return doc
+
+
+def _summary(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith("  argocd ")]
+
+
+def test_a_gke_a100_pool_split_by_label_synths_fits_and_simulates_like_two_node_groups(
+    tmp_path: Path,
+) -> None:
+    from click.testing import CliRunner
+
+    from gpuplatform.cli import main
+    from tests.specs import write_spec
+
+    runner = CliRunner()
+    spec = str(write_spec(tmp_path / "lab.yaml", _gke_fleet()))
+    split = str(write_spec(tmp_path / "split.yaml", _two_groups(_gke_fleet())))
+    # capacity finds each pool's node, and synth writes a validated tree (GP290 is the simulate
+    # verdict below, the same as for two node groups)
+    assert runner.invoke(main, ["capacity", spec, "--all"]).exit_code == 0
+    out = tmp_path / "out"
+    result = runner.invoke(main, ["synth", spec, "--out", str(out), "--allow", "GP290"])
+    assert result.exit_code == 0, result.output
+    # the whole pool's hand-off tells the node group's owner which of its nodes are the pool's
+    (handoff,) = [
+        p
+        for p in out.rglob("*")
+        if p.is_file() and "handoff" in p.parts and "a100-whole" in p.name and "01-pilot" in str(p)
+    ]
+    assert "operator: DoesNotExist" in handoff.read_text() and PART in handoff.read_text()
+    # simulate replays every transition of the selector pools as it does two node groups: the
+    # gates' jq, their twin and the simulated nodes find the same nodes
+    by_selector = runner.invoke(main, ["simulate", spec, "--all"]).output
+    by_group = runner.invoke(main, ["simulate", split, "--all"]).output
+    assert _summary(by_selector) == _summary(by_group)
+    assert len(_summary(by_selector)) == 9
+
+
+def test_gp103_pools_of_different_provisioners_never_share_a_node(tmp_path: Path) -> None:
+    # GIVEN a Karpenter NodePool and an EKS node group: label algebra alone cannot tell them apart
+    karpenter = {"name": "l40s", "product": "L40S", "provisioner": {"kind": "karpenter", "name": "gpu-l40s"}}
+    eks = {
+        "name": "l4",
+        "product": "L4",
+        "provisioner": {"kind": "node-group", "cloud": "eks", "name": "gpu-l4"},
+    }
+    # THEN no GP103: a node has one provisioner
+    assert "GP103" not in codes(tmp_path, _spec(karpenter, eks))
