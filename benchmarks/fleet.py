@@ -124,7 +124,14 @@ def _tiers() -> list[ServiceTier]:
 def _static_pool(name: str, kind: int, nodes: tuple[str, ...], migrates_in: str | None) -> NodePool:
     product, layout = POOL_KINDS[kind % len(POOL_KINDS)]
     return NodePool(
-        name=name, nodes=nodes, product=product, gpus_per_node=8, mig_layout=layout, migrates_in=migrates_in
+        name=name,
+        nodes=nodes,
+        product=product,
+        gpus_per_node=8,
+        mig_layout=layout,
+        # a layout of several profiles is the team's own mig-parted config
+        mig_config="fleet-mixed" if len(set(layout)) > 1 else None,
+        migrates_in=migrates_in,
     )
 
 

@@ -18,10 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpuplatform.render.nodes import MIG_CONFIG_LABEL
+
 __all__ = [
     "GPU_COUNT_LABEL",
     "GPU_PRODUCT_LABEL",
-    "MIG_CONFIG_LABEL",
     "MIG_STRATEGY_LABEL",
     "NodeGpus",
     "read_node",
@@ -29,7 +30,6 @@ __all__ = [
 
 GPU_COUNT_LABEL = "nvidia.com/gpu.count"
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
-MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
 _MIG_LABEL = re.compile(r"^nvidia\.com/mig-(?P<profile>[^/]+)\.(?P<what>count|product)$")
 _MIG_SUFFIX = "-MIG-"

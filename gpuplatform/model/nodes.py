@@ -139,6 +139,20 @@ class NodePool(SpecModel):
     """Force `nvidia.com/gpu.deploy.operator-validator`; default follows the GPU Operator release."""
     mig_layout: tuple[CleanString, ...] = ()
     """MIG profiles per GPU (e.g. `["3g.40gb", "3g.40gb"]`) when the pool is MIG-partitioned."""
+    mig_config: LabelValue | None = None
+    """The MIG manager's config (`nvidia.com/mig.config`) that partitions the pool's GPUs as
+    `migLayout`. Default when every GPU is cut into one profile: `all-<profile>`, the name the GPU
+    Operator's default mig-parted config gives it (`all-1g.10gb`); a mixed layout names its own.
+    A provisioner pool's nodes get it from their template (the hand-off), so a node the group
+    creates comes up partitioned."""
+
+    @property
+    def mig_config_name(self) -> str | None:
+        """The `nvidia.com/mig.config` value of the pool's nodes; None for whole GPUs."""
+        if not self.mig_layout:
+            return None
+        return self.mig_config or f"all-{self.mig_layout[0]}"
+
     selector: NodeSelector | None = None
     """Label selector narrowing the provisioner's nodes to this pool's (with `provisioner`); several
     pools may then share one provisioner, each selecting its own nodes."""
@@ -151,6 +165,13 @@ class NodePool(SpecModel):
             raise ValueError("a pool lists its nodes or names its provisioner, exactly one of the two")
         if len(set(self.nodes)) != len(self.nodes):
             raise ValueError("a node is listed twice in the same pool")
+        if self.mig_config is not None and not self.mig_layout:
+            raise ValueError("migConfig names the config of a migLayout: give the layout it applies")
+        if self.mig_config is None and len(set(self.mig_layout)) > 1:
+            raise ValueError(
+                "a migLayout of several profiles needs migConfig: the name of the mig-parted config "
+                "that applies it (the GPU Operator's default config names only all-<profile> layouts)"
+            )
         if (
             self.selector is not None
             and self.provisioner is not None

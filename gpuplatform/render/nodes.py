@@ -10,6 +10,7 @@ from gpuplatform.render.meta import NEVER_DELETE_ANNOTATIONS, Obj, k8s_object
 __all__ = [
     "DEVICE_PLUGIN_LABEL",
     "DRA_PLUGIN_LABEL",
+    "MIG_CONFIG_LABEL",
     "VALIDATOR_LABEL",
     "node_labels",
     "pool_taint",
@@ -20,6 +21,9 @@ __all__ = [
 DRA_PLUGIN_LABEL = "nvidia.com/dra-kubelet-plugin"
 DEVICE_PLUGIN_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 VALIDATOR_LABEL = "nvidia.com/gpu.deploy.operator-validator"
+#: The MIG manager applies the mig-parted config this node label names (gpu-operator v26.3.1
+#: ClusterPolicy CRD `migManager.config`: "node label nvidia.com/mig.config").
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 
 
 def node_labels(
@@ -52,6 +56,10 @@ def provisioner_labels(
     labels = node_labels(platform, pool, mode, device_plugin_enabled)
     if mode == "dra":
         labels[DRA_PLUGIN_LABEL] = "true"
+    config = pool.mig_config_name
+    if config is not None and pool.selector is None:
+        # in every wave: a node the group creates must come up with the pool's layout
+        labels[MIG_CONFIG_LABEL] = config
     return dict(sorted(labels.items()))
 
 

@@ -152,6 +152,8 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
         if mode == "dra"
         else f"carry {labels}{lose} and lose the taint `{_taint(plan, pool)}`"
     )
+    if pool.selector is not None:
+        return [_selected_nodes_update(plan, state, pool, handoff, verb)]
     if kind == "node-group" and pool.provisioner.cloud is not None:
         return [_cloud_update(plan, state, pool, handoff, verb)]
     if kind != "karpenter":
@@ -196,6 +198,53 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
             ),
         ),
     ]
+
+
+def _selected_nodes_update(plan: Plan, state: WaveState, pool: NodePool, handoff: str, verb: str) -> Action:
+    """A selector pool shares its group's template with another pool: its nodes are labelled one by one.
+
+    A node group's (or MachineDeployment's) labels and taints reach every node it creates, so the
+    group-wide command of `_cloud_update` would move the other pools of the group as well. Like the
+    static pools' allocator switch, one allocator leaves before the other starts: to DRA, the
+    `enable` Job sets the DRA kubelet plugin's label once the device plugin is gone; back, the
+    plugin's label goes first and the device plugin returns once its ResourceSlices are gone.
+    """
+    assert pool.provisioner is not None
+    spec = _handoff_spec(plan, state, pool)
+    labels, removed = spec["labels"], spec["removeLabels"]
+    assert isinstance(labels, dict) and isinstance(removed, list)
+    target = _target(pool)
+    taint = _taint(plan, pool)
+    rest = [shlex.quote(f"{k}={v}") for k, v in labels.items() if k != DRA_PLUGIN_LABEL]
+    rest += [shlex.quote(f"{k}-") for k in removed if k != DRA_PLUGIN_LABEL]
+    label = f"kubectl label nodes {target} --overwrite " + " ".join(rest)
+    if state.pool_modes[pool.name] == "dra":
+        commands: tuple[str, ...] = (f"kubectl taint nodes {target} --overwrite {shlex.quote(taint)}", label)
+        order = (
+            "the taint first; the `enable` Job of the sync sets "
+            f"`{DRA_PLUGIN_LABEL}=true` on each once its device plugin is gone"
+        )
+    else:
+        commands = (
+            f"kubectl label nodes {target} {DRA_PLUGIN_LABEL}-",
+            f"for n in $(kubectl get nodes {target} -o jsonpath='{{.items[*].metadata.name}}'); do "
+            "while kubectl get resourceslices --field-selector spec.nodeName=$n -o name | grep -q .; "
+            "do sleep 5; done; done",
+            label,
+            f"kubectl taint nodes {target} {shlex.quote(taint + '-')} || true",
+        )
+        order = "the DRA kubelet plugin's label first, the rest once the node publishes no ResourceSlice"
+    return Action(
+        f"Hand-off `{handoff}`: pool `{pool.name}` is selected inside {pool.provisioner.kind} "
+        f"`{pool.provisioner.name}` by a label selector, so the group's template (shared with the group's other "
+        f"pools) is not changed: the selected nodes are labelled and tainted in place so that they {verb} "
+        f"({order}). A node the group creates later carries the template's labels, not these: label it the "
+        "same way (as you set its `nvidia.com/mig.config`) before it takes GPU work, and check every node:",
+        (
+            *commands,
+            f"kubectl get nodes {target} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
+        ),
+    )
 
 
 def _cloud_update(plan: Plan, state: WaveState, pool: NodePool, handoff: str, verb: str) -> Action:

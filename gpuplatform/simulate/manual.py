@@ -1,6 +1,8 @@
 """The operator's manual steps (from the step sequence) acting on the modelled cluster.
 
-Taints and provisioner labels come from the rendered hand-offs of the target wave. A
+Taints and provisioner labels come from the rendered hand-offs of the target wave. A pool
+selected by a label selector inside its group is relabelled in place, node by node, as its runbook
+does (`render/runbook_pools.py`: the group's template is shared with its other pools). Any other
 provisioner-managed pool is replaced, not relabelled: Karpenter copies the NodePool template's
 labels to a node only when it registers (kubernetes-sigs/karpenter v1.9.1
 pkg/controllers/nodeclaim/lifecycle/registration.go `syncNode`) and replaces drifted nodes
@@ -12,8 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.plan.steps import Step
+from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.simulate.model import Group, Workload
 from gpuplatform.simulate.operator import host_driver
 from gpuplatform.simulate.workloads import converted
@@ -50,6 +54,9 @@ def _replace(world: World, group: Group, spec: dict[str, Any]) -> None:
     new.labels, new.owners, new.applied = {}, {}, {}
     for key, value in well_known_labels(new.nodes[0]).items():
         new.set_label(key, value, "kubelet")
+    # the labels the spec says every node of the pool carries come from the group's template
+    for key, value in pool_selector(world.plan.pools[group.pool]).member_labels().items():
+        new.set_label(key, value, "provisioner")
     for key, value in (spec.get("labels") or {}).items():
         new.set_label(str(key), str(value), "provisioner")
     new.taints = [dict(t) for t in spec.get("taints") or []]
@@ -68,6 +75,33 @@ def _replace(world: World, group: Group, spec: dict[str, Any]) -> None:
     world.cluster.groups.remove(group)
     group.slices = "none"
     world.record("provisioner", f"deletes {group.name}")
+
+
+def _relabel(world: World, group: Group, spec: dict[str, Any]) -> None:
+    """The hand-off on the running nodes, as the runbook does it (`runbook_pools._selected_nodes_update`):
+    to DRA, the taint and every label but the DRA kubelet plugin's (the `enable` Job sets it once the
+    device plugin is gone); back, the plugin's label first, then, once its ResourceSlices are gone,
+    the rest and the taint."""
+    labels = {str(k): str(v) for k, v in (spec.get("labels") or {}).items()}
+    removed = [str(k) for k in spec.get("removeLabels") or []]
+    if DRA_PLUGIN_LABEL in removed:
+        group.set_label(DRA_PLUGIN_LABEL, None, "kubectl")
+        world.record(
+            "operator", f"removes {DRA_PLUGIN_LABEL} from {group.name}, waits for its ResourceSlices to go"
+        )
+        world.settle(until=lambda: group.slices == "none")
+    for taint in spec.get("taints") or []:
+        if taint not in group.taints:
+            group.taints.append(dict(taint))
+    for key, value in labels.items():
+        if key != DRA_PLUGIN_LABEL:
+            group.set_label(key, value, "kubectl")
+    for key in removed:
+        group.set_label(key, None, "kubectl")
+    for taint in spec.get("removeTaints") or []:
+        group.taints = [t for t in group.taints if t != taint]
+    world.record("operator", f"labels and taints {group.name} in place with the hand-off's")
+    world.settle()
 
 
 def apply_manual(world: World, step: Step, source: str, target: str) -> None:
@@ -105,7 +139,11 @@ def apply_manual(world: World, step: Step, source: str, target: str) -> None:
     elif action == "apply-handoff":
         world.record("operator", step.what)
         for g in groups:
-            _replace(world, g, handoff(world, target, g.pool))
+            spec = handoff(world, target, g.pool)
+            if world.plan.pools[g.pool].selector is not None:
+                _relabel(world, g, spec)
+            else:
+                _replace(world, g, spec)
         return
     elif action in ("convert-workloads", "restore-legacy-workloads"):
         _convert(world, source, target)

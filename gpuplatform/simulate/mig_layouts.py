@@ -3,20 +3,22 @@
 - NVIDIA/k8s-device-plugin v0.19.0 `internal/rm/device_map.go`: under `single` MIG devices are
   `nvidia.com/gpu` and every one must have the same profile ("invalid MIG configuration", the plugin
   fails); under `mixed` they are `nvidia.com/mig-<profile>`, whole GPUs `nvidia.com/gpu`.
-- The rendered tree names no mig-parted config, so the model names each layout itself
-  (`all-disabled`, the chart default, for whole GPUs).
+- A pool's layout is named by its `migConfig` (`NodePool.mig_config_name`: `all-<profile>`, the
+  GPU Operator's default mig-parted config names, or the team's own); a config no pool names is
+  one the model names itself (`gp-2x3g.40gb`), and `all-disabled` (the chart default) is whole GPUs.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
+from gpuplatform.render.nodes import MIG_CONFIG_LABEL
 from gpuplatform.simulate.model import Group
 from gpuplatform.simulate.world import World
 
 __all__ = ["DISABLED", "MIG_CONFIG", "MIG_STATE", "advertised", "config_name", "layout_of", "plugin_config"]
 
-MIG_CONFIG = "nvidia.com/mig.config"
+MIG_CONFIG = MIG_CONFIG_LABEL
 MIG_STATE = "nvidia.com/mig.config.state"
 DISABLED = "all-disabled"
 
@@ -28,10 +30,13 @@ def config_name(layout: tuple[str, ...]) -> str:
     return "gp-" + "_".join(f"{n}x{p}" for p, n in Counter(layout).items())
 
 
-def layout_of(name: str) -> tuple[str, ...] | None:
-    """The layout a config names; None for a config mig-parted does not know."""
+def layout_of(world: World, name: str) -> tuple[str, ...] | None:
+    """The layout a config names (a pool's `migConfig` first); None for a config mig-parted does not know."""
     if name == DISABLED:
         return ()
+    for pool in world.plan.platform.node_pools:
+        if pool.mig_config_name == name:
+            return pool.mig_layout
     if not name.startswith("gp-"):
         return None
     out: list[str] = []

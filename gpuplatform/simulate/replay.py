@@ -17,6 +17,7 @@ from functools import partial
 from itertools import pairwise
 from typing import Literal
 
+from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.plan.steps import ARGOCD_APPS, Step, maintenance_steps, transition_steps
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
@@ -32,7 +33,7 @@ from gpuplatform.simulate.flux import FluxEngine
 from gpuplatform.simulate.invariants import STEP_CHECKS, check_settled
 from gpuplatform.simulate.kubelet import kubelet_reactions
 from gpuplatform.simulate.manual import apply_manual
-from gpuplatform.simulate.mig_layouts import MIG_CONFIG, MIG_STATE, config_name
+from gpuplatform.simulate.mig_layouts import MIG_CONFIG, MIG_STATE
 from gpuplatform.simulate.mig_manager import mig_manager_reactions
 from gpuplatform.simulate.model import Cluster, Group, Workload
 from gpuplatform.simulate.operator import NFD_LABEL, gpu_operator_reactions, host_driver
@@ -84,7 +85,10 @@ def _cluster(plan: Plan) -> Cluster:
     for pool in plan.platform.node_pools:
         nodes = list(pool.nodes) or [f"{pool.name}-node-0"]
         # a MIG pool runs its layout already: its admin labelled the config, the MIG manager applied it
-        mig = {MIG_CONFIG: config_name(pool.mig_layout), MIG_STATE: "success"} if pool.mig_layout else {}
+        config = pool.mig_config_name
+        mig = {MIG_CONFIG: config, MIG_STATE: "success"} if config else {}
+        # the labels that make a node the pool's (its group's template, or set by the admin)
+        member = pool_selector(pool).member_labels()
         groups.append(
             Group(
                 pool.name,
@@ -93,9 +97,10 @@ def _cluster(plan: Plan) -> Cluster:
                 nodes,
                 pool.gpus_per_node,
                 _mig_capable(pool.product),
-                labels={**well_known_labels(nodes[0]), NFD_LABEL: "true", **mig},
+                labels={**well_known_labels(nodes[0]), **member, NFD_LABEL: "true", **mig},
                 owners={
                     **dict.fromkeys(well_known_labels(nodes[0]), "kubelet"),
+                    **dict.fromkeys(member, "provisioner"),
                     NFD_LABEL: "nfd",
                     **dict.fromkeys(mig, "kubectl"),
                 },

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from gpuplatform.evidence.twins.reading import found
 from gpuplatform.gates.nodes import PoolSelector, overlap, pool_selector
 from gpuplatform.gates.programs import prelude_for
+from gpuplatform.load.stacks import load_stack
 from gpuplatform.model.nodes import NodePool
 from tests.policy.helpers import codes, findings
 from tests.specs import minimal_spec
@@ -157,20 +158,21 @@ def test_gp103_a_whole_node_group_pool_overlaps_a_selector_pool_on_it(tmp_path: 
     assert "pools 'a100-all' and 'a100-mig'" in found.message
 
 
-PART = "gpu.example.com/partition"
+MIG = "nvidia.com/mig.config"
 
 
-def _gke_fleet() -> dict[str, Any]:
-    """A GKE-like cluster on Kubernetes 1.35: the A100 node pool split into MIG and whole-GPU pools
-    by a node label the admin sets (simulate's MIG manager names layouts itself, `gp-7x1g.10gb`, not
-    the GPU Operator's `all-1g.10gb`, so a split on `nvidia.com/mig.config` is not simulated yet),
-    the whole pool moving in the pilot wave."""
-    mig = _a100("a100-mig", {"matchLabels": {PART: "mig"}})
-    whole = _a100("a100-whole", {"matchExpressions": [{"key": PART, "operator": "DoesNotExist"}]})
+def _gke_fleet(version: str = "1.35.2") -> dict[str, Any]:
+    """A GKE-like cluster: the A100 node pool split by the MIG manager's config label into its
+    MIG-partitioned nodes (`all-1g.10gb`, the GPU Operator's default config name) and its whole-GPU
+    ones (`all-disabled` or no label), the whole pool moving in the pilot wave."""
+    mig = _a100("a100-mig", {"matchLabels": {MIG: "all-1g.10gb"}})
+    whole = _a100(
+        "a100-whole", {"matchExpressions": [{"key": MIG, "operator": "NotIn", "values": ["all-1g.10gb"]}]}
+    )
     doc = _spec(mig, {**whole, "migratesIn": "pilot"})
     doc["spec"]["nodePools"] = doc["spec"]["nodePools"][1:]
     doc["spec"]["nodePools"][0]["migLayout"] = ["1g.10gb"] * 7
-    doc["spec"]["kubernetes"] = {"version": "1.35.2"}
+    doc["spec"]["kubernetes"] = {"version": version}
     return doc
 
 
@@ -186,22 +188,21 @@ def _summary(output: str) -> list[str]:
     return [line for line in output.splitlines() if line.startswith("  argocd ")]
 
 
-def test_a_gke_a100_pool_split_by_label_synths_fits_and_simulates_like_two_node_groups(
-    tmp_path: Path,
-) -> None:
+@pytest.mark.parametrize("version", ["1.35.2", "1.36.1"])
+def test_a_gke_a100_pool_split_by_its_mig_config_passes_every_command(tmp_path: Path, version: str) -> None:
     from click.testing import CliRunner
 
     from gpuplatform.cli import main
     from tests.specs import write_spec
 
     runner = CliRunner()
-    spec = str(write_spec(tmp_path / "lab.yaml", _gke_fleet()))
-    split = str(write_spec(tmp_path / "split.yaml", _two_groups(_gke_fleet())))
-    # capacity finds each pool's node, and synth writes a validated tree (GP290 is the simulate
-    # verdict below, the same as for two node groups)
-    assert runner.invoke(main, ["capacity", spec, "--all"]).exit_code == 0
+    spec = str(write_spec(tmp_path / "lab.yaml", _gke_fleet(version)))
+    # check (rules, capacity and the simulation of every transition), capacity and simulate agree
+    for command in (["check", spec], ["capacity", spec, "--all"], ["simulate", spec, "--all"]):
+        result = runner.invoke(main, command)
+        assert result.exit_code == 0, (command, result.output)
     out = tmp_path / "out"
-    result = runner.invoke(main, ["synth", spec, "--out", str(out), "--allow", "GP290"])
+    result = runner.invoke(main, ["synth", spec, "--out", str(out)])
     assert result.exit_code == 0, result.output
     # the whole pool's hand-off tells the node group's owner which of its nodes are the pool's
     (handoff,) = [
@@ -209,13 +210,28 @@ def test_a_gke_a100_pool_split_by_label_synths_fits_and_simulates_like_two_node_
         for p in out.rglob("*")
         if p.is_file() and "handoff" in p.parts and "a100-whole" in p.name and "01-pilot" in str(p)
     ]
-    assert "operator: DoesNotExist" in handoff.read_text() and PART in handoff.read_text()
-    # simulate replays every transition of the selector pools as it does two node groups: the
-    # gates' jq, their twin and the simulated nodes find the same nodes
-    by_selector = runner.invoke(main, ["simulate", spec, "--all"]).output
-    by_group = runner.invoke(main, ["simulate", split, "--all"]).output
-    assert _summary(by_selector) == _summary(by_group)
-    assert len(_summary(by_selector)) == 9
+    assert "operator: NotIn" in handoff.read_text() and MIG in handoff.read_text()
+
+
+def test_a_mig_pool_of_its_own_node_group_carries_its_config_in_the_template(tmp_path: Path) -> None:
+    # GIVEN the same fleet with each pool in a node group of its own: the cutover replaces the MIG
+    # pool's nodes, which come up with the template's labels only
+    from click.testing import CliRunner
+
+    from gpuplatform.cli import main
+    from gpuplatform.render.nodes import provisioner_labels
+    from tests.specs import write_spec
+
+    runner = CliRunner()
+    split = str(write_spec(tmp_path / "split.yaml", _two_groups(_gke_fleet())))
+    # THEN every hand-off of the MIG pool keeps nvidia.com/mig.config, so the new nodes are
+    # partitioned again and every transition proves (without it the inventory gate waits forever)
+    result = runner.invoke(main, ["simulate", split, "--all"])
+    assert result.exit_code == 0, result.output
+    (loaded,) = load_stack(Path(split))
+    pool = next(p for p in loaded.platform.node_pools if p.name == "a100-mig")
+    for mode in ("legacy", "dra"):
+        assert provisioner_labels(loaded.platform, pool, mode)[MIG] == "all-1g.10gb"
 
 
 def test_gp103_pools_of_different_provisioners_never_share_a_node(tmp_path: Path) -> None:
@@ -228,3 +244,38 @@ def test_gp103_pools_of_different_provisioners_never_share_a_node(tmp_path: Path
     }
     # THEN no GP103: a node has one provisioner
     assert "GP103" not in codes(tmp_path, _spec(karpenter, eks))
+
+
+def test_a_selector_pool_is_labelled_node_by_node_never_through_its_groups_template(tmp_path: Path) -> None:
+    # GIVEN the GKE A100 node pool split by label, its whole-GPU nodes moving in the pilot wave
+    from click.testing import CliRunner
+
+    from gpuplatform.cli import main
+    from tests.specs import write_spec
+
+    spec = str(write_spec(tmp_path / "lab.yaml", _gke_fleet()))
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["synth", spec, "--out", str(out), "--allow", "GP290"]).exit_code == 0
+    runbooks = "\n".join(p.read_text() for p in out.rglob("runbooks/*.md"))
+    # THEN no runbook changes the node pool's template (it would move the MIG pool's nodes too)
+    assert "gcloud container node-pools update" not in runbooks
+    # AND the pilot labels and taints exactly the selected nodes, and its rollback undoes it
+    whole = "-l 'cloud.google.com/gke-nodepool=a100," + MIG + " notin (all-1g.10gb)'"
+    assert (
+        f"kubectl taint nodes {whole} --overwrite gpu-scheduling.lab.example.com/mode=dra:NoSchedule"
+        in runbooks
+    )
+    assert f"kubectl label nodes {whole} --overwrite gpu-scheduling.lab.example.com/mode=dra " in runbooks
+    # AND to DRA the enable Job, not the hand-off, sets the kubelet plugin's label (once the device
+    # plugin is gone); back, the plugin's label goes first, the rest once its ResourceSlices are gone
+    dra = f"kubectl label nodes {whole} --overwrite gpu-scheduling.lab.example.com/mode=dra"
+    assert "nvidia.com/dra-kubelet-plugin=true" not in runbooks[runbooks.index(dra) :].splitlines()[0]
+    leave = runbooks.index(f"kubectl label nodes {whole} nvidia.com/dra-kubelet-plugin-")
+    wait = runbooks.index("while kubectl get resourceslices --field-selector spec.nodeName=$n", leave)
+    back = runbooks.index(
+        f"kubectl label nodes {whole} --overwrite gpu-scheduling.lab.example.com/mode=legacy", wait
+    )
+    untaint = runbooks.index(
+        f"kubectl taint nodes {whole} gpu-scheduling.lab.example.com/mode=dra:NoSchedule-", back
+    )
+    assert leave < wait < back < untaint

@@ -49,10 +49,16 @@ def _drain(world: World, group: Group) -> None:
     world.settle()
 
 
-def test_layouts_name_configs_and_what_each_strategy_advertises() -> None:
-    assert layout_of(config_name(())) == () and config_name(()) == "all-disabled"
-    assert layout_of(config_name(("2g.20gb", "3g.40gb", "2g.20gb"))) == ("2g.20gb", "2g.20gb", "3g.40gb")
-    assert layout_of("all-balanced") is None
+def test_layouts_name_configs_and_what_each_strategy_advertises(tmp_path: Path) -> None:
+    doc = sim_spec()
+    doc["spec"]["nodePools"][0]["migLayout"] = list(_SEVEN)
+    world = _adopted(tmp_path, doc).world
+    assert layout_of(world, config_name(())) == () and config_name(()) == "all-disabled"
+    mixed = ("2g.20gb", "3g.40gb", "2g.20gb")
+    assert layout_of(world, config_name(mixed)) == ("2g.20gb", "2g.20gb", "3g.40gb")
+    assert layout_of(world, "all-balanced") is None
+    # a pool's config is read as the pool declares it (the GPU Operator's default name)
+    assert layout_of(world, "all-1g.5gb") == _SEVEN
     assert advertised((), 4, "single") == {"nvidia.com/gpu": 4}
     assert advertised(_SEVEN, 4, "single") == {"nvidia.com/gpu": 28}
     assert advertised(("3g.20gb", "1g.5gb"), 4, "single") is None
@@ -155,6 +161,7 @@ def test_mixed_profiles_under_the_single_strategy_crash_the_device_plugin(
     # k8s-device-plugin v0.19.0 device_map.go: `single` needs every MIG device of one profile
     doc = sim_spec()
     doc["spec"]["nodePools"][0]["migLayout"] = ["3g.20gb", "2g.10gb", "1g.5gb"]
+    doc["spec"]["nodePools"][0]["migConfig"] = "team-mixed"
     if strategy:
         doc["spec"]["gpuOperator"]["values"] = {"mig": {"strategy": strategy}}
     found = violations(simulate(tmp_path, doc, "base", "pilot", ("flux",)))
