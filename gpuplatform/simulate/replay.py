@@ -83,7 +83,9 @@ def _mig_capable(product: str) -> bool:
 def _cluster(plan: Plan) -> Cluster:
     groups = []
     for pool in plan.platform.node_pools:
-        nodes = list(pool.nodes) or [f"{pool.name}-node-0"]
+        # a provisioner pool has the `minNodes` its gates count (at least one node to prove anything)
+        count = max(1, pool.provisioner.min_nodes) if pool.provisioner is not None else 0
+        nodes = list(pool.nodes) or [f"{pool.name}-node-{i}" for i in range(count)]
         # a MIG pool runs its layout already: its admin labelled the config, the MIG manager applied it
         config = pool.mig_config_name
         mig = {MIG_CONFIG: config, MIG_STATE: "success"} if config else {}
