@@ -34,6 +34,7 @@ from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import WaveState, plan_platform
 from gpuplatform.render.helm_values import dra_driver_chart, dra_driver_values
 from gpuplatform.render.validation import validation_jobs
+from gpuplatform.versions import DCGM_EXPORTER_DRA_ENV
 
 FLEET = Path(__file__).resolve().with_name("fleet.py")
 DRA_NAMESPACE = "nvidia-dra-driver-gpu"
@@ -234,18 +235,23 @@ def _pod(name: str, namespace: str, node: str, **extra: Any) -> dict[str, Any]:
 
 
 def _operand_pods(node: str, operands: list[Operand], mig_capable: bool) -> list[dict[str, Any]]:
-    """The GPU Operator's operand pods on a GPU node (the MIG manager only on MIG-capable GPUs)."""
-    return [
-        _pod(
+    """The GPU Operator's operand pods on a GPU node (the MIG manager only on MIG-capable GPUs); the
+    DCGM exporter with the env the operator copies from the values gpuplatform renders (DRA mode)."""
+    pods = []
+    for o in operands:
+        if o.name == "mig-manager" and not mig_capable:
+            continue
+        pod = _pod(
             f"{o.label[1]}-{node}",
             "gpu-operator",
             node,
             labels={o.label[0]: o.label[1]},
             owners=[{"kind": "DaemonSet", "name": o.label[1], "controller": True}],
         )
-        for o in operands
-        if o.name != "mig-manager" or mig_capable
-    ]
+        if o.name == "dcgm-exporter":
+            pod["spec"]["containers"][0]["env"].append({"name": DCGM_EXPORTER_DRA_ENV, "value": "true"})
+        pods.append(pod)
+    return pods
 
 
 def _plugin_pod(node: str, dra: bool) -> dict[str, Any]:

@@ -49,6 +49,8 @@ READS: dict[str, Reads] = {
             "containers": [
                 {
                     "image": True,
+                    "args": True,
+                    "command": True,
                     "env": [{"name": True, "value": True}],
                     "resources": {"limits": True, "requests": True},
                 }

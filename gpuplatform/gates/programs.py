@@ -60,6 +60,10 @@ def nsname: if .metadata.namespace then "\(.metadata.namespace)/\(.metadata.name
 def live: (.status.phase // "") as $p | $p != "Succeeded" and $p != "Failed";
 def ready: (.status.containerStatuses // []) as $s | ($s | length) > 0 and all($s[]; .ready == true);
 def unready: [(.status.containerStatuses // [])[] | select(.ready != true) | .name] | join(",");
+# a DCGM exporter in DRA mode: the env set to true, or the flag (NVIDIA/dcgm-exporter pkg/cmd/app.go)
+def dra_mode($env): any((.spec.containers // [])[];
+  any((.env // [])[]; .name == $env and ((.value // "") | ascii_downcase) == "true")
+  or any(((.args // []) + (.command // []))[]; . == "--kubernetes-enable-dra" or . == "--kubernetes-enable-dra=true"));
 def on($n): .spec.nodeName == $n;
 def plugin_image: (split("@")[0] | split("/") | last // "") | split(":")[0] == "@PLUGIN_IMAGE@";
 def device_plugin_pod:
@@ -313,8 +317,10 @@ def gate_operands:
             and labels[$o.label[0]] == $o.label[1])] as $op
         | if ($op | length) == 0 then
             "violation: DRA node \($n) runs no \($o.name) pod (\($o.label | join("="))) although it carries \($o.deployLabel)=true"
-          elif any($op[]; ready) then "proof: DRA node \($n): \($o.name) \([$op[] | select(ready) | nsname][0]) ready"
-          else "violation: \($o.name) pod \($op[0] | nsname) on DRA node \($n) is not ready (containers not ready: \($op[0] | unready))"
+          elif any($op[]; ready) | not then "violation: \($o.name) pod \($op[0] | nsname) on DRA node \($n) is not ready (containers not ready: \($op[0] | unready))"
+          elif $o.draEnv != null and (any($op[]; ready and dra_mode($o.draEnv)) | not) then
+            "violation: \($o.name) pod \([$op[] | select(ready) | nsname][0]) on DRA node \($n) runs without \($o.draEnv)=true: the metrics of DRA-allocated GPUs lose their pod"
+          else "proof: DRA node \($n): \($o.name) \([$op[] | select(ready) | nsname][0]) ready"
           end),
       (if $data.driverController then
          [$pods[] | select(dra_controller_pod)] as $c

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuplatform.charts.model import render_gpu_operator
 from gpuplatform.errors import InputError
 from gpuplatform.gates.matchers import DEVICE_PLUGIN_LABEL, DRA_DRIVER, enabled_operands
 from gpuplatform.gates.nodes import pool_selector
@@ -18,9 +19,14 @@ from gpuplatform.inventory.catalog import lookup_product, mig_profiles
 from gpuplatform.inventory.memory import memory_range
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.helm_values import dra_driver_chart, dra_driver_values
+from gpuplatform.render.helm_values import (
+    dra_driver_chart,
+    dra_driver_values,
+    merge_values,
+    operator_settings,
+)
 from gpuplatform.render.kueue import kueue_facts
-from gpuplatform.versions import CHART_DEVICE_CLASSES
+from gpuplatform.versions import CHART_DEVICE_CLASSES, DCGM_EXPORTER_DRA_ENV
 
 __all__ = ["device_classes", "pool_inventory", "wave_data"]
 
@@ -80,10 +86,27 @@ def wave_data(plan: Plan, state: WaveState, workloads: dict[str, Any]) -> dict[s
             if state.pool_modes[pool.name] == "dra"
         },
         "deviceClasses": device_classes(plan, state),
-        "operands": [o.as_data() for o in enabled_operands(p.gpu_operator.values)],
+        "operands": operands(plan),
         "kueue": kueue_facts(plan, state),
         **workloads,
     }
+
+
+def operands(plan: Plan) -> list[dict[str, Any]]:
+    """The operands the GPU Operator deploys; the DCGM exporter with the env that puts it in DRA
+    mode (`draEnv`) where the operator's values set it (`charts/model.py` `exporter_dra`): an
+    exporter pod on a DRA node without it loses the pods of DRA-allocated GPUs."""
+    op = plan.platform.gpu_operator
+    exporter_dra = render_gpu_operator(
+        op.version, merge_values(op.values, operator_settings(plan.platform))
+    ).exporter_dra
+    out = []
+    for operand in enabled_operands(op.values):
+        data = operand.as_data()
+        if operand.name == "dcgm-exporter" and exporter_dra:
+            data["draEnv"] = DCGM_EXPORTER_DRA_ENV
+        out.append(data)
+    return out
 
 
 def device_classes(plan: Plan, state: WaveState) -> list[str]:

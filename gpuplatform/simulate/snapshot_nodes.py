@@ -35,6 +35,7 @@ from gpuplatform.model.nodes import NodePool
 from gpuplatform.simulate.model import Group
 from gpuplatform.simulate.operator import PRESENT
 from gpuplatform.simulate.world import World
+from gpuplatform.versions import DCGM_EXPORTER_DRA_ENV
 
 __all__ = [
     "OPERAND_DAEMONSETS",
@@ -162,17 +163,20 @@ def node_pods(world: World, group: Group, name: str) -> list[dict[str, Any]]:
             continue
         daemonset, labels = OPERAND_DAEMONSETS[operand]
         labels = _OPERAND_LABELS.get(operand, {}) | labels
-        pods.append(
-            pod_object(
-                f"{daemonset}-{suffix(name, operand)}",
-                p.gpu_operator.namespace,
-                name,
-                labels | {"app.kubernetes.io/part-of": "gpu-operator"},
-                [daemonset],
-                _STATES[phase],
-                ("DaemonSet", daemonset),
-            )
+        pod = pod_object(
+            f"{daemonset}-{suffix(name, operand)}",
+            p.gpu_operator.namespace,
+            name,
+            labels | {"app.kubernetes.io/part-of": "gpu-operator"},
+            [daemonset],
+            _STATES[phase],
+            ("DaemonSet", daemonset),
         )
+        if operand == "dcgm-exporter" and world.operator().exporter_dra:
+            # the operator copies `dcgmExporter.env` onto the exporter's container (gpu-operator
+            # v26.3.1 controllers/object_controls.go `TransformDCGMExporter`)
+            pod["spec"]["containers"][0]["env"] = [{"name": DCGM_EXPORTER_DRA_ENV, "value": "true"}]
+        pods.append(pod)
     if group.kubelet_plugin != "absent":
         chart = dra_chart_name(world)
         daemonset = f"{chart}{DRA_KUBELET_PLUGIN_SUFFIX}"

@@ -161,3 +161,18 @@ def test_check_snapshot_finds_an_exporter_pod_on_a_dra_node_without_dra_mode(tmp
     # THEN check names the pod and its node
     [message] = gp257(cluster, "stale")
     assert stale["metadata"]["name"] in message and "without KUBERNETES_ENABLE_DRA=true" in message
+    # AND the operands gate of `evidence` (its jq program and its Python twin alike) breaks on it
+    args = ["evidence", str(REPO / "stacks" / "reference.py"), "--platform", "reference"]
+    snap = str(cluster.write(tmp_path / "evidence"))
+    result = CliRunner().invoke(
+        main, [*args, "--wave", "native-claim-pilot", "--snapshot", snap, "--format", "json"]
+    )
+    assert result.exit_code == 1, result.output
+    [gate] = [g for g in json.loads(result.stdout)["gates"] if g["id"] == "operands"]
+    assert any(stale["metadata"]["name"] in v and "KUBERNETES_ENABLE_DRA=true" in v for v in gate["findings"])
+    from gpuplatform.evidence.snapshot import load_snapshot
+    from tests.gates.test_twins import _lines
+
+    loaded = next(p for p in load_stack(REPO / "stacks" / "reference.py") if p.platform.name == "reference")
+    twin, by_jq = _lines(loaded.platform, "native-claim-pilot", load_snapshot(Path(snap)))["operands"]
+    assert twin == by_jq and any("KUBERNETES_ENABLE_DRA=true" in line for line in twin)

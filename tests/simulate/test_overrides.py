@@ -21,6 +21,7 @@ from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.rendered import ReleaseSpec, rendered_releases
 from gpuplatform.simulate.replay import Replayer, declared_modes
 from gpuplatform.simulate.run import simulate_platform
+from gpuplatform.versions import DCGM_EXPORTER_DRA_ENV
 from tests.simulate.helpers import sim_spec, simulate, violations
 from tests.specs import write_spec
 
@@ -110,10 +111,10 @@ def test_an_override_the_merge_neutralises_is_proven_safe(
         assert any(t.get("key") == TAINT for t in operator.nfd_tolerations)
 
 
-def _unmanaged(tmp_path: Path) -> tuple[LoadedPlatform, Tree, str]:
-    """The operator outside gpuplatform: its loaded spec, rendered tree and hand-off path."""
+def _unmanaged(tmp_path: Path, values: dict[str, Any] | None = None) -> tuple[LoadedPlatform, Tree, str]:
+    """The operator outside gpuplatform (running with `values`): its loaded spec, rendered tree and hand-off path."""
     doc = sim_spec()
-    doc["spec"]["gpuOperator"] = {}
+    doc["spec"]["gpuOperator"] = {"values": values} if values else {}
     (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", doc))
     plan = plan_platform(loaded.platform)
     path = operator_handoff_path(plan)
@@ -124,8 +125,10 @@ def _unmanaged(tmp_path: Path) -> tuple[LoadedPlatform, Tree, str]:
 def test_an_unmanaged_operator_without_its_handoff_is_modelled_from_its_values_and_said_so(
     tmp_path: Path,
 ) -> None:
-    # GIVEN the operator outside gpuplatform, and its hand-off never applied
-    loaded, tree, path = _unmanaged(tmp_path)
+    # GIVEN the operator outside gpuplatform, its exporter already in DRA mode, and its hand-off
+    # never applied
+    exporter = {"dcgmExporter": {"env": [{"name": DCGM_EXPORTER_DRA_ENV, "value": "true"}]}}
+    loaded, tree, path = _unmanaged(tmp_path, exporter)
     del tree.files[path]
     report = simulate_platform(loaded, "base", "pilot", ("flux",), tree=tree)
     # THEN the replay says what it assumed, and the first driver upgrade finds the DRA kubelet
@@ -133,6 +136,19 @@ def test_an_unmanaged_operator_without_its_handoff_is_modelled_from_its_values_a
     assert any("no hand-off" in n for r in report.results for n in r.notes)
     [(_, _, _, violation)] = violations(report, late=False)
     assert violation.invariant == "driver-upgrade" and "NODE_LABEL_FOR_GPU_POD_EVICTION" in violation.message
+
+
+def test_an_unmanaged_operator_without_its_handoff_leaves_the_exporter_blind_to_dra(tmp_path: Path) -> None:
+    # GIVEN the operator outside gpuplatform with its own values, and its hand-off never applied
+    loaded, tree, path = _unmanaged(tmp_path)
+    del tree.files[path]
+    report = simulate_platform(loaded, "base", "pilot", ("flux",), tree=tree)
+    # THEN the operands gate holds the sync: the exporter on the DRA node runs without DRA mode
+    [(_, _, _, violation)] = violations(report, late=False)
+    assert (
+        violation.invariant == "sync-completes"
+        and f"runs without {DCGM_EXPORTER_DRA_ENV}=true" in violation.message
+    )
 
 
 def test_an_unmanaged_operator_gets_the_migration_settings_from_the_first_waves_handoff(

@@ -15,6 +15,7 @@ from gpuplatform.gates.matchers import (
     DRA_CONTROLLER_COMPONENT,
     DRA_KUBELET_PLUGIN_SUFFIX,
     VISIBLE_DEVICES,
+    exporter_in_dra_mode,
     is_device_plugin_image,
     is_gpu_stack_daemonset,
     shows_gpus,
@@ -272,6 +273,15 @@ def _operand_line(node: str, operand: r.Object, pods: list[Any]) -> str:
             f"although it carries {operand['deployLabel']}=true"
         )
     ready = [p for p in pods if r.ready(p)]
+    if (
+        ready
+        and operand.get("draEnv") is not None
+        and not any(exporter_in_dra_mode(p, operand["draEnv"]) for p in ready)
+    ):
+        return (
+            f"violation: {operand['name']} pod {r.nsname(ready[0])} on DRA node {node} runs without "
+            f"{operand['draEnv']}=true: the metrics of DRA-allocated GPUs lose their pod"
+        )
     if ready:
         return f"proof: DRA node {node}: {operand['name']} {r.nsname(ready[0])} ready"
     return (
