@@ -152,6 +152,7 @@ class WaveCapacity:
         return (
             "only the declared workloads, not the tenants' running GPU pods (give --snapshot to count them)"
         )
+
     kueue: tuple[str, ...] = ()
     """Queued GPUs the wave's Kueue quotas leave suspended (`capacity/kueue.py`)."""
 
