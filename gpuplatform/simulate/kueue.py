@@ -102,8 +102,9 @@ def kueue_refusal(world: World, w: Workload) -> str:
 
 
 def kueue_objects(world: World) -> dict[str, list[dict[str, Any]]]:
-    """The applied ClusterQueues (active) and a Kueue Workload per queued spec workload, as a snapshot
-    reads them: admitted once its pod runs, else pending with Kueue's reason."""
+    """The applied ClusterQueues (active), LocalQueues and ResourceFlavors, and a Kueue Workload per
+    queued spec workload, as a snapshot reads them: admitted once its pod runs, else pending with
+    Kueue's reason."""
     queues = [
         {**o, "status": {"conditions": [{"type": "Active", "status": "True", "reason": "Ready"}]}}
         for k, o in sorted(world.cluster.objects.items())
@@ -135,4 +136,10 @@ def kueue_objects(world: World) -> dict[str, list[dict[str, Any]]]:
                 "status": {"conditions": [condition]},
             }
         )
-    return {"clusterqueues": queues, "workloads": workloads}
+    applied = sorted(world.cluster.objects.items())
+    return {
+        "clusterqueues": queues,
+        "localqueues": [o for k, o in applied if k.startswith("LocalQueue/")],
+        "resourceflavors": [o for k, o in applied if k.startswith("ResourceFlavor/")],
+        "workloads": workloads,
+    }
