@@ -159,7 +159,7 @@ def test_a_flavor_that_selects_no_pool_and_an_unread_version_are_todo(tmp_path: 
 def test_a_snapshot_without_kueue_writes_no_section(tmp_path: Path) -> None:
     cluster = _fleet()
     cluster.kinds["clusterqueues"] = []
-    text, doc = _init(tmp_path, cluster)
+    _, doc = _init(tmp_path, cluster)
     assert "kueue" not in doc["spec"]
     [train] = [w for w in doc["spec"]["workloads"] if w["name"] == "train"]
     assert "queue" not in train
