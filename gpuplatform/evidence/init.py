@@ -223,7 +223,8 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
             entry["queue"] = r.queue
             kueue.notes.append(
                 f"TODO: {r.kind} {r.namespace}/{r.name} goes through LocalQueue {r.queue}: `check` refuses "
-                "its movesIn (GP402) until the waves move enough of its ClusterQueue's pools to DRA before it."
+                "its movesIn (GP402, GP290) until the waves move enough of its ClusterQueue's pools to DRA and "
+                "publish its tier (GP261) before it."
             )
         elif r.queue:
             kueue.notes.append(
