@@ -1,16 +1,14 @@
 """Kueue quotas in `capacity`: queued Jobs run only as far as their ClusterQueue admits them.
 
-A spec workload of a queued kind (`render.kueue.QUEUED_KINDS`) in a namespace of a ClusterQueue
-asks the queue for `nvidia.com/gpu` until its `movesIn` wave and for the logical resource after; the
+A spec workload with a `queue` (its `kueue.x-k8s.io/queue-name`) asks that LocalQueue's ClusterQueue for `nvidia.com/gpu` until its `movesIn` wave and for the logical resource after; the
 queue admits what the wave's rendered quota on that resource holds (`plan.kueue.queue_quotas`).
 What it does not admit stays suspended: the wave does not fit, whatever the nodes could hold.
 """
 
 from __future__ import annotations
 
-from gpuplatform.plan.kueue import LEGACY_RESOURCE, queue_quotas
+from gpuplatform.plan.kueue import LEGACY_RESOURCE, queue_quotas, workload_queue
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.kueue import QUEUED_KINDS
 
 __all__ = ["kueue_shortfalls"]
 
@@ -21,14 +19,13 @@ def kueue_shortfalls(plan: Plan, state: WaveState) -> tuple[str, ...]:
     kueue = p.kueue
     if kueue is None:
         return ()
-    tenants = {t.name: t.ns for t in p.tenants}
     out: list[str] = []
     for queue in kueue.cluster_queues:
-        namespaces = {tenants[name] for name in queue.tenants}
         quotas = queue_quotas(p, kueue, queue, state)
         asked: dict[str, int] = {}
         for i, w in enumerate(p.workloads):
-            if w.kind not in QUEUED_KINDS or w.namespace not in namespaces:
+            admitter = workload_queue(p, w)
+            if admitter is None or admitter.name != queue.name:
                 continue
             resource = kueue.resource_name(p.domain) if i in state.workloads else LEGACY_RESOURCE
             asked[resource] = asked.get(resource, 0) + w.gpus * max(w.replicas, 1)

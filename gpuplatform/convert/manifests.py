@@ -31,6 +31,7 @@ from gpuplatform.convert.targets import GPU, Placement, Targets
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.yaml_input import parse_yaml_documents
 from gpuplatform.model.base import INT64_MAX, is_dns_label, is_dns_subdomain
+from gpuplatform.model.kueue import QUEUE_LABEL
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.tenants import RECREATE_ANNOTATIONS
 from gpuplatform.render.workload_handoff import template_name
@@ -276,6 +277,63 @@ def _notes(source: str, what: str, needs: list[_Need], requests: list[Obj], shar
     return notes
 
 
+#: kind -> path from the document to the metadata Kueue reads the queue label from: the Job's own, a
+#: CronJob's `jobTemplate` (its Jobs are created with those labels).
+_QUEUE_METADATA: dict[str, tuple[str, ...]] = {
+    "Job": ("metadata",),
+    "CronJob": ("spec", "jobTemplate", "metadata"),
+}
+
+
+def _queue_label(doc: dict[str, Any]) -> tuple[str, str | None]:
+    """(where, LocalQueue) of a Job's or CronJob's `kueue.x-k8s.io/queue-name` (None: not queued)."""
+    path = _QUEUE_METADATA.get(str(doc.get("kind")))
+    if path is None:
+        return "", None
+    node: Any = doc
+    for part in path:
+        node = node.get(part) if isinstance(node, dict) else None
+    labels = node.get("labels") if isinstance(node, dict) else None
+    value = labels.get(QUEUE_LABEL) if isinstance(labels, dict) else None
+    return ".".join((*path, "labels", QUEUE_LABEL)), None if value is None else str(value)
+
+
+def _queue_note(doc: CommentedMap, source: str, loc: str, targets: Targets) -> Problem | None:
+    """What the spec's workload entry needs for Kueue to keep admitting the converted Job: the label
+    is kept as it is, and the entry's `queue` must name the same LocalQueue."""
+    where, queue = _queue_label(doc)
+    meta = doc.get("metadata") or {}
+    kind, name, namespace = str(doc["kind"]), str(meta.get("name", "")), meta.get("namespace")
+    entry = next(
+        (
+            w
+            for w in (targets.platform.workloads if targets.platform is not None else ())
+            if (w.kind, w.name, w.namespace) == (kind, name, namespace)
+        ),
+        None,
+    )
+    if entry is not None and entry.queue != queue:
+        said = f"queue: {queue}" if queue is not None else "no queue (the Job carries no queue label)"
+        return Problem(
+            source,
+            f"{loc}.{where}" if queue is not None else loc,
+            "",
+            f"{kind}/{name}: the spec declares this workload with queue {entry.queue or '<none>'}; set {said} "
+            "in its workload entry, or plan, capacity and simulate judge Kueue admission of another queue",
+            "warning",
+        )
+    if queue is None:
+        return None
+    return Problem(
+        source,
+        f"{loc}.{where}",
+        "",
+        f"{kind}/{name}: submitted to LocalQueue {queue} ({QUEUE_LABEL} kept): its workload entry "
+        f"needs queue: {queue}",
+        "info",
+    )
+
+
 def _convert_workload(doc: CommentedMap, source: str, loc: str, targets: Targets, share: bool) -> Conversion:
     node: Any = doc
     path = POD_SPEC_PATHS[doc["kind"]]
@@ -334,6 +392,9 @@ def _convert_workload(doc: CommentedMap, source: str, loc: str, targets: Targets
                 "info",
             )
         )
+    queued = _queue_note(doc, source, loc, targets)
+    if queued is not None:
+        result.notes.append(queued)
     return result
 
 

@@ -18,12 +18,14 @@ from typing import Any
 
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.evidence.gfd import NodeGpus, read_node
+from gpuplatform.evidence.init_kueue import kueue_section
 from gpuplatform.evidence.register import workload_rows
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.nodes import PROVISIONER_LABELS
 from gpuplatform.inventory.catalog import product_for_label
 from gpuplatform.load.documents import API_VERSION, PLATFORM_KIND
 from gpuplatform.model.base import is_dns_label, is_dns_subdomain
+from gpuplatform.model.kueue import QUEUED_KINDS
 from gpuplatform.model.workloads import Workload
 from gpuplatform.output.yaml import dump_yaml
 from gpuplatform.versions import DRA_DRIVER_DEFAULT
@@ -41,6 +43,8 @@ _COMMENTS = {
     "  waves:": "  # TODO: decide the waves: give pools a migratesIn wave (pilot-pool, then scale) and workloads theirs.",
     "  workloads:": "  # From the register: every workload that requests nvidia.com/gpu today (movesIn is a placeholder).",
     "  tenantPolicy:": "  # TODO: declare tenants for these namespaces; until then claims there are not restricted.",
+    "  tenants:": "  # The namespaces of Kueue's LocalQueues. TODO: give each its tiers, groups and quota.",
+    "  kueue:": "  # From the snapshot's ClusterQueues, LocalQueues and ResourceFlavors (docs/kueue.md).",
 }
 
 
@@ -107,10 +111,13 @@ def _groups(snapshot: Snapshot) -> list[_Group]:
     return [groups[k] for k in sorted(groups)]
 
 
-def _pools(snapshot: Snapshot) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
-    """The node pools, and the comments to write above each (by pool name)."""
+def _pools(
+    snapshot: Snapshot,
+) -> tuple[list[dict[str, Any]], dict[str, list[str]], dict[str, list[str]]]:
+    """The node pools, the comments to write above each, and the nodes of each (by pool name)."""
     pools: list[dict[str, Any]] = []
     notes: dict[str, list[str]] = {}
+    members: dict[str, list[str]] = {}
     seen: set[str] = set()
     for group in _groups(snapshot):
         first: NodeGpus = group.most(lambda n: n)
@@ -157,7 +164,8 @@ def _pools(snapshot: Snapshot) -> tuple[list[dict[str, Any]], dict[str, list[str
             )
         pools.append(pool)
         notes[name] = comments
-    return pools, notes
+        members[name] = sorted(n for n, _ in group.nodes)
+    return pools, notes, members
 
 
 def _shape(node: NodeGpus) -> str:
@@ -192,13 +200,17 @@ def _check_options(name: str, domain: str) -> None:
 def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
     """The starting spec as YAML text with `# TODO` comments."""
     _check_options(name, domain)
-    pools, pool_notes = _pools(snapshot)
+    pools, pool_notes, members = _pools(snapshot)
     if not pools:
         raise InputError.single(
             str(snapshot.folder), "nodes", "no GPU node found (no nvidia.com/gpu.product label or GPUs)"
         )
-    workloads = [
-        {
+    kueue = kueue_section(snapshot, members)
+    workloads = []
+    for r in workload_rows(snapshot):
+        if r.kind not in _WORKLOAD_KINDS or r.gpus <= 0:
+            continue
+        entry: dict[str, Any] = {
             "kind": r.kind,
             "namespace": r.namespace,
             "name": r.name,
@@ -207,9 +219,19 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
             "tier": "full-gpu",
             "movesIn": "application",
         }
-        for r in workload_rows(snapshot)
-        if r.kind in _WORKLOAD_KINDS and r.gpus > 0
-    ]
+        if r.queue and r.kind in QUEUED_KINDS and kueue.local_queues.get(r.namespace) == r.queue:
+            entry["queue"] = r.queue
+            kueue.notes.append(
+                f"TODO: {r.kind} {r.namespace}/{r.name} goes through LocalQueue {r.queue}: `check` refuses "
+                "its movesIn (GP402, GP290) until the waves move enough of its ClusterQueue's pools to DRA and "
+                "publish its tier (GP261) before it."
+            )
+        elif r.queue:
+            kueue.notes.append(
+                f"TODO: {r.kind} {r.namespace}/{r.name} is submitted to LocalQueue {r.queue}, which this "
+                "section does not render there: its workload entry has no queue."
+            )
+        workloads.append(entry)
     operator: dict[str, Any] = {}
     version = _operator_version(snapshot)
     if version is not None:
@@ -228,7 +250,13 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
             {"name": "final-cutover", "stage": "final-cutover"},
         ],
         "activeWave": "baseline",
+        **(
+            {"tenants": [{"name": ns, "tiers": ["full-gpu"]} for ns in kueue.namespaces]}
+            if kueue.namespaces
+            else {}
+        ),
         **({"workloads": workloads} if workloads else {}),
+        **({"kueue": kueue.kueue} if kueue.kueue else {}),
         **(
             {"tenantPolicy": {"allowNamespaces": sorted({w["namespace"] for w in workloads})}}
             if workloads
@@ -246,6 +274,8 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
             section = line.strip()
         if line in _COMMENTS:
             lines.append(_COMMENTS[line])
+        if line == "  kueue:":
+            lines += [f"  # {n}" for n in kueue.notes]
         pool = (
             line.removeprefix("  - name: ")
             if section == "nodePools:" and line.startswith("  - name: ")

@@ -16,6 +16,7 @@ from gpuplatform.gates.matchers import (
     is_gpu_stack_pod,
     shows_gpus,
 )
+from gpuplatform.model.kueue import QUEUE_LABEL
 
 __all__ = [
     "HUMAN_FIELDS",
@@ -128,6 +129,9 @@ class WorkloadRow:
     mig_or_sharing: list[str] = field(default_factory=list)
     visible_devices: str = ""
     """NVIDIA_VISIBLE_DEVICES of a pod that reaches GPUs with no allocator (a third allocator)."""
+    queue: str = ""
+    """The Kueue LocalQueue its Job is submitted to (the Job's `kueue.x-k8s.io/queue-name`, which a
+    CronJob's Jobs take from its `jobTemplate`); read by `init`."""
 
     def as_dict(self) -> dict[str, Any]:
         row: dict[str, Any] = {
@@ -146,6 +150,19 @@ class WorkloadRow:
             "visibleDevicesWithoutAllocator": self.visible_devices,
         }
         return row | {f: "" for f in HUMAN_FIELDS}
+
+
+def _job_queue(pod: dict[str, Any], snapshot: Snapshot) -> str:
+    """The queue label of the Job that owns `pod` ('' when none)."""
+    meta = pod.get("metadata", {})
+    owner = next((o for o in meta.get("ownerReferences") or [] if o.get("controller")), None)
+    if owner is None or owner.get("kind") != "Job":
+        return ""
+    for job in snapshot.items("jobs") or []:
+        jm = job.get("metadata", {})
+        if jm.get("name") == owner.get("name") and jm.get("namespace") == meta.get("namespace"):
+            return str((jm.get("labels") or {}).get(QUEUE_LABEL, ""))
+    return ""
 
 
 def workload_rows(snapshot: Snapshot) -> list[WorkloadRow]:
@@ -187,6 +204,7 @@ def workload_rows(snapshot: Snapshot) -> list[WorkloadRow]:
                 row.tolerations.append(text)
         row.mig_or_sharing = sorted(set(row.mig_or_sharing) | set(others))
         row.visible_devices = row.visible_devices or visible
+        row.queue = row.queue or _job_queue(pod, snapshot)
     return [rows[k] for k in sorted(rows)]
 
 

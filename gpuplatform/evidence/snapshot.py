@@ -57,11 +57,13 @@ KINDS: dict[str, tuple[str, bool]] = {
     "deployments": ("deployments.apps", True),
     "configmaps": ("configmaps", True),
     "clusterqueues": ("clusterqueues.kueue.x-k8s.io", False),
+    "localqueues": ("localqueues.kueue.x-k8s.io", True),
+    "resourceflavors": ("resourceflavors.kueue.x-k8s.io", False),
     "workloads": ("workloads.kueue.x-k8s.io", True),
 }
 #: Kinds of add-ons a cluster may not run (Kueue): when the API server has no such resource type, the
 #: snapshot records them as read with no object (nothing of the kind exists), not as missing.
-ADDON_KINDS = frozenset({"clusterqueues", "workloads"})
+ADDON_KINDS = frozenset({"clusterqueues", "localqueues", "resourceflavors", "workloads"})
 _NO_TYPE = "the server doesn't have a resource type"
 #: Kinds read selectively (the engines' preflight): only these objects, not every one in the cluster.
 SELECTED: dict[str, tuple[str, ...]] = {

@@ -22,9 +22,15 @@ from gpuplatform.model.base import (
 )
 from gpuplatform.versions import KUEUE_DEFAULT
 
-__all__ = ["ClusterQueue", "Kueue", "kueue_reference_errors"]
+__all__ = ["QUEUED_KINDS", "QUEUE_LABEL", "ClusterQueue", "Kueue", "kueue_reference_errors", "queue_errors"]
 
 Loc = tuple[int | str, ...]
+
+QUEUED_KINDS = ("Job", "CronJob")
+"""Spec workload kinds Kueue's batch/v1 Job integration suspends until admitted (a CronJob's Jobs)."""
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+"""The label that submits a Job to a LocalQueue (kubernetes-sigs/kueue v0.19.2 `pkg/constants`
+`QueueLabel`); a CronJob's Jobs carry it from `spec.jobTemplate.metadata.labels`."""
 
 
 class ClusterQueue(SpecModel):
@@ -113,4 +119,36 @@ def kueue_reference_errors(
             seen_tenants[tenant] = queue.name
         for pool in queue.quotas:
             errors += _need((*loc, "quotas", pool), "nodePool", pool, pools)
+    return errors
+
+
+def queue_errors(
+    kueue: Kueue | None, tenants: dict[str, str], queues: Iterable[tuple[str, str | None]]
+) -> list[tuple[Loc, str]]:
+    """Workloads whose `queue` names no LocalQueue the spec renders in their namespace.
+
+    `tenants` maps tenant name -> namespace; `queues` is (namespace, queue) per spec workload.
+    """
+    rendered: dict[str, list[str]] = {}
+    for queue in kueue.cluster_queues if kueue is not None else ():
+        for tenant in queue.tenants:
+            if tenant in tenants:
+                rendered.setdefault(tenants[tenant], []).append(queue.local_queue_name)
+    errors: list[tuple[Loc, str]] = []
+    for i, (namespace, name) in enumerate(queues):
+        if name is None or name in rendered.get(namespace, []):
+            continue
+        have = rendered.get(namespace)
+        where = (
+            f"the LocalQueues of namespace {namespace} are {', '.join(have)}"
+            if have
+            else f"spec.kueue renders no LocalQueue in namespace {namespace}"
+            + ("" if kueue is not None else " (no spec.kueue)")
+        )
+        errors.append(
+            (
+                ("spec", "workloads", i, "queue"),
+                f"LocalQueue {name!r} is not rendered: {where}; Kueue would keep the Job suspended for good",
+            )
+        )
     return errors

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from gpuplatform.model.kueue import kueue_reference_errors
+from gpuplatform.model.kueue import kueue_reference_errors, queue_errors
 from gpuplatform.model.platform import Platform
 from gpuplatform.model.waves import STAGES, Wave
 
@@ -141,4 +141,7 @@ def reference_errors(p: Platform) -> list[tuple[Loc, str]]:
             )
     if p.kueue is not None:
         errors += kueue_reference_errors(p.kueue, (pool.name for pool in p.node_pools), tenants)
+    errors += queue_errors(
+        p.kueue, {t.name: t.ns for t in p.tenants}, ((w.namespace, w.queue) for w in p.workloads)
+    )
     return errors + stage_order_errors(p.waves)

@@ -18,6 +18,7 @@ from gpuplatform.model.base import (
     SpecModel,
 )
 from gpuplatform.model.containers import ContainerResources, Digest, ImageReference, ResourceAmounts
+from gpuplatform.model.kueue import QUEUED_KINDS
 
 __all__ = [
     "VALIDATION_IMAGE",
@@ -76,6 +77,19 @@ class Workload(SpecModel):
     """The legacy pods' `nodeSelector` (capacity places them only on nodes with these labels)."""
     tolerations: tuple[Toleration, ...] = ()
     """The legacy pods' tolerations (a DRA pool's taint keeps pods that lack one off it)."""
+    queue: DnsLabel | None = None
+    """LocalQueue the Job is submitted to (its `kueue.x-k8s.io/queue-name` label, on a CronJob's
+    `jobTemplate`); a LocalQueue `spec.kueue` renders in the workload's namespace. Without it Kueue
+    does not admit the workload (it is not queued)."""
+
+    @model_validator(mode="after")
+    def _queue_kind(self) -> Workload:
+        if self.queue is not None and self.kind not in QUEUED_KINDS:
+            raise ValueError(
+                f"queue: the tool models Kueue's batch/v1 Job integration only ({', '.join(QUEUED_KINDS)}), "
+                f"not a {self.kind}"
+            )
+        return self
 
 
 class AttributeSelector(SpecModel):

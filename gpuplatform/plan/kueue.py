@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from gpuplatform.model.kueue import ClusterQueue, Kueue
 from gpuplatform.model.platform import Platform
+from gpuplatform.model.workloads import Workload
 from gpuplatform.plan.waves import WaveState
 
-__all__ = ["LEGACY_RESOURCE", "pool_resource", "queue_quotas", "wave_quotas"]
+__all__ = ["LEGACY_RESOURCE", "pool_resource", "queue_quotas", "wave_quotas", "workload_queue"]
 
 LEGACY_RESOURCE = "nvidia.com/gpu"
 """What the device plugin advertises and legacy Jobs request."""
@@ -36,3 +37,19 @@ def wave_quotas(platform: Platform, state: WaveState) -> dict[str, dict[str, int
     return {
         q.name: dict(sorted(queue_quotas(platform, kueue, q, state).items())) for q in kueue.cluster_queues
     }
+
+
+def workload_queue(platform: Platform, workload: Workload) -> ClusterQueue | None:
+    """The ClusterQueue that admits `workload`: the one whose LocalQueue in the workload's namespace
+    its `queue` names (None: the workload is not queued, Kueue leaves it alone)."""
+    if platform.kueue is None or workload.queue is None:
+        return None
+    tenants = {t.name for t in platform.tenants if t.ns == workload.namespace}
+    return next(
+        (
+            q
+            for q in platform.kueue.cluster_queues
+            if q.local_queue_name == workload.queue and tenants & set(q.tenants)
+        ),
+        None,
+    )

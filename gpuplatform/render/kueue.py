@@ -14,7 +14,7 @@ resource its Configuration maps the class to, an unmapped class making the Workl
 from __future__ import annotations
 
 from gpuplatform.gates.nodes import pool_selector
-from gpuplatform.model.kueue import ClusterQueue, Kueue
+from gpuplatform.model.kueue import QUEUE_LABEL, QUEUED_KINDS, ClusterQueue, Kueue
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.kueue import LEGACY_RESOURCE, pool_resource
@@ -32,11 +32,6 @@ __all__ = [
     "render_kueue",
     "render_kueue_handoffs",
 ]
-
-QUEUED_KINDS = ("Job", "CronJob")
-"""Spec workload kinds Kueue's batch/v1 Job integration suspends until admitted (a CronJob's Jobs)."""
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-"""The label that submits a Job to a LocalQueue (Kueue's `constants.QueueLabel`)."""
 
 
 def flavor_name(platform: Platform, pool: NodePool) -> str:

@@ -14,6 +14,7 @@ from gpuplatform.plan.steps import ARGOCD_APPS, Step
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.operators import child_application_name, helm_charts
 from gpuplatform.render.runbook_actions import Action, Steps
+from gpuplatform.render.runbook_kueue import kueue_steps
 from gpuplatform.render.runbook_owners import OWNER_ACTIONS, nim_steps, owner_actions
 from gpuplatform.render.runbook_pools import POOL_ACTIONS, drain_steps, pool_actions, pool_checks
 from gpuplatform.render.validation import validation_jobs
@@ -150,15 +151,20 @@ def _manual(plan: Plan, a: WaveState, b: WaveState, step: Step) -> Action:
 def operator_steps(plan: Plan, a: WaveState, b: WaveState, sequence: tuple[Step, ...]) -> Steps:
     """What an operator does for the transition from `a` to `b` whose plan sequence is `sequence`.
 
-    Before the merge: the owners of NIM services that leave switch back first, then the sequence's
-    manual steps. During the sync: each sync unit, and the manual steps that wait for it. After it:
-    the sequence's remaining manual steps, the checks of what changed, the drains of a drain wave and
-    the NIM services' blue/green steps.
+    Before the merge: the owners of NIM services that leave switch back first, Kueue's owner maps the
+    classes the wave adds (`runbook_kueue`), then the sequence's manual steps. During the sync: each sync unit, and the manual steps that wait for it. After it:
+    the sequence's remaining manual steps, Kueue's mappings that go away, the checks of what changed,
+    the drains of a drain wave and the NIM services' blue/green steps.
     """
     merge = next((i for i, s in enumerate(sequence) if s.kind == "merge"), len(sequence))
     nim = nim_steps(plan, a, b)
+    kueue = kueue_steps(plan, a, b)
     steps = Steps(
-        before=[*nim.before, *(_manual(plan, a, b, s) for s in sequence[:merge] if s.kind == "manual")]
+        before=[
+            *nim.before,
+            *kueue.before,
+            *(_manual(plan, a, b, s) for s in sequence[:merge] if s.kind == "manual"),
+        ]
     )
     later = sequence[merge + 1 :]
     for unit in (s for s in later if s.kind == "sync"):
@@ -171,5 +177,11 @@ def operator_steps(plan: Plan, a: WaveState, b: WaveState, sequence: tuple[Step,
     cluster = Steps()
     _driver(plan, a, b, cluster)
     _objects(plan, a, b, cluster)
-    steps.after += [*pool_checks(plan, a, b), *cluster.after, *drain_steps(plan, a, b), *nim.after]
+    steps.after += [
+        *kueue.after,
+        *pool_checks(plan, a, b),
+        *cluster.after,
+        *drain_steps(plan, a, b),
+        *nim.after,
+    ]
     return steps

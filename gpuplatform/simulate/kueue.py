@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuplatform.plan.kueue import LEGACY_RESOURCE
-from gpuplatform.render.kueue import QUEUED_KINDS, kueue_configuration_handoff
+from gpuplatform.render.kueue import kueue_configuration_handoff
 from gpuplatform.simulate.model import Workload
 from gpuplatform.simulate.world import World
 
@@ -23,14 +23,31 @@ KUEUE_SUSPENDED = "Kueue keeps it suspended"
 """How a refusal by Kueue starts: `workload-disrupted` counts it even for a workload the wave moves."""
 
 
-def _queue_of(world: World, namespace: str) -> dict[str, Any] | None:
-    """The applied ClusterQueue the namespace's LocalQueue names (None: the namespace is not queued)."""
-    objects = world.cluster.objects
-    local = next((o for k, o in sorted(objects.items()) if k.startswith(f"LocalQueue/{namespace}/")), None)
+def _local_queue(world: World, w: Workload) -> str | None:
+    """The LocalQueue a spec workload is submitted to (its `queue`); None: Kueue leaves it alone."""
+    if w.origin != "spec":
+        return None
+    return next(
+        (
+            x.queue
+            for x in world.plan.platform.workloads
+            if x.name == w.name and x.namespace == w.namespace and x.queue is not None
+        ),
+        None,
+    )
+
+
+def _queue_of(world: World, w: Workload) -> dict[str, Any] | None:
+    """The applied ClusterQueue the workload's LocalQueue names (None: not queued, or its LocalQueue is
+    not applied yet: before the replay's first wave the cluster's own queues admit it)."""
+    name = _local_queue(world, w)
+    if name is None:
+        return None
+    local = world.cluster.objects.get(f"LocalQueue/{w.namespace}/{name}")
     if local is None:
         return None
     name = str(local["spec"]["clusterQueue"])
-    return objects.get(f"ClusterQueue//{name}", {"metadata": {"name": name}, "spec": {}})
+    return world.cluster.objects.get(f"ClusterQueue//{name}", {"metadata": {"name": name}, "spec": {}})
 
 
 def _quota(queue: dict[str, Any], resource: str) -> int:
@@ -44,10 +61,7 @@ def _quota(queue: dict[str, Any], resource: str) -> int:
 
 
 def _queued(world: World, w: Workload) -> bool:
-    spec = world.plan.platform.workloads
-    return w.origin == "spec" and any(
-        x.name == w.name and x.namespace == w.namespace and x.kind in QUEUED_KINDS for x in spec
-    )
+    return _local_queue(world, w) is not None
 
 
 def _resource(world: World, w: Workload) -> str | None:
@@ -65,7 +79,7 @@ def kueue_refusal(world: World, w: Workload) -> str:
     """Why Kueue keeps `w` suspended ('' when it is admitted or not queued)."""
     if world.plan.platform.kueue is None or not _queued(world, w):
         return ""
-    queue = _queue_of(world, w.namespace)
+    queue = _queue_of(world, w)
     if queue is None:
         return ""
     name = queue["metadata"]["name"]
@@ -79,7 +93,7 @@ def kueue_refusal(world: World, w: Workload) -> str:
         and o.phase in ("running", "restarting")
         and _queued(world, o)
         and _resource(world, o) == resource
-        and (_queue_of(world, o.namespace) or {}).get("metadata", {}).get("name") == name
+        and (_queue_of(world, o) or {}).get("metadata", {}).get("name") == name
     )
     free = _quota(queue, resource) - used
     if w.gpus > free:
@@ -88,8 +102,9 @@ def kueue_refusal(world: World, w: Workload) -> str:
 
 
 def kueue_objects(world: World) -> dict[str, list[dict[str, Any]]]:
-    """The applied ClusterQueues (active) and a Kueue Workload per queued spec workload, as a snapshot
-    reads them: admitted once its pod runs, else pending with Kueue's reason."""
+    """The applied ClusterQueues (active), LocalQueues and ResourceFlavors, and a Kueue Workload per
+    queued spec workload, as a snapshot reads them: admitted once its pod runs, else pending with
+    Kueue's reason."""
     queues = [
         {**o, "status": {"conditions": [{"type": "Active", "status": "True", "reason": "Ready"}]}}
         for k, o in sorted(world.cluster.objects.items())
@@ -97,11 +112,7 @@ def kueue_objects(world: World) -> dict[str, list[dict[str, Any]]]:
     ]
     workloads = []
     for w in world.cluster.workloads:
-        if (
-            world.plan.platform.kueue is None
-            or not _queued(world, w)
-            or _queue_of(world, w.namespace) is None
-        ):
+        if world.plan.platform.kueue is None or not _queued(world, w) or _queue_of(world, w) is None:
             continue
         container: dict[str, Any] = {"name": w.name}
         spec: dict[str, Any] = {"containers": [container]}
@@ -125,4 +136,10 @@ def kueue_objects(world: World) -> dict[str, list[dict[str, Any]]]:
                 "status": {"conditions": [condition]},
             }
         )
-    return {"clusterqueues": queues, "workloads": workloads}
+    applied = sorted(world.cluster.objects.items())
+    return {
+        "clusterqueues": queues,
+        "localqueues": [o for k, o in applied if k.startswith("LocalQueue/")],
+        "resourceflavors": [o for k, o in applied if k.startswith("ResourceFlavor/")],
+        "workloads": workloads,
+    }

@@ -43,3 +43,12 @@ def test_too_little_dra_quota_when_the_job_converts_does_not_fit(tmp_path: Path)
 def test_legacy_quota_too_small_before_the_move(tmp_path: Path) -> None:
     verdicts = capacity_verdicts(plan_platform(_loaded(tmp_path, {"h100": 20, "a100": 4}).platform))
     assert "admits 4 nvidia.com/gpu" in verdicts["pilot"].kueue[0]
+
+
+def test_a_job_without_queue_is_not_held_by_the_quota(tmp_path: Path) -> None:
+    doc: dict[str, Any] = yaml.safe_load((REPO / "stacks" / "kueue-fleet.yaml").read_text())
+    doc["spec"]["kueue"]["clusterQueues"][0]["quotas"] = {"h100": 4, "a100": 8}
+    del doc["spec"]["workloads"][0]["queue"]
+    (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", doc))
+    verdicts = capacity_verdicts(plan_platform(loaded.platform))
+    assert verdicts["apps"].kueue == ()

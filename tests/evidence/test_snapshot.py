@@ -241,8 +241,10 @@ def test_a_cluster_without_kueue_has_no_kueue_objects_but_a_forbidden_one_is_mis
     out = tmp_path / "snap"
     assert CliRunner().invoke(main, ["snapshot", "--out", str(out)]).exit_code == 0
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["kinds"]["clusterqueues"] == "not installed: 0 object(s)"
+    for kind in ("clusterqueues", "localqueues", "resourceflavors", "workloads"):
+        assert manifest["kinds"][kind] == "not installed: 0 object(s)"
     assert load_snapshot(out).items("workloads") == []
+    assert load_snapshot(out).items("localqueues") == []
     (fake_kubectl / "pods.json").unlink()  # a built-in kind the server lacks is still missing
     monkeypatch.setenv("FAKE_FORBIDDEN", "workloads")
     again = tmp_path / "again"

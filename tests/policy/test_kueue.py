@@ -107,3 +107,58 @@ def test_unknown_pool_in_quotas_is_a_located_error(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         load_stack(write_spec(tmp_path / "lab.yaml", doc))
     assert "nodePool 'b200'" in str(err.value)
+
+
+def test_gp402_judges_only_a_job_submitted_to_a_queue(tmp_path: Path) -> None:
+    """A Job without `queue` (no `kueue.x-k8s.io/queue-name`) is not admitted by Kueue: no quota holds it."""
+    doc = _stack()
+    _kueue(doc)["clusterQueues"][0]["quotas"] = {"h100": 4, "a100": 8}
+    del doc["spec"]["workloads"][0]["queue"]
+    assert "GP402" not in codes(tmp_path, doc)
+
+
+def test_gp402_names_the_local_queue_the_job_goes_through(tmp_path: Path) -> None:
+    doc = _stack()
+    _kueue(doc)["clusterQueues"][0].update(quotas={"h100": 4, "a100": 8}, localQueue="batch")
+    doc["spec"]["workloads"][0]["queue"] = "batch"
+    found = [p for p in findings(tmp_path, doc) if p.code == "GP402"]
+    assert [p.loc for p in found] == ["spec.workloads[0]"]
+    assert "ClusterQueue training (LocalQueue batch)" in found[0].message
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"queue": "batch"},
+            "LocalQueue 'batch' is not rendered: the LocalQueues of namespace training are training",
+        ),
+        ({"namespace": "other", "queue": "training"}, "spec.kueue renders no LocalQueue in namespace other"),
+    ],
+)
+def test_a_queue_no_local_queue_renders_is_a_located_error(
+    tmp_path: Path, change: dict[str, str], message: str
+) -> None:
+    doc = _stack()
+    doc["spec"]["workloads"][0].update(change)
+    with pytest.raises(InputError) as err:
+        load_stack(write_spec(tmp_path / "lab.yaml", doc))
+    [problem] = err.value.problems
+    assert problem.loc == "spec.workloads[0].queue"
+    assert message in problem.message
+
+
+def test_a_queue_without_spec_kueue_is_a_located_error(tmp_path: Path) -> None:
+    doc = _stack()
+    del doc["spec"]["kueue"]
+    with pytest.raises(InputError) as err:
+        load_stack(write_spec(tmp_path / "lab.yaml", doc))
+    assert "(no spec.kueue)" in str(err.value)
+
+
+def test_a_queue_on_a_kind_kueue_jobs_do_not_cover_is_refused(tmp_path: Path) -> None:
+    doc = _stack()
+    doc["spec"]["workloads"][0]["kind"] = "Deployment"
+    with pytest.raises(InputError) as err:
+        load_stack(write_spec(tmp_path / "lab.yaml", doc))
+    assert "batch/v1 Job integration only" in str(err.value)

@@ -41,3 +41,11 @@ def test_an_unmapped_class_keeps_the_job_suspended(tmp_path: Path) -> None:
     report = simulate(tmp_path, doc, "validate", "apps", engines=("argocd",))
     found = violations(report, late=False)
     assert found and "is not mapped in its DRA configuration" in found[0][3].message
+
+
+def test_a_job_without_queue_is_not_suspended_by_kueue(tmp_path: Path) -> None:
+    doc = _stack()
+    doc["spec"]["kueue"]["clusterQueues"][0]["quotas"] = {"h100": 4, "a100": 8}
+    del doc["spec"]["workloads"][0]["queue"]
+    report = simulate(tmp_path, doc, "validate", "apps", engines=("argocd",))
+    assert not [v for *_, v in violations(report, late=False) if "Kueue" in v.message]

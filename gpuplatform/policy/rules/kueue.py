@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuplatform.model.kueue import ClusterQueue, Kueue
-from gpuplatform.plan.kueue import queue_quotas
+from gpuplatform.model.kueue import Kueue
+from gpuplatform.plan.kueue import queue_quotas, workload_queue
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.kueue import kueue_configuration_handoff, render_kueue
@@ -80,17 +80,14 @@ def kueue_gate(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
-def _queue_of(kueue: Kueue, tenant: str) -> ClusterQueue | None:
-    return next((q for q in kueue.cluster_queues if tenant in q.tenants), None)
-
-
 @rule(
     "GP402",
     "error",
     "a converted Job's LocalQueue cannot admit what it now asks for",
     """
 A Job converted to ResourceClaims asks Kueue for the logical resource its DeviceClass is mapped to,
-no longer for `nvidia.com/gpu`. It is admitted only if its tenant's ClusterQueue has that much quota
+no longer for `nvidia.com/gpu`. It is admitted only if the ClusterQueue of the LocalQueue it is
+submitted to (the workload's `queue`, its `kueue.x-k8s.io/queue-name`) has that much quota
 on a DRA pool's flavor in the wave; otherwise it stays suspended for good (a `workload-disrupted`
 outcome). Convert the Job in a wave after enough of the queue's pools have moved, or move more
 quota (`kueue.clusterQueues[].quotas`) onto pools that are DRA by then.
@@ -101,12 +98,11 @@ def converted_job_admitted(ctx: RuleContext) -> Iterator[Finding]:
     if kueue is None:
         return
     p = ctx.platform
-    tenants = {t.ns: t.name for t in p.tenants}
     resource = kueue.resource_name(p.domain)
     for state in ctx.plan.waves:
         for i in state.workloads:
             w = p.workloads[i]
-            queue = _queue_of(kueue, tenants.get(w.namespace, ""))
+            queue = workload_queue(p, w)
             if queue is None:
                 continue
             have = queue_quotas(p, kueue, queue, state).get(resource, 0)
@@ -115,7 +111,7 @@ def converted_job_admitted(ctx: RuleContext) -> Iterator[Finding]:
                 yield Finding(
                     f"spec.workloads[{i}]",
                     f"wave {state.name}: {w.kind} {w.namespace}/{w.name} asks for {need} {resource} but "
-                    f"ClusterQueue {queue.name} has {have} on DRA pools: it stays suspended",
+                    f"ClusterQueue {queue.name} (LocalQueue {w.queue}) has {have} on DRA pools: it stays suspended",
                     "convert it after enough of the queue's pools have moved, or move quota onto DRA pools",
                 )
 
