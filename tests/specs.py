@@ -46,6 +46,24 @@ def minimal_spec() -> dict[str, Any]:
     return copy.deepcopy(_MINIMAL)
 
 
+def short_spec(moves_in: str) -> dict[str, Any]:
+    """The minimal spec with a 4 x 4-GPU Deployment moving in `moves_in`: more than the pools can
+    place in some waves (GP280)."""
+    spec = minimal_spec()
+    spec["spec"]["workloads"] = [
+        {
+            "kind": "Deployment",
+            "namespace": "team-a",
+            "name": "big",
+            "gpus": 4,
+            "replicas": 4,
+            "tier": "full",
+            "movesIn": moves_in,
+        }
+    ]
+    return spec
+
+
 def write_spec(path: Path, doc: Any) -> Path:
     """Write `doc` as YAML to `path` with the package's dumper, which quotes every string a reader
     would take for something else (PyYAML's writes `y` plain, which Helm and the loader read as true)."""

@@ -77,6 +77,19 @@ def _replace(world: World, group: Group, spec: dict[str, Any]) -> None:
     world.record("provisioner", f"deletes {group.name}")
 
 
+def _taint(group: Group, spec: dict[str, Any]) -> None:
+    """`kubectl taint`: the hand-off's taints the group does not carry yet."""
+    for taint in spec.get("taints") or []:
+        if taint not in group.taints:
+            group.taints.append(dict(taint))
+
+
+def _untaint(group: Group, spec: dict[str, Any]) -> None:
+    """`kubectl taint ...-`: the taints the hand-off removes."""
+    removed = spec.get("removeTaints") or []
+    group.taints = [t for t in group.taints if t not in removed]
+
+
 def _relabel(world: World, group: Group, spec: dict[str, Any]) -> None:
     """The hand-off on the running nodes, as the runbook does it (`runbook_pools._selected_nodes_update`):
     to DRA, the taint and every label but the DRA kubelet plugin's (the `enable` Job sets it once the
@@ -90,16 +103,13 @@ def _relabel(world: World, group: Group, spec: dict[str, Any]) -> None:
             "operator", f"removes {DRA_PLUGIN_LABEL} from {group.name}, waits for its ResourceSlices to go"
         )
         world.settle(until=lambda: group.slices == "none")
-    for taint in spec.get("taints") or []:
-        if taint not in group.taints:
-            group.taints.append(dict(taint))
+    _taint(group, spec)
     for key, value in labels.items():
         if key != DRA_PLUGIN_LABEL:
             group.set_label(key, value, "kubectl")
     for key in removed:
         group.set_label(key, None, "kubectl")
-    for taint in spec.get("removeTaints") or []:
-        group.taints = [t for t in group.taints if t != taint]
+    _untaint(group, spec)
     world.record("operator", f"labels and taints {group.name} in place with the hand-off's")
     world.settle()
 
@@ -110,13 +120,10 @@ def apply_manual(world: World, step: Step, source: str, target: str) -> None:
     action = step.action
     if action == "taint":
         for g in groups:
-            for taint in handoff(world, target, g.pool).get("taints") or []:
-                if taint not in g.taints:
-                    g.taints.append(dict(taint))
+            _taint(g, handoff(world, target, g.pool))
     elif action == "untaint":
         for g in groups:
-            for taint in handoff(world, target, g.pool).get("removeTaints") or []:
-                g.taints = [t for t in g.taints if t != taint]
+            _untaint(g, handoff(world, target, g.pool))
     elif action in ("cordon", "uncordon"):
         for g in groups:
             g.cordoned = action == "cordon"

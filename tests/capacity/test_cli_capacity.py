@@ -14,7 +14,7 @@ from gpuplatform.render.runbooks import render_runbooks
 from tests.capacity.fleets import platform, pool, workload
 from tests.conftest import REPO
 from tests.evidence.builders import Cluster, pod
-from tests.specs import minimal_spec, write_spec
+from tests.specs import short_spec, write_spec
 
 NIM_LAB = str(REPO / "stacks" / "nim-lab.yaml")
 
@@ -24,18 +24,7 @@ def run(*args: str) -> Result:
 
 
 def _short_spec(tmp_path: Path) -> str:
-    spec = minimal_spec()
-    spec["spec"]["workloads"] = [
-        {
-            "kind": "Deployment",
-            "namespace": "team-a",
-            "name": "big",
-            "gpus": 4,
-            "replicas": 4,
-            "tier": "full",
-            "movesIn": "cutover",
-        }
-    ]
+    spec = short_spec("cutover")
     return str(write_spec(tmp_path / "lab.yaml", spec))
 
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 
 from gpuplatform.cli import main
 from tests.conftest import REPO
-from tests.specs import minimal_spec, write_spec
+from tests.specs import short_spec, write_spec
 
 #: reference.py declares the reference-staging overlay: two platforms, every output doubled.
 STACK = str(REPO / "stacks" / "reference.py")
@@ -59,18 +59,7 @@ def test_diff_waves_of_one_platform() -> None:
 
 def test_synth_prints_the_capacity_warnings_check_prints(tmp_path: Path) -> None:
     # GIVEN a spec whose last waves cannot place a 4 x 4-GPU workload (GP280, from `check`)
-    spec = minimal_spec()
-    spec["spec"]["workloads"] = [
-        {
-            "kind": "Deployment",
-            "namespace": "team-a",
-            "name": "big",
-            "gpus": 4,
-            "replicas": 4,
-            "tier": "full",
-            "movesIn": "claims",
-        }
-    ]
+    spec = short_spec("claims")
     stack = str(write_spec(tmp_path / "lab.yaml", spec))
     checked = {line for line in run("check", stack).stderr.splitlines() if "GP28" in line}
     synthed = run("synth", stack, "--out", str(tmp_path / "out"))

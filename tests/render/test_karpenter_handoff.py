@@ -139,17 +139,7 @@ def test_the_runbook_patches_give_a_valid_nodepool_with_the_wave_labels_and_tain
                 # GIVEN the owner's NodePool as it is in wave `a`, and the hand-off files of wave `b`
                 live = _owner_nodepool(pool.provisioner.name)
                 handoffs = render_pool_handoffs(fleet, b)
-                for doc in handoffs:
-                    path = tmp_path / "handoff" / b.dir_name / file_name(doc)
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_text(yaml.safe_dump(doc))
-                state = tmp_path / "nodepool.json"
-                state.write_text(json.dumps(live))
-                fake = tmp_path / "bin" / "kubectl"
-                fake.parent.mkdir(exist_ok=True)
-                fake.write_text(FAKE.format(python=sys.executable, state=str(state)))
-                fake.chmod(0o755)
-                env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}"}
+                env, state = _fake_kubectl(fleet, b, live, tmp_path)
                 # WHEN the operator runs the runbook's commands, in order
                 commands = [c for action in pool_actions(fleet, a, b, step) for c in action.commands]
                 for command in commands:
@@ -186,10 +176,11 @@ def test_the_labels_patch_removes_every_label_of_another_wave(fleet: Plan) -> No
                 assert set(doc["spec"]["template"]["metadata"]["labels"]) == seen
 
 
-def _run_runbook(
-    fleet: Plan, a: WaveState, b: WaveState, live: dict[str, Any], tmp_path: Path
-) -> dict[str, Any]:
-    """The NodePool after the operator runs the `kubectl patch nodepool` commands of `a` to `b`."""
+def _fake_kubectl(
+    fleet: Plan, b: WaveState, live: dict[str, Any], tmp_path: Path
+) -> tuple[dict[str, str], Path]:
+    """Wave `b`'s hand-off files where the runbook reads them, and a fake kubectl on PATH patching
+    `live` (kept in the returned state file)."""
     handoff_dir = tmp_path / "handoff" / b.dir_name
     handoff_dir.mkdir(parents=True, exist_ok=True)
     for doc in render_pool_handoffs(fleet, b):
@@ -200,7 +191,14 @@ def _run_runbook(
     fake.parent.mkdir(exist_ok=True)
     fake.write_text(FAKE.format(python=sys.executable, state=str(state)))
     fake.chmod(0o755)
-    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}"}
+    return {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}"}, state
+
+
+def _run_runbook(
+    fleet: Plan, a: WaveState, b: WaveState, live: dict[str, Any], tmp_path: Path
+) -> dict[str, Any]:
+    """The NodePool after the operator runs the `kubectl patch nodepool` commands of `a` to `b`."""
+    env, state = _fake_kubectl(fleet, b, live, tmp_path)
     for step in transition_steps(fleet, a, b):
         if step.action == "apply-handoff":
             for action in pool_actions(fleet, a, b, step):

@@ -6,7 +6,7 @@ from gpuplatform.errors import Problem
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.policy.registry import RULES, RuleContext
-from gpuplatform.policy.rules import (
+from gpuplatform.policy.rules import (  # noqa: F401 (importing a rule module registers its rules)
     adoption,
     allocators,
     engines,
@@ -23,20 +23,6 @@ from gpuplatform.render.tree import Tree
 from gpuplatform.simulate.verdict import Refusal
 
 __all__ = ["RULES", "run_rules"]
-
-_MODULES = (
-    adoption,
-    allocators,
-    engines,
-    gates,
-    isolation,
-    kueue,
-    releases,
-    simulation,
-    tenants,
-    transitions,
-    waves,
-)
 
 
 def run_rules(
