@@ -1,4 +1,4 @@
-"""The cloud's own command that gives a node group a wave's `NodePoolHandoff`, keeping what its owner has.
+"""The cloud's own commands for a node group: a wave's `NodePoolHandoff`, and a takeover's copy.
 
 A node group's Kubernetes labels and taints are the cloud's configuration of the group, applied to
 every node it creates (repair, upgrade, autoscale), so the hand-off is applied there, not to Nodes:
@@ -13,6 +13,40 @@ every node it creates (repair, upgrade, autoscale), so the hand-off is applied t
   (`gcloud container node-pools describe` `config.labels` / `config.taints`, `az aks nodepool show`
   `nodeLabels` / `nodeTaints`): the owner's labels and taints kept, the hand-off's set and removed.
 
+A takeover creates a DRA node group (or Karpenter NodePool) as a copy of a live legacy one, resizes
+the legacy one and, on rollback, deletes the copy. The copy's hardware and placement are read from
+the live source group: jq over its `describe`/`show` builds the copy's arguments as a shell-quoted
+list (`@sh`), passed on with `set --`, so an optional field the source lacks is left out.
+
+- GKE: `gcloud container node-pools create NAME --machine-type --accelerator=type=…,count=…,
+  gpu-driver-version=… (default, latest or disabled),gpu-partition-size=… --node-locations
+  --num-nodes (per zone) --disk-size --disk-type --image-type --service-account --scopes --spot
+  --node-labels --node-taints --enable-autoscaling --total-min-nodes --total-max-nodes` (gcloud
+  reference; the total limits are GKE 1.24+ and exclude the per-zone `--min-nodes/--max-nodes`:
+  "Autoscaling a cluster"). `gcloud container clusters resize CLUSTER --node-pool --num-nodes
+  --location`: "When you resize a node pool that spans multiple zones, the new size represents the
+  number of nodes in the node pool per zone", and "Resize will pick instances to remove at random".
+  `gcloud container node-pools delete NAME --cluster --location` drains the nodes and waits unless
+  `--async`; the gcloud-wide `--quiet` answers its prompt.
+- EKS (AWS CLI): `eks create-nodegroup --cluster-name --nodegroup-name --scaling-config
+  minSize=,maxSize=,desiredSize= --subnets --node-role --instance-types --ami-type --capacity-type
+  --disk-size --launch-template --labels --taints` (`diskSize` must not be given with a launch
+  template); `eks wait nodegroup-active` and `nodegroup-deleted` poll `describe-nodegroup` every
+  30 s; `eks update-nodegroup-config --scaling-config` resizes, `eks delete-nodegroup` deletes.
+- AKS (azure-cli `acs/_help.py`): `az aks nodepool add --node-vm-size --node-count --zones 1 2 3
+  --node-osdisk-size --node-osdisk-type --os-sku --vnet-subnet-id --pod-subnet-id --max-pods
+  --gpu-instance-profile --mode --kubernetes-version --labels k=v … --node-taints k=v:Effect,…
+  --enable-cluster-autoscaler --min-count --max-count`; `--gpu-driver` copies the source's
+  `gpuProfile.driver` (Microsoft Learn "Use GPUs on AKS": `--gpu-driver none` skips AKS's driver
+  for the GPU Operator's); `az aks nodepool scale --node-count`, or with the autoscaler on
+  `az aks nodepool update --update-cluster-autoscaler --min-count --max-count`; `az aks nodepool
+  delete` waits unless `--no-wait`.
+
+Names the clouds refuse are refused here: an AKS agent pool name matches `^[a-z][a-z0-9]{0,11}$`
+(AKS REST API "Agent Pools - Create Or Update"; 12 characters is the Linux limit); a GKE node pool
+name is a lowercase RFC 1035 label of at most 40 characters; an EKS node group name starts with a
+letter or digit and has at most 63 letters, digits, `-` or `_`.
+
 The cluster is named by shell variables the operator sets: `CLUSTER` (all), `LOCATION` (GKE),
 `RESOURCE_GROUP` (AKS).
 """
@@ -20,10 +54,19 @@ The cluster is named by shell variables the operator sets: `CLUSTER` (all), `LOC
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 
-__all__ = ["CLOUD_VARIABLES", "node_group_update"]
+__all__ = [
+    "CLOUD_VARIABLES",
+    "karpenter_limit_change",
+    "karpenter_nodepool_copy",
+    "node_group_create",
+    "node_group_delete",
+    "node_group_resize",
+    "node_group_update",
+]
 
 #: The shell variables each cloud's command reads.
 CLOUD_VARIABLES = {"eks": ("CLUSTER",), "gke": ("CLUSTER", "LOCATION"), "aks": ("CLUSTER", "RESOURCE_GROUP")}
@@ -122,3 +165,338 @@ def node_group_update(
             f'az aks nodepool update {where} --labels $labels --node-taints "$taints"',
         )
     raise ValueError(f"no node-group command for cloud {cloud!r}")
+
+
+#: What each cloud accepts as a node group name, and the rule in words.
+_NAMES = {
+    "aks": (
+        re.compile(r"[a-z][a-z0-9]{0,11}"),
+        "a lowercase letter then at most 11 lowercase letters or digits (an AKS Linux agent pool name)",
+    ),
+    "gke": (
+        re.compile(r"[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?"),
+        "a lowercase letter, then lowercase letters, digits or '-', not ending in '-', at most 40 characters "
+        "(a GKE node pool name)",
+    ),
+    "eks": (
+        re.compile(r"[0-9A-Za-z][A-Za-z0-9_-]{0,62}"),
+        "a letter or digit, then letters, digits, '-' or '_', at most 63 characters (an EKS node group name)",
+    ),
+}
+
+#: jq definitions the copy programs share, by name: effects in Kubernetes spelling, taints merged
+#: by key and effect (the added ones replace the live ones they match, the others stay), the
+#: `k=v:Effect` text gcloud and az take, and optional `--flag value` pairs dropped when the live
+#: group has no value.
+_JQ_DEFS = {
+    "k8s_effect": 'def k8s_effect: {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", '
+    '"NO_EXECUTE": "NoExecute"}[.] // .;',
+    "with_taints": "def with_taints($add): "
+    "map(select(. as $t | $add | any(.key == $t.key and .effect == $t.effect) | not)) + $add;",
+    "taint_text": 'def taint_text: "\\(.key)\\(if (.value // "") != "" then "=" + .value else "" end):\\(.effect)";',
+    "opt": 'def opt($flag; $v): if $v == null or $v == "" then [] else [$flag, "\\($v)"] end;',
+}
+
+
+def _with_defs(program: str) -> str:
+    """`program` on one line, after the shared definitions it uses."""
+    used = [text for name, text in _JQ_DEFS.items() if re.search(rf"\b{name}\b", program)]
+    return " ".join([*used, *program.split()])
+
+
+def _checked(cloud: str, name: str) -> str:
+    """`name`, shell-quoted, once the cloud would accept it as a node group name."""
+    if cloud not in _NAMES:
+        raise ValueError(f"no node-group command for cloud {cloud!r}")
+    pattern, rule = _NAMES[cloud]
+    if not pattern.fullmatch(name):
+        raise ValueError(f"{name!r} is not a valid {cloud} node group name: {rule}")
+    return shlex.quote(name)
+
+
+def _k8s_taints(taints: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
+    """The taints as Kubernetes spells them, without an empty value."""
+    return [
+        {**({"value": t["value"]} if t.get("value") else {}), "key": t["key"], "effect": t["effect"]}
+        for t in taints
+    ]
+
+
+def _jq(program: str, args: Mapping[str, object], shell: Mapping[str, str] | None = None) -> str:
+    """`jq -er` running `program` (with the shared definitions), with `args` as JSON variables and
+    the shell variables `shell` names (jq variable to shell variable) as JSON variables too."""
+    flags = "".join(f" --argjson {k} {_json(v)}" for k, v in args.items())
+    flags += "".join(f' --argjson {k} "${v}"' for k, v in (shell or {}).items())
+    return f"jq -er{flags} {shlex.quote(_with_defs(program))}"
+
+
+_GKE_COPY = """
+.config as $c | (.locations // []) as $zones | (($c.accelerators // [])[0]) as $a
+| if $a == null then error("the source node pool has no accelerator: not a GPU node pool")
+  elif ($zones | length) == 0 then error("the source node pool lists no zones")
+  elif $nodes % ($zones | length) != 0 then
+    error("\\($nodes) nodes do not split evenly over the \\($zones | length) zones of the source node pool"
+      + " (gcloud --num-nodes counts nodes per zone)")
+  else . end
+| (($c.taints // []) | map(.effect |= k8s_effect) | with_taints($taints)) as $t
+| ["--machine-type", $c.machineType,
+   "--accelerator", ("type=\\($a.acceleratorType),count=\\($a.acceleratorCount),gpu-driver-version="
+     + ({"DEFAULT": "default", "LATEST": "latest"}[$a.gpuDriverInstallationConfig.gpuDriverVersion // ""]
+        // "disabled")
+     + (if $a.gpuPartitionSize then ",gpu-partition-size=\\($a.gpuPartitionSize)" else "" end)),
+   "--node-locations", ($zones | join(",")),
+   "--num-nodes", "\\($nodes / ($zones | length))"]
+  + opt("--disk-size"; $c.diskSizeGb) + opt("--disk-type"; $c.diskType) + opt("--image-type"; $c.imageType)
+  + opt("--service-account"; if $c.serviceAccount == "default" then null else $c.serviceAccount end)
+  + opt("--scopes"; ($c.oauthScopes // []) | join(",")) + (if $c.spot then ["--spot"] else [] end)
+  + opt("--node-labels"; ($c.labels // {}) + $labels | to_entries | map("\\(.key)=\\(.value)") | join(","))
+  + opt("--node-taints"; $t | map(taint_text) | join(","))
+  + (if $max != null or .autoscaling.enabled then
+       ["--enable-autoscaling", "--total-min-nodes", "\\($nodes)", "--total-max-nodes", "\\($max // $nodes)"]
+     else [] end)
+| @sh
+"""
+
+_EKS_COPY = """
+.nodegroup as $g
+| (($g.taints // []) | map(.effect |= k8s_effect) | with_taints($taints)
+   | map(.effect |= ({"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE",
+                      "NoExecute": "NO_EXECUTE"}[.] // .))) as $t
+| ["--scaling-config", "minSize=\\($nodes),maxSize=\\($max // $nodes),desiredSize=\\($nodes)",
+   "--node-role", $g.nodeRole, "--subnets"] + $g.subnets
+  + (if $g.instanceTypes then ["--instance-types"] + $g.instanceTypes else [] end)
+  + opt("--ami-type"; $g.amiType) + opt("--capacity-type"; $g.capacityType)
+  + (if $g.launchTemplate then
+       ["--launch-template", ($g.launchTemplate | if .id then "id=\\(.id)" else "name=\\(.name)" end
+                              + ",version=\\(.version)")]
+     else opt("--disk-size"; $g.diskSize) end)
+  + ["--labels", (($g.labels // {}) + $labels | tojson), "--taints", ($t | tojson)]
+| @sh
+"""
+
+_AKS_COPY = """
+def parsed: capture("^(?<key>[^=:]+)(=(?<value>[^:]*))?:(?<effect>[A-Za-z]+)$")
+  | with_entries(select(.value != null));
+((.nodeTaints // []) | map(parsed) | with_taints($taints)) as $t
+| ((.nodeLabels // {}) + $labels | to_entries | map("\\(.key)=\\(.value)")) as $l
+| ["--node-vm-size", .vmSize, "--node-count", "\\($nodes)"]
+  + (if (.availabilityZones // []) != [] then ["--zones"] + .availabilityZones else [] end)
+  + opt("--node-osdisk-size"; .osDiskSizeGb) + opt("--node-osdisk-type"; .osDiskType)
+  + opt("--os-sku"; .osSku) + opt("--vnet-subnet-id"; .vnetSubnetId) + opt("--pod-subnet-id"; .podSubnetId)
+  + opt("--max-pods"; .maxPods) + opt("--gpu-instance-profile"; .gpuInstanceProfile)
+  + opt("--mode"; .mode) + opt("--kubernetes-version"; .orchestratorVersion)
+  + opt("--gpu-driver"; .gpuProfile.driver)
+  + (if $l != [] then ["--labels"] + $l else [] end)
+  + opt("--node-taints"; $t | map(taint_text) | join(","))
+  + (if $max != null or .enableAutoScaling then
+       ["--enable-cluster-autoscaler", "--min-count", "\\($nodes)", "--max-count", "\\($max // $nodes)"]
+     else [] end)
+| @sh
+"""
+
+
+def _gke_where(name: str) -> str:
+    return f'{name} --cluster="$CLUSTER" --location="$LOCATION"'
+
+
+def _eks_where(name: str) -> str:
+    return f'--cluster-name "$CLUSTER" --nodegroup-name {name}'
+
+
+def _aks_where(name: str) -> str:
+    return f'--resource-group "$RESOURCE_GROUP" --cluster-name "$CLUSTER" --name {name}'
+
+
+def node_group_create(
+    cloud: str,
+    name: str,
+    source: str,
+    nodes: int,
+    max_nodes: int | None,
+    labels: Mapping[str, str],
+    taints: Sequence[Mapping[str, str]],
+) -> tuple[str, ...]:
+    """The commands that create node group `name` of `cloud` as a copy of the live group `source`.
+
+    The copy has the source's hardware and placement (GKE machine type, accelerator type and count,
+    GPU driver choice and partition size, zones, disk, image, service account and scopes, Spot; EKS subnets, node role, instance
+    types, AMI type, capacity type, launch template or disk size; AKS VM size, zones, OS disk and
+    SKU, node and pod subnets, max pods, mode, Kubernetes version, GPU driver choice and instance
+    profile), the source's node labels
+    with `labels` set over them, and the source's taints with `taints` merged by key and effect.
+    Its size: `nodes` nodes, the autoscaler's minimum `nodes` and maximum `max_nodes` (or `nodes`),
+    on EKS always, on GKE and AKS when the source autoscales or `max_nodes` is given.
+
+    GKE's `--num-nodes` counts nodes per zone: when `nodes` does not split evenly over the source's
+    zones, the jq step fails before anything is created. GKE's GPU driver: the source's
+    `gpu-driver-version` (`default`, `latest`), else `disabled` (the GPU Operator installs the
+    driver; on current GKE an omitted option would install GKE's default driver).
+    """
+    if nodes < 1:
+        raise ValueError(f"node group {name!r} needs at least one node, not {nodes}")
+    if max_nodes is not None and max_nodes < nodes:
+        raise ValueError(f"node group {name!r}: max_nodes {max_nodes} is below nodes {nodes}")
+    new, old = _checked(cloud, name), _checked(cloud, source)
+    args: dict[str, object] = {
+        "nodes": nodes,
+        "max": max_nodes,
+        "labels": dict(labels),
+        "taints": _k8s_taints(taints),
+    }
+    wait: tuple[str, ...] = ()
+    if cloud == "gke":
+        read = f"gcloud container node-pools describe {_gke_where(old)} --format=json"
+        program, create = _GKE_COPY, f"gcloud container node-pools create {_gke_where(new)}"
+    elif cloud == "eks":
+        read = f"aws eks describe-nodegroup {_eks_where(old)} --output json"
+        program, create = _EKS_COPY, f"aws eks create-nodegroup {_eks_where(new)}"
+        wait = (f"aws eks wait nodegroup-active {_eks_where(new)}",)
+    else:
+        read = f"az aks nodepool show {_aks_where(old)} -o json"
+        program, create = _AKS_COPY, f"az aks nodepool add {_aks_where(new)}"
+    return (
+        f"copy=$({read} | {_jq(program, args)})",
+        'eval "set -- $copy"',
+        f'{create} "$@"',
+        *wait,
+    )
+
+
+def node_group_delete(cloud: str, name: str) -> tuple[str, ...]:
+    """The commands that delete node group `name` of `cloud` and wait until it is gone (GKE drains
+    its nodes first)."""
+    group = _checked(cloud, name)
+    if cloud == "gke":
+        return (f"gcloud container node-pools delete {_gke_where(group)} --quiet",)
+    if cloud == "eks":
+        return (
+            f"aws eks delete-nodegroup {_eks_where(group)}",
+            f"aws eks wait nodegroup-deleted {_eks_where(group)}",
+        )
+    return (f"az aks nodepool delete {_aks_where(group)}",)
+
+
+_EKS_RESIZE = """
+.nodegroup.scalingConfig as $s | ($s.desiredSize + $delta) as $n
+| if $n < 0 then error("the node group has \\($s.desiredSize) nodes, it cannot lose \\(-$delta)")
+  else "minSize=\\([$s.minSize, $n] | min),maxSize=\\([$s.maxSize + $delta, $n, 1] | max),desiredSize=\\($n)" end
+"""
+
+_GKE_SIZE = """
+(.locations | length) as $z | ($now + $delta) as $n
+| if $n < 0 then error("the node pool has \\($now) nodes, it cannot lose \\(-$delta)")
+  elif $n % $z != 0 then
+    error("\\($n) nodes do not split evenly over the node pool's \\($z) zones (gcloud --num-nodes is per zone)")
+  else $n / $z end
+"""
+
+_GKE_LIMITS = """
+.autoscaling as $a | (.locations | length) as $z | ($now + $delta) as $n
+| if ($a.enabled | not) then ""
+  elif ($a.totalMaxNodeCount // 0) > 0 then
+    ["--enable-autoscaling", "--total-min-nodes", "\\([$a.totalMinNodeCount // 0, $n] | min)",
+     "--total-max-nodes", "\\([$a.totalMaxNodeCount + $delta, $n] | max)"] | @sh
+  else
+    ["--enable-autoscaling", "--min-nodes", "\\([$a.minNodeCount // 0, $n / $z] | min)",
+     "--max-nodes", "\\([(($a.maxNodeCount // 0) * $z + $delta) / $z | ceil, $n / $z] | max)"] | @sh
+  end
+"""
+
+_AKS_RESIZE = """
+(.count + $delta) as $n
+| if $n < 0 then error("the node pool has \\(.count) nodes, it cannot lose \\(-$delta)")
+  elif .enableAutoScaling then
+    ["update", "--update-cluster-autoscaler", "--min-count", "\\([.minCount, $n] | min)",
+     "--max-count", "\\([.maxCount + $delta, $n] | max)"]
+  else ["scale", "--node-count", "\\($n)"] end
+| @sh
+"""
+
+
+def node_group_resize(cloud: str, name: str, delta: int) -> tuple[str, ...]:
+    """The commands that change the size of the live node group `name` of `cloud` by `delta` nodes
+    (negative: fewer), and its autoscaler's maximum by the same, its minimum lowered where it would
+    be above the new size (never raised: growing back leaves a lowered minimum as it is).
+
+    Which node a shrinking group gives up is the cloud's choice (GKE: "Resize will pick instances to
+    remove at random"): the runbook cordons and drains the nodes to go first. EKS sets the new
+    `desiredSize` with its limits. GKE resizes every zone to the new size over the number of zones
+    (the present size counted as the pool's registered Nodes; a new size that does not split evenly
+    over the zones fails in jq) after setting the autoscaler's limits, total or per zone as the pool
+    has them. AKS scales a pool without autoscaler; with it on, `az aks nodepool scale` is refused, so
+    only the limits change and the autoscaler moves the pool within them (removing the emptied nodes,
+    adding nodes for pending pods).
+    """
+    group, change = _checked(cloud, name), {"delta": delta}
+    if cloud == "eks":
+        read = f"aws eks describe-nodegroup {_eks_where(group)} --output json"
+        return (
+            f"scaling=$({read} | {_jq(_EKS_RESIZE, change)})",
+            f'aws eks update-nodegroup-config {_eks_where(group)} --scaling-config "$scaling"',
+        )
+    if cloud == "gke":
+        count = f"kubectl get nodes -l cloud.google.com/gke-nodepool={group} -o json | jq '.items | length'"
+        now = {"now": "now"}
+        return (
+            f"pool=$(gcloud container node-pools describe {_gke_where(group)} --format=json)",
+            f"now=$({count})",
+            f"size=$(printf '%s\\n' \"$pool\" | {_jq(_GKE_SIZE, change, now)})",
+            f"limits=$(printf '%s\\n' \"$pool\" | {_jq(_GKE_LIMITS, change, now)})",
+            'eval "set -- $limits"',
+            f'if [ $# -gt 0 ]; then gcloud container node-pools update {_gke_where(group)} "$@"; fi',
+            f'gcloud container clusters resize "$CLUSTER" --node-pool {group} --num-nodes "$size" '
+            '--location "$LOCATION" --quiet',
+        )
+    read = f"az aks nodepool show {_aks_where(group)} -o json"
+    return (
+        f"change=$({read} | {_jq(_AKS_RESIZE, change)})",
+        'eval "set -- $change"',
+        f'az aks nodepool "$@" {_aks_where(group)}',
+    )
+
+
+_KARPENTER_COPY = """
+{apiVersion, kind, metadata: {name: $name},
+ spec: (.spec
+   | .template.metadata.labels = ((.template.metadata.labels // {}) + $labels)
+   | .template.spec.taints = ((.template.spec.taints // []) | with_taints($taints))
+   | .limits.nodes = ($nodes | tostring))}
+"""
+
+
+def karpenter_nodepool_copy(
+    source: str, name: str, labels: Mapping[str, str], taints: Sequence[Mapping[str, str]], nodes: int
+) -> str:
+    """The command that creates Karpenter NodePool `name` as a copy of the live NodePool `source`.
+
+    The copy has the source's spec (requirements, node class, disruption, weight), its template
+    labels with `labels` set over them, its template taints with `taints` merged by key and effect
+    (the owner's others kept), and `spec.limits.nodes` = `nodes`. Its metadata is its name alone: no
+    `resourceVersion`, `uid` or status, and none of the source's labels and annotations (a GitOps
+    tool's tracking label would make the copy part of the source's application, to be pruned).
+    """
+    program = _with_defs(_KARPENTER_COPY)
+    return (
+        f"kubectl get nodepool {shlex.quote(source)} -o json | jq -c --arg name {shlex.quote(name)}"
+        f" --argjson labels {_json(dict(labels))} --argjson taints {_json(_k8s_taints(taints))}"
+        f" --argjson nodes {nodes} {shlex.quote(program)} | kubectl create -f -"
+    )
+
+
+def karpenter_limit_change(name: str, delta: int) -> str:
+    """The command that changes Karpenter NodePool `name`'s `spec.limits.nodes` by `delta`: a JSON
+    patch (RFC 6902) built from the live NodePool, the owner's other limits kept, whose `test` of
+    `resourceVersion` refuses it if the NodePool changed in between. Without a nodes limit, the
+    NodePool's present node count (`status.resources.nodes`) is the base."""
+    program = (
+        '(((.spec.limits.nodes // .status.resources.nodes // error("the NodePool has no nodes limit or count")) '
+        "| tonumber) + $delta) as $n "
+        '| if $n < 0 then error("the nodes limit cannot go below 0") else . end '
+        '| [{op: "test", path: "/metadata/resourceVersion", value: .metadata.resourceVersion}, '
+        '{op: "add", path: "/spec/limits", value: ((.spec.limits // {}) + {nodes: ($n | tostring)})}]'
+    )
+    node_pool = shlex.quote(name)
+    return (
+        f'kubectl patch nodepool {node_pool} --type json -p "$(kubectl get nodepool {node_pool} -o json '
+        f"| jq -c --argjson delta {delta} '{program}')\""
+    )

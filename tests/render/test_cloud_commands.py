@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,14 @@ import pytest
 from gpuplatform.model import Platform
 from gpuplatform.plan.steps import transition_steps
 from gpuplatform.plan.waves import Plan, WaveState, plan_platform
-from gpuplatform.render.cloud_commands import node_group_update
+from gpuplatform.render.cloud_commands import (
+    karpenter_limit_change,
+    karpenter_nodepool_copy,
+    node_group_create,
+    node_group_delete,
+    node_group_resize,
+    node_group_update,
+)
 from gpuplatform.render.runbook_pools import pool_actions
 from tests.specs import minimal_spec
 
@@ -229,3 +237,369 @@ def test_a_node_group_is_cordoned_and_drained_by_its_selector_before_its_labels_
     assert "uncordon" in [s.action for s in steps if "new" in s.pools]
     back = [s.action for s in transition_steps(plan, pilot, base) if "new" in s.pools and s.kind == "manual"]
     assert back[0] == "cordon" and "uncordon" in back
+
+
+#: A fake `gcloud`, `aws`, `az` and `kubectl` for the takeover's commands: a read (`describe`, `show`,
+#: `get`) prints the recorded object of its tool (`kubectl get KIND`: of its kind), every call appends
+#: its argv (and, for `kubectl create -f -`, the object read from stdin) to the log.
+RECORDER = """#!{python}
+import json, os, sys
+path = {state!r}
+tool, args = os.path.basename(sys.argv[0]), sys.argv[1:]
+entry = [tool, *args]
+if tool == "kubectl" and args[:1] == ["create"]:
+    entry.append(json.loads(sys.stdin.read()))
+with open(path + ".log", "a") as log:
+    log.write(json.dumps(entry) + "\\n")
+reads = {{"gcloud": "describe", "aws": "describe-nodegroup", "az": "show", "kubectl": "get"}}
+if reads[tool] in args:
+    print(json.dumps(json.load(open(path))[args[1] if tool == "kubectl" else tool]))
+"""
+
+needs_jq = pytest.mark.skipif(shutil.which("jq") is None, reason="the commands read the live group with jq")
+
+DRA_TAINT = {"key": "gpu-scheduling.lab.example.com/mode", "value": "dra", "effect": "NoSchedule"}
+LEGACY_TAINT = {"key": "gpu-scheduling.lab.example.com/mode", "value": "legacy", "effect": "NoSchedule"}
+DRA_LABELS = {"nvidia.com/dra-kubelet-plugin": "true", "gpu-scheduling.lab.example.com/mode": "dra"}
+
+#: Each cloud's live legacy group: its owner's label and taint, the legacy mode taint, its hardware.
+SOURCES: dict[str, dict[str, Any]] = {
+    "gke": {
+        "name": "h100",
+        "locations": ["europe-west4-a", "europe-west4-b"],
+        "autoscaling": {"enabled": True, "totalMinNodeCount": 1, "totalMaxNodeCount": 8},
+        "config": {
+            "machineType": "a3-highgpu-8g",
+            "diskSizeGb": 200,
+            "imageType": "UBUNTU_CONTAINERD",
+            "serviceAccount": "gpu-nodes@lab.iam.gserviceaccount.com",
+            "oauthScopes": ["https://www.googleapis.com/auth/cloud-platform"],
+            "labels": {**OWNER_LABELS, "gpu-scheduling.lab.example.com/mode": "legacy"},
+            "taints": [
+                {"key": "team.example.com/gpu", "value": "true", "effect": "NO_EXECUTE"},
+                {**LEGACY_TAINT, "effect": "NO_SCHEDULE"},
+            ],
+            "accelerators": [
+                {
+                    "acceleratorType": "nvidia-h100-80gb",
+                    "acceleratorCount": "8",
+                    "gpuDriverInstallationConfig": {"gpuDriverVersion": "INSTALLATION_DISABLED"},
+                }
+            ],
+        },
+    },
+    "eks": {
+        "nodegroup": {
+            "nodegroupName": "h100",
+            "nodeRole": "arn:aws:iam::111122223333:role/gpu-nodes",
+            "subnets": ["subnet-a", "subnet-b"],
+            "instanceTypes": ["p5.48xlarge"],
+            "amiType": "AL2023_x86_64_NVIDIA",
+            "capacityType": "ON_DEMAND",
+            "diskSize": 500,
+            "scalingConfig": {"minSize": 2, "maxSize": 6, "desiredSize": 4},
+            "labels": {**OWNER_LABELS, "gpu-scheduling.lab.example.com/mode": "legacy"},
+            "taints": [
+                {"key": "team.example.com/gpu", "value": "true", "effect": "NO_EXECUTE"},
+                {**LEGACY_TAINT, "effect": "NO_SCHEDULE"},
+            ],
+        }
+    },
+    "aks": {
+        "name": "h100",
+        "vmSize": "Standard_ND96isr_H100_v5",
+        "count": 4,
+        "availabilityZones": ["1", "2"],
+        "osDiskSizeGb": 256,
+        "osSku": "Ubuntu",
+        "mode": "User",
+        "gpuProfile": {"driver": "None"},
+        "enableAutoScaling": False,
+        "nodeLabels": {**OWNER_LABELS, "gpu-scheduling.lab.example.com/mode": "legacy"},
+        "nodeTaints": [
+            "team.example.com/gpu=true:NoExecute",
+            "gpu-scheduling.lab.example.com/mode=legacy:NoSchedule",
+        ],
+    },
+}
+
+
+def _record(commands: tuple[str, ...], state: dict[str, Any], tmp_path: Path) -> list[list[Any]]:
+    """Run `commands` in one POSIX shell against the fakes holding `state`; the calls they made."""
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(state))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for tool in ("gcloud", "aws", "az", "kubectl"):
+        fake = bin_dir / tool
+        fake.write_text(RECORDER.format(python=sys.executable, state=str(path)))
+        fake.chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "CLUSTER": "prod",
+        "LOCATION": "eu",
+        "RESOURCE_GROUP": "rg",
+    }
+    subprocess.run(["dash", "-ec", "\n".join(commands)], env=env, check=True, timeout=60, capture_output=True)
+    log = Path(f"{path}.log")
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def _after(args: list[Any], flag: str) -> list[str]:
+    """The values after `flag` up to the next flag."""
+    i = args.index(flag) + 1
+    values = []
+    while i < len(args) and not str(args[i]).startswith("--"):
+        values.append(args[i])
+        i += 1
+    return values
+
+
+@needs_jq
+def test_gke_copies_the_source_pool_with_the_dra_labels_and_taint(tmp_path: Path) -> None:
+    commands = node_group_create("gke", "h100dra", "h100", 4, 6, DRA_LABELS, [DRA_TAINT])
+    *_, create = _record(commands, {"gcloud": SOURCES["gke"]}, tmp_path)
+    assert create[:5] == ["gcloud", "container", "node-pools", "create", "h100dra"]
+    assert _after(create, "--machine-type") == ["a3-highgpu-8g"]
+    # the accelerator and the source's driver choice: the GPU Operator's driver, not GKE's
+    assert _after(create, "--accelerator") == ["type=nvidia-h100-80gb,count=8,gpu-driver-version=disabled"]
+    assert _after(create, "--node-locations") == ["europe-west4-a,europe-west4-b"]
+    # 4 nodes over 2 zones: gcloud counts per zone
+    assert _after(create, "--num-nodes") == ["2"]
+    assert _after(create, "--total-min-nodes") == ["4"] and _after(create, "--total-max-nodes") == ["6"]
+    assert _after(create, "--disk-size") == ["200"] and _after(create, "--image-type") == [
+        "UBUNTU_CONTAINERD"
+    ]
+    assert _after(create, "--service-account") == ["gpu-nodes@lab.iam.gserviceaccount.com"]
+    assert _after(create, "--scopes") == ["https://www.googleapis.com/auth/cloud-platform"]
+    [labels] = _after(create, "--node-labels")
+    assert set(labels.split(",")) == {
+        "team.example.com/owner=ml",
+        "nvidia.com/dra-kubelet-plugin=true",
+        "gpu-scheduling.lab.example.com/mode=dra",
+    }
+    [taints] = _after(create, "--node-taints")
+    assert taints.split(",") == [
+        "team.example.com/gpu=true:NoExecute",
+        "gpu-scheduling.lab.example.com/mode=dra:NoSchedule",
+    ]
+
+
+@needs_jq
+def test_gke_refuses_a_size_that_does_not_split_over_the_zones(tmp_path: Path) -> None:
+    commands = node_group_create("gke", "h100dra", "h100", 3, None, DRA_LABELS, [DRA_TAINT])
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        _record(commands, {"gcloud": SOURCES["gke"]}, tmp_path)
+    assert b"3 nodes do not split evenly over the 2 zones" in failed.value.stderr
+    calls = [json.loads(line) for line in (tmp_path / "state.json.log").read_text().splitlines()]
+    assert [c[3] for c in calls] == ["describe"]
+
+
+@needs_jq
+def test_eks_copies_the_source_group_and_waits_for_it(tmp_path: Path) -> None:
+    commands = node_group_create("eks", "h100-dra", "h100", 2, None, DRA_LABELS, [DRA_TAINT])
+    _, create, wait = _record(commands, {"aws": SOURCES["eks"]}, tmp_path)
+    assert create[:6] == ["aws", "eks", "create-nodegroup", "--cluster-name", "prod", "--nodegroup-name"]
+    assert create[6] == "h100-dra"
+    assert _after(create, "--scaling-config") == ["minSize=2,maxSize=2,desiredSize=2"]
+    assert _after(create, "--subnets") == ["subnet-a", "subnet-b"]
+    assert _after(create, "--instance-types") == ["p5.48xlarge"]
+    assert _after(create, "--ami-type") == ["AL2023_x86_64_NVIDIA"]
+    assert _after(create, "--node-role") == ["arn:aws:iam::111122223333:role/gpu-nodes"]
+    assert _after(create, "--disk-size") == ["500"]
+    [labels] = _after(create, "--labels")
+    assert json.loads(labels) == {**OWNER_LABELS, **DRA_LABELS}
+    [taints] = _after(create, "--taints")
+    assert json.loads(taints) == [
+        {"key": "team.example.com/gpu", "value": "true", "effect": "NO_EXECUTE"},
+        {**DRA_TAINT, "effect": "NO_SCHEDULE"},
+    ]
+    assert wait == [
+        "aws",
+        "eks",
+        "wait",
+        "nodegroup-active",
+        "--cluster-name",
+        "prod",
+        "--nodegroup-name",
+        "h100-dra",
+    ]
+
+
+@needs_jq
+def test_aks_copies_the_source_pool_without_aks_driver(tmp_path: Path) -> None:
+    commands = node_group_create("aks", "h100dra", "h100", 2, 4, DRA_LABELS, [DRA_TAINT])
+    _, create = _record(commands, {"az": SOURCES["aks"]}, tmp_path)
+    assert create[:4] == ["az", "aks", "nodepool", "add"] and _after(create, "--name") == ["h100dra"]
+    assert _after(create, "--node-vm-size") == ["Standard_ND96isr_H100_v5"]
+    assert _after(create, "--zones") == ["1", "2"]
+    assert _after(create, "--node-count") == ["2"]
+    assert _after(create, "--gpu-driver") == ["None"]
+    assert _after(create, "--min-count") == ["2"] and _after(create, "--max-count") == ["4"]
+    assert set(_after(create, "--labels")) == {
+        "team.example.com/owner=ml",
+        "nvidia.com/dra-kubelet-plugin=true",
+        "gpu-scheduling.lab.example.com/mode=dra",
+    }
+    assert _after(create, "--node-taints") == [
+        "team.example.com/gpu=true:NoExecute,gpu-scheduling.lab.example.com/mode=dra:NoSchedule"
+    ]
+
+
+@pytest.mark.parametrize("name", ["h100-dra", "gpudrapool123", "H100dra", "1h100"])
+def test_aks_refuses_a_name_it_would_reject(name: str) -> None:
+    with pytest.raises(ValueError, match="AKS Linux agent pool name"):
+        node_group_create("aks", name, "h100", 2, None, DRA_LABELS, [DRA_TAINT])
+    with pytest.raises(ValueError, match="AKS Linux agent pool name"):
+        node_group_delete("aks", name)
+
+
+def test_gke_and_eks_refuse_names_they_would_reject() -> None:
+    with pytest.raises(ValueError, match="GKE node pool name"):
+        node_group_create("gke", "H100_dra", "h100", 2, None, DRA_LABELS, [])
+    with pytest.raises(ValueError, match="EKS node group name"):
+        node_group_resize("eks", "-h100", -1)
+    # what each accepts
+    assert (
+        node_group_delete("gke", "h100-dra")
+        and node_group_delete("eks", "h100_dra")
+        and node_group_delete("aks", "h100dra")
+    )
+
+
+@needs_jq
+@pytest.mark.parametrize(
+    ("delta", "scaling"),
+    [
+        (-2, "minSize=2,maxSize=4,desiredSize=2"),
+        (-3, "minSize=1,maxSize=3,desiredSize=1"),
+        (2, "minSize=2,maxSize=8,desiredSize=6"),
+    ],
+)
+def test_eks_resize_moves_the_size_and_its_limits(delta: int, scaling: str, tmp_path: Path) -> None:
+    _, update = _record(node_group_resize("eks", "h100", delta), {"aws": SOURCES["eks"]}, tmp_path)
+    assert update[:3] == ["aws", "eks", "update-nodegroup-config"]
+    assert _after(update, "--scaling-config") == [scaling]
+
+
+@needs_jq
+def test_gke_resize_sets_the_per_zone_size_after_the_autoscaling_limits(tmp_path: Path) -> None:
+    # 4 registered nodes over 2 zones, 2 given up: 1 per zone; the total maximum 8 - 2
+    state = {"gcloud": SOURCES["gke"], "nodes": {"items": [{}, {}, {}, {}]}}
+    calls = _record(node_group_resize("gke", "h100", -2), state, tmp_path)
+    update, resize = calls[-2], calls[-1]
+    assert update[:5] == ["gcloud", "container", "node-pools", "update", "h100"]
+    assert _after(update, "--total-max-nodes") == ["6"] and _after(update, "--total-min-nodes") == ["1"]
+    assert resize[:4] == ["gcloud", "container", "clusters", "resize"]
+    assert _after(resize, "--node-pool") == ["h100"] and _after(resize, "--num-nodes") == ["1"]
+
+
+@needs_jq
+def test_gke_resize_refuses_a_size_that_does_not_split_over_the_zones(tmp_path: Path) -> None:
+    state = {"gcloud": SOURCES["gke"], "nodes": {"items": [{}, {}, {}, {}]}}
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        _record(node_group_resize("gke", "h100", -1), state, tmp_path)
+    assert b"3 nodes do not split evenly" in failed.value.stderr
+
+
+@needs_jq
+def test_aks_resize_scales_a_fixed_pool_and_moves_an_autoscaled_pools_limits(tmp_path: Path) -> None:
+    *_, scale = _record(node_group_resize("aks", "h100", -2), {"az": SOURCES["aks"]}, tmp_path)
+    assert scale[:4] == ["az", "aks", "nodepool", "scale"] and _after(scale, "--node-count") == ["2"]
+    autoscaled = {**SOURCES["aks"], "enableAutoScaling": True, "minCount": 3, "maxCount": 6}
+    (tmp_path / "state.json.log").unlink()
+    *_, update = _record(node_group_resize("aks", "h100", -2), {"az": autoscaled}, tmp_path)
+    assert update[:4] == ["az", "aks", "nodepool", "update"] and "--update-cluster-autoscaler" in update
+    assert _after(update, "--min-count") == ["2"] and _after(update, "--max-count") == ["4"]
+
+
+@needs_jq
+@pytest.mark.parametrize("cloud", ["gke", "eks", "aks"])
+def test_the_copy_is_deleted_and_waited_for(cloud: str, tmp_path: Path) -> None:
+    calls = _record(node_group_delete(cloud, "h100dra"), {}, tmp_path)
+    verbs = [c[:4] for c in calls]
+    assert (
+        verbs
+        == {
+            "gke": [["gcloud", "container", "node-pools", "delete"]],
+            "eks": [
+                ["aws", "eks", "delete-nodegroup", "--cluster-name"],
+                ["aws", "eks", "wait", "nodegroup-deleted"],
+            ],
+            "aks": [["az", "aks", "nodepool", "delete"]],
+        }[cloud]
+    )
+    assert all("h100dra" in c for c in calls)
+    if cloud == "gke":
+        assert "--quiet" in calls[0]
+
+
+KARPENTER_SOURCE = {
+    "apiVersion": "karpenter.sh/v1",
+    "kind": "NodePool",
+    "metadata": {
+        "name": "h100",
+        "resourceVersion": "42",
+        "uid": "u-1",
+        "labels": {"argocd.argoproj.io/instance": "gpu"},
+        "annotations": {"karpenter.sh/nodepool-hash": "1"},
+    },
+    "spec": {
+        "weight": 10,
+        "limits": {"cpu": "1000", "nodes": "6"},
+        "template": {
+            "metadata": {"labels": {**OWNER_LABELS, "gpu-scheduling.lab.example.com/mode": "legacy"}},
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
+                "requirements": [
+                    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]}
+                ],
+                "taints": [
+                    {"key": "team.example.com/gpu", "value": "true", "effect": "NoExecute"},
+                    LEGACY_TAINT,
+                ],
+            },
+        },
+    },
+    "status": {"resources": {"nodes": "4"}},
+}
+
+
+@needs_jq
+def test_the_karpenter_copy_keeps_the_owners_taints_and_sets_its_node_limit(tmp_path: Path) -> None:
+    command = karpenter_nodepool_copy("h100", "h100-dra", DRA_LABELS, [DRA_TAINT], 2)
+    _, create = _record((command,), {"nodepool": KARPENTER_SOURCE}, tmp_path)
+    assert create[:3] == ["kubectl", "create", "-f"]
+    copy = create[-1]
+    assert copy["metadata"] == {"name": "h100-dra"} and "status" not in copy
+    spec = copy["spec"]
+    assert spec["limits"] == {"cpu": "1000", "nodes": "2"}
+    assert spec["template"]["metadata"]["labels"] == {**OWNER_LABELS, **DRA_LABELS}
+    assert spec["template"]["spec"]["taints"] == [
+        {"key": "team.example.com/gpu", "value": "true", "effect": "NoExecute"},
+        DRA_TAINT,
+    ]
+    assert (
+        spec["template"]["spec"]["requirements"]
+        == KARPENTER_SOURCE["spec"]["template"]["spec"]["requirements"]
+    )
+    assert spec["weight"] == 10
+
+
+@needs_jq
+@pytest.mark.parametrize(
+    ("limits", "delta", "nodes"), [({"nodes": "6"}, -2, "4"), ({}, 2, "6"), ({"nodes": 6}, 1, "7")]
+)
+def test_the_karpenter_limit_changes_by_delta_if_the_nodepool_is_unchanged(
+    limits: dict[str, Any], delta: int, nodes: str, tmp_path: Path
+) -> None:
+    # without a nodes limit, the NodePool's present count (4) is the base
+    source = {**KARPENTER_SOURCE, "spec": {**KARPENTER_SOURCE["spec"], "limits": {"cpu": "1000", **limits}}}
+    _, patch = _record((karpenter_limit_change("h100", delta),), {"nodepool": source}, tmp_path)
+    assert patch[:5] == ["kubectl", "patch", "nodepool", "h100", "--type"]
+    [body] = _after(patch, "-p")
+    assert json.loads(body) == [
+        {"op": "test", "path": "/metadata/resourceVersion", "value": "42"},
+        {"op": "add", "path": "/spec/limits", "value": {"cpu": "1000", "nodes": nodes}},
+    ]
