@@ -23,7 +23,8 @@ list (`@sh`), passed on with `set --`, so an optional field the source lacks is 
   --num-nodes (per zone) --disk-size --disk-type --image-type --service-account --scopes --spot
   --node-labels --node-taints --enable-autoscaling --total-min-nodes --total-max-nodes` (gcloud
   reference; the total limits are GKE 1.24+ and exclude the per-zone `--min-nodes/--max-nodes`:
-  "Autoscaling a cluster"). `gcloud container clusters resize CLUSTER --node-pool --num-nodes
+  "Autoscaling a cluster", which sets an existing pool's limits with `gcloud container clusters update
+  CLUSTER --node-pool … --enable-autoscaling`). `gcloud container clusters resize CLUSTER --node-pool --num-nodes
   --location`: "When you resize a node pool that spans multiple zones, the new size represents the
   number of nodes in the node pool per zone", and "Resize will pick instances to remove at random".
   `gcloud container node-pools delete NAME --cluster --location` drains the nodes and waits unless
@@ -214,6 +215,22 @@ def _checked(cloud: str, name: str) -> str:
     return shlex.quote(name)
 
 
+#: A Kubernetes object name (a DNS subdomain), as a Karpenter NodePool's name must be.
+_OBJECT_NAME = re.compile(
+    r"(?=.{1,253}$)[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*"
+)
+
+
+def _node_pool(name: str) -> str:
+    """`name`, shell-quoted, once Kubernetes would accept it as a NodePool's name."""
+    if not _OBJECT_NAME.fullmatch(name):
+        raise ValueError(
+            f"{name!r} is not a valid NodePool name: a DNS subdomain of lowercase letters, digits, '-' and '.', "
+            "at most 253 characters"
+        )
+    return shlex.quote(name)
+
+
 def _k8s_taints(taints: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
     """The taints as Kubernetes spells them, without an empty value."""
     return [
@@ -295,6 +312,13 @@ def parsed: capture("^(?<key>[^=:]+)(=(?<value>[^:]*))?:(?<effect>[A-Za-z]+)$")
 """
 
 
+def _chain(*steps: str) -> str:
+    """The steps as one command, each run only when the one before succeeded: a step that reads
+    the live group and fails leaves nothing half done, and no shell variable is carried from one
+    runbook command to the next (a stale one from an earlier wave could be read)."""
+    return " && ".join(steps)
+
+
 def _gke_where(name: str) -> str:
     return f'{name} --cluster="$CLUSTER" --location="$LOCATION"'
 
@@ -355,9 +379,7 @@ def node_group_create(
         read = f"az aks nodepool show {_aks_where(old)} -o json"
         program, create = _AKS_COPY, f"az aks nodepool add {_aks_where(new)}"
     return (
-        f"copy=$({read} | {_jq(program, args)})",
-        'eval "set -- $copy"',
-        f'{create} "$@"',
+        _chain(f"copy=$({read} | {_jq(program, args)})", 'eval "set -- $copy"', f'{create} "$@"'),
         *wait,
     )
 
@@ -431,27 +453,34 @@ def node_group_resize(cloud: str, name: str, delta: int) -> tuple[str, ...]:
     if cloud == "eks":
         read = f"aws eks describe-nodegroup {_eks_where(group)} --output json"
         return (
-            f"scaling=$({read} | {_jq(_EKS_RESIZE, change)})",
-            f'aws eks update-nodegroup-config {_eks_where(group)} --scaling-config "$scaling"',
+            _chain(
+                f"scaling=$({read} | {_jq(_EKS_RESIZE, change)})",
+                f'aws eks update-nodegroup-config {_eks_where(group)} --scaling-config "$scaling"',
+            ),
         )
     if cloud == "gke":
         count = f"kubectl get nodes -l cloud.google.com/gke-nodepool={group} -o json | jq '.items | length'"
         now = {"now": "now"}
         return (
-            f"pool=$(gcloud container node-pools describe {_gke_where(group)} --format=json)",
-            f"now=$({count})",
-            f"size=$(printf '%s\\n' \"$pool\" | {_jq(_GKE_SIZE, change, now)})",
-            f"limits=$(printf '%s\\n' \"$pool\" | {_jq(_GKE_LIMITS, change, now)})",
-            'eval "set -- $limits"',
-            f'if [ $# -gt 0 ]; then gcloud container node-pools update {_gke_where(group)} "$@"; fi',
-            f'gcloud container clusters resize "$CLUSTER" --node-pool {group} --num-nodes "$size" '
-            '--location "$LOCATION" --quiet',
+            _chain(
+                f"pool=$(gcloud container node-pools describe {_gke_where(group)} --format=json)",
+                f"now=$({count})",
+                f"size=$(printf '%s\\n' \"$pool\" | {_jq(_GKE_SIZE, change, now)})",
+                f"limits=$(printf '%s\\n' \"$pool\" | {_jq(_GKE_LIMITS, change, now)})",
+                'eval "set -- $limits"',
+                f'if [ $# -gt 0 ]; then gcloud container clusters update "$CLUSTER" --node-pool {group} '
+                '--location "$LOCATION" "$@"; fi',
+                f'gcloud container clusters resize "$CLUSTER" --node-pool {group} --num-nodes "$size" '
+                '--location "$LOCATION" --quiet',
+            ),
         )
     read = f"az aks nodepool show {_aks_where(group)} -o json"
     return (
-        f"change=$({read} | {_jq(_AKS_RESIZE, change)})",
-        'eval "set -- $change"',
-        f'az aks nodepool "$@" {_aks_where(group)}',
+        _chain(
+            f"change=$({read} | {_jq(_AKS_RESIZE, change)})",
+            'eval "set -- $change"',
+            f'az aks nodepool "$@" {_aks_where(group)}',
+        ),
     )
 
 
@@ -475,9 +504,11 @@ def karpenter_nodepool_copy(
     `resourceVersion`, `uid` or status, and none of the source's labels and annotations (a GitOps
     tool's tracking label would make the copy part of the source's application, to be pruned).
     """
-    program = _with_defs(_KARPENTER_COPY)
+    if nodes < 1:
+        raise ValueError(f"NodePool {name!r} needs at least one node, not {nodes}")
+    old, new, program = _node_pool(source), _node_pool(name), _with_defs(_KARPENTER_COPY)
     return (
-        f"kubectl get nodepool {shlex.quote(source)} -o json | jq -c --arg name {shlex.quote(name)}"
+        f"kubectl get nodepool {old} -o json | jq -c --arg name {new}"
         f" --argjson labels {_json(dict(labels))} --argjson taints {_json(_k8s_taints(taints))}"
         f" --argjson nodes {nodes} {shlex.quote(program)} | kubectl create -f -"
     )
@@ -486,17 +517,23 @@ def karpenter_nodepool_copy(
 def karpenter_limit_change(name: str, delta: int) -> str:
     """The command that changes Karpenter NodePool `name`'s `spec.limits.nodes` by `delta`: a JSON
     patch (RFC 6902) built from the live NodePool, the owner's other limits kept, whose `test` of
-    `resourceVersion` refuses it if the NodePool changed in between. Without a nodes limit, the
-    NodePool's present node count (`status.resources.nodes`) is the base."""
+    `resourceVersion` refuses it if the NodePool changed in between; nothing is patched when the
+    patch cannot be built. Without a nodes limit, the
+    NodePool's present node count (`status.nodes`, or `status.resources.nodes`) is the base.
+
+    `spec.limits.nodes` is a soft limit (Karpenter "NodePool Node Limits" design): it stops new
+    nodes past it; whether Karpenter also removes nodes above a lowered limit depends on its version,
+    so the runbook drains and removes the nodes a NodePool gives up itself."""
     program = (
-        '(((.spec.limits.nodes // .status.resources.nodes // error("the NodePool has no nodes limit or count")) '
+        "(((.spec.limits.nodes // .status.nodes // .status.resources.nodes "
+        '// error("the NodePool has no nodes limit or count")) '
         "| tonumber) + $delta) as $n "
         '| if $n < 0 then error("the nodes limit cannot go below 0") else . end '
         '| [{op: "test", path: "/metadata/resourceVersion", value: .metadata.resourceVersion}, '
         '{op: "add", path: "/spec/limits", value: ((.spec.limits // {}) + {nodes: ($n | tostring)})}]'
     )
-    node_pool = shlex.quote(name)
+    node_pool = _node_pool(name)
     return (
-        f'kubectl patch nodepool {node_pool} --type json -p "$(kubectl get nodepool {node_pool} -o json '
-        f"| jq -c --argjson delta {delta} '{program}')\""
+        f"patch=$(kubectl get nodepool {node_pool} -o json | jq -ec --argjson delta {delta} '{program}') "
+        f'&& kubectl patch nodepool {node_pool} --type json -p "$patch"'
     )

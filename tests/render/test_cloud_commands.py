@@ -489,7 +489,8 @@ def test_gke_resize_sets_the_per_zone_size_after_the_autoscaling_limits(tmp_path
     state = {"gcloud": SOURCES["gke"], "nodes": {"items": [{}, {}, {}, {}]}}
     calls = _record(node_group_resize("gke", "h100", -2), state, tmp_path)
     update, resize = calls[-2], calls[-1]
-    assert update[:5] == ["gcloud", "container", "node-pools", "update", "h100"]
+    assert update[:5] == ["gcloud", "container", "clusters", "update", "prod"]
+    assert _after(update, "--node-pool") == ["h100"] and "--enable-autoscaling" in update
     assert _after(update, "--total-max-nodes") == ["6"] and _after(update, "--total-min-nodes") == ["1"]
     assert resize[:4] == ["gcloud", "container", "clusters", "resize"]
     assert _after(resize, "--node-pool") == ["h100"] and _after(resize, "--num-nodes") == ["1"]
@@ -562,7 +563,7 @@ KARPENTER_SOURCE = {
             },
         },
     },
-    "status": {"resources": {"nodes": "4"}},
+    "status": {"nodes": 4},
 }
 
 
@@ -589,13 +590,20 @@ def test_the_karpenter_copy_keeps_the_owners_taints_and_sets_its_node_limit(tmp_
 
 @needs_jq
 @pytest.mark.parametrize(
-    ("limits", "delta", "nodes"), [({"nodes": "6"}, -2, "4"), ({}, 2, "6"), ({"nodes": 6}, 1, "7")]
+    ("limits", "status", "delta", "nodes"),
+    [
+        ({"nodes": "6"}, {"nodes": 4}, -2, "4"),
+        ({"nodes": 6}, {}, 1, "7"),
+        # without a nodes limit, the NodePool's present count is the base
+        ({}, {"nodes": 4}, 2, "6"),
+        ({}, {"resources": {"nodes": "3"}}, -1, "2"),
+    ],
 )
 def test_the_karpenter_limit_changes_by_delta_if_the_nodepool_is_unchanged(
-    limits: dict[str, Any], delta: int, nodes: str, tmp_path: Path
+    limits: dict[str, Any], status: dict[str, Any], delta: int, nodes: str, tmp_path: Path
 ) -> None:
-    # without a nodes limit, the NodePool's present count (4) is the base
-    source = {**KARPENTER_SOURCE, "spec": {**KARPENTER_SOURCE["spec"], "limits": {"cpu": "1000", **limits}}}
+    spec = {**KARPENTER_SOURCE["spec"], "limits": {"cpu": "1000", **limits}}
+    source = {**KARPENTER_SOURCE, "spec": spec, "status": status}
     _, patch = _record((karpenter_limit_change("h100", delta),), {"nodepool": source}, tmp_path)
     assert patch[:5] == ["kubectl", "patch", "nodepool", "h100", "--type"]
     [body] = _after(patch, "-p")
@@ -603,3 +611,41 @@ def test_the_karpenter_limit_changes_by_delta_if_the_nodepool_is_unchanged(
         {"op": "test", "path": "/metadata/resourceVersion", "value": "42"},
         {"op": "add", "path": "/spec/limits", "value": {"cpu": "1000", "nodes": nodes}},
     ]
+
+
+@needs_jq
+@pytest.mark.parametrize(
+    ("commands", "state", "error"),
+    [
+        (node_group_resize("eks", "h100", -5), {"aws": SOURCES["eks"]}, b"has 4 nodes, it cannot lose 5"),
+        (node_group_resize("aks", "h100", -5), {"az": SOURCES["aks"]}, b"has 4 nodes, it cannot lose 5"),
+        (
+            (karpenter_limit_change("h100", -7),),
+            {"nodepool": KARPENTER_SOURCE},
+            b"the nodes limit cannot go below 0",
+        ),
+    ],
+)
+def test_a_group_cannot_give_up_more_nodes_than_it_has(
+    commands: tuple[str, ...], state: dict[str, Any], error: bytes, tmp_path: Path
+) -> None:
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        _record(commands, state, tmp_path)
+    assert error in failed.value.stderr
+    calls = [json.loads(line) for line in (tmp_path / "state.json.log").read_text().splitlines()]
+    assert not [c for c in calls if {"update-nodegroup-config", "scale", "update", "patch"} & set(c)]
+
+
+def test_a_copy_needs_a_node_and_room_for_it() -> None:
+    with pytest.raises(ValueError, match="at least one node"):
+        node_group_create("eks", "h100-dra", "h100", 0, None, DRA_LABELS, [])
+    with pytest.raises(ValueError, match="max_nodes 1 is below nodes 2"):
+        node_group_create("eks", "h100-dra", "h100", 2, 1, DRA_LABELS, [])
+
+
+def test_karpenter_refuses_a_nodepool_name_kubernetes_would_reject() -> None:
+    with pytest.raises(ValueError, match="NodePool name"):
+        karpenter_nodepool_copy("h100", "H100_DRA", DRA_LABELS, [DRA_TAINT], 2)
+    with pytest.raises(ValueError, match="NodePool name"):
+        karpenter_limit_change("h100-", -2)
+    assert "h100.dra-1" in karpenter_nodepool_copy("h100", "h100.dra-1", DRA_LABELS, [DRA_TAINT], 2)
