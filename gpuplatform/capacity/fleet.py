@@ -142,6 +142,9 @@ class Fleet:
     pools: tuple[PoolModel, ...]
     notes: tuple[str, ...] = ()
     """What the numbers rest on (a snapshot's missing kinds, devices held by foreign claims)."""
+    given: Mapping[str, int] = field(default_factory=dict)
+    """Nodes each pool had already given to new groups (`takesOverFrom`) when its nodes were
+    counted: none for the spec's pools, those of the active wave for a snapshot's."""
 
 
 def mode_labels(platform: Platform, pool: NodePool, mode: str, product: str, gpus: int) -> dict[str, str]:

@@ -10,7 +10,7 @@ drained at once, which is what applying the wave's `10-nodes` layer in one sync 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpuplatform.capacity.claims import DeviceClass
 from gpuplatform.capacity.demand import CHART_GPU_CLASS, Demand, wave_demands
@@ -41,6 +41,8 @@ class Moment:
     modes: dict[str, str]
     demands: tuple[Demand, ...]
     drained: tuple[str, ...] = ()
+    given: dict[str, int] = field(default_factory=dict)
+    """Nodes each pool has given to new groups (`takesOverFrom`) at this moment."""
 
 
 Demands = Callable[[WaveState], tuple[Demand, ...]]
@@ -66,16 +68,20 @@ def transition_moments(
     if source is not None and moving:
         modes = {p: ("draining" if p in moving else m) for p, m in source.pool_modes.items()}
         label = f"{source.name} -> {target.name}: {', '.join(moving)} drained"
-        out.append(Moment(label, source, _active(source, modes), demand_of(source), moving))
+        given = plan.given_all(source)
+        out.append(Moment(label, source, _active(source, modes), demand_of(source), moving, given))
     modes = _active(target, dict(target.pool_modes))
-    out.append(Moment(target.name, target, modes, demand_of(target)))
+    out.append(Moment(target.name, target, modes, demand_of(target), given=plan.given_all(target)))
     return out
 
 
 def _active(state: WaveState, modes: dict[str, str]) -> dict[str, str]:
-    """DRA pools offer devices only once the driver runs."""
+    """DRA pools offer devices only once the driver runs; a new group not created yet offers none."""
     return {
-        p: ("dra-no-driver" if m == "dra" and not state.driver_installed else m) for p, m in modes.items()
+        p: "absent"
+        if not state.present(p)
+        else ("dra-no-driver" if m == "dra" and not state.driver_installed else m)
+        for p, m in modes.items()
     }
 
 

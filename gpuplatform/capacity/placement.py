@@ -60,8 +60,11 @@ class _Placer:
         classes: Mapping[str, DeviceClass],
         bridges: Mapping[str, str],
         cache: PlacementCache,
+        given: Mapping[str, int],
     ) -> None:
         self.fleet, self.modes, self.classes, self.bridges, self.cache = fleet, modes, classes, bridges, cache
+        self.given = given
+        """Nodes each pool has given to a new group: gone from its groups and from its limit."""
         self._asks: dict[str, Ask] = {}
         self.slots: dict[str, list[_Slot]] = {mode: [] for mode in MODES}
         self.added: Counter[str] = Counter()
@@ -69,8 +72,18 @@ class _Placer:
         """Nodes added so far: part of every memo of "no room"."""
         for pool in fleet.pools:
             mode = modes.get(pool.name, pool.fixed)
+            # nodes given to new groups since the fleet was counted go; given back, they return empty
+            gone = given.get(pool.name, 0) - fleet.given.get(pool.name, 0)
             for group in pool.groups.get(mode, ()) if mode in MODES else ():
-                self._slot(mode, pool, group.shape, Counter(dict(group.nodes)))
+                nodes = Counter(dict(group.nodes))
+                if gone < 0:
+                    nodes[group.shape.empty()] -= gone
+                    gone = 0
+                for state, count in list(nodes.items()):
+                    taken = min(gone, count)
+                    nodes[state] -= taken
+                    gone -= taken
+                self._slot(mode, pool, group.shape, +nodes)
         self._eligible: dict[tuple[str, ...], list[_Slot]] = {}
         self._best: dict[tuple[int, str], tuple[int, tuple[int, DraState, DraState] | None]] = {}
         self._best_legacy: dict[tuple[int, str], tuple[int, tuple[int, LegacyState] | None]] = {}
@@ -187,7 +200,10 @@ class _Placer:
         return True
 
     def existing(self, pool: PoolModel, mode: str) -> int:
-        return sum(sum(s.nodes.values()) for s in self.slots[mode] if s.pool is pool)
+        """The pool's nodes in `mode`, counting those it gave to new groups (they use its limit up)."""
+        return sum(sum(s.nodes.values()) for s in self.slots[mode] if s.pool is pool) + self.given.get(
+            pool.name, 0
+        )
 
     def grow(self, mode: str, demand: Demand, fits: Callable[[Shape], bool]) -> bool:
         """Add a node for the demand's next pod to the first pool whose provisioner would add one."""
@@ -256,11 +272,12 @@ def place(
     cache: PlacementCache,
     tiers: Mapping[str, str] | None = None,
     reasons: bool = True,
+    given: Mapping[str, int] | None = None,
 ) -> Outcome:
     """Place every demand; `modes` per pool is legacy, dra, dra-no-driver or draining; `bridges` maps
     a resource to its class; `tiers` (tier -> class) get their free matching devices counted.
     Without `reasons` only the first failure says why (a verdict needs no more)."""
-    placer = _Placer(fleet, modes, classes, bridges, cache)
+    placer = _Placer(fleet, modes, classes, bridges, cache, given or {})
     outcome = Outcome()
     order = sorted(range(len(demands)), key=lambda i: (not demands[i].on_dra, -demands[i].per_pod, i))
     claims = [demands[i] for i in order if demands[i].on_dra]
@@ -421,8 +438,8 @@ def _pool_use(placer: _Placer) -> list[PoolUse]:
         mode = placer.modes.get(pool.name, pool.fixed)
         slots = [s for s in placer.slots.get(mode, ()) if s.pool is pool]
         nodes = capacity = free = 0
-        if mode not in MODES:
-            nodes = max(pool.nodes(m) for m in MODES)
+        if mode not in (*MODES, "absent"):
+            nodes = max(pool.nodes(m) for m in MODES) - placer.given.get(pool.name, 0)
         for slot in slots:
             for state, n in slot.nodes.items():
                 nodes += n
@@ -431,7 +448,8 @@ def _pool_use(placer: _Placer) -> list[PoolUse]:
         use = PoolUse(pool.name, mode, nodes, capacity, free, pool.sources.get(mode, "model"))
         use.added, use.limit, use.ceiling = placer.added[pool.name], nodes, capacity
         if pool.growth is not None and mode in MODES:
-            use.limit = pool.growth.limit
+            gave = placer.given.get(pool.name, 0)
+            use.limit = None if pool.growth.limit is None else max(0, pool.growth.limit - gave)
             use.ceiling = None
             if use.limit is not None:
                 use.ceiling = capacity + max(0, use.limit - nodes) * pool.added[mode].capacity

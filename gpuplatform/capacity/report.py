@@ -228,11 +228,15 @@ def wave_capacity(
         bridges = moment_bridges(plan, moment.runs, classes)
         tiers = {t: plan.platform.class_name(t) for t in moment.runs.tiers} if detail else {}
         demands = (*moment.demands, *extra)
-        key = repr([detail, *(sorted(x.items()) for x in (moment.modes, classes, bridges, tiers))])
+        key = repr(
+            [detail, *(sorted(x.items()) for x in (moment.modes, moment.given, classes, bridges, tiers))]
+        )
         key += "".join(d.key for d in demands)
         outcome = cache.moments.get(key)
         if outcome is None:
-            outcome = place(fleet, moment.modes, classes, bridges, demands, cache, tiers, detail)
+            outcome = place(
+                fleet, moment.modes, classes, bridges, demands, cache, tiers, detail, moment.given
+            )
             cache.moments[key] = outcome
         out.moments.append(MomentCapacity(moment, outcome, demands))
     return out

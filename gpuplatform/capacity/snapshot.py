@@ -46,7 +46,7 @@ from gpuplatform.inventory.resource_slices import normalise_slice
 from gpuplatform.kube.nodes import Node
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
-from gpuplatform.plan.waves import Plan
+from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.nodes import (
     DEVICE_PLUGIN_LABEL,
     DRA_PLUGIN_LABEL,
@@ -319,7 +319,8 @@ def snapshot_fleet(
     notes = [note for p in pools for note in p.notes]
     if snapshot.items("resourceslices") is None:
         notes.append("the snapshot has no ResourceSlices: DRA devices are modelled")
-    return Fleet(platform, tuple(pools), (*notes, *held.notes))
+    plan = plan_platform(platform)
+    return Fleet(platform, tuple(pools), (*notes, *held.notes), plan.given_all(plan.active))
 
 
 def _snapshot_pool(

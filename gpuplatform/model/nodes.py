@@ -16,6 +16,7 @@ from gpuplatform.model.base import (
     Quantity,
     SpecModel,
 )
+from gpuplatform.model.clouds import node_group_name_problem
 
 __all__ = ["LabelRequirement", "NodePool", "NodeSelector", "Provisioner", "Taint"]
 
@@ -156,6 +157,12 @@ class NodePool(SpecModel):
     selector: NodeSelector | None = None
     """Label selector narrowing the provisioner's nodes to this pool's (with `provisioner`); several
     pools may then share one provisioner, each selecting its own nodes."""
+    takes_over_from: DnsLabel | None = None
+    """A legacy node-group pool this one takes nodes from: the pool is a *new* cloud node group
+    created in its `migratesIn` wave next to the old one, born on DRA with the
+    hand-off's labels and taint, with `minNodes` nodes; the old group gives up as many (its size,
+    `maxNodes` lowered by them). Before that wave the pool does not
+    exist; rolling back deletes it and gives the old group its nodes back."""
 
     @model_validator(mode="after")
     def _nodes_xor_provisioner(self) -> NodePool:
@@ -172,6 +179,8 @@ class NodePool(SpecModel):
                 "a migLayout of several profiles needs migConfig: the name of the mig-parted config "
                 "that applies it (the GPU Operator's default config names only all-<profile> layouts)"
             )
+        if self.takes_over_from is not None:
+            self._takeover_rules()
         if (
             self.selector is not None
             and self.provisioner is not None
@@ -181,3 +190,25 @@ class NodePool(SpecModel):
                 "a Karpenter NodePool's nodes share one template (labels, taints): give each pool its own NodePool"
             )
         return self
+
+    def _takeover_rules(self) -> None:
+        """What a pool created next to another needs of itself (the pair is checked in `references`)."""
+        owner = self.provisioner
+        if owner is None or owner.cloud is None:
+            raise ValueError(
+                "takesOverFrom creates a new cloud node group: give a provisioner of kind node-group with its "
+                "cloud (the runbook creates it with the cloud's own command). A Karpenter NodePool moves node by "
+                "node already (each drifted node is replaced within its disruption budgets), and a new one "
+                "would stay empty: Karpenter adds nodes only for pending pods, and ignores pods with claims "
+                "unless IGNORE_DRA_REQUESTS=false"
+            )
+        if problem := node_group_name_problem(owner.cloud, owner.name):
+            raise ValueError(f"the runbook creates this group: {problem}")
+        if self.selector is not None:
+            raise ValueError("a pool that takes over nodes is a whole new node group: it has no selector")
+        if self.migrates_in is None:
+            raise ValueError("takesOverFrom needs migratesIn: the wave in which the new group is created")
+        if owner.min_nodes < 1:
+            raise ValueError(
+                "takesOverFrom moves minNodes nodes to the new group: minNodes must be 1 or more"
+            )

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from gpuplatform.model.clouds import node_group_name_problem
 from gpuplatform.model.kueue import kueue_reference_errors, queue_errors
+from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.model.waves import STAGES, Wave
 
-__all__ = ["Loc", "known", "reference_errors", "stage_order_errors"]
+__all__ = ["Loc", "known", "reference_errors", "stage_order_errors", "takeover_errors"]
 
 Loc = tuple[int | str, ...]
 
@@ -91,6 +93,7 @@ def reference_errors(p: Platform) -> list[tuple[Loc, str]]:
         )
     for i, pool in enumerate(p.node_pools):
         need(("spec", "nodePools", i, "migratesIn"), "wave", pool.migrates_in, waves)
+    errors += takeover_errors(p)
     for i, bridge in enumerate(p.bridges):
         need(("spec", "bridges", i, "tier"), "tier", bridge.tier, tiers)
     for i, tier in enumerate(p.tiers):
@@ -145,3 +148,75 @@ def reference_errors(p: Platform) -> list[tuple[Loc, str]]:
         p.kueue, {t.name: t.ns for t in p.tenants}, ((w.namespace, w.queue) for w in p.workloads)
     )
     return errors + stage_order_errors(p.waves)
+
+
+def _takeover_pair(pool: NodePool, source: NodePool, waves: list[Wave]) -> str:
+    """What is wrong with `pool` taking nodes from `source` ("" when nothing is)."""
+    new, old = pool.provisioner, source.provisioner
+    assert new is not None
+    if source.takes_over_from is not None:
+        return f"pool {source.name!r} is itself a new group: take nodes from the group it takes over from"
+    if old is None or (old.kind, old.cloud) != (new.kind, new.cloud):
+        kind = (
+            "a static pool"
+            if old is None
+            else f"a {old.kind} pool" + (f" on {old.cloud}" if old.cloud else "")
+        )
+        return f"pool {source.name!r} is {kind}: a takeover creates a group of the same kind next to a provisioner's"
+    if old.cloud is not None and (problem := node_group_name_problem(old.cloud, old.name)):
+        return f"pool {source.name!r}: the runbook resizes its group: {problem}"
+    if source.selector is not None:
+        return (
+            f"pool {source.name!r} is selected inside group {old.name!r}: resizing the group would take nodes "
+            "from its other pools; move that pool node by node instead"
+        )
+    if (source.product, source.gpus_per_node) != (pool.product, pool.gpus_per_node):
+        return f"pool {source.name!r} has other GPUs ({source.product} x{source.gpus_per_node}): a takeover copies its nodes"
+    names = [w.name for w in waves]
+    at = names.index(pool.migrates_in) if pool.migrates_in in names else None
+    if at == 0:
+        return "the new group cannot exist in the first wave: rolling back to it must be able to delete the group"
+    final = next((i for i, w in enumerate(waves) if w.stage == "final-cutover"), None)
+    moves = names.index(source.migrates_in) if source.migrates_in in names else final
+    if at is not None and moves is not None and moves <= at:
+        return f"pool {source.name!r} is no longer legacy in wave {pool.migrates_in!r}: take nodes from a legacy group"
+    return ""
+
+
+def takeover_errors(p: Platform) -> list[tuple[Loc, str]]:
+    """Every `takesOverFrom` names a legacy provisioner pool of the same kind and GPUs that has the
+    nodes to give (its `maxNodes` and Karpenter `limits.nodes` cover every takeover's `minNodes`)."""
+    pools = {pool.name: pool for pool in p.node_pools}
+    errors: list[tuple[Loc, str]] = []
+    given: dict[str, int] = {}
+    for i, pool in enumerate(p.node_pools):
+        name = pool.takes_over_from
+        if name is None or pool.provisioner is None:
+            continue
+        loc: Loc = ("spec", "nodePools", i, "takesOverFrom")
+        source = pools.get(name)
+        if source is None or source is pool:
+            what = (
+                "is this pool itself"
+                if source is pool
+                else f"is not defined in spec.nodePools {known(pools)}"
+            )
+            errors.append((loc, f"pool {name!r} {what}"))
+            continue
+        problem = _takeover_pair(pool, source, list(p.waves))
+        if problem:
+            errors.append((loc, problem))
+            continue
+        given[name] = given.get(name, 0) + pool.provisioner.min_nodes
+        assert source.provisioner is not None
+        bound = [source.provisioner.max_nodes, source.provisioner.limits.get("nodes")]
+        for limit in (b for b in bound if isinstance(b, int)):
+            if given[name] > limit:
+                errors.append(
+                    (
+                        loc,
+                        f"pool {name!r} has at most {limit} node(s) and its takeovers take {given[name]}: "
+                        "lower this pool's minNodes or raise that pool's maxNodes/limits",
+                    )
+                )
+    return errors

@@ -35,6 +35,18 @@ def wave_changes(plan: Plan, prev: WaveState | None, cur: WaveState) -> list[str
     """Human-readable changes from `prev` to `cur` (everything, for the first wave)."""
     changes: list[str] = []
     for pool, mode in cur.pool_modes.items():
+        source = plan.pools[pool].takes_over_from
+        was, now = prev is not None and prev.present(pool), cur.present(pool)
+        owner = plan.pools[pool].provisioner
+        if source is not None and owner is not None and was != now:
+            changes.append(
+                f"pool {pool}: new group on dra, {owner.min_nodes} node(s) taken from {source}"
+                if now
+                else f"pool {pool}: group deleted, its {owner.min_nodes} node(s) given back to {source}"
+            )
+            continue
+        if not now:
+            continue
         before = prev.pool_modes[pool] if prev else None
         if before != mode:
             changes.append(f"pool {pool}: {before or 'new'} -> {mode}")

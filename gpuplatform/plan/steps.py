@@ -33,7 +33,9 @@ class Step:
 
     `action` is the manual action (`taint`, `cordon`, `drain-gpu-pods`, `release-claims`,
     `apply-handoff`, `untaint`, `uncordon`, `convert-workloads`, `restore-legacy-workloads`,
-    `drain-claims`, `revalidate`), `merge`, or the sync unit's id; `layer` is the unit's folder.
+    `drain-claims`, `revalidate`; for new groups `create-node-group`, `take-nodes`,
+    `give-back-nodes`, `delete-node-group`), `merge`, or the sync unit's id; `layer` is the unit's
+    folder.
     """
 
     kind: StepKind
@@ -69,21 +71,40 @@ def _provisioned(plan: Plan, pools: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(p for p in pools if plan.pools[p].provisioner is not None)
 
 
+def _created(a: WaveState, b: WaveState) -> Pools:
+    """New groups (`takesOverFrom`) that exist in `b` but not in `a`."""
+    return tuple(p for p in a.absent if b.present(p))
+
+
+def _deleted(a: WaveState, b: WaveState) -> Pools:
+    """New groups that exist in `a` but not in `b`: a rollback deletes them."""
+    return _created(b, a)
+
+
 def _before(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) -> list[Step]:
     steps: list[Step] = []
     gone = tuple(t for t in a.tenants if t not in b.tenants)
+    if deleted := _deleted(a, b):
+        steps.append(
+            Step(
+                "manual",
+                "give-back-nodes",
+                "give the groups the new ones took nodes from their nodes back (legacy, with the device plugin)",
+                deleted,
+            )
+        )
     if drained_back := _drained_by_hand(plan, back):
         steps.append(
             Step("manual", "cordon", "cordon the nodes that go back to the device plugin", drained_back)
         )
-    if gone or back:
+    if gone or back or deleted:
         steps.append(
             Step(
                 "manual",
                 "release-claims",
-                "remove the DRA workloads on the pools that go back and of the tenants that go, "
-                "and wait until their claims are released (the kubelet plugin still runs)",
-                back,
+                f"remove the DRA workloads on the pools that go back{' or go away' if deleted else ''} and of the "
+                "tenants that go, and wait until their claims are released (the kubelet plugin still runs)",
+                back + deleted,
             )
         )
     if pools := _static(plan, forward):
@@ -105,8 +126,7 @@ def _before(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools)
                 pools,
             ),
         ]
-    moved = _provisioned(plan, forward + back)
-    if moved:
+    if moved := _provisioned(plan, forward + back):
         steps.append(
             Step(
                 "manual",
@@ -116,6 +136,31 @@ def _before(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools)
                 moved,
             )
         )
+    if deleted:
+        steps.append(
+            Step(
+                "manual",
+                "delete-node-group",
+                "cordon and drain the new groups the target wave does not have, then delete them",
+                deleted,
+            )
+        )
+    if created := _created(a, b):
+        steps += [
+            Step(
+                "manual",
+                "create-node-group",
+                "create the new DRA groups next to the groups they take nodes from, born with the hand-off's "
+                "labels and taint (their kubelet plugin starts once the driver runs)",
+                created,
+            ),
+            Step(
+                "manual",
+                "take-nodes",
+                "shrink the groups the new ones take nodes from by as many nodes, draining those it removes",
+                created,
+            ),
+        ]
     return steps
 
 

@@ -5,6 +5,8 @@ Rules, in order of the spec:
 - the DRA driver is installed from the first wave after `baseline`;
 - tiers, bridges and tenants named by a wave stay on in every later wave;
 - a workload or NIM service is converted from the wave named by its `movesIn`;
+- a pool that takes nodes over from another (`takesOverFrom`) does not exist before its
+  `migratesIn` wave and is DRA from it; the pool it takes them from has that many fewer;
 - the device plugin stays enabled while any pool is legacy;
 - the validation workload exists from the first `native-claim-pilot` wave on;
 - a `drain` wave changes nothing itself: it drains the pools the next wave moves between
@@ -68,6 +70,9 @@ class WaveState:
     validation: bool
     drains: tuple[str, ...] = ()
     """Pools this (`drain`) wave empties because the next wave moves them between allocators."""
+    absent: tuple[str, ...] = ()
+    """Pools that do not exist yet: new groups (`takesOverFrom`) created in a later wave. Their mode
+    is `dra` (what they are born with), but no node, gate or hand-off of theirs exists here."""
 
     @property
     def name(self) -> str:
@@ -79,7 +84,12 @@ class WaveState:
 
     @property
     def dra_pools(self) -> tuple[str, ...]:
-        return tuple(n for n, m in self.pool_modes.items() if m == "dra")
+        """Pools on DRA that exist in this wave."""
+        return tuple(n for n, m in self.pool_modes.items() if m == "dra" and n not in self.absent)
+
+    def present(self, pool: str) -> bool:
+        """Whether the pool's nodes exist in this wave (False for a new group not created yet)."""
+        return pool not in self.absent
 
     @property
     def legacy_pools(self) -> tuple[str, ...]:
@@ -120,6 +130,39 @@ class Plan:
         """What to say about a wave this plan lacks: the waves it has, in order."""
         waves = ", ".join(s.name for s in self.waves)
         return f"platform {self.platform.name!r} has no wave {name!r} (waves: {waves})"
+
+    def given(self, state: WaveState, name: str) -> int:
+        """Nodes pool `name` has given to the new groups that exist in `state` (`takesOverFrom`)."""
+        return sum(
+            p.provisioner.min_nodes
+            for p in self.platform.node_pools
+            if p.takes_over_from == name and p.provisioner is not None and state.present(p.name)
+        )
+
+    def given_all(self, state: WaveState) -> dict[str, int]:
+        """Pool -> nodes it has given to new groups in `state` (only pools that gave any)."""
+        given = {p.name: self.given(state, p.name) for p in self.platform.node_pools}
+        return {name: n for name, n in given.items() if n}
+
+    def pool_in(self, state: WaveState, name: str) -> NodePool:
+        """Pool `name` as it is in `state`: a group that gave nodes to a new group has that many fewer
+        (its `minNodes`, `maxNodes` and Karpenter `limits.nodes` lowered; never below 0)."""
+        pool = self.pools[name]
+        given = self.given(state, name)
+        if not given or pool.provisioner is None:
+            return pool
+        owner = pool.provisioner
+        limits = dict(owner.limits)
+        if isinstance(limits.get("nodes"), int):
+            limits["nodes"] = max(0, int(limits["nodes"]) - given)
+        fewer = owner.model_copy(
+            update={
+                "min_nodes": max(0, owner.min_nodes - given),
+                "max_nodes": None if owner.max_nodes is None else max(0, owner.max_nodes - given),
+                "limits": limits,
+            }
+        )
+        return pool.model_copy(update={"provisioner": fewer})
 
     @property
     def active(self) -> WaveState:
@@ -188,9 +231,13 @@ def plan_platform(platform: Platform) -> Plan:
         bridges += [b for b in wave.bridges if b not in bridges]
         tenants += [t for t in wave.tenants if t not in tenants]
         modes: dict[str, Mode] = {}
+        absent: list[str] = []
         for pool in platform.node_pools:
             start = index[pool.migrates_in] if pool.migrates_in is not None else cutover
             modes[pool.name] = "dra" if start is not None and i >= start else "legacy"
+            if pool.takes_over_from is not None and start is not None:
+                modes[pool.name] = "dra"
+                absent += [pool.name] * (i < start)
         states.append(
             WaveState(
                 index=i,
@@ -203,6 +250,7 @@ def plan_platform(platform: Platform) -> Plan:
                 workloads=tuple(j for j, w in enumerate(platform.workloads) if index[w.moves_in] <= i),
                 nim_services=tuple(n.name for n in platform.nim_services if index[n.moves_in] <= i),
                 validation=platform.validation is not None and _stage_reached(waves, i, "native-claim-pilot"),
+                absent=tuple(absent),
             )
         )
     for i, state in enumerate(states[:-1]):

@@ -13,7 +13,7 @@ every node it creates (repair, upgrade, autoscale), so the hand-off is applied t
   (`gcloud container node-pools describe` `config.labels` / `config.taints`, `az aks nodepool show`
   `nodeLabels` / `nodeTaints`): the owner's labels and taints kept, the hand-off's set and removed.
 
-A takeover creates a DRA node group (or Karpenter NodePool) as a copy of a live legacy one, resizes
+A takeover creates a DRA node group as a copy of a live legacy one, resizes
 the legacy one and, on rollback, deletes the copy. The copy's hardware and placement are read from
 the live source group: jq over its `describe`/`show` builds the copy's arguments as a shell-quoted
 list (`@sh`), passed on with `set --`, so an optional field the source lacks is left out.
@@ -43,10 +43,7 @@ list (`@sh`), passed on with `set --`, so an optional field the source lacks is 
   `az aks nodepool update --update-cluster-autoscaler --min-count --max-count`; `az aks nodepool
   delete` waits unless `--no-wait`.
 
-Names the clouds refuse are refused here: an AKS agent pool name matches `^[a-z][a-z0-9]{0,11}$`
-(AKS REST API "Agent Pools - Create Or Update"; 12 characters is the Linux limit); a GKE node pool
-name is a lowercase RFC 1035 label of at most 40 characters; an EKS node group name starts with a
-letter or digit and has at most 63 letters, digits, `-` or `_`.
+Names the clouds refuse (`model/clouds.py`, checked at load for a takeover's groups) raise here too.
 
 The cluster is named by shell variables the operator sets: `CLUSTER` (all), `LOCATION` (GKE),
 `RESOURCE_GROUP` (AKS).
@@ -59,10 +56,10 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 
+from gpuplatform.model.clouds import node_group_name_problem
+
 __all__ = [
     "CLOUD_VARIABLES",
-    "karpenter_limit_change",
-    "karpenter_nodepool_copy",
     "node_group_create",
     "node_group_delete",
     "node_group_resize",
@@ -168,23 +165,6 @@ def node_group_update(
     raise ValueError(f"no node-group command for cloud {cloud!r}")
 
 
-#: What each cloud accepts as a node group name, and the rule in words.
-_NAMES = {
-    "aks": (
-        re.compile(r"[a-z][a-z0-9]{0,11}"),
-        "a lowercase letter then at most 11 lowercase letters or digits (an AKS Linux agent pool name)",
-    ),
-    "gke": (
-        re.compile(r"[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?"),
-        "a lowercase letter, then lowercase letters, digits or '-', not ending in '-', at most 40 characters "
-        "(a GKE node pool name)",
-    ),
-    "eks": (
-        re.compile(r"[0-9A-Za-z][A-Za-z0-9_-]{0,62}"),
-        "a letter or digit, then letters, digits, '-' or '_', at most 63 characters (an EKS node group name)",
-    ),
-}
-
 #: jq definitions the copy programs share, by name: effects in Kubernetes spelling, taints merged
 #: by key and effect (the added ones replace the live ones they match, the others stay), the
 #: `k=v:Effect` text gcloud and az take, and optional `--flag value` pairs dropped when the live
@@ -207,27 +187,9 @@ def _with_defs(program: str) -> str:
 
 def _checked(cloud: str, name: str) -> str:
     """`name`, shell-quoted, once the cloud would accept it as a node group name."""
-    if cloud not in _NAMES:
-        raise ValueError(f"no node-group command for cloud {cloud!r}")
-    pattern, rule = _NAMES[cloud]
-    if not pattern.fullmatch(name):
-        raise ValueError(f"{name!r} is not a valid {cloud} node group name: {rule}")
-    return shlex.quote(name)
-
-
-#: A Kubernetes object name (a DNS subdomain), as a Karpenter NodePool's name must be.
-_OBJECT_NAME = re.compile(
-    r"(?=.{1,253}$)[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*"
-)
-
-
-def _node_pool(name: str) -> str:
-    """`name`, shell-quoted, once Kubernetes would accept it as a NodePool's name."""
-    if not _OBJECT_NAME.fullmatch(name):
-        raise ValueError(
-            f"{name!r} is not a valid NodePool name: a DNS subdomain of lowercase letters, digits, '-' and '.', "
-            "at most 253 characters"
-        )
+    problem = node_group_name_problem(cloud, name)
+    if problem:
+        raise ValueError(problem)
     return shlex.quote(name)
 
 
@@ -481,59 +443,4 @@ def node_group_resize(cloud: str, name: str, delta: int) -> tuple[str, ...]:
             'eval "set -- $change"',
             f'az aks nodepool "$@" {_aks_where(group)}',
         ),
-    )
-
-
-_KARPENTER_COPY = """
-{apiVersion, kind, metadata: {name: $name},
- spec: (.spec
-   | .template.metadata.labels = ((.template.metadata.labels // {}) + $labels)
-   | .template.spec.taints = ((.template.spec.taints // []) | with_taints($taints))
-   | .limits.nodes = ($nodes | tostring))}
-"""
-
-
-def karpenter_nodepool_copy(
-    source: str, name: str, labels: Mapping[str, str], taints: Sequence[Mapping[str, str]], nodes: int
-) -> str:
-    """The command that creates Karpenter NodePool `name` as a copy of the live NodePool `source`.
-
-    The copy has the source's spec (requirements, node class, disruption, weight), its template
-    labels with `labels` set over them, its template taints with `taints` merged by key and effect
-    (the owner's others kept), and `spec.limits.nodes` = `nodes`. Its metadata is its name alone: no
-    `resourceVersion`, `uid` or status, and none of the source's labels and annotations (a GitOps
-    tool's tracking label would make the copy part of the source's application, to be pruned).
-    """
-    if nodes < 1:
-        raise ValueError(f"NodePool {name!r} needs at least one node, not {nodes}")
-    old, new, program = _node_pool(source), _node_pool(name), _with_defs(_KARPENTER_COPY)
-    return (
-        f"kubectl get nodepool {old} -o json | jq -c --arg name {new}"
-        f" --argjson labels {_json(dict(labels))} --argjson taints {_json(_k8s_taints(taints))}"
-        f" --argjson nodes {nodes} {shlex.quote(program)} | kubectl create -f -"
-    )
-
-
-def karpenter_limit_change(name: str, delta: int) -> str:
-    """The command that changes Karpenter NodePool `name`'s `spec.limits.nodes` by `delta`: a JSON
-    patch (RFC 6902) built from the live NodePool, the owner's other limits kept, whose `test` of
-    `resourceVersion` refuses it if the NodePool changed in between; nothing is patched when the
-    patch cannot be built. Without a nodes limit, the
-    NodePool's present node count (`status.nodes`, or `status.resources.nodes`) is the base.
-
-    `spec.limits.nodes` is a soft limit (Karpenter "NodePool Node Limits" design): it stops new
-    nodes past it; whether Karpenter also removes nodes above a lowered limit depends on its version,
-    so the runbook drains and removes the nodes a NodePool gives up itself."""
-    program = (
-        "(((.spec.limits.nodes // .status.nodes // .status.resources.nodes "
-        '// error("the NodePool has no nodes limit or count")) '
-        "| tonumber) + $delta) as $n "
-        '| if $n < 0 then error("the nodes limit cannot go below 0") else . end '
-        '| [{op: "test", path: "/metadata/resourceVersion", value: .metadata.resourceVersion}, '
-        '{op: "add", path: "/spec/limits", value: ((.spec.limits // {}) + {nodes: ($n | tostring)})}]'
-    )
-    node_pool = _node_pool(name)
-    return (
-        f"patch=$(kubectl get nodepool {node_pool} -o json | jq -ec --argjson delta {delta} '{program}') "
-        f'&& kubectl patch nodepool {node_pool} --type json -p "$patch"'
     )

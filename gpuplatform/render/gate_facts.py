@@ -60,8 +60,9 @@ def pool_inventory(pool: NodePool) -> dict[str, Any]:
 
 def _pools(plan: Plan, state: WaveState) -> list[dict[str, Any]]:
     return [
-        pool_selector(pool).as_data() | {"mode": state.pool_modes[pool.name]}
+        pool_selector(plan.pool_in(state, pool.name)).as_data() | {"mode": state.pool_modes[pool.name]}
         for pool in plan.platform.node_pools
+        if state.present(pool.name)
     ]
 
 
@@ -83,7 +84,7 @@ def wave_data(plan: Plan, state: WaveState, workloads: dict[str, Any]) -> dict[s
         "inventory": {
             pool.name: pool_inventory(pool)
             for pool in plan.platform.node_pools
-            if state.pool_modes[pool.name] == "dra"
+            if pool.name in state.dra_pools
         },
         "deviceClasses": device_classes(plan, state),
         "operands": operands(plan),

@@ -76,6 +76,8 @@ def render_pool_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
     another's gives the same labels and taints, so every rollback undoes its forward hand-off."""
     objects: list[Obj] = []
     for pool in plan.platform.node_pools:
+        if not state.present(pool.name):
+            continue
         mode = state.pool_modes[pool.name]
         taints = [pool_taint(plan.platform, pool)] if mode == "dra" else []
         owner = {"kind": "static", "name": pool.name}

@@ -76,9 +76,14 @@ def _wave_table(plan: Plan) -> list[str]:
 def _pool_table(plan: Plan) -> list[str]:
     lines = ["| pool | nodes | DRA from | drained in |", "|---|---|---|---|"]
     for pool in plan.platform.node_pools:
-        dra = next((s.dir_name for s in plan.waves if s.pool_modes[pool.name] == "dra"), "never")
+        dra = next(
+            (s.dir_name for s in plan.waves if s.pool_modes[pool.name] == "dra" and s.present(pool.name)),
+            "never",
+        )
         drained = ", ".join(s.dir_name for s in plan.waves if pool.name in s.drains) or "-"
         nodes = str(len(pool.nodes)) if pool.provisioner is None else pool.provisioner.kind
+        if pool.takes_over_from is not None:
+            nodes += f", new: {pool.provisioner.min_nodes if pool.provisioner else 0} node(s) of {pool.takes_over_from}"
         lines.append(f"| {pool.name} | {nodes} | {dra} | {drained} |")
     return lines
 

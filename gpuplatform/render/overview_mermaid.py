@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuplatform.plan.gates import gates_for_wave
-from gpuplatform.plan.waves import Mode, Plan, WaveState
+from gpuplatform.plan.waves import Plan, WaveState
 
 __all__ = ["CLASSES", "MAX_LINKS", "mermaid_block", "overview_mermaid"]
 
@@ -24,15 +24,16 @@ _NAMES_SHOWN = 3
 CLASSES: dict[str, str] = {
     "legacy": "fill:#fde2b3,stroke:#b26b00,color:#3d2600",
     "dra": "fill:#c8ecc9,stroke:#2e7d32,color:#0d3310",
+    "absent": "fill:#ffffff,stroke:#9e9e9e,color:#757575,stroke-dasharray:2 2",
     "drain": "fill:#e0e0e0,stroke:#616161,color:#212121,stroke-dasharray:5 3",
     "wave": "fill:#ffffff,stroke:#455a64,color:#263238",
     "gates": "fill:#f1ecfb,stroke:#5e35b1,color:#1a0f3d",
     "rowname": "fill:none,stroke:none",
     "now": "stroke-width:4px",
 }
-_TEXT: dict[Mode, str] = {"legacy": "legacy", "dra": "DRA"}
+_TEXT: dict[str, str] = {"legacy": "legacy", "dra": "DRA", "absent": "not created"}
 
-_Cell = tuple[Mode, bool]
+_Cell = tuple[str, bool]
 """A pool's allocator in one wave, and whether that wave drains it."""
 
 
@@ -46,7 +47,10 @@ def _rows(plan: Plan) -> list[_Row]:
     """Pools grouped by their path through the waves, those that move to DRA first on top."""
     groups: dict[tuple[_Cell, ...], list[str]] = {}
     for pool in plan.platform.node_pools:
-        path = tuple((s.pool_modes[pool.name], pool.name in s.drains) for s in plan.waves)
+        path = tuple(
+            (s.pool_modes[pool.name] if s.present(pool.name) else "absent", pool.name in s.drains)
+            for s in plan.waves
+        )
         groups.setdefault(path, []).append(pool.name)
     rows = [_Row(tuple(pools), path) for path, pools in groups.items()]
     return sorted(rows, key=lambda r: sum(mode == "legacy" for mode, _ in r.cells))
@@ -115,7 +119,7 @@ def overview_mermaid(plan: Plan) -> str:
     classes["gates"] += [f"g{s.index}" for s in waves]
     active = plan.active.index
     classes["now"] += [f"w{active}", *(f"p{r}w{active}" for r in range(len(shown))), f"g{active}"]
-    lines += [f"  classDef {name} {style}" for name, style in CLASSES.items()]
+    lines += [f"  classDef {name} {style}" for name, style in CLASSES.items() if classes[name]]
     lines += [f"  class {','.join(ids)} {name}" for name, ids in classes.items() if ids]
     return "\n".join(lines) + "\n"
 

@@ -24,10 +24,16 @@ from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool
 from gpuplatform.render.runbook_actions import Action
 
 __all__ = [
+    "GPU_PODS",
     "HOLDS_GPU_JQ",
+    "HOLDS_TEXT",
     "POOL_ACTIONS",
     "drain_steps",
+    "each_node",
+    "handoff_file",
+    "handoff_spec",
     "karpenter_taint_command",
+    "node_target",
     "pool_actions",
     "pool_checks",
 ]
@@ -37,11 +43,11 @@ _GPU = "nvidia.com/gpu"
 #: (`holds_gpu`: any `nvidia.com/*` request or limit of any container, or a resource claim).
 _HOLDERS = ".items[] | select(holds_gpu) | nsname"
 HOLDS_GPU_JQ = " ".join((prelude_for(_HOLDERS) + _HOLDERS).split())
-_GPU_PODS = (
+GPU_PODS = (
     "kubectl get pods -A --field-selector spec.nodeName=$n,status.phase!=Succeeded,status.phase!=Failed "
     f"-o json | jq -r '{HOLDS_GPU_JQ}'"
 )
-_HOLDS = (
+HOLDS_TEXT = (
     "holds a GPU: any `nvidia.com/*` request or limit (whole GPUs, MIG slices, time-sliced or renamed "
     "resources) or a resource claim"
 )
@@ -51,17 +57,17 @@ _NODE_CLAIMS = (
 )
 
 
-def _target(pool: NodePool) -> str:
+def node_target(pool: NodePool) -> str:
     """kubectl arguments that select the pool's nodes: names, or `-l <label>=<value>` (gates.nodes)."""
     return shlex.join(pool_selector(pool).kubectl_args())
 
 
-def _each_node(pool: NodePool, command: str) -> str:
+def each_node(pool: NodePool, command: str) -> str:
     """`command` (reading `$n`) for every node of the pool, found the way the cluster knows it."""
     nodes = (
         " ".join(pool.nodes)
         if pool.provisioner is None
-        else f"$(kubectl get nodes {_target(pool)} -o jsonpath='{{.items[*].metadata.name}}')"
+        else f"$(kubectl get nodes {node_target(pool)} -o jsonpath='{{.items[*].metadata.name}}')"
     )
     return f"for n in {nodes}; do {command}; done"
 
@@ -71,7 +77,7 @@ def _taint(plan: Plan, pool: NodePool) -> str:
     return f"{t['key']}={t['value']}:{t['effect']}" if t.get("value") else f"{t['key']}:{t['effect']}"
 
 
-def _handoff_file(plan: Plan, state: WaveState, kind: str, name: str) -> str:
+def handoff_file(plan: Plan, state: WaveState, kind: str, name: str) -> str:
     for obj in render_pool_handoffs(plan, state):
         if obj["kind"] == kind and obj["metadata"]["name"] == name:
             return f"handoff/{state.dir_name}/{file_name(obj)}"
@@ -87,7 +93,7 @@ def _drain(plan: Plan, pool: NodePool, nxt: str, *, cordon: bool = True) -> list
                 "replaces its nodes (each drifted node is drained, respecting PodDisruptionBudgets). Check that no pod "
                 "blocks the replacement with `karpenter.sh/do-not-disrupt`:",
                 (
-                    _each_node(
+                    each_node(
                         pool,
                         "kubectl get pods -A --field-selector spec.nodeName=$n -o json | jq -r "
                         '\'.items[] | select(.metadata.annotations["karpenter.sh/do-not-disrupt"] == "true") '
@@ -96,7 +102,7 @@ def _drain(plan: Plan, pool: NodePool, nxt: str, *, cordon: bool = True) -> list
                 ),
             )
         ]
-    nodes = _target(pool)
+    nodes = node_target(pool)
     return [
         Action(
             f"Drain pool `{pool.name}` before wave `{nxt}` moves it to DRA: its device-plugin allocations end with "
@@ -107,13 +113,13 @@ def _drain(plan: Plan, pool: NodePool, nxt: str, *, cordon: bool = True) -> list
             ),
         ),
         Action(
-            f"Check: no live pod on those nodes {_HOLDS} (prints nothing).",
-            (_each_node(pool, _GPU_PODS),),
+            f"Check: no live pod on those nodes {HOLDS_TEXT} (prints nothing).",
+            (each_node(pool, GPU_PODS),),
         ),
     ]
 
 
-def _handoff_spec(plan: Plan, state: WaveState, pool: NodePool) -> dict[str, object]:
+def handoff_spec(plan: Plan, state: WaveState, pool: NodePool) -> dict[str, object]:
     """The NodePoolHandoff spec of `pool` in `state`: the labels and taints its nodes carry there."""
     for obj in render_pool_handoffs(plan, state):
         if obj["kind"] == "NodePoolHandoff" and obj["metadata"]["name"] == pool.name:
@@ -141,8 +147,8 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
     """A provisioner pool changes allocator by changing its template: its nodes are replaced."""
     assert pool.provisioner is not None
     kind, name, state, mode = pool.provisioner.kind, pool.provisioner.name, b, b.pool_modes[pool.name]
-    handoff = _handoff_file(plan, state, "NodePoolHandoff", pool.name)
-    spec = _handoff_spec(plan, state, pool)
+    handoff = handoff_file(plan, state, "NodePoolHandoff", pool.name)
+    spec = handoff_spec(plan, state, pool)
     spec_labels, removed = spec["labels"], spec["removeLabels"]
     assert isinstance(spec_labels, dict) and isinstance(removed, list)
     labels = ", ".join(f"`{k}={v}`" for k, v in spec_labels.items())
@@ -164,11 +170,11 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
                 "left behind would start the allocator of another wave on every node the group creates); nodes that do not take them in place are replaced by the group's "
                 "rolling update. Check every node of the group:",
                 (
-                    f"kubectl get nodes {_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
+                    f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
                 ),
             )
         ]
-    patch = _handoff_file(plan, state, "NodePool", name)
+    patch = handoff_file(plan, state, "NodePool", name)
     labels_command = f"kubectl patch nodepool {name} --type merge --patch-file {patch}"
     commands = (karpenter_taint_command(plan, b, pool), labels_command)
     if mode != "dra":
@@ -192,9 +198,9 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
             "`pkg/apis/v1/nodepool.go` `Hash`, `pkg/controllers/nodeclaim/disruption/drift.go`). Wait until no "
             "NodeClaim is drifted, then check every node of the pool:",
             (
-                f"kubectl get nodeclaims {_target(pool)} -o custom-columns="
+                f"kubectl get nodeclaims {node_target(pool)} -o custom-columns="
                 "'NAME:.metadata.name,NODE:.status.nodeName,DRIFTED:.status.conditions[?(@.type==\"Drifted\")].status'",
-                f"kubectl get nodes {_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
+                f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
             ),
         ),
     ]
@@ -210,10 +216,10 @@ def _selected_nodes_update(plan: Plan, state: WaveState, pool: NodePool, handoff
     plugin's label goes first and the device plugin returns once its ResourceSlices are gone.
     """
     assert pool.provisioner is not None
-    spec = _handoff_spec(plan, state, pool)
+    spec = handoff_spec(plan, state, pool)
     labels, removed = spec["labels"], spec["removeLabels"]
     assert isinstance(labels, dict) and isinstance(removed, list)
-    target = _target(pool)
+    target = node_target(pool)
     taint = _taint(plan, pool)
     rest = [shlex.quote(f"{k}={v}") for k, v in labels.items() if k != DRA_PLUGIN_LABEL]
     rest += [shlex.quote(f"{k}-") for k in removed if k != DRA_PLUGIN_LABEL]
@@ -250,7 +256,7 @@ def _selected_nodes_update(plan: Plan, state: WaveState, pool: NodePool, handoff
 def _cloud_update(plan: Plan, state: WaveState, pool: NodePool, handoff: str, verb: str) -> Action:
     """The cloud's command that gives a node group the hand-off (`render/cloud_commands.py`)."""
     assert pool.provisioner is not None and pool.provisioner.cloud is not None
-    cloud, spec = pool.provisioner.cloud, _handoff_spec(plan, state, pool)
+    cloud, spec = pool.provisioner.cloud, handoff_spec(plan, state, pool)
     commands = node_group_update(
         cloud,
         pool.provisioner.name,
@@ -275,7 +281,7 @@ def _cloud_update(plan: Plan, state: WaveState, pool: NodePool, handoff: str, ve
         "replaced by the group's rolling update. Check every node of the group:",
         (
             *commands,
-            f"kubectl get nodes {_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
+            f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
         ),
     )
 
@@ -288,27 +294,27 @@ def _unfindable(pool: NodePool) -> Action:
 
 
 def _taint_nodes(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
-    handoff = _handoff_file(plan, b, "NodePoolHandoff", pool.name)
+    handoff = handoff_file(plan, b, "NodePoolHandoff", pool.name)
     return [
         Action(
             f"Pool `{pool.name}`: the taint of hand-off `{handoff}` (taints are a whole-list field of the node's "
             "owner, never patched by GitOps); workloads without the toleration stay off the DRA nodes:",
-            (f"kubectl taint nodes {_target(pool)} {_taint(plan, pool)} --overwrite",),
+            (f"kubectl taint nodes {node_target(pool)} {_taint(plan, pool)} --overwrite",),
         )
     ]
 
 
 def _cordon(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
-    return [Action(f"Pool `{pool.name}`:", (f"kubectl cordon {_target(pool)}",))]
+    return [Action(f"Pool `{pool.name}`:", (f"kubectl cordon {node_target(pool)}",))]
 
 
 def _drain_gpu_pods(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) -> list[Action]:
     if pool.name in a.drains:
         return [
             Action(
-                f"Pool `{pool.name}` was drained in wave `{a.name}`; check that no live pod there {_HOLDS} "
+                f"Pool `{pool.name}` was drained in wave `{a.name}`; check that no live pod there {HOLDS_TEXT} "
                 "(prints nothing):",
-                (_each_node(pool, _GPU_PODS),),
+                (each_node(pool, GPU_PODS),),
             )
         ]
     return _drain(plan, pool, b.name, cordon=False)
@@ -318,24 +324,24 @@ def _release_claims(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
     return [
         Action(
             f"Pool `{pool.name}`: no claim may stay allocated on its nodes (the `rollback-safety` gate refuses the "
-            f"sync otherwise), and no live pod on them {_HOLDS} (each prints nothing):",
-            (_each_node(pool, _NODE_CLAIMS), _each_node(pool, _GPU_PODS)),
+            f"sync otherwise), and no live pod on them {HOLDS_TEXT} (each prints nothing):",
+            (each_node(pool, _NODE_CLAIMS), each_node(pool, GPU_PODS)),
         )
     ]
 
 
 def _untaint(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
-    handoff = _handoff_file(plan, b, "NodePoolHandoff", pool.name)
+    handoff = handoff_file(plan, b, "NodePoolHandoff", pool.name)
     return [
         Action(
             f"Pool `{pool.name}` (hand-off `{handoff}`):",
-            (f"kubectl taint nodes {_target(pool)} {_taint(plan, pool)}-",),
+            (f"kubectl taint nodes {node_target(pool)} {_taint(plan, pool)}-",),
         )
     ]
 
 
 def _uncordon(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
-    return [Action(f"Pool `{pool.name}`:", (f"kubectl uncordon {_target(pool)}",))]
+    return [Action(f"Pool `{pool.name}`:", (f"kubectl uncordon {node_target(pool)}",))]
 
 
 #: The manual pool actions of `plan.steps` this module gives commands for.
@@ -379,8 +385,8 @@ def pool_checks(plan: Plan, a: WaveState, b: WaveState) -> list[Action]:
                     f"the device plugin has left them (`{_GPU}` allocatable empty or 0) and a DRA kubelet plugin runs "
                     "on each:",
                     (
-                        f"kubectl get nodes {_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{mode_label}",
-                        _each_node(
+                        f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{mode_label}",
+                        each_node(
                             pool,
                             "echo $n $(kubectl get node $n -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}'); "
                             f"kubectl -n {ns} get pods -o wide --field-selector spec.nodeName=$n",
@@ -391,7 +397,7 @@ def pool_checks(plan: Plan, a: WaveState, b: WaveState) -> list[Action]:
                     f"Pool `{pool.name}`: the driver publishes one ResourceSlice per node with the declared product "
                     "and count:",
                     (
-                        _each_node(
+                        each_node(
                             pool, "kubectl get resourceslices --field-selector spec.nodeName=$n -o yaml"
                         ),
                     ),
@@ -403,8 +409,8 @@ def pool_checks(plan: Plan, a: WaveState, b: WaveState) -> list[Action]:
                     f"Pool `{pool.name}`: `{DRA_PLUGIN_LABEL}` is gone (the release Job removed it) and the device "
                     f"plugin is back (`{_GPU}` allocatable again):",
                     (
-                        f"kubectl get nodes {_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{mode_label}",
-                        _each_node(
+                        f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{mode_label}",
+                        each_node(
                             pool,
                             "echo $n $(kubectl get node $n -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}')",
                         ),

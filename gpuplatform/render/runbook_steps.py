@@ -17,6 +17,7 @@ from gpuplatform.render.runbook_actions import Action, Steps
 from gpuplatform.render.runbook_kueue import kueue_steps
 from gpuplatform.render.runbook_owners import OWNER_ACTIONS, nim_steps, owner_actions
 from gpuplatform.render.runbook_pools import POOL_ACTIONS, drain_steps, pool_actions, pool_checks
+from gpuplatform.render.runbook_takeover import TAKEOVER_ACTIONS, takeover_actions
 from gpuplatform.render.validation import validation_jobs
 
 __all__ = ["argocd_apps_commands", "operator_steps"]
@@ -143,6 +144,8 @@ def _manual(plan: Plan, a: WaveState, b: WaveState, step: Step) -> Action:
         parts += owner_actions(plan, a, b, step)
     if step.action in POOL_ACTIONS:
         parts += pool_actions(plan, a, b, step)
+    if step.action in TAKEOVER_ACTIONS:
+        parts += takeover_actions(plan, a, b, step)
     commands = argocd_apps_commands(plan, a, b) if step.action == ARGOCD_APPS else ()
     when = f" (once `{step.after}` has applied; do not wait for the rest of the sync)" if step.after else ""
     return Action(step.what[:1].upper() + step.what[1:] + when + ".", commands, tuple(parts))

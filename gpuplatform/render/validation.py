@@ -155,7 +155,11 @@ def _claim_pilot(plan: Plan, state: WaveState, out: ValidationJobs) -> None:
 
 def _terms(plan: Plan, mode: str, state: WaveState) -> list[Obj]:
     """Node selector terms (ORed) for the nodes of every pool in `mode`."""
-    selectors = [pool_selector(p) for p in plan.platform.node_pools if state.pool_modes[p.name] == mode]
+    selectors = [
+        pool_selector(p)
+        for p in plan.platform.node_pools
+        if state.pool_modes[p.name] == mode and state.present(p.name)
+    ]
     return [s.node_selector_term() for s in selectors if s.resolvable]
 
 

@@ -7,7 +7,10 @@ provisioner-managed pool is replaced, not relabelled: Karpenter copies the NodeP
 labels to a node only when it registers (kubernetes-sigs/karpenter v1.9.1
 pkg/controllers/nodeclaim/lifecycle/registration.go `syncNode`) and replaces drifted nodes
 (`disruption/drift.go`); node groups and Cluster API pools get their labels at registration too
-(kubelet `--node-labels`), so their nodes are replaced the same way.
+(kubelet `--node-labels`), so their nodes are replaced the same way. A new group next to an old
+one (`takesOverFrom`) registers its nodes the same way, and the old group's nodes it takes are
+drained and deleted (`gcloud container clusters resize`: "When decreasing a cluster, the nodes are
+drained").
 """
 
 from __future__ import annotations
@@ -46,16 +49,20 @@ def _evict(world: World, groups: list[Group], *, claims_only: bool, delete: bool
             w.evict(why, delete=delete)
 
 
-def _replace(world: World, group: Group, spec: dict[str, Any]) -> None:
-    """The provisioner launches a node born with the hand-off's labels and taints, then drains and deletes the old one."""
-    new = group.clone()
-    new.id = f"{group.id}~new"
-    new.nodes = [f"{n}-r" for n in group.nodes]
+def _register(
+    world: World, like: Group, pool: str, gid: str, nodes: list[str], spec: dict[str, Any]
+) -> Group:
+    """New nodes of `pool` (hardware as `like`'s) register with the group template's labels and taints:
+    the kubelet's, the pool's member labels and the hand-off's; nothing runs on them yet."""
+    new = like.clone()
+    new.id, new.pool, new.nodes = gid, pool, nodes
+    owner = world.plan.pools[pool].provisioner
+    new.provisioner = owner.kind if owner is not None else "static"
     new.labels, new.owners, new.applied = {}, {}, {}
     for key, value in well_known_labels(new.nodes[0]).items():
         new.set_label(key, value, "kubelet")
     # the labels the spec says every node of the pool carries come from the group's template
-    for key, value in pool_selector(world.plan.pools[group.pool]).member_labels().items():
+    for key, value in pool_selector(world.plan.pools[pool]).member_labels().items():
         new.set_label(key, value, "provisioner")
     for key, value in (spec.get("labels") or {}).items():
         new.set_label(str(key), str(value), "provisioner")
@@ -68,13 +75,66 @@ def _replace(world: World, group: Group, spec: dict[str, Any]) -> None:
     world.cluster.groups.append(new)
     world.record("provisioner", f"new node {new.name} registers with the hand-off's labels and taints")
     world.settle()
+    return new
+
+
+def _remove(world: World, group: Group, why: str) -> None:
+    """The provisioner cordons and drains the nodes, then deletes them."""
     group.cordoned = True
-    _evict(world, [group], claims_only=False, delete=False, why=f"provisioner replaces {group.name}")
-    world.record("provisioner", f"drains {group.name}")
+    _evict(world, [group], claims_only=False, delete=False, why=why)
+    world.record("provisioner", f"drains {group.name} ({why})")
     world.settle()
     world.cluster.groups.remove(group)
     group.slices = "none"
     world.record("provisioner", f"deletes {group.name}")
+
+
+def _replace(world: World, group: Group, spec: dict[str, Any]) -> None:
+    """The provisioner launches a node born with the hand-off's labels and taints, then drains and deletes the old one."""
+    _register(world, group, group.pool, f"{group.id}~new", [f"{n}-r" for n in group.nodes], spec)
+    _remove(world, group, f"provisioner replaces {group.name}")
+
+
+def _create_group(world: World, pool: str, target: str) -> None:
+    """`create-node-group`: the new group's nodes, copies of its source pool's, born with the hand-off."""
+    spec = world.plan.pools[pool]
+    assert spec.provisioner is not None and spec.takes_over_from is not None
+    like = next(g for g in world.cluster.groups if g.pool == spec.takes_over_from)
+    count = max(1, spec.provisioner.min_nodes)
+    _register(
+        world, like, pool, pool, [f"{pool}-node-{i}" for i in range(count)], handoff(world, target, pool)
+    )
+
+
+def _take_nodes(world: World, pool: str) -> None:
+    """`take-nodes`: the source group shrinks by the new group's nodes; the cloud drains those it removes."""
+    spec = world.plan.pools[pool]
+    assert spec.provisioner is not None and spec.takes_over_from is not None
+    left = spec.provisioner.min_nodes
+    for group in [g for g in world.cluster.groups if g.pool == spec.takes_over_from]:
+        if left <= 0:
+            break
+        part = group if len(group.nodes) <= left else group.split(left, f"~to-{pool}")
+        if part is not group:
+            world.cluster.groups.insert(world.cluster.groups.index(group), part)
+        left -= len(part.nodes)
+        _remove(world, part, f"node group {spec.takes_over_from} shrinks for {pool}")
+
+
+def _give_back(world: World, pool: str, target: str) -> None:
+    """`give-back-nodes`: the source group grows by the nodes the new group took, with its own template."""
+    spec = world.plan.pools[pool]
+    assert spec.provisioner is not None and spec.takes_over_from is not None
+    source, like = spec.takes_over_from, next(g for g in world.cluster.groups if g.pool == pool)
+    count = spec.provisioner.min_nodes
+    names = [f"{source}-from-{pool}-{i}" for i in range(count)]
+    _register(world, like, source, f"{source}~from-{pool}", names, handoff(world, target, source))
+
+
+def _delete_group(world: World, pool: str) -> None:
+    """`delete-node-group`: cordoned, drained and deleted (its claims were released the step before)."""
+    for group in [g for g in world.cluster.groups if g.pool == pool]:
+        _remove(world, group, f"node group {pool} is deleted")
 
 
 def _taint(group: Group, spec: dict[str, Any]) -> None:
@@ -152,6 +212,16 @@ def apply_manual(world: World, step: Step, source: str, target: str) -> None:
             else:
                 _replace(world, g, spec)
         return
+    elif action in ("create-node-group", "take-nodes", "give-back-nodes", "delete-node-group"):
+        for pool in step.pools:
+            if action == "create-node-group":
+                _create_group(world, pool, target)
+            elif action == "take-nodes":
+                _take_nodes(world, pool)
+            elif action == "give-back-nodes":
+                _give_back(world, pool, target)
+            else:
+                _delete_group(world, pool)
     elif action in ("convert-workloads", "restore-legacy-workloads"):
         _convert(world, source, target)
     elif action == "revalidate":

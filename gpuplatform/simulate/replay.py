@@ -71,6 +71,8 @@ def declared_modes(plan: Plan, tree: Tree) -> dict[str, dict[str, str]]:
         for pool in plan.platform.node_pools:
             content = tree.files.get(f"handoff/{state.dir_name}/nodepoolhandoff_{pool.name}.yaml")
             modes[pool.name] = str(content[0]["spec"]["mode"]) if isinstance(content, list) else "legacy"
+            if not state.present(pool.name):  # a group not created yet has no hand-off and no nodes
+                modes[pool.name] = state.pool_modes[pool.name]
         out[state.name] = modes
     return out
 
@@ -82,7 +84,10 @@ def _mig_capable(product: str) -> bool:
 
 def _cluster(plan: Plan) -> Cluster:
     groups = []
+    first = plan.waves[0]
     for pool in plan.platform.node_pools:
+        if not first.present(pool.name):
+            continue
         # a provisioner pool has the `minNodes` its gates count (at least one node to prove anything)
         count = max(1, pool.provisioner.min_nodes) if pool.provisioner is not None else 0
         nodes = list(pool.nodes) or [f"{pool.name}-node-{i}" for i in range(count)]

@@ -40,7 +40,7 @@ def test_the_gke_production_cluster_passes_every_command(
     assert not [line for line in out.splitlines() if line.startswith(("warning:", "error:"))], out
     code, out = _run("simulate", spec, *overlay, "--all")
     assert code == 0, out
-    assert "60 of 60 transition replays proven" in out
+    assert "72 of 72 transition replays proven" in out
     # every wave fits: the MIG CronJob runs on the zone-b MIG nodes while zone a moves, and on
     # zone a's DRA slices once it asks for claims, before zone b moves
     code, out = _run("capacity", spec, *overlay, "--all")
@@ -56,3 +56,11 @@ def test_the_gke_production_cluster_passes_every_command(
         "kubectl label nodes -l cloud.google.com/gke-nodepool=a100,nvidia.com/mig.config=all-1g.10gb,"
         in runbooks
     )
+    # the H100 pilot is one node of a new DRA group next to the old one: created from the old
+    # group's live configuration before the merge, then the old group shrinks by that node
+    (pilot_path,) = (tmp_path / "dist").rglob("runbooks/01-pilot.md")
+    pilot = pilot_path.read_text()
+    create = pilot.index("gcloud container node-pools create h100-dra ")
+    shrink = pilot.index('gcloud container clusters resize "$CLUSTER" --node-pool h100 ')
+    assert create < shrink < pilot.index("### Sync")
+    assert "gcloud container node-pools delete h100-dra " in pilot.split("## Rollback to 00-base")[1]

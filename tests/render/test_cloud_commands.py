@@ -18,8 +18,6 @@ from gpuplatform.model import Platform
 from gpuplatform.plan.steps import transition_steps
 from gpuplatform.plan.waves import Plan, WaveState, plan_platform
 from gpuplatform.render.cloud_commands import (
-    karpenter_limit_change,
-    karpenter_nodepool_copy,
     node_group_create,
     node_group_delete,
     node_group_resize,
@@ -536,94 +534,12 @@ def test_the_copy_is_deleted_and_waited_for(cloud: str, tmp_path: Path) -> None:
         assert "--quiet" in calls[0]
 
 
-KARPENTER_SOURCE = {
-    "apiVersion": "karpenter.sh/v1",
-    "kind": "NodePool",
-    "metadata": {
-        "name": "h100",
-        "resourceVersion": "42",
-        "uid": "u-1",
-        "labels": {"argocd.argoproj.io/instance": "gpu"},
-        "annotations": {"karpenter.sh/nodepool-hash": "1"},
-    },
-    "spec": {
-        "weight": 10,
-        "limits": {"cpu": "1000", "nodes": "6"},
-        "template": {
-            "metadata": {"labels": {**OWNER_LABELS, "gpu-scheduling.lab.example.com/mode": "legacy"}},
-            "spec": {
-                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
-                "requirements": [
-                    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]}
-                ],
-                "taints": [
-                    {"key": "team.example.com/gpu", "value": "true", "effect": "NoExecute"},
-                    LEGACY_TAINT,
-                ],
-            },
-        },
-    },
-    "status": {"nodes": 4},
-}
-
-
-@needs_jq
-def test_the_karpenter_copy_keeps_the_owners_taints_and_sets_its_node_limit(tmp_path: Path) -> None:
-    command = karpenter_nodepool_copy("h100", "h100-dra", DRA_LABELS, [DRA_TAINT], 2)
-    _, create = _record((command,), {"nodepool": KARPENTER_SOURCE}, tmp_path)
-    assert create[:3] == ["kubectl", "create", "-f"]
-    copy = create[-1]
-    assert copy["metadata"] == {"name": "h100-dra"} and "status" not in copy
-    spec = copy["spec"]
-    assert spec["limits"] == {"cpu": "1000", "nodes": "2"}
-    assert spec["template"]["metadata"]["labels"] == {**OWNER_LABELS, **DRA_LABELS}
-    assert spec["template"]["spec"]["taints"] == [
-        {"key": "team.example.com/gpu", "value": "true", "effect": "NoExecute"},
-        DRA_TAINT,
-    ]
-    assert (
-        spec["template"]["spec"]["requirements"]
-        == KARPENTER_SOURCE["spec"]["template"]["spec"]["requirements"]
-    )
-    assert spec["weight"] == 10
-
-
-@needs_jq
-@pytest.mark.parametrize(
-    ("limits", "status", "delta", "nodes"),
-    [
-        ({"nodes": "6"}, {"nodes": 4}, -2, "4"),
-        ({"nodes": 6}, {}, 1, "7"),
-        # without a nodes limit, the NodePool's present count is the base
-        ({}, {"nodes": 4}, 2, "6"),
-        ({}, {"resources": {"nodes": "3"}}, -1, "2"),
-    ],
-)
-def test_the_karpenter_limit_changes_by_delta_if_the_nodepool_is_unchanged(
-    limits: dict[str, Any], status: dict[str, Any], delta: int, nodes: str, tmp_path: Path
-) -> None:
-    spec = {**KARPENTER_SOURCE["spec"], "limits": {"cpu": "1000", **limits}}
-    source = {**KARPENTER_SOURCE, "spec": spec, "status": status}
-    _, patch = _record((karpenter_limit_change("h100", delta),), {"nodepool": source}, tmp_path)
-    assert patch[:5] == ["kubectl", "patch", "nodepool", "h100", "--type"]
-    [body] = _after(patch, "-p")
-    assert json.loads(body) == [
-        {"op": "test", "path": "/metadata/resourceVersion", "value": "42"},
-        {"op": "add", "path": "/spec/limits", "value": {"cpu": "1000", "nodes": nodes}},
-    ]
-
-
 @needs_jq
 @pytest.mark.parametrize(
     ("commands", "state", "error"),
     [
         (node_group_resize("eks", "h100", -5), {"aws": SOURCES["eks"]}, b"has 4 nodes, it cannot lose 5"),
         (node_group_resize("aks", "h100", -5), {"az": SOURCES["aks"]}, b"has 4 nodes, it cannot lose 5"),
-        (
-            (karpenter_limit_change("h100", -7),),
-            {"nodepool": KARPENTER_SOURCE},
-            b"the nodes limit cannot go below 0",
-        ),
     ],
 )
 def test_a_group_cannot_give_up_more_nodes_than_it_has(
@@ -641,11 +557,3 @@ def test_a_copy_needs_a_node_and_room_for_it() -> None:
         node_group_create("eks", "h100-dra", "h100", 0, None, DRA_LABELS, [])
     with pytest.raises(ValueError, match="max_nodes 1 is below nodes 2"):
         node_group_create("eks", "h100-dra", "h100", 2, 1, DRA_LABELS, [])
-
-
-def test_karpenter_refuses_a_nodepool_name_kubernetes_would_reject() -> None:
-    with pytest.raises(ValueError, match="NodePool name"):
-        karpenter_nodepool_copy("h100", "H100_DRA", DRA_LABELS, [DRA_TAINT], 2)
-    with pytest.raises(ValueError, match="NodePool name"):
-        karpenter_limit_change("h100-", -2)
-    assert "h100.dra-1" in karpenter_nodepool_copy("h100", "h100.dra-1", DRA_LABELS, [DRA_TAINT], 2)

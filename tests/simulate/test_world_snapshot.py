@@ -4,56 +4,25 @@
 from __future__ import annotations
 
 import json
-from itertools import pairwise
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from gpuplatform.cli import main
-from gpuplatform.evidence.evaluate import evaluate_gates, evaluate_wave
+from gpuplatform.evidence.evaluate import evaluate_gates
 from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.gates import gates_for_wave
-from gpuplatform.load.stacks import LoadedPlatform, discover_stacks, load_stack, load_stacks
+from gpuplatform.load.stacks import discover_stacks, load_stack, load_stacks
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.tree import render_tree
 from gpuplatform.simulate import jobs
-from gpuplatform.simulate.devices import DeviceMatcher
-from gpuplatform.simulate.replay import replay_platform
-from gpuplatform.simulate.snapshot import cluster_snapshot
-from gpuplatform.simulate.world import World
-from tests.simulate.helpers import sim_spec, simulate, violations
+from tests.simulate.helpers import replay_judged, sim_spec, simulate, violations
 from tests.specs import write_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 STACKS = [*discover_stacks(ROOT / "stacks"), ROOT / "benchmarks" / "fleet.py"]
-
-
-def _judge(world: World, what: str, mismatches: list[str]) -> None:
-    """At a checkpoint: a gate's verdict is its program's on the snapshot; a settled cluster passes
-    every gate of its wave and every evidence check."""
-    plan = world.plan
-    state = plan.wave(world.target)
-    snapshot = cluster_snapshot(world)
-    where = f"{world.engine} {world.transition} step {world.steps} ({what})"
-    if what.startswith("gate "):
-        _, gate_id, verdict = what.split()
-        (gate,) = [g for g in gates_for_wave(plan, state) if g.id == gate_id]
-        (result,) = evaluate_gates([gate], plan, state, snapshot)
-        if (result.status == "held") != (verdict == "holds"):
-            mismatches.append(f"{where}: evidence says {result.status}: {result.findings + result.unknowns}")
-        return
-    if not what.startswith(("once ", "after ")) or " of " in what:
-        return  # a restart's or a driver upgrade's settled state: judged by the operands invariant
-    for result in evaluate_wave(plan, state, snapshot):
-        # `drained` judges a drain wave once the operator has drained its pools: the runbook's step
-        # after that wave's sync, which is no plan step (`plan/steps.py`), so the replay never runs it
-        if result.id == "drained":
-            continue
-        if result.status != "held":
-            mismatches.append(f"{where}: {result.id} {result.status}: {result.findings + result.unknowns}")
 
 
 @pytest.mark.parametrize("stack", STACKS, ids=lambda path: path.stem)
@@ -65,28 +34,7 @@ def test_every_clean_checkpoint_passes_every_gate_program(
     monkeypatch.setenv("FLEET_NODES", "24")
     monkeypatch.setattr(jobs, "holds_claim", lambda pod: True)
     for loaded in load_stacks([stack]):
-        _replay_judged(loaded)
-
-
-def _replay_judged(loaded: LoadedPlatform) -> None:
-    plan = plan_platform(loaded.platform)
-    tree = render_tree(plan)
-    names = [w.name for w in plan.waves]
-    pairs = [*pairwise(names), *((b, a) for a, b in pairwise(names))]
-    mismatches: list[str] = []
-    # WHEN every transition between adjacent waves is replayed under each engine the platform renders
-    for engine in loaded.platform.delivery.engines:
-        results = replay_platform(
-            plan,
-            tree,
-            engine,
-            pairs,
-            DeviceMatcher(loaded.platform),
-            observe=lambda world, what: _judge(world, what, mismatches),
-        )
-        assert [r.violation for r in results if r.violation] == []
-    # THEN evidence agrees with every gate verdict of the replay, and every settled state passes
-    assert mismatches == []
+        replay_judged(loaded)
 
 
 def test_evidence_on_a_written_checkpoint_gives_the_replays_verdicts(tmp_path: Path) -> None:

@@ -205,7 +205,8 @@ def quota_total_constant(ctx: RuleContext) -> Iterator[Finding]:
     "the Kueue quotas on a pool exceed its GPUs",
     """
 A flavor's nominal quotas, summed over every ClusterQueue, are what Kueue may admit onto the pool;
-more than the pool's GPUs (nodes times `gpusPerNode`; `maxNodes` for a provisioner pool) admits Jobs
+more than the pool's GPUs (nodes times `gpusPerNode`; `maxNodes` for a provisioner pool, less the
+nodes it gives to new groups in any wave) admits Jobs
 that then wait unschedulable, which looks like a migration fault in the middle of a wave.
 """,
 )
@@ -214,7 +215,10 @@ def pool_quota_fits(ctx: RuleContext) -> Iterator[Finding]:
     if kueue is None:
         return
     for i, pool in enumerate(ctx.platform.node_pools):
-        nodes = len(pool.nodes) if pool.provisioner is None else pool.provisioner.max_nodes
+        # the fewest the pool has in any wave: a group that gave nodes to a new one has fewer after
+        shapes = [ctx.plan.pool_in(s, pool.name) for s in ctx.plan.waves if s.present(pool.name)]
+        bounds = [len(p.nodes) if p.provisioner is None else p.provisioner.max_nodes for p in shapes]
+        nodes = min((b for b in bounds if b is not None), default=None)
         quota = sum(q.quotas.get(pool.name, 0) for q in kueue.cluster_queues)
         if nodes is None or quota == 0:
             continue
