@@ -161,6 +161,15 @@ def test_check_snapshot_finds_an_exporter_pod_on_a_dra_node_without_dra_mode(tmp
     # THEN check names the pod and its node
     [message] = gp257(cluster, "stale")
     assert stale["metadata"]["name"] in message and "without KUBERNETES_ENABLE_DRA=true" in message
+    # AND it is found on a node of the active wave's DRA pools even while its kubelet plugin is down
+    node = stale["spec"]["nodeName"]
+    cluster.kinds["pods"] = [
+        p
+        for p in cluster.kinds["pods"] or []
+        if not ("kubelet-plugin" in p["metadata"]["name"] and p["spec"]["nodeName"] == node)
+    ]
+    [message] = gp257(cluster, "no-plugin")
+    assert stale["metadata"]["name"] in message
     # AND the operands gate of `evidence` (its jq program and its Python twin alike) breaks on it
     args = ["evidence", str(REPO / "stacks" / "reference.py"), "--platform", "reference"]
     snap = str(cluster.write(tmp_path / "evidence"))

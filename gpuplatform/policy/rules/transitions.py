@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from gpuplatform.charts.model import render_dra_driver, render_gpu_operator
 from gpuplatform.gates.matchers import DCGM_EXPORTER_LABEL, exporter_in_dra_mode, is_dra_kubelet_plugin_pod
+from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.plan.waves import WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
@@ -255,7 +256,8 @@ def exporter_not_in_dra_mode(ctx: RuleContext) -> Iterator[Finding]:
     "a DCGM exporter pod on a DRA node runs without DRA mode (check --snapshot)",
     f"""
 Evidence for GP256: in the snapshot, every DCGM exporter pod (`app=nvidia-dcgm-exporter`) on a node
-where the DRA kubelet plugin runs must run with {DCGM_EXPORTER_DRA_ENV}=true (or
+of the active wave's DRA pools (found as the gates find them) or where the DRA kubelet plugin runs
+must run with {DCGM_EXPORTER_DRA_ENV}=true (or
 `--kubernetes-enable-dra`). One that does not drops the pod labels of every GPU its node allocates
 through DRA: roll the exporter DaemonSet after the operator's values change.
 """,
@@ -265,7 +267,14 @@ def exporter_pod_not_in_dra_mode(ctx: RuleContext) -> Iterator[Finding]:
         return
     pods = ctx.snapshot.items("pods") or []
     namespace = ctx.platform.dra_driver.namespace
-    dra_nodes = {
+    active = ctx.plan.active
+    # the active wave's DRA pools, found as the gates find them, and any node a plugin runs on
+    declared = {
+        name
+        for pool in active.dra_pools
+        for name in pool_selector(ctx.plan.pool_in(active, pool)).found(ctx.snapshot.items("nodes") or [])
+    }
+    dra_nodes = declared | {
         (p.get("spec") or {}).get("nodeName") for p in pods if is_dra_kubelet_plugin_pod(p, namespace)
     }
     key, value = DCGM_EXPORTER_LABEL
