@@ -162,3 +162,27 @@ def test_a_queue_on_a_kind_kueue_jobs_do_not_cover_is_refused(tmp_path: Path) ->
     with pytest.raises(InputError) as err:
         load_stack(write_spec(tmp_path / "lab.yaml", doc))
     assert "batch/v1 Job integration only" in str(err.value)
+
+
+def test_gp405_counts_the_nodes_a_pool_gives_to_a_new_group(tmp_path: Path) -> None:
+    # GIVEN the A100 pool as a 2-node GKE group whose queue holds 12 of its 16 GPUs
+    doc = _stack()
+    doc["spec"]["nodePools"][1] = {
+        "name": "a100",
+        "product": "A100-40GB",
+        "provisioner": {"kind": "node-group", "cloud": "gke", "name": "a100", "maxNodes": 2},
+    }
+    _kueue(doc)["clusterQueues"][0]["quotas"]["a100"] = 12
+    assert "GP405" not in codes(tmp_path, doc)
+    # WHEN a new DRA group takes one of its nodes in pilot: 8 GPUs are left for 12 of quota
+    doc["spec"]["nodePools"].append(
+        {
+            "name": "a100-dra",
+            "product": "A100-40GB",
+            "provisioner": {"kind": "node-group", "cloud": "gke", "name": "a100-dra"},
+            "takesOverFrom": "a100",
+            "migratesIn": "pilot",
+        }
+    )
+    found = [p for p in findings(tmp_path, doc) if p.code == "GP405"]
+    assert [(p.loc, "which has 8" in p.message) for p in found] == [("spec.nodePools[1]", True)]
