@@ -21,6 +21,7 @@ from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.plan.steps import Step
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
+from gpuplatform.simulate.groups import pool_group
 from gpuplatform.simulate.model import Group, Workload
 from gpuplatform.simulate.operator import host_driver
 from gpuplatform.simulate.workloads import converted
@@ -49,16 +50,11 @@ def _evict(world: World, groups: list[Group], *, claims_only: bool, delete: bool
             w.evict(why, delete=delete)
 
 
-def _register(
-    world: World, like: Group, pool: str, gid: str, nodes: list[str], spec: dict[str, Any]
-) -> Group:
-    """New nodes of `pool` (hardware as `like`'s) register with the group template's labels and taints:
-    the kubelet's, the pool's member labels and the hand-off's; nothing runs on them yet."""
-    new = like.clone()
-    new.id, new.pool, new.nodes = gid, pool, nodes
-    owner = world.plan.pools[pool].provisioner
-    new.provisioner = owner.kind if owner is not None else "static"
-    new.labels, new.owners, new.applied = {}, {}, {}
+def _register(world: World, pool: str, gid: str, nodes: list[str], spec: dict[str, Any]) -> Group:
+    """New nodes of `pool` register with their group template's labels and taints: the kubelet's,
+    the pool's member labels and the hand-off's; nothing runs on them yet."""
+    new = pool_group(world.plan.pools[pool], gid, nodes)
+    new.labels, new.owners = {}, {}
     for key, value in well_known_labels(new.nodes[0]).items():
         new.set_label(key, value, "kubelet")
     # the labels the spec says every node of the pool carries come from the group's template
@@ -67,10 +63,6 @@ def _register(
     for key, value in (spec.get("labels") or {}).items():
         new.set_label(str(key), str(value), "provisioner")
     new.taints = [dict(t) for t in spec.get("taints") or []]
-    new.cordoned = False
-    new.markers, new.operands = set(), {}
-    new.validator_started = new.device_plugin_registered = False
-    new.kubelet_plugin, new.slices = "absent", "none"
     new.driver_loaded, new.nfd_labelled = host_driver(world), False
     world.cluster.groups.append(new)
     world.record("provisioner", f"new node {new.name} registers with the hand-off's labels and taints")
@@ -91,19 +83,16 @@ def _remove(world: World, group: Group, why: str) -> None:
 
 def _replace(world: World, group: Group, spec: dict[str, Any]) -> None:
     """The provisioner launches a node born with the hand-off's labels and taints, then drains and deletes the old one."""
-    _register(world, group, group.pool, f"{group.id}~new", [f"{n}-r" for n in group.nodes], spec)
+    _register(world, group.pool, f"{group.id}~new", [f"{n}-r" for n in group.nodes], spec)
     _remove(world, group, f"provisioner replaces {group.name}")
 
 
 def _create_group(world: World, pool: str, target: str) -> None:
     """`create-node-group`: the new group's nodes, copies of its source pool's, born with the hand-off."""
-    spec = world.plan.pools[pool]
-    assert spec.provisioner is not None and spec.takes_over_from is not None
-    like = next(g for g in world.cluster.groups if g.pool == spec.takes_over_from)
-    count = max(1, spec.provisioner.min_nodes)
-    _register(
-        world, like, pool, pool, [f"{pool}-node-{i}" for i in range(count)], handoff(world, target, pool)
-    )
+    owner = world.plan.pools[pool].provisioner
+    assert owner is not None
+    nodes = [f"{pool}-node-{i}" for i in range(max(1, owner.min_nodes))]
+    _register(world, pool, pool, nodes, handoff(world, target, pool))
 
 
 def _take_nodes(world: World, pool: str) -> None:
@@ -125,10 +114,9 @@ def _give_back(world: World, pool: str, target: str) -> None:
     """`give-back-nodes`: the source group grows by the nodes the new group took, with its own template."""
     spec = world.plan.pools[pool]
     assert spec.provisioner is not None and spec.takes_over_from is not None
-    source, like = spec.takes_over_from, next(g for g in world.cluster.groups if g.pool == pool)
-    count = spec.provisioner.min_nodes
-    names = [f"{source}-from-{pool}-{i}" for i in range(count)]
-    _register(world, like, source, f"{source}~from-{pool}", names, handoff(world, target, source))
+    source = spec.takes_over_from
+    names = [f"{source}-from-{pool}-{i}" for i in range(spec.provisioner.min_nodes)]
+    _register(world, source, f"{source}~from-{pool}", names, handoff(world, target, source))
 
 
 def _delete_group(world: World, pool: str) -> None:

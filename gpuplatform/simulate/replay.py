@@ -17,8 +17,6 @@ from functools import partial
 from itertools import pairwise
 from typing import Literal
 
-from gpuplatform.gates.nodes import pool_selector
-from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.plan.steps import ARGOCD_APPS, Step, maintenance_steps, transition_steps
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import Plan
@@ -30,13 +28,13 @@ from gpuplatform.simulate.argocd import ArgoEngine
 from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.driver_manager import upgrade_driver
 from gpuplatform.simulate.flux import FluxEngine
+from gpuplatform.simulate.groups import pool_group
 from gpuplatform.simulate.invariants import STEP_CHECKS, check_settled
 from gpuplatform.simulate.kubelet import kubelet_reactions
 from gpuplatform.simulate.manual import apply_manual
-from gpuplatform.simulate.mig_layouts import MIG_CONFIG, MIG_STATE
 from gpuplatform.simulate.mig_manager import mig_manager_reactions
 from gpuplatform.simulate.model import Cluster, Group, Workload
-from gpuplatform.simulate.operator import NFD_LABEL, gpu_operator_reactions, host_driver
+from gpuplatform.simulate.operator import gpu_operator_reactions, host_driver
 from gpuplatform.simulate.rendered import EngineWave, engine_wave, entry_tree
 from gpuplatform.simulate.scheduler import scheduler_reactions
 from gpuplatform.simulate.workloads import workload_mix
@@ -77,43 +75,16 @@ def declared_modes(plan: Plan, tree: Tree) -> dict[str, dict[str, str]]:
     return out
 
 
-def _mig_capable(product: str) -> bool:
-    """gpu-operator `hasMIGCapableGPU`: the product name mentions H100, A100 or A30."""
-    return any(p in product.lower() for p in ("h100", "a100", "a30"))
-
-
 def _cluster(plan: Plan) -> Cluster:
+    """The pools of the first wave; a provisioner pool has the `minNodes` its gates count (at least
+    one node to prove anything)."""
     groups = []
-    first = plan.waves[0]
     for pool in plan.platform.node_pools:
-        if not first.present(pool.name):
+        if not plan.waves[0].present(pool.name):
             continue
-        # a provisioner pool has the `minNodes` its gates count (at least one node to prove anything)
         count = max(1, pool.provisioner.min_nodes) if pool.provisioner is not None else 0
         nodes = list(pool.nodes) or [f"{pool.name}-node-{i}" for i in range(count)]
-        # a MIG pool runs its layout already: its admin labelled the config, the MIG manager applied it
-        config = pool.mig_config_name
-        mig = {MIG_CONFIG: config, MIG_STATE: "success"} if config else {}
-        # the labels that make a node the pool's (its group's template, or set by the admin)
-        member = pool_selector(pool).member_labels()
-        groups.append(
-            Group(
-                pool.name,
-                pool.name,
-                pool.provisioner.kind if pool.provisioner else "static",
-                nodes,
-                pool.gpus_per_node,
-                _mig_capable(pool.product),
-                labels={**well_known_labels(nodes[0]), **member, NFD_LABEL: "true", **mig},
-                owners={
-                    **dict.fromkeys(well_known_labels(nodes[0]), "kubelet"),
-                    **dict.fromkeys(member, "provisioner"),
-                    NFD_LABEL: "nfd",
-                    **dict.fromkeys(mig, "kubectl"),
-                },
-                mig_layout=pool.mig_layout,
-            )
-        )
+        groups.append(pool_group(pool, pool.name, nodes))
     return Cluster(groups)
 
 

@@ -101,3 +101,17 @@ def test_capacity_on_a_snapshot_counts_the_nodes_the_cluster_shows(tmp_path: Pat
     pools = {p.name: p for p in base.moments[-1].outcome.pools}
     assert (pools["h100"].nodes, pools["h100"].added, pools["h100"].limit) == (3, 0, 4)
     assert pools["h100-dra"].mode == "absent"
+
+
+def test_two_new_groups_can_take_every_node_of_the_old_one_and_give_them_back(tmp_path: Path) -> None:
+    # GIVEN a group of at most 2 nodes (1 running) whose nodes go to two new groups, in pilot and claims
+    doc = _sim_takeover()
+    pools = doc["spec"]["nodePools"]
+    pools[0]["provisioner"].update(minNodes=1, maxNodes=2)
+    second = {**pools[1], "name": "h100-dra-b", "migratesIn": "claims"}
+    second["provisioner"] = {**pools[1]["provisioner"], "name": "h100-dra-b"}
+    pools.append(second)
+    # THEN every transition, forward and back, is proven: the second group is made from the spec,
+    # not from the old group's nodes (none are left), and rolling back brings them back
+    report = simulate(tmp_path, doc)
+    assert report.results and not violations(report)

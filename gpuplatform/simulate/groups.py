@@ -1,0 +1,44 @@
+"""A pool's nodes as the model first sees them: registered by the kubelet, labelled by their group's
+template and, on a MIG pool, partitioned by the MIG manager already. The starting cluster and every
+group the runbook creates later (`takesOverFrom`) are made here."""
+
+from __future__ import annotations
+
+from gpuplatform.gates.nodes import pool_selector
+from gpuplatform.kube.nodes import well_known_labels
+from gpuplatform.model.nodes import NodePool
+from gpuplatform.simulate.mig_layouts import MIG_CONFIG, MIG_STATE
+from gpuplatform.simulate.model import Group
+from gpuplatform.simulate.operator import NFD_LABEL
+
+__all__ = ["mig_capable", "pool_group"]
+
+
+def mig_capable(product: str) -> bool:
+    """gpu-operator `hasMIGCapableGPU`: the product name mentions H100, A100 or A30."""
+    return any(p in product.lower() for p in ("h100", "a100", "a30"))
+
+
+def pool_group(pool: NodePool, gid: str, nodes: list[str]) -> Group:
+    """Nodes `nodes` of `pool` as one group `gid`: the kubelet's well-known labels, the labels that
+    make them the pool's (its group's template, or set by the admin), NFD's, and on a MIG pool the
+    layout its admin labelled and the MIG manager applied."""
+    config = pool.mig_config_name
+    mig = {MIG_CONFIG: config, MIG_STATE: "success"} if config else {}
+    member = pool_selector(pool).member_labels()
+    return Group(
+        gid,
+        pool.name,
+        pool.provisioner.kind if pool.provisioner else "static",
+        nodes,
+        pool.gpus_per_node,
+        mig_capable(pool.product),
+        labels={**well_known_labels(nodes[0]), **member, NFD_LABEL: "true", **mig},
+        owners={
+            **dict.fromkeys(well_known_labels(nodes[0]), "kubelet"),
+            **dict.fromkeys(member, "provisioner"),
+            NFD_LABEL: "nfd",
+            **dict.fromkeys(mig, "kubectl"),
+        },
+        mig_layout=pool.mig_layout,
+    )
