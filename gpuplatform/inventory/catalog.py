@@ -21,6 +21,7 @@ from gpuplatform.inventory.catalog_data import (
 __all__ = [
     "DRIVER",
     "NODE_SPECIFIC_ATTRIBUTES",
+    "default_mig_config",
     "known_product",
     "lookup_product",
     "mig_profiles",
@@ -92,6 +93,18 @@ def mig_profiles(product: str) -> tuple[MigProfile, ...]:
     """The MIG profiles a product supports (empty when it has no MIG)."""
     family = lookup_product(product).mig_family
     return MIG_PROFILES.get(family, ()) if family else ()
+
+
+def default_mig_config(product: str, name: str) -> tuple[str, ...] | None:
+    """The per-GPU layout config `name` applies in the GPU Operator's default mig-parted config, or
+    None when it has no such config for `product`: `all-<profile>` is as many instances of the
+    profile as the GPU's 7 compute and 8 memory slices hold (`all-1g.10gb` 7 on an A100-80GB, 4 on
+    an A100-40GB; `all-1g.20gb` 4; `all-3g.40gb` 2), as the config lists them per device."""
+    profile = name.removeprefix("all-")
+    for p in mig_profiles(product) if name.startswith("all-") else ():
+        if p.name == profile:
+            return (p.name,) * min(7 // int(p.name.split("g.")[0]), 8 // p.slices)
+    return None
 
 
 def published_attributes(driver_release: str, device_type: str = "gpu") -> frozenset[str]:

@@ -4,48 +4,37 @@
   `nvidia.com/gpu` and every one must have the same profile ("invalid MIG configuration", the plugin
   fails); under `mixed` they are `nvidia.com/mig-<profile>`, whole GPUs `nvidia.com/gpu`.
 - A pool's layout is named by its `migConfig` (`NodePool.mig_config_name`: `all-<profile>`, the
-  GPU Operator's default mig-parted config names, or the team's own); a config no pool names is
-  one the model names itself (`gp-2x3g.40gb`), and `all-disabled` (the chart default) is whole GPUs.
+  GPU Operator's default mig-parted config names, or the team's own); any other `all-<profile>`
+  is the operator's default config for the node's product (`inventory.catalog.default_mig_config`),
+  `all-disabled` (the chart default) is whole GPUs, and a node labelled with any other name fails
+  as mig-parted fails on a name its config file lacks.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
+from gpuplatform.inventory.catalog import default_mig_config
 from gpuplatform.render.nodes import MIG_CONFIG_LABEL
 from gpuplatform.simulate.model import Group
 from gpuplatform.simulate.world import World
 
-__all__ = ["DISABLED", "MIG_CONFIG", "MIG_STATE", "advertised", "config_name", "layout_of", "plugin_config"]
+__all__ = ["DISABLED", "MIG_CONFIG", "MIG_STATE", "advertised", "layout_of", "plugin_config"]
 
 MIG_CONFIG = MIG_CONFIG_LABEL
 MIG_STATE = "nvidia.com/mig.config.state"
 DISABLED = "all-disabled"
 
 
-def config_name(layout: tuple[str, ...]) -> str:
-    """The mig-parted config naming `layout` (`gp-2x3g.40gb`; `all-disabled` for whole GPUs)."""
-    if not layout:
-        return DISABLED
-    return "gp-" + "_".join(f"{n}x{p}" for p, n in Counter(layout).items())
-
-
-def layout_of(world: World, name: str) -> tuple[str, ...] | None:
-    """The layout a config names (a pool's `migConfig` first); None for a config mig-parted does not know."""
+def layout_of(world: World, group: Group, name: str) -> tuple[str, ...] | None:
+    """The layout config `name` gives `group`'s GPUs: a pool's `migConfig` first, then the GPU
+    Operator's default config for the group's product; None for a config mig-parted does not know."""
     if name == DISABLED:
         return ()
     for pool in world.plan.platform.node_pools:
         if pool.mig_config_name == name:
             return pool.mig_layout
-    if not name.startswith("gp-"):
-        return None
-    out: list[str] = []
-    for part in name.removeprefix("gp-").split("_"):
-        count, _, profile = part.partition("x")
-        if not count.isdigit() or not profile:
-            return None
-        out += [profile] * int(count)
-    return tuple(out)
+    return default_mig_config(world.plan.pools[group.pool].product, name)
 
 
 def advertised(layout: tuple[str, ...], gpus: int, strategy: str) -> dict[str, int] | None:
@@ -59,4 +48,4 @@ def advertised(layout: tuple[str, ...], gpus: int, strategy: str) -> dict[str, i
 
 def plugin_config(world: World, group: Group) -> str:
     """What a device plugin starting now on `group` works from: `<mig.strategy>:<mig config>`."""
-    return f"{world.operator().mig_strategy}:{config_name(group.mig_layout)}"
+    return f"{world.operator().mig_strategy}:{','.join(group.mig_layout) or 'whole GPUs'}"

@@ -81,7 +81,7 @@ def _reconfigure(world: World, group: Group) -> list[Reaction]:
     state = group.labels.get(MIG_STATE)
     if label is None or group.operands.get("mig-manager") != "running":
         return []
-    layout = layout_of(world, label)
+    layout = layout_of(world, group, label)
     if (state == "success" and layout == group.mig_layout) or (
         state == "failed" and label == group.mig_failed
     ):

@@ -47,3 +47,17 @@ def test_gp232_an_empty_dra_pool_proves_nothing(tmp_path: Path) -> None:
     ]
     doc["spec"]["nodePools"][1]["provisioner"]["minNodes"] = 1
     assert "GP232" not in codes(tmp_path, doc)
+
+
+def test_gp234_a_layout_the_default_mig_config_does_not_apply(tmp_path: Path) -> None:
+    # GIVEN an H100 pool cut into two 1g.10gb per GPU, naming no config: all-1g.10gb applies seven
+    doc = minimal_spec()
+    doc["spec"]["nodePools"][1]["migLayout"] = ["1g.10gb", "1g.10gb"]
+    [found] = [p for p in findings(tmp_path, doc) if p.code == "GP234"]
+    assert found.loc == "spec.nodePools[1].migLayout" and "all-1g.10gb" in found.message
+    assert "applies 7" in found.message
+    # WHEN the layout is the one the config applies, or the team names its own config: no finding
+    doc["spec"]["nodePools"][1]["migLayout"] = ["1g.10gb"] * 7
+    assert "GP234" not in codes(tmp_path, doc)
+    doc["spec"]["nodePools"][1].update(migLayout=["1g.10gb", "1g.10gb"], migConfig="two-small")
+    assert "GP234" not in codes(tmp_path, doc)

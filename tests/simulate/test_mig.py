@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gpuplatform.simulate.invariants import check_settled
-from gpuplatform.simulate.mig_layouts import MIG_CONFIG, MIG_STATE, advertised, config_name, layout_of
+from gpuplatform.simulate.mig_layouts import MIG_CONFIG, MIG_STATE, advertised, layout_of
 from gpuplatform.simulate.mig_manager import MIG_PAUSED
 from gpuplatform.simulate.model import Group, Release
 from gpuplatform.simulate.operator import DEPLOY_PREFIX
@@ -33,10 +33,10 @@ def _adopted(tmp_path: Path, doc: dict[str, Any] | None = None) -> Replayer:
     return replayer
 
 
-def _relabel(world: World, group: Group, layout: tuple[str, ...]) -> None:
+def _relabel(world: World, group: Group, config: str) -> None:
     """The operator changes the node's MIG config by hand (the tree renders none)."""
-    group.set_label(MIG_CONFIG, config_name(layout), "kubectl")
-    world.record("operator", f"kubectl label node {group.nodes[0]} {MIG_CONFIG}={config_name(layout)}")
+    group.set_label(MIG_CONFIG, config, "kubectl")
+    world.record("operator", f"kubectl label node {group.nodes[0]} {MIG_CONFIG}={config}")
     world.settle()
 
 
@@ -53,12 +53,16 @@ def test_layouts_name_configs_and_what_each_strategy_advertises(tmp_path: Path) 
     doc = sim_spec()
     doc["spec"]["nodePools"][0]["migLayout"] = list(_SEVEN)
     world = _adopted(tmp_path, doc).world
-    assert layout_of(world, config_name(())) == () and config_name(()) == "all-disabled"
-    mixed = ("2g.20gb", "3g.40gb", "2g.20gb")
-    assert layout_of(world, config_name(mixed)) == ("2g.20gb", "2g.20gb", "3g.40gb")
-    assert layout_of(world, "all-balanced") is None
+    old = _pool(world, "old")
+    assert layout_of(world, old, "all-disabled") == ()
     # a pool's config is read as the pool declares it (the GPU Operator's default name)
-    assert layout_of(world, "all-1g.5gb") == _SEVEN
+    assert layout_of(world, old, "all-1g.5gb") == _SEVEN
+    # another all-<profile> is the operator's default config for the node's product (A100-40GB)
+    assert layout_of(world, old, "all-1g.10gb") == ("1g.10gb",) * 4
+    assert layout_of(world, old, "all-3g.20gb") == ("3g.20gb",) * 2
+    # any other name is unknown, as to mig-parted without it in its file
+    assert layout_of(world, old, "all-balanced") is None and layout_of(world, old, "all-1g.10gb.me") is None
+    assert layout_of(world, old, "all-3g.40gb") is None, "an A100-80GB profile"
     assert advertised((), 4, "single") == {"nvidia.com/gpu": 4}
     assert advertised(_SEVEN, 4, "single") == {"nvidia.com/gpu": 28}
     assert advertised(("3g.20gb", "1g.5gb"), 4, "single") is None
@@ -84,13 +88,13 @@ def test_a_drained_node_goes_from_whole_gpus_to_mig_and_republishes_its_devices(
     before = device_list(world, old, old.nodes[0])
     _drain(world, old)
     # WHEN its MIG config changes
-    _relabel(world, old, _SEVEN)
+    _relabel(world, old, "all-1g.5gb")
     # THEN the MIG manager paused the clients, applied the layout, restored them and said success
     texts = [s.text for s in world.trace]
     assert any("pauses the GPU clients" in t for t in texts)
     assert old.labels[MIG_STATE] == "success" and old.mig_layout == _SEVEN
     assert old.labels[DEPLOY_PREFIX + "device-plugin"] == "true"
-    assert old.device_plugin_registered and old.plugin_config == "single:gp-7x1g.5gb"
+    assert old.device_plugin_registered and old.plugin_config == "single:" + ",".join(_SEVEN)
     after = device_list(world, old, old.nodes[0])
     assert len(before) == 4 and len(after) == 28
     check_settled(world, "after the MIG change")
@@ -101,7 +105,7 @@ def test_a_layout_change_with_gpu_pods_running_is_caught(tmp_path: Path) -> None
     old = _pool(world, "old")
     assert any(w.group == old.id and w.phase == "running" for w in world.cluster.workloads)
     with pytest.raises(ViolationFound) as caught:
-        _relabel(world, old, _SEVEN)
+        _relabel(world, old, "all-1g.5gb")
     assert caught.value.violation.invariant == "mig-reconfigure"
     assert old.labels[MIG_STATE] == "failed" and old.mig_layout == ()
     assert old.labels[DEPLOY_PREFIX + "device-plugin"] == MIG_PAUSED
@@ -122,7 +126,7 @@ def test_claims_on_a_dra_mig_node_block_its_layout_change(tmp_path: Path) -> Non
     assert claims and all(w.mig_layout == ("3g.40gb", "3g.40gb") for w in claims)
     # WHEN the operator asks for another layout without draining
     with pytest.raises(ViolationFound) as caught:
-        _relabel(world, new, ("7g.80gb",))
+        _relabel(world, new, "all-7g.80gb")
     # THEN the reconfiguration fails on the claim pods
     assert caught.value.violation.invariant == "mig-reconfigure"
     assert any(w.key in caught.value.violation.message for w in claims)
@@ -150,7 +154,7 @@ def test_the_device_plugin_restarts_when_mig_strategy_changes_and_keeps_its_pods
     world.record("flux", "helm upgrade gpu-operator (mig.strategy: mixed)")
     world.settle()
     assert any("device plugin on old" in s.text and "restarts" in s.text for s in world.trace)
-    assert old.device_plugin_registered and old.plugin_config == "mixed:all-disabled"
+    assert old.device_plugin_registered and old.plugin_config == "mixed:whole GPUs"
     assert all(w.phase == "running" for w in running)
 
 

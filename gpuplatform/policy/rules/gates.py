@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuplatform.gates.nodes import pool_selector
+from gpuplatform.inventory.catalog import default_mig_config
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 
 __all__: list[str] = []
@@ -78,4 +79,32 @@ def empty_dra_pool(ctx: RuleContext) -> Iterator[Finding]:
                 f"spec.nodePools[{i}].provisioner.minNodes",
                 f"pool {pool.name!r} becomes DRA but its gates accept finding no node",
                 "set minNodes to the nodes the pool keeps while it migrates",
+            )
+
+
+@rule(
+    "GP234",
+    "error",
+    "a pool's migLayout is not what the MIG config it names applies",
+    """
+Without `migConfig` a pool cut into one profile names the GPU Operator's default mig-parted config
+`all-<profile>`, which fills each GPU with as many instances of the profile as its 7 compute and 8
+memory slices hold (`all-1g.10gb`: 7 on an A100-80GB; `inventory.catalog.default_mig_config`). A
+`migLayout` with fewer (or more) instances is not what the MIG manager applies: the nodes publish
+other devices than declared and the `inventory` gate never holds. Declare the layout the config
+applies, or name the team's own config in `migConfig`.
+""",
+)
+def mig_layout_not_applied(ctx: RuleContext) -> Iterator[Finding]:
+    for i, pool in enumerate(ctx.platform.node_pools):
+        name = pool.mig_config_name
+        if name is None or pool.mig_config is not None:
+            continue
+        applied = default_mig_config(pool.product, name)
+        if applied is not None and applied != pool.mig_layout:
+            yield Finding(
+                f"spec.nodePools[{i}].migLayout",
+                f"pool {pool.name!r} declares {len(pool.mig_layout)} x {pool.mig_layout[0]} per GPU, but {name} "
+                f"(the GPU Operator's default config) applies {len(applied)}",
+                f"declare migLayout as {len(applied)} x {applied[0]}, or name your own config in migConfig",
             )
