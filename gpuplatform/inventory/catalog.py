@@ -99,7 +99,8 @@ def default_mig_config(product: str, name: str) -> tuple[str, ...] | None:
     """The per-GPU layout config `name` applies in the GPU Operator's default mig-parted config, or
     None when it has no such config for `product`: `all-<profile>` is as many instances of the
     profile as the GPU's 7 compute and 8 memory slices hold (`all-1g.10gb` 7 on an A100-80GB, 4 on
-    an A100-40GB; `all-1g.20gb` 4; `all-3g.40gb` 2), as the config lists them per device."""
+    an A100-40GB; `all-1g.20gb` 4; `all-3g.40gb` 2), as NVIDIA/gpu-operator v26.3.1
+    `assets/state-mig-manager/0400_configmap.yaml` lists them per device filter."""
     profile = name.removeprefix("all-")
     for p in mig_profiles(product) if name.startswith("all-") else ():
         if p.name == profile:
