@@ -129,21 +129,21 @@ def _plan(cloud: str) -> Plan:
     return plan_platform(Platform.model_validate({**doc, "name": "lab"}))
 
 
-def _run(plan: Plan, a: WaveState, b: WaveState, state: Path, tmp_path: Path) -> list[str]:
-    """Run the runbook's cloud commands of the `apply-handoff` step from `a` to `b`; the commands run."""
+def _fakes(tmp_path: Path, script: str, tools: tuple[str, ...]) -> dict[str, str]:
+    """Install `script` as each of `tools` first on PATH; the environment the runbook's commands read."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
-    for tool in ("gcloud", "az", "aws"):
+    for tool in tools:
         fake = bin_dir / tool
-        fake.write_text(FAKE.format(python=sys.executable, state=str(state)))
+        fake.write_text(script)
         fake.chmod(0o755)
-    env = {
-        **os.environ,
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
-        "CLUSTER": "prod",
-        "LOCATION": "europe-west4",
-        "RESOURCE_GROUP": "rg",
-    }
+    path = f"{bin_dir}:{os.environ['PATH']}"
+    return {**os.environ, "PATH": path, "CLUSTER": "prod", "LOCATION": "europe-west4", "RESOURCE_GROUP": "rg"}
+
+
+def _run(plan: Plan, a: WaveState, b: WaveState, state: Path, tmp_path: Path) -> list[str]:
+    """Run the runbook's cloud commands of the `apply-handoff` step from `a` to `b`; the commands run."""
+    env = _fakes(tmp_path, FAKE.format(python=sys.executable, state=str(state)), ("gcloud", "az", "aws"))
     [step] = [s for s in transition_steps(plan, a, b) if s.action == "apply-handoff"]
     [action] = pool_actions(plan, a, b, step)
     commands = [c for c in action.commands if not c.startswith("kubectl")]
@@ -326,19 +326,8 @@ def _record(commands: tuple[str, ...], state: dict[str, Any], tmp_path: Path) ->
     """Run `commands` in one POSIX shell against the fakes holding `state`; the calls they made."""
     path = tmp_path / "state.json"
     path.write_text(json.dumps(state))
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    for tool in ("gcloud", "aws", "az", "kubectl"):
-        fake = bin_dir / tool
-        fake.write_text(RECORDER.format(python=sys.executable, state=str(path)))
-        fake.chmod(0o755)
-    env = {
-        **os.environ,
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
-        "CLUSTER": "prod",
-        "LOCATION": "eu",
-        "RESOURCE_GROUP": "rg",
-    }
+    script = RECORDER.format(python=sys.executable, state=str(path))
+    env = _fakes(tmp_path, script, ("gcloud", "aws", "az", "kubectl"))
     subprocess.run(["dash", "-ec", "\n".join(commands)], env=env, check=True, timeout=60, capture_output=True)
     log = Path(f"{path}.log")
     return [json.loads(line) for line in log.read_text().splitlines()]
