@@ -43,7 +43,7 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory(prefix="gpuplatform-bench-") as tmp:
         for wave in EVIDENCE_WAVES:
-            snapshot = fleet_snapshot.write(wave, Path(tmp) / wave)
+            snapshot = fleet_snapshot.write_apart(wave, Path(tmp) / wave)
             args = [GPUPLATFORM, "evidence", str(FLEET), "--wave", wave, "--snapshot", str(snapshot)]
             results[f"evidence:{wave}"] = repeat(args, times, env)
     report(

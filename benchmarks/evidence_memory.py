@@ -95,7 +95,7 @@ def write_snapshot(folder: Path, pods: int) -> dict[str, int]:
     """The fleet's snapshot with CPU nodes and Deployment pods up to `pods`; pods and bytes written."""
     import fleet_snapshot
 
-    fleet_snapshot.write(WAVE, folder)
+    fleet_snapshot.write_apart(WAVE, folder)
     fleet = json.loads((folder / "pods.json").read_text())["items"]
     extra = max(pods - len(fleet), 0)
     cpu_nodes = -(-extra // PODS_PER_CPU_NODE)

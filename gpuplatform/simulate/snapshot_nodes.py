@@ -41,7 +41,9 @@ __all__ = [
     "OPERAND_DAEMONSETS",
     "device_list",
     "dra_chart_name",
+    "kubelet_plugin_pod",
     "node_objects",
+    "operand_pod",
     "pod_object",
     "suffix",
     "summarised_slices",
@@ -154,6 +156,36 @@ def _chart_name(version: str) -> str:
     return chart_facts("dra-driver", version)[0].chart
 
 
+def operand_pod(namespace: str, node: str, operand: str, state: str = "running") -> dict[str, Any]:
+    """The pod the DaemonSet of GPU Operator operand `operand` runs on `node`."""
+    daemonset, labels = OPERAND_DAEMONSETS[operand]
+    return pod_object(
+        f"{daemonset}-{suffix(node, operand)}",
+        namespace,
+        node,
+        _OPERAND_LABELS.get(operand, {}) | labels | {"app.kubernetes.io/part-of": "gpu-operator"},
+        [daemonset],
+        state,
+        ("DaemonSet", daemonset),
+    )
+
+
+def kubelet_plugin_pod(
+    namespace: str, chart: str, node: str, containers: list[str], state: str = "running"
+) -> dict[str, Any]:
+    """The pod the DRA driver's kubelet plugin DaemonSet (named after chart `chart`) runs on `node`."""
+    daemonset = f"{chart}{DRA_KUBELET_PLUGIN_SUFFIX}"
+    return pod_object(
+        f"{daemonset}-{suffix(node, daemonset)}",
+        namespace,
+        node,
+        {f"{chart}-component": "kubelet-plugin"},
+        containers,
+        state,
+        ("DaemonSet", daemonset),
+    )
+
+
 def node_pods(world: World, group: Group, name: str) -> list[dict[str, Any]]:
     """The operand pods and the DRA kubelet plugin pod on node `name` of `group`."""
     p = world.plan.platform
@@ -161,36 +193,18 @@ def node_pods(world: World, group: Group, name: str) -> list[dict[str, Any]]:
     for operand, phase in sorted(group.operands.items()):
         if phase not in _STATES:
             continue
-        daemonset, labels = OPERAND_DAEMONSETS[operand]
-        labels = _OPERAND_LABELS.get(operand, {}) | labels
-        pod = pod_object(
-            f"{daemonset}-{suffix(name, operand)}",
-            p.gpu_operator.namespace,
-            name,
-            labels | {"app.kubernetes.io/part-of": "gpu-operator"},
-            [daemonset],
-            _STATES[phase],
-            ("DaemonSet", daemonset),
-        )
+        pod = operand_pod(p.gpu_operator.namespace, name, operand, _STATES[phase])
         if operand == "dcgm-exporter" and world.operator().exporter_dra:
             # the operator copies `dcgmExporter.env` onto the exporter's container (gpu-operator
             # v26.3.1 controllers/object_controls.go `TransformDCGMExporter`)
             pod["spec"]["containers"][0]["env"] = [{"name": DCGM_EXPORTER_DRA_ENV, "value": "true"}]
         pods.append(pod)
     if group.kubelet_plugin != "absent":
-        chart = dra_chart_name(world)
-        daemonset = f"{chart}{DRA_KUBELET_PLUGIN_SUFFIX}"
-        pods.append(
-            pod_object(
-                f"{daemonset}-{suffix(name, daemonset)}",
-                p.dra_driver.namespace,
-                name,
-                {f"{chart}-component": "kubelet-plugin"},
-                _plugin_containers(world),
-                "running" if group.kubelet_plugin == "running" else "terminating",
-                ("DaemonSet", daemonset),
-            )
+        state = "running" if group.kubelet_plugin == "running" else "terminating"
+        plugin = kubelet_plugin_pod(
+            p.dra_driver.namespace, dra_chart_name(world), name, _plugin_containers(world), state
         )
+        pods.append(plugin)
     return pods
 
 

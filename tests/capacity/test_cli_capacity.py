@@ -66,6 +66,13 @@ def test_bad_input_exits_2(tmp_path: Path) -> None:
 
 def test_a_snapshot_adds_the_register_workloads(tmp_path: Path) -> None:
     cluster = Cluster.healthy()
+    # the model's unmigrated pods and the healthy cluster's trainer already hold device-plugin GPUs
+    held = sum(
+        int(c.get("resources", {}).get("limits", {}).get("nvidia.com/gpu", 0))
+        for p in cluster.list("pods")
+        for c in p["spec"]["containers"]
+    )
+    assert held > 2
     extra = [pod(f"batch-{i}", "ml", "gpu-legacy-01", gpus=8) for i in range(3)]
     cluster.kinds["pods"] = [*(cluster.kinds["pods"] or []), *extra]
     folder = cluster.write(tmp_path / "snap")
@@ -86,7 +93,7 @@ def test_a_snapshot_adds_the_register_workloads(tmp_path: Path) -> None:
     (reference,) = json.loads(result.stdout)
     first = reference["moments"][-1]["firstMisfit"]
     assert first["workload"].startswith("snapshot workload Pod ml/batch-")
-    assert reference["moments"][-1]["demand"]["devicePlugin"] == 3 * 8 + 2
+    assert reference["moments"][-1]["demand"]["devicePlugin"] == 3 * 8 + held
     assert reference["counted"] == "the declared workloads and the snapshot's running GPU pods"
 
 

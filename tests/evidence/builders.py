@@ -1,38 +1,32 @@
-"""Deterministic cluster snapshots of a platform in one wave: healthy by default, broken on request.
+"""Cluster snapshots of a platform in one wave: the model's healthy cluster, broken on request.
 
-`build(platform, wave)` lays out every pool the way the cluster would show it — static pools by
-name, Karpenter and node-group pools as nodes carrying their provisioner's label — with the
-allocators, operands, ResourceSlices, validation pods and their logs a healthy cluster has.
+`build(platform, wave)` is the simulator's cluster of the wave as its gates read it
+(`gpuplatform.simulate.wave_cluster`), as `gpuplatform snapshot` would show it
+(`simulate.snapshot.cluster_snapshot`): every node of every pool (a provisioner pool with its
+`minNodes`, at least one), its operands, allocators, ResourceSlices, the workloads, the validation
+probes with the `nvidia-smi -L` line of the device they hold, the gate Jobs' pods and their proof.
+The helpers below make the objects a test adds to break it.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gpuplatform.gates.matchers import enabled_operands
-from gpuplatform.gates.nodes import pool_selector
-from gpuplatform.inventory.catalog import lookup_product, slices_for_node
 from gpuplatform.load.stacks import load_stack
-from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
-from gpuplatform.plan.waves import Plan, WaveState, plan_platform
-from gpuplatform.render.gate_facts import device_classes
-from gpuplatform.render.helm_values import (
-    dra_driver_chart,
-    dra_driver_values,
-    merge_values,
-    operator_settings,
-)
-from gpuplatform.render.nodes import node_labels
-from gpuplatform.render.validation import validation_jobs
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.simulate.snapshot import cluster_snapshot
+from gpuplatform.simulate.snapshot_nodes import kubelet_plugin_pod as plugin_pod
+from gpuplatform.simulate.snapshot_nodes import operand_pod
+from gpuplatform.simulate.wave_cluster import wave_world
 
 REPO = Path(__file__).resolve().parents[2]
 OPERATOR_NS = "gpu-operator"
-MIG_CAPABLE = ("A100", "H100", "H200")
 
 
 def ready(*containers: str) -> list[dict[str, Any]]:
@@ -91,25 +85,13 @@ def pod(
 
 
 def device_plugin_pod(node_name: str) -> dict[str, Any]:
-    return pod(
-        f"nvidia-device-plugin-daemonset-{node_name}",
-        OPERATOR_NS,
-        node_name,
-        labels={"app": "nvidia-device-plugin-daemonset"},
-        containers=ready("nvidia-device-plugin"),
-    )
+    """The GPU Operator's device-plugin pod on `node_name`, as the model runs it."""
+    return operand_pod(OPERATOR_NS, node_name, "device-plugin")
 
 
 def kubelet_plugin_pod(node_name: str, namespace: str = "nvidia-dra-driver-gpu") -> dict[str, Any]:
-    owner = {"kind": "DaemonSet", "name": "dra-driver-nvidia-gpu-kubelet-plugin", "controller": True}
-    return pod(
-        f"dra-driver-nvidia-gpu-kubelet-plugin-{node_name}",
-        namespace,
-        node_name,
-        owners=[owner],
-        labels={"dra-driver-nvidia-gpu-component": "kubelet-plugin"},
-        containers=ready("gpus", "compute-domains"),
-    )
+    """The DRA driver's kubelet plugin pod on `node_name`, as the model runs it."""
+    return plugin_pod(namespace, "dra-driver-nvidia-gpu", node_name, ["gpus", "compute-domains"])
 
 
 def claim(
@@ -137,10 +119,6 @@ def claim(
     return {"metadata": meta, "status": status}
 
 
-def smi_line(index: int, product: str, uuid: str) -> str:
-    return f"GPU {index}: {product} (UUID: {uuid})\n"
-
-
 @dataclass
 class Cluster:
     """A cluster as kubectl would show it, plus the logs `snapshot` keeps."""
@@ -162,7 +140,7 @@ class Cluster:
             owners=[{"kind": "ReplicaSet", "name": "trainer-7d4f9", "controller": True}],
         )
         cluster.list("pods").append(trainer)
-        cluster.list("replicasets").append(
+        cluster.kinds["replicasets"] = [
             {
                 "metadata": {
                     "name": "trainer-7d4f9",
@@ -170,7 +148,7 @@ class Cluster:
                     "ownerReferences": [{"kind": "Deployment", "name": "trainer", "controller": True}],
                 }
             }
-        )
+        ]
         return cluster
 
     def list(self, kind: str) -> list[dict[str, Any]]:
@@ -213,176 +191,7 @@ def reference_platform() -> Platform:
     return load_stack(REPO / "stacks" / "reference.py")[0].platform
 
 
-def pool_node_names(pool: NodePool, provisioned: int) -> list[str]:
-    return list(pool.nodes) or [f"{pool.name}-node-{i}" for i in range(provisioned)]
-
-
-def _node_of(platform: Platform, pool: NodePool, name: str, mode: str) -> dict[str, Any]:
-    product = lookup_product(pool.product)
-    labels = dict(node_labels(platform, pool, mode))  # type: ignore[arg-type]
-    labels |= dict(pool_selector(pool).labels)
-    deploy = ["driver", "container-toolkit", "gpu-feature-discovery", "dcgm", "dcgm-exporter"]
-    if any(p in product.key for p in MIG_CAPABLE):
-        deploy.append("mig-manager")
-    labels |= {f"nvidia.com/gpu.deploy.{d}": "true" for d in deploy}
-    labels["nvidia.com/gpu.deploy.device-plugin"] = "false" if mode == "dra" else "true"
-    return node(
-        name,
-        gpus=str(pool.gpus_per_node) if mode == "legacy" else None,
-        product=product.product_name.replace(" ", "-"),
-        labels=labels,
-    )
-
-
-def _operand_pods(platform: Platform, node_obj: dict[str, Any]) -> list[dict[str, Any]]:
-    name = node_obj["metadata"]["name"]
-    labels = node_obj["metadata"]["labels"]
-    pods = [
-        pod(
-            f"{o.name}-{name}",
-            platform.gpu_operator.namespace,
-            name,
-            labels={o.label[0]: o.label[1]},
-            containers=ready(o.name),
-        )
-        for o in enabled_operands(platform.gpu_operator.values)
-        if labels.get(o.deploy_label) == "true"
-    ]
-    # the operator copies `dcgmExporter.env` of the values it runs with onto the exporter's container
-    # (NVIDIA/gpu-operator v26.3.1 controllers/object_controls.go)
-    values = merge_values(platform.gpu_operator.values, operator_settings(platform))
-    env = (values.get("dcgmExporter") or {}).get("env") or []
-    for p in pods:
-        if p["metadata"]["labels"] == {"app": "nvidia-dcgm-exporter"}:
-            p["spec"]["containers"] = [{"name": "nvidia-dcgm-exporter", "image": "dcgm-exporter", "env": env}]
-    return pods
-
-
-def _uuid(slices: list[dict[str, Any]], device: str) -> str:
-    return next(
-        d["attributes"]["uuid"]["string"] for s in slices for d in s["spec"]["devices"] if d["name"] == device
-    )
-
-
-def build(platform: Platform, wave: str, provisioned: int = 2) -> Cluster:
-    """A healthy snapshot of `platform` in `wave` (provisioner pools get `provisioned` nodes each)."""
-    plan = plan_platform(platform)
-    state = plan.wave(wave)
-    cluster = Cluster(
-        kinds={
-            k: []
-            for k in (
-                "nodes",
-                "pods",
-                "daemonsets",
-                "replicasets",
-                "jobs",
-                "deviceclasses",
-                "resourceslices",
-                "resourceclaims",
-                "resourceclaimtemplates",
-            )
-        }
-    )
-    slices: dict[str, list[dict[str, Any]]] = {}
-    for pool in platform.node_pools:
-        mode = state.pool_modes[pool.name]
-        for name in pool_node_names(pool, provisioned):
-            node_obj = _node_of(platform, pool, name, mode)
-            cluster.list("nodes").append(node_obj)
-            if mode == "legacy":
-                cluster.list("pods").append(device_plugin_pod(name))
-                continue
-            if not state.driver_installed:
-                continue
-            cluster.list("pods").append(kubelet_plugin_pod(name, platform.dra_driver.namespace))
-            cluster.list("pods").extend(_operand_pods(platform, node_obj))
-            slices[name] = slices_for_node(
-                name,
-                pool.product,
-                pool.gpus_per_node,
-                driver_release=platform.dra_driver.chart_version,
-                mig_layout=pool.mig_layout or None,
-            )
-            cluster.list("resourceslices").extend(slices[name])
-    if state.driver_installed and dra_driver_chart(platform).renders(
-        "apps", "Deployment", dra_driver_values(plan)
-    ):
-        # the chart renders its controller Deployment only with resources.computeDomains.enabled
-        cluster.list("pods").append(
-            pod(
-                "dra-driver-nvidia-gpu-controller-6f7d9-abcde",
-                platform.dra_driver.namespace,
-                "control-plane-01",
-                labels={"dra-driver-nvidia-gpu-component": "controller"},
-                containers=ready("compute-domains"),
-            )
-        )
-    cluster.list("deviceclasses").extend({"metadata": {"name": c}} for c in device_classes(plan, state))
-    _validation(plan, state, cluster, slices)
-    return cluster
-
-
-def _dra_nodes(plan: Plan, state: WaveState, provisioned: int = 2) -> list[tuple[NodePool, str]]:
-    return [
-        (pool, name)
-        for pool in plan.platform.node_pools
-        if state.pool_modes[pool.name] == "dra"
-        for name in pool_node_names(pool, provisioned)
-    ]
-
-
-def _validation(
-    plan: Plan, state: WaveState, cluster: Cluster, slices: dict[str, list[dict[str, Any]]]
-) -> None:
-    data = validation_jobs(plan, state).data
-    dra = _dra_nodes(plan, state)
-    if data["validation"] is not None and dra:
-        v = data["validation"]
-        pool, where = dra[0]
-        name = f"{v['job']}-abcde"
-        claim_name = f"{name}-gpu-x1"
-        validation = pod(
-            name,
-            v["namespace"],
-            where,
-            labels={"job-name": v["job"], "gpuplatform.dev/validation": "claim-pilot"},
-            resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "hopper-large-gpu"}],
-        )
-        validation["status"]["resourceClaimStatuses"] = [{"name": "gpu", "resourceClaimName": claim_name}]
-        cluster.list("pods").append(validation)
-        cluster.list("resourceclaims").append(
-            claim(claim_name, v["namespace"], where, reserved_uid=validation["metadata"]["uid"])
-        )
-        product = lookup_product(pool.product).product_name
-        cluster.logs[f"{v['namespace']}/{name}"] = smi_line(0, product, _uuid(slices[where], "gpu-0"))
-    if data["bridge"] is None:
-        return
-    b = data["bridge"]
-    legacy = [
-        (pool, name)
-        for pool in plan.platform.node_pools
-        if state.pool_modes[pool.name] == "legacy"
-        for name in pool_node_names(pool, 2)
-    ]
-    for side in b["sides"]:
-        pool, where = (dra if side["side"] == "dra" else legacy)[0]
-        name = f"{side['job']}-fghij"
-        bridge = pod(
-            name,
-            b["namespace"],
-            where,
-            labels={"job-name": side["job"], "gpuplatform.dev/validation": f"bridge-{side['side']}"},
-            gpus=1,
-        )
-        product = lookup_product(pool.product).product_name
-        uuid = f"GPU-legacy-{where}-3"
-        if side["side"] == "dra":
-            claim_name = f"{name}-gpu-y2"
-            bridge["status"]["extendedResourceClaimStatus"] = {"resourceClaimName": claim_name}
-            cluster.list("resourceclaims").append(
-                claim(claim_name, b["namespace"], where, "gpu-1", reserved_uid=bridge["metadata"]["uid"])
-            )
-            uuid = _uuid(slices[where], "gpu-1")
-        cluster.list("pods").append(bridge)
-        cluster.logs[f"{b['namespace']}/{name}"] = smi_line(0, product, uuid)
+def build(platform: Platform, wave: str) -> Cluster:
+    """The model's healthy cluster of `platform` in `wave` (a copy the test may break)."""
+    snapshot = cluster_snapshot(wave_world(plan_platform(platform), wave))
+    return Cluster(kinds=copy.deepcopy(snapshot.kinds), logs=dict(snapshot.logs))

@@ -40,8 +40,11 @@ cat "$FAKE_DIR/$kind.json"
 def fake_kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     data = Cluster.healthy().write(tmp_path / "cluster")
     (data / "secrets.json").write_text('{"items": []}')  # no Helm release of the GPU Operator
-    for kind in ("customresourcedefinitions", "deployments", "configmaps"):  # no Argo CD, no Flux
+    # no Argo CD, no Flux; the DaemonSets the model does not hold
+    for kind in ("customresourcedefinitions", "deployments", "configmaps", "daemonsets"):
         (data / f"{kind}.json").write_text('{"items": []}')
+    for kind in ("clusterqueues", "localqueues", "resourceflavors", "workloads"):  # no Kueue
+        (data / f"{kind}.json").unlink(missing_ok=True)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "kubectl").write_text(FAKE)
@@ -66,9 +69,11 @@ def test_snapshot_reads_every_kind(fake_kubectl: Path, tmp_path: Path) -> None:
     assert "get deployments.apps -l app.kubernetes.io/part-of in (argocd,flux) -A -o json" in calls
     crds = "appprojects.argoproj.io helmreleases.helm.toolkit.fluxcd.io --ignore-not-found"
     assert f"get customresourcedefinitions.apiextensions.k8s.io {crds} -o json" in calls
-    # the validation pod's log is kept beside the JSON, named <namespace>_<pod>.log
-    [(target, state)] = manifest["logs"].items()
-    assert target.startswith("gpu-dra-pilot/gpu-dra-validation-") and state == "ok"
+    # the validation pod's log is kept beside the JSON, named <namespace>_<pod>.log (as the gate
+    # Jobs' pods' logs are)
+    assert set(manifest["logs"].values()) == {"ok"}
+    [target] = [t for t in manifest["logs"] if t.startswith("gpu-dra-pilot/")]
+    assert target.startswith("gpu-dra-pilot/gpu-dra-validation-")
     namespace, pod = target.split("/")
     assert "(UUID: GPU-" in (out / "logs" / f"{namespace}_{pod}.log").read_text()
     assert load_snapshot(out).logs[target].startswith("GPU 0: NVIDIA H100 80GB HBM3")

@@ -136,7 +136,7 @@ def replace_operator_plugin(node_name: str) -> Mutation:
             p
             for p in pods
             if not (
-                p["spec"]["nodeName"] == node_name
+                p["spec"].get("nodeName") == node_name
                 and p["metadata"]["labels"].get("app") == "nvidia-device-plugin-daemonset"
             )
         ]

@@ -21,7 +21,7 @@ from gpuplatform.model.platform import Platform
 from gpuplatform.plan.steps import transition_steps
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.runbook_pools import HOLDS_GPU_JQ, drain_steps, pool_actions
-from tests.evidence.builders import build, pod
+from tests.evidence.builders import Cluster, build, pod
 from tests.gates.test_twins import _lines
 from tests.specs import minimal_spec, write_spec
 
@@ -65,10 +65,23 @@ def _runbook_jq(pods: list[dict[str, Any]]) -> list[str]:
     return [str(line) for line in jq.compile(HOLDS_GPU_JQ).input_value({"items": live}).all()]
 
 
+def _drained(platform: Platform) -> Cluster:
+    """The model's cluster of the drain wave once the operator has drained pool `old` as the runbook
+    says: every pod its check lists on the pool's node is gone (the replay never runs that step, which
+    comes after the wave's sync)."""
+    cluster = build(platform, "drain")
+    held = set(_runbook_jq(cluster.pods_on("gpu-01")))
+    assert held, "the model runs GPU pods on the pool before the drain"
+    cluster.kinds["pods"] = [
+        p for p in cluster.list("pods") if f"{p['metadata']['namespace']}/{p['metadata']['name']}" not in held
+    ]
+    return cluster
+
+
 @pytest.mark.parametrize("name", sorted(HOLDERS))
 def test_a_pod_holding_any_nvidia_resource_or_a_claim_blocks_the_drain(tmp_path: Path, name: str) -> None:
     platform = _platform(tmp_path)
-    cluster = build(platform, "drain")
+    cluster = _drained(platform)
     cluster.list("pods").append(HOLDERS[name])
     assert _runbook_jq([HOLDERS[name]]) == [f"team-a/{name}"]
     lines = _lines(platform, "drain", load_snapshot(cluster.write(tmp_path / "snap")))
@@ -88,7 +101,7 @@ def test_a_pod_holding_any_nvidia_resource_or_a_claim_blocks_the_drain(tmp_path:
 
 def test_pods_with_only_cpu_a_zero_count_or_finished_pass_the_drain(tmp_path: Path) -> None:
     platform = _platform(tmp_path)
-    cluster = build(platform, "drain")
+    cluster = _drained(platform)
     cluster.list("pods").extend(PASSERS.values())
     assert _runbook_jq(list(PASSERS.values())) == []
     twin, by_jq = _lines(platform, "drain", load_snapshot(cluster.write(tmp_path / "snap")))["drained"]

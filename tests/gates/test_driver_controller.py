@@ -10,6 +10,7 @@ way, so a cluster the real chart builds passes and one missing a rendered contro
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,8 +21,12 @@ from gpuplatform.render.validation import validation_jobs
 from tests.evidence.builders import build
 from tests.gates.harness import in_cluster, offline
 
-CONTROLLER = "dra-driver-nvidia-gpu-controller-6f7d9-abcde"
 WAVE = "native-claim-pilot"
+
+
+def _controller(pod: dict[str, Any]) -> bool:
+    """The DRA driver controller's pod, by the label its Deployment's template gives it."""
+    return pod["metadata"]["labels"].get("dra-driver-nvidia-gpu-component") == "controller"
 
 
 def _with_domains(platform: Platform, enabled: bool) -> Platform:
@@ -53,7 +58,7 @@ def test_a_cluster_the_chart_builds_passes_operands(
 ) -> None:
     platform = _with_domains(reference, enabled)
     cluster = build(platform, WAVE)
-    assert any(p["metadata"]["name"] == CONTROLLER for p in cluster.list("pods")) is enabled
+    assert any(_controller(p) for p in cluster.list("pods")) is enabled
     assert offline(platform, WAVE, "operands", cluster, tmp_path / "a").status == "held"
     assert in_cluster(platform, WAVE, "operands", cluster, tmp_path / "b").returncode == 0
 
@@ -61,7 +66,7 @@ def test_a_cluster_the_chart_builds_passes_operands(
 def test_a_missing_rendered_controller_breaks_operands(reference: Platform, tmp_path: Path) -> None:
     platform = _with_domains(reference, True)
     cluster = build(platform, WAVE)
-    cluster.kinds["pods"] = [p for p in cluster.list("pods") if p["metadata"]["name"] != CONTROLLER]
+    cluster.kinds["pods"] = [p for p in cluster.list("pods") if not _controller(p)]
     assert offline(platform, WAVE, "operands", cluster, tmp_path / "a").status != "held"
     run = in_cluster(platform, WAVE, "operands", cluster, tmp_path / "b")
     assert run.returncode == 3 and "controller" in run.stderr

@@ -57,6 +57,8 @@ def _nodes_of(pool_label: str) -> Callable[[Cluster], list[dict[str, Any]]]:
     return select
 
 
+#: The container toolkit's DaemonSet (gpu-operator v26.3.1 `assets/state-container-toolkit/`).
+TOOLKIT = "nvidia-container-toolkit-daemonset"
 KARPENTER = _nodes_of("karpenter.sh/nodepool=gpu-l40s")
 EKS = _nodes_of("eks.amazonaws.com/nodegroup=h100-ng")
 
@@ -142,9 +144,10 @@ def _plugin_not_ready(cluster: Cluster) -> None:
 
 
 def _toolkit_waiting(cluster: Cluster) -> None:
-    for p in cluster.pods_on(_first(EKS, cluster)):
-        if p["metadata"]["name"].startswith("container-toolkit-"):
-            p["status"]["containerStatuses"] = [{"name": "container-toolkit", "ready": False}]
+    (toolkit,) = [
+        p for p in cluster.pods_on(_first(EKS, cluster)) if p["metadata"]["name"].startswith(TOOLKIT)
+    ]
+    toolkit["status"]["containerStatuses"] = [{"name": TOOLKIT, "ready": False}]
 
 
 def _controller_gone(cluster: Cluster) -> None:
@@ -427,7 +430,8 @@ CASES: dict[str, Case] = {
         "claims",
         "allocator-exclusivity",
         "broken",
-        "node a100-01 has TWO ALLOCATORS: the device plugin (nvidia.com/gpu=8, gpu-operator/nvidia-device-plugin-daemonset-a100-01) and the DRA driver (ResourceSlice devices)",
+        "node a100-01 has TWO ALLOCATORS: the device plugin (nvidia.com/gpu=8, "
+        f"gpu-operator/{device_plugin_pod('a100-01')['metadata']['name']}) and the DRA driver (ResourceSlice devices)",
         api.publish(allNodes=True),
     ),
     "a device of a partitioned slice reaches a legacy node by its own nodeName": Case(
@@ -571,7 +575,7 @@ CASES: dict[str, Case] = {
     ),
     # operands
     "toolkit waiting for the validator's marker": Case(
-        "app", "operands", "broken", "container-toolkit pod gpu-operator/container-toolkit-", _toolkit_waiting
+        "app", "operands", "broken", f"container-toolkit pod gpu-operator/{TOOLKIT}-", _toolkit_waiting
     ),
     "driver controller gone": Case(
         "claims",

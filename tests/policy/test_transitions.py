@@ -155,7 +155,7 @@ def test_check_snapshot_finds_an_exporter_pod_on_a_dra_node_without_dra_mode(tmp
     [stale] = [
         p
         for p in cluster.kinds["pods"] or []
-        if p["metadata"]["labels"] == {"app": "nvidia-dcgm-exporter"} and p["spec"]["nodeName"] in dra_nodes
+        if p["metadata"]["labels"].get("app") == "nvidia-dcgm-exporter" and p["spec"]["nodeName"] in dra_nodes
     ][:1]
     stale["spec"]["containers"][0]["env"] = []
     # THEN check names the pod and its node
