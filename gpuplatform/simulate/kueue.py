@@ -31,7 +31,7 @@ def _local_queue(world: World, w: Workload) -> str | None:
         (
             x.queue
             for x in world.plan.platform.workloads
-            if x.name == w.name and x.namespace == w.namespace and x.queue is not None
+            if x.name == w.workload and x.namespace == w.namespace and x.queue is not None
         ),
         None,
     )

@@ -22,9 +22,9 @@ from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.plan.steps import Step
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.simulate.groups import pool_group
-from gpuplatform.simulate.model import Group, Workload
+from gpuplatform.simulate.model import Group
 from gpuplatform.simulate.operator import host_driver
-from gpuplatform.simulate.workloads import converted
+from gpuplatform.simulate.workloads import converted, legacy
 from gpuplatform.simulate.world import World
 
 __all__ = ["apply_manual", "handoff"]
@@ -232,12 +232,10 @@ def _convert(world: World, source: str, target: str) -> None:
     for index in sorted(set(a.workloads) ^ set(b.workloads)):
         spec = p.workloads[index]
         for w in world.cluster.workloads:
-            if w.origin == "spec" and w.key == f"{spec.namespace}/{spec.name}":
+            if w.origin == "spec" and (w.namespace, w.workload) == (spec.namespace, spec.name):
                 w.moves = True
                 w.evict("converted", delete=True)
-        if index in b.workloads:
-            fresh = converted(world.plan, index)
-        else:
-            fresh = Workload(spec.name, spec.namespace, "legacy", spec.gpus, "spec")
-        fresh.moves = True
-        world.cluster.workloads.append(fresh)
+        fresh = converted(world.plan, index) if index in b.workloads else legacy(world.plan, index)
+        for w in fresh:
+            w.moves = True
+        world.cluster.workloads += fresh

@@ -153,6 +153,10 @@ class Workload:
     """The MIG layout of its node when its devices were allocated (they exist while it still holds)."""
     probe: str = ""
     """The validation role of a gate's probe pod (`claim-pilot`, `bridge-legacy`, `bridge-dra`)."""
+    controller: str = ""
+    """The kind of the spec workload this pod is one replica of (`Deployment`, `Job`, ...)."""
+    workload: str = ""
+    """The name of that spec workload (the pod's own name is its controller's: `controllers.py`)."""
 
     def evict(self, reason: str, *, delete: bool = False) -> None:
         """Start terminating; an evicted pod is recreated by its controller, a deleted one is not."""

@@ -27,6 +27,7 @@ from gpuplatform.gates.matchers import DRA_DRIVER, GPU_RESOURCE
 from gpuplatform.inventory.catalog import lookup_product
 from gpuplatform.output.write import write_file
 from gpuplatform.render.gate_jobs import GATE_LABEL
+from gpuplatform.simulate.controllers import cron_job_name, owner_references
 from gpuplatform.simulate.kueue import kueue_objects
 from gpuplatform.simulate.model import Group, Workload
 from gpuplatform.simulate.scheduler import bridge_class
@@ -182,8 +183,13 @@ def _workload(
         labels |= dict.fromkeys(_JOB_NAME, w.name)
     else:
         name = w.name
-        labels["app"] = w.name
-    pod = pod_object(name, w.namespace, node, labels, ["main"], _LIVE.get(w.phase, "pending"))
+        labels["app"] = w.workload or w.name
+    owners, controller_labels = owner_references(w.controller, w.workload) if w.origin == "spec" else ([], {})
+    pod = pod_object(
+        name, w.namespace, node, labels | controller_labels, ["main"], _LIVE.get(w.phase, "pending")
+    )
+    if owners:
+        pod["metadata"]["ownerReferences"] = owners
     pod["spec"]["tolerations"] = [dict(t) for t in w.tolerations]
     entry = str((((template.get("spec") or {}).get("resourceClaims")) or [{"name": "gpu"}])[0]["name"])
     claims = []
@@ -257,7 +263,19 @@ def _gate_pod(key: str, log: str) -> dict[str, Any]:
 
 
 def _jobs(world: World) -> list[dict[str, Any]]:
+    """The gate and switch Jobs the engines applied, and the Job of each CronJob's run."""
     out = []
+    runs = sorted(
+        {
+            (w.namespace, w.workload)
+            for w in world.cluster.workloads
+            if w.controller == "CronJob" and w.phase != "done"
+        }
+    )
+    for namespace, cron in runs:
+        owner = {"apiVersion": "batch/v1", "kind": "CronJob", "name": cron, "controller": True}
+        meta = {"name": cron_job_name(cron), "namespace": namespace, "ownerReferences": [owner]}
+        out.append({"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "status": {"active": 1}})
     for key, status in sorted(world.cluster.jobs.items()):
         namespace, _, name = key.partition("/")
         condition = {"complete": "Complete"}.get(status, "Failed" if status.startswith("failed") else "")

@@ -18,6 +18,7 @@ from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.nodes import pool_taint
 from gpuplatform.render.tenants import dra_pool_tolerations
 from gpuplatform.render.workload_handoff import extended_resource_toleration, workload_template_name
+from gpuplatform.simulate.controllers import replica_names
 from gpuplatform.simulate.model import Toleration, Workload
 
 __all__ = ["LEGACY_NAMESPACE", "converted", "legacy", "snapshot_workloads", "workload_mix"]
@@ -45,37 +46,49 @@ def _spec_tolerations(plan: Plan, index: int) -> list[Toleration]:
     return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in w.tolerations]
 
 
-def converted(plan: Plan, index: int) -> Workload:
-    """Spec workload `index` in its claim form: the hand-off's template and tolerations added to its own."""
+def converted(plan: Plan, index: int) -> list[Workload]:
+    """Spec workload `index` in its claim form, a pod per replica: the hand-off's template and
+    tolerations added to its own."""
     w = plan.platform.workloads[index]
     p = plan.platform
     added = [extended_resource_toleration(w.resource), *dra_pool_tolerations(p)]
-    return Workload(
-        w.name,
-        w.namespace,
-        "claim",
-        w.gpus,
-        "spec",
-        tolerations=_spec_tolerations(plan, index)
-        + [t for t in added if t not in _spec_tolerations(plan, index)],
-        node_selector=dict(w.node_selector),
-        template=workload_template_name(w),
-        device_class=p.class_name(w.tier),
-    )
+    own = _spec_tolerations(plan, index)
+    return [
+        Workload(
+            pod,
+            w.namespace,
+            "claim",
+            w.gpus,
+            "spec",
+            tolerations=own + [t for t in added if t not in own],
+            node_selector=dict(w.node_selector),
+            template=workload_template_name(w),
+            device_class=p.class_name(w.tier),
+            controller=w.kind,
+            workload=w.name,
+        )
+        for pod in replica_names(w.kind, w.name, w.replicas)
+    ]
 
 
-def legacy(plan: Plan, index: int) -> Workload:
-    """Spec workload `index` as it runs before its wave: an `nvidia.com/gpu` request, its own placement."""
+def legacy(plan: Plan, index: int) -> list[Workload]:
+    """Spec workload `index` as it runs before its wave, a pod per replica: an `nvidia.com/gpu`
+    request, its own placement."""
     w = plan.platform.workloads[index]
-    return Workload(
-        w.name,
-        w.namespace,
-        "legacy",
-        w.gpus,
-        "spec",
-        tolerations=_spec_tolerations(plan, index),
-        node_selector=dict(w.node_selector),
-    )
+    return [
+        Workload(
+            pod,
+            w.namespace,
+            "legacy",
+            w.gpus,
+            "spec",
+            tolerations=_spec_tolerations(plan, index),
+            node_selector=dict(w.node_selector),
+            controller=w.kind,
+            workload=w.name,
+        )
+        for pod in replica_names(w.kind, w.name, w.replicas)
+    ]
 
 
 def snapshot_workloads(plan: Plan, snapshot: Snapshot) -> tuple[list[Workload], list[str]]:
@@ -135,7 +148,8 @@ def workload_mix(plan: Plan, state: WaveState, observed: list[Workload] | None =
                 tolerations=[{"operator": "Exists"}],
             )
         )
-    out += [converted(plan, i) if i in state.workloads else legacy(plan, i) for i in range(len(p.workloads))]
+    for i in range(len(p.workloads)):
+        out += converted(plan, i) if i in state.workloads else legacy(plan, i)
     tolerations = _dra_tolerations(plan)
     for tenant in p.tenants:
         if tenant.name not in state.tenants:

@@ -58,8 +58,10 @@ def test_diff_waves_of_one_platform() -> None:
 
 
 def test_synth_prints_the_capacity_warnings_check_prints(tmp_path: Path) -> None:
-    # GIVEN a spec whose last waves cannot place a 4 x 4-GPU workload (GP280, from `check`)
+    # GIVEN a spec whose last waves cannot place a 4 x 4-GPU workload (GP280, from `check`), its
+    # tenant's quota room for all four pods (else the simulation refuses the conversion: GP290)
     spec = short_spec("claims")
+    spec["spec"]["tenants"][0]["quota"] = {"devices": 16, "gpus": 16}
     stack = str(write_spec(tmp_path / "lab.yaml", spec))
     checked = {line for line in run("check", stack).stderr.splitlines() if "GP28" in line}
     synthed = run("synth", stack, "--out", str(tmp_path / "out"))

@@ -147,7 +147,7 @@ def test_spec_workloads_keep_their_node_selector_and_tolerations(tmp_path: Path)
     replayer = _replayer(tmp_path, doc, "flux")
     replayer.bootstrap()
     world = replayer.world
-    [train] = [w for w in world.cluster.workloads if w.name == "train"]
+    [train] = [w for w in world.cluster.workloads if w.workload == "train"]
     # THEN it keeps both and the scheduler leaves it pending
     assert tolerates(train.tolerations, {"key": "example.com/batch", "value": "", "effect": "NoSchedule"})
     assert train.phase == "pending"
