@@ -1,9 +1,10 @@
 """Benchmark: `gpuplatform capacity --all` of the 2,000-node fleet with its workloads, whole process,
 from the spec and from a snapshot of the same cluster; prints JSON.
 
-The snapshot is the fleet in its active wave (`application`): every node with its labels, the
-device plugin's allocatable GPUs or the DRA driver's ResourceSlices, and 200 allocated claims of
-pods the spec does not name.
+The snapshot is the model's cluster of the fleet in its active wave (`application`,
+`simulate.wave_cluster`): every node, its allocators and ResourceSlices, the workloads and their
+claims, written as `gpuplatform snapshot` writes a cluster; plus 200 allocated claims of pods the
+spec does not name.
 """
 
 from __future__ import annotations
@@ -21,59 +22,51 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from capacity_fleet import build
 
-from gpuplatform.inventory.catalog import slices_for_node
+from gpuplatform.evidence.snapshot import Snapshot
+from gpuplatform.gates.matchers import DRA_DRIVER
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.nodes import node_labels, pool_taint
+from gpuplatform.simulate.snapshot import cluster_snapshot
+from gpuplatform.simulate.snapshot import write_snapshot as write_model_snapshot
+from gpuplatform.simulate.wave_cluster import wave_world
 
 STACK = Path(__file__).parent / "capacity_fleet.py"
 FOREIGN_CLAIMS = 200
 
 
 def write_snapshot(folder: Path) -> None:
-    """The fleet as `gpuplatform snapshot` would record it in its active wave."""
+    """The fleet in its active wave as the model builds it (`simulate.wave_cluster`, the cluster the
+    tests and `simulate --write-snapshots` take), written as `gpuplatform snapshot` writes a cluster,
+    with `FOREIGN_CLAIMS` allocated claims of pods the spec does not name on devices nothing holds."""
     platform = build()
-    state = plan_platform(platform).wave(platform.active_wave)
-    nodes: list[dict[str, Any]] = []
-    slices: list[dict[str, Any]] = []
-    for pool in platform.node_pools:
-        mode = state.pool_modes[pool.name]
-        for name in pool.nodes:
-            labels = {**node_labels(platform, pool, mode), "nvidia.com/gpu.count": str(pool.gpus_per_node)}
-            item: dict[str, Any] = {
-                "metadata": {"name": name, "labels": labels},
-                "status": {"allocatable": {}},
-            }
-            if mode == "dra":
-                item["spec"] = {"taints": [pool_taint(platform, pool)]}
-                slices += slices_for_node(
-                    name, pool.product, pool.gpus_per_node, driver_release=platform.dra_driver.chart_version
-                )
-            else:
-                item["status"]["allocatable"]["nvidia.com/gpu"] = str(pool.gpus_per_node)
-            nodes.append(item)
-    claims = [
+    snapshot = cluster_snapshot(wave_world(plan_platform(platform), platform.active_wave))
+    claims = snapshot.kinds.get("resourceclaims") or []
+    held = {
+        (r["pool"], r["device"])
+        for c in claims
+        for r in ((c.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or []
+    }
+    free = [
+        (s["spec"]["pool"]["name"], d["name"])
+        for s in snapshot.kinds.get("resourceslices") or []
+        for d in s["spec"].get("devices") or []
+        if (s["spec"]["pool"]["name"], d["name"]) not in held
+    ]
+    foreign = [
         {
             "metadata": {"name": f"foreign-{i}", "namespace": "other"},
             "status": {
                 "allocation": {
                     "devices": {
-                        "results": [
-                            {
-                                "request": "gpu",
-                                "driver": "gpu.nvidia.com",
-                                "pool": s["spec"]["pool"]["name"],
-                                "device": "gpu-0",
-                            }
-                        ]
+                        "results": [{"request": "gpu", "driver": DRA_DRIVER, "pool": pool, "device": device}]
                     }
                 }
             },
         }
-        for i, s in zip(range(FOREIGN_CLAIMS), slices[:: max(1, len(slices) // FOREIGN_CLAIMS)], strict=False)
+        for i, (pool, device) in enumerate(free[:: max(1, len(free) // FOREIGN_CLAIMS)][:FOREIGN_CLAIMS])
     ]
-    kinds = {"nodes": nodes, "pods": [], "resourceslices": slices, "resourceclaims": claims}
-    for kind, items in kinds.items():
-        (folder / f"{kind}.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    kinds = snapshot.kinds | {"resourceclaims": [*claims, *foreign]}
+    manifest = {"context": "capacity-fleet", "serverVersion": "v1.36.1"}
+    write_model_snapshot(Snapshot(snapshot.folder, kinds, logs=snapshot.logs), folder, manifest)
 
 
 def _run(env: dict[str, str], *extra: str) -> tuple[float, list[dict[str, Any]]]:
@@ -90,9 +83,10 @@ def main() -> None:
     env = {**os.environ, "FLEET_NODES": os.environ.get("FLEET_NODES", "2000")}
     os.environ.update(env)
     elapsed, waves = _run(env)
-    with tempfile.TemporaryDirectory() as folder:
-        write_snapshot(Path(folder))
-        from_snapshot, snapshot_waves = _run(env, "--snapshot", folder)
+    with tempfile.TemporaryDirectory() as parent:
+        folder = Path(parent) / "snapshot"
+        write_snapshot(folder)
+        from_snapshot, snapshot_waves = _run(env, "--snapshot", str(folder))
     moments = [m for w in waves for m in w["moments"]]
     print(
         json.dumps(
@@ -105,6 +99,7 @@ def main() -> None:
                 "peak_demand": max(w["peakDemand"] for w in waves),
                 "whole_process_s": round(elapsed, 3),
                 "snapshot_whole_process_s": round(from_snapshot, 3),
+                "snapshot_verdicts": {w["wave"]: w["verdict"][:120] for w in snapshot_waves},
                 "snapshot_notes": snapshot_waves[0]["notes"],
                 "goal_s": 5.0,
             },
