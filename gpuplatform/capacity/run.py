@@ -77,7 +77,8 @@ def _from_snapshot(lp: LoadedPlatform, read: _Read) -> tuple[Platform, tuple[Dem
     plan = plan_platform(merged.platform)
     selectors = SelectorCache(parse_release(merged.platform.kubernetes.version).minor)
     reads = plan_reads(plan, merged.extra, selectors)
-    fleet = snapshot_fleet(merged.platform, read.snapshot, read.nodes, held, reads, str(lp.source))
+    given = plan.given_all(plan.active)
+    fleet = snapshot_fleet(merged.platform, read.snapshot, read.nodes, held, reads, str(lp.source), given)
     if merged.skipped:
         note = f"not counted (they request only other nvidia.com resources): {', '.join(merged.skipped)}"
         fleet = replace(fleet, notes=(*fleet.notes, note))

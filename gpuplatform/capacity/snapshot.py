@@ -46,7 +46,7 @@ from gpuplatform.inventory.resource_slices import normalise_slice
 from gpuplatform.kube.nodes import Node
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
-from gpuplatform.plan.waves import Plan, plan_platform
+from gpuplatform.plan.waves import Plan
 from gpuplatform.render.nodes import (
     DEVICE_PLUGIN_LABEL,
     DRA_PLUGIN_LABEL,
@@ -291,9 +291,17 @@ class _Builder:
 
 
 def snapshot_fleet(
-    platform: Platform, snapshot: Snapshot, found: Sequence[RealNode], held: Held, reads: Reads, file: str
+    platform: Platform,
+    snapshot: Snapshot,
+    found: Sequence[RealNode],
+    held: Held,
+    reads: Reads,
+    file: str,
+    given: Mapping[str, int] | None = None,
 ) -> Fleet:
-    """The fleet as the snapshot shows it; the modelled fleet with a note when it has no nodes."""
+    """The fleet as the snapshot shows it; the modelled fleet with a note when it has no nodes.
+    `given`: the nodes each pool had given to new groups when the snapshot was taken (its active
+    wave's, `Plan.given_all`)."""
     if snapshot.items("nodes") is None:
         fleet = build_fleet(platform, file)
         return replace(
@@ -319,8 +327,7 @@ def snapshot_fleet(
     notes = [note for p in pools for note in p.notes]
     if snapshot.items("resourceslices") is None:
         notes.append("the snapshot has no ResourceSlices: DRA devices are modelled")
-    plan = plan_platform(platform)
-    return Fleet(platform, tuple(pools), (*notes, *held.notes), plan.given_all(plan.active))
+    return Fleet(platform, tuple(pools), (*notes, *held.notes), dict(given or {}))
 
 
 def _snapshot_pool(

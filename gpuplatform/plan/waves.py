@@ -131,18 +131,26 @@ class Plan:
         waves = ", ".join(s.name for s in self.waves)
         return f"platform {self.platform.name!r} has no wave {name!r} (waves: {waves})"
 
+    @cached_property
+    def _takeovers(self) -> tuple[tuple[str, str, int], ...]:
+        """(new pool, pool it takes nodes from, nodes taken) of every `takesOverFrom`."""
+        return tuple(
+            (p.name, p.takes_over_from, p.provisioner.min_nodes)
+            for p in self.platform.node_pools
+            if p.takes_over_from is not None and p.provisioner is not None
+        )
+
     def given(self, state: WaveState, name: str) -> int:
         """Nodes pool `name` has given to the new groups that exist in `state` (`takesOverFrom`)."""
-        return sum(
-            p.provisioner.min_nodes
-            for p in self.platform.node_pools
-            if p.takes_over_from == name and p.provisioner is not None and state.present(p.name)
-        )
+        return self.given_all(state).get(name, 0)
 
     def given_all(self, state: WaveState) -> dict[str, int]:
         """Pool -> nodes it has given to new groups in `state` (only pools that gave any)."""
-        given = {p.name: self.given(state, p.name) for p in self.platform.node_pools}
-        return {name: n for name, n in given.items() if n}
+        given: dict[str, int] = {}
+        for new, source, nodes in self._takeovers:
+            if state.present(new):
+                given[source] = given.get(source, 0) + nodes
+        return given
 
     def pool_in(self, state: WaveState, name: str) -> NodePool:
         """Pool `name` as it is in `state`: a group that gave nodes to a new group has that many fewer

@@ -128,10 +128,8 @@ def _jq_taints(
     return f'(({at} // []) | map({taint_of})) - {json.dumps(gone)} + {json.dumps(add)} | join(",")'
 
 
-_GKE_TAINT = (
-    '"\\(.key)\\(if (.value // "") != "" then "=" + .value else "" end):'
-    '\\({"NO_SCHEDULE":"NoSchedule","PREFER_NO_SCHEDULE":"PreferNoSchedule","NO_EXECUTE":"NoExecute"}[.effect])"'
-)
+#: jq: a GKE taint (`{key, value, effect: NO_SCHEDULE}`) as `k=v:Effect` (the shared definitions).
+_GKE_TAINT = "(.effect |= k8s_effect) | taint_text"
 
 
 def node_group_update(
@@ -150,7 +148,7 @@ def node_group_update(
         live = f"gcloud container node-pools describe {where} --format=json"
         return (
             f"labels=$({live} | jq -r {shlex.quote(_jq_labels('.config.labels', labels, remove, ','))})",
-            f"taints=$({live} | jq -r {shlex.quote(_jq_taints('.config.taints', _GKE_TAINT, taints, remove_taints))})",
+            f"taints=$({live} | jq -r {shlex.quote(_with_defs(_jq_taints('.config.taints', _GKE_TAINT, taints, remove_taints)))})",
             f'gcloud container node-pools update {where} --node-labels="$labels"',
             f'gcloud container node-pools update {where} --node-taints="$taints"',
         )
@@ -170,8 +168,7 @@ def node_group_update(
 #: `k=v:Effect` text gcloud and az take, and optional `--flag value` pairs dropped when the live
 #: group has no value.
 _JQ_DEFS = {
-    "k8s_effect": 'def k8s_effect: {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", '
-    '"NO_EXECUTE": "NoExecute"}[.] // .;',
+    "k8s_effect": f"def k8s_effect: {json.dumps({v: k for k, v in _EKS_EFFECT.items()})}[.] // .;",
     "with_taints": "def with_taints($add): "
     "map(select(. as $t | $add | any(.key == $t.key and .effect == $t.effect) | not)) + $add;",
     "taint_text": 'def taint_text: "\\(.key)\\(if (.value // "") != "" then "=" + .value else "" end):\\(.effect)";',

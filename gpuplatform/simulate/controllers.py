@@ -12,15 +12,19 @@ Sources (kubernetes/kubernetes): the Deployment controller names a ReplicaSet
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
-from gpuplatform.simulate.snapshot_nodes import suffix
-
-__all__ = ["cron_job_name", "owner_references", "replica_names"]
+__all__ = ["cron_job_name", "owner_references", "replica_names", "suffix"]
 
 _APPS = {"ReplicaSet", "StatefulSet", "DaemonSet"}
 #: The scheduled time (minutes since the epoch) of the model's one CronJob run.
 _SCHEDULED = "29000000"
+
+
+def suffix(*parts: str) -> str:
+    """A deterministic 5-character suffix, as controllers add random ones to the pods they create."""
+    return hashlib.sha256("/".join(parts).encode()).hexdigest()[:5]
 
 
 def _template_hash(name: str) -> str:

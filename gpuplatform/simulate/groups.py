@@ -19,13 +19,16 @@ def mig_capable(product: str) -> bool:
     return any(p in product.lower() for p in ("h100", "a100", "a30"))
 
 
-def pool_group(pool: NodePool, gid: str, nodes: list[str]) -> Group:
+def pool_group(pool: NodePool, gid: str, nodes: list[str], *, registered: bool = False) -> Group:
     """Nodes `nodes` of `pool` as one group `gid`: the kubelet's well-known labels, the labels that
     make them the pool's (its group's template, or set by the admin), NFD's, and on a MIG pool the
-    layout its admin labelled and the MIG manager applied."""
+    layout its admin labelled and the MIG manager applied. `registered`: nodes that have just
+    registered, which carry only the kubelet's and the template's labels (NFD has not labelled them)."""
     config = pool.mig_config_name
-    mig = {MIG_CONFIG: config, MIG_STATE: "success"} if config else {}
+    mig = {MIG_CONFIG: config, MIG_STATE: "success"} if config and not registered else {}
+    nfd = {} if registered else {NFD_LABEL: "true"}
     member = pool_selector(pool).member_labels()
+    kubelet = well_known_labels(nodes[0])
     return Group(
         gid,
         pool.name,
@@ -33,12 +36,13 @@ def pool_group(pool: NodePool, gid: str, nodes: list[str]) -> Group:
         nodes,
         pool.gpus_per_node,
         mig_capable(pool.product),
-        labels={**well_known_labels(nodes[0]), **member, NFD_LABEL: "true", **mig},
+        labels={**kubelet, **member, **nfd, **mig},
         owners={
-            **dict.fromkeys(well_known_labels(nodes[0]), "kubelet"),
+            **dict.fromkeys(kubelet, "kubelet"),
             **dict.fromkeys(member, "provisioner"),
-            NFD_LABEL: "nfd",
+            **dict.fromkeys(nfd, "nfd"),
             **dict.fromkeys(mig, "kubectl"),
         },
         mig_layout=pool.mig_layout,
+        nfd_labelled=not registered,
     )

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplatform.gates.nodes import pool_selector
-from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.plan.steps import Step
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.simulate.groups import pool_group
@@ -53,17 +51,11 @@ def _evict(world: World, groups: list[Group], *, claims_only: bool, delete: bool
 def _register(world: World, pool: str, gid: str, nodes: list[str], spec: dict[str, Any]) -> Group:
     """New nodes of `pool` register with their group template's labels and taints: the kubelet's,
     the pool's member labels and the hand-off's; nothing runs on them yet."""
-    new = pool_group(world.plan.pools[pool], gid, nodes)
-    new.labels, new.owners = {}, {}
-    for key, value in well_known_labels(new.nodes[0]).items():
-        new.set_label(key, value, "kubelet")
-    # the labels the spec says every node of the pool carries come from the group's template
-    for key, value in pool_selector(world.plan.pools[pool]).member_labels().items():
-        new.set_label(key, value, "provisioner")
+    new = pool_group(world.plan.pools[pool], gid, nodes, registered=True)
     for key, value in (spec.get("labels") or {}).items():
         new.set_label(str(key), str(value), "provisioner")
     new.taints = [dict(t) for t in spec.get("taints") or []]
-    new.driver_loaded, new.nfd_labelled = host_driver(world), False
+    new.driver_loaded = host_driver(world)
     world.cluster.groups.append(new)
     world.record("provisioner", f"new node {new.name} registers with the hand-off's labels and taints")
     world.settle()

@@ -27,11 +27,11 @@ from gpuplatform.gates.matchers import DRA_DRIVER, GPU_RESOURCE
 from gpuplatform.inventory.catalog import lookup_product
 from gpuplatform.output.write import write_file
 from gpuplatform.render.gate_jobs import GATE_LABEL
-from gpuplatform.simulate.controllers import cron_job_name, owner_references
+from gpuplatform.simulate.controllers import cron_job_name, owner_references, suffix
 from gpuplatform.simulate.kueue import kueue_objects
 from gpuplatform.simulate.model import Group, Workload
 from gpuplatform.simulate.scheduler import bridge_class
-from gpuplatform.simulate.snapshot_nodes import device_list, dra_chart_name, node_objects, pod_object, suffix
+from gpuplatform.simulate.snapshot_nodes import device_list, dra_chart_name, node_objects, pod_object
 from gpuplatform.simulate.world import World
 
 __all__ = ["NOT_MODELLED", "cluster_snapshot", "probe_pod", "write_snapshot"]
@@ -96,7 +96,7 @@ def _controller(world: World) -> list[dict[str, Any]]:
             "",
             {f"{chart}-component": "controller"},
             ["compute-domains"],
-            owner=("ReplicaSet", f"{name}-{suffix(name)}"),
+            owners=owner_references("ReplicaSet", f"{name}-{suffix(name)}")[0],
         )
     ]
 
@@ -186,10 +186,8 @@ def _workload(
         labels["app"] = w.workload or w.name
     owners, controller_labels = owner_references(w.controller, w.workload) if w.origin == "spec" else ([], {})
     pod = pod_object(
-        name, w.namespace, node, labels | controller_labels, ["main"], _LIVE.get(w.phase, "pending")
+        name, w.namespace, node, labels | controller_labels, ["main"], _LIVE.get(w.phase, "pending"), owners
     )
-    if owners:
-        pod["metadata"]["ownerReferences"] = owners
     pod["spec"]["tolerations"] = [dict(t) for t in w.tolerations]
     entry = str((((template.get("spec") or {}).get("resourceClaims")) or [{"name": "gpu"}])[0]["name"])
     claims = []

@@ -18,7 +18,6 @@ ResourceSlices.
 
 from __future__ import annotations
 
-import hashlib
 from functools import lru_cache
 from typing import Any
 
@@ -32,6 +31,7 @@ from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import lookup_product, slices_for_node
 from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.model.nodes import NodePool
+from gpuplatform.simulate.controllers import owner_references, suffix
 from gpuplatform.simulate.model import Group
 from gpuplatform.simulate.operator import PRESENT
 from gpuplatform.simulate.world import World
@@ -45,7 +45,6 @@ __all__ = [
     "node_objects",
     "operand_pod",
     "pod_object",
-    "suffix",
     "summarised_slices",
 ]
 
@@ -64,11 +63,6 @@ OPERAND_DAEMONSETS: dict[str, tuple[str, dict[str, str]]] = {
     "operator-validator": ("nvidia-operator-validator", {"app": "nvidia-operator-validator"}),
 }
 _OPERAND_LABELS = {o.name: dict([o.label]) for o in OPERANDS}
-
-
-def suffix(*parts: str) -> str:
-    """A deterministic 5-character suffix, as controllers add random ones to the pods they create."""
-    return hashlib.sha256("/".join(parts).encode()).hexdigest()[:5]
 
 
 def _pool(world: World, group: Group) -> NodePool:
@@ -111,7 +105,7 @@ def pod_object(
     labels: dict[str, str],
     containers: list[str],
     state: str = "running",
-    owner: tuple[str, str] | None = None,
+    owners: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """A pod: `state` is `running`, `unready`, `pending` (in its init containers), `terminating`
     (deletionTimestamp set, containers stopping) or `succeeded`."""
@@ -121,10 +115,8 @@ def pod_object(
         "uid": f"uid-{namespace}-{name}",
         "labels": labels,
     }
-    if owner is not None:
-        meta["ownerReferences"] = [
-            {"apiVersion": "apps/v1", "kind": owner[0], "name": owner[1], "controller": True}
-        ]
+    if owners:
+        meta["ownerReferences"] = owners
     if state == "terminating":
         meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     phase = {"pending": "Pending", "succeeded": "Succeeded"}.get(state, "Running")
@@ -166,7 +158,7 @@ def operand_pod(namespace: str, node: str, operand: str, state: str = "running")
         _OPERAND_LABELS.get(operand, {}) | labels | {"app.kubernetes.io/part-of": "gpu-operator"},
         [daemonset],
         state,
-        ("DaemonSet", daemonset),
+        owner_references("DaemonSet", daemonset)[0],
     )
 
 
@@ -182,7 +174,7 @@ def kubelet_plugin_pod(
         {f"{chart}-component": "kubelet-plugin"},
         containers,
         state,
-        ("DaemonSet", daemonset),
+        owner_references("DaemonSet", daemonset)[0],
     )
 
 
