@@ -4,10 +4,11 @@ controllers set them, so a snapshot of the model reads like one of a real cluste
 
 Sources (kubernetes/kubernetes): the Deployment controller names a ReplicaSet
 `<deployment>-<pod-template-hash>` and labels its pods with the hash
-(`pkg/controller/deployment/sync.go`); a StatefulSet's pods are `<set>-<ordinal>`
+(`pkg/controller/deployment/sync.go` `getNewReplicaSet`: `d.Name + "-" + podTemplateSpecHash`); a StatefulSet's pods are `<set>-<ordinal>`
 (`pkg/controller/statefulset/stateful_set_utils.go`); ReplicaSets, DaemonSets and Jobs name pods
 `<owner>-<5 random characters>` (`GenerateName`); the CronJob controller names each Job
-`<cronjob>-<scheduled time in minutes>` (`pkg/controller/cronjob/utils.go` `getJobName`).
+`<cronjob>-<scheduled time in minutes>` (`pkg/controller/cronjob/cronjob_controllerv2.go`
+`getJobName`: `fmt.Sprintf("%s-%d", cj.Name, getTimeHashInMinutes(scheduledTime))`).
 """
 
 from __future__ import annotations
