@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -14,9 +14,11 @@ from gpuplatform.commands.verdicts import Simulated
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.evidence.manifest import unread_kinds
 from gpuplatform.evidence.snapshot import Snapshot, load_snapshot
+from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.resource_slices import Pool, read_resource_slices
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.load.yaml_input import read_data
+from gpuplatform.model.platform import Platform
 from gpuplatform.policy.allow import allowed, refuse_unknown_codes
 from gpuplatform.policy.devices import inventory_devices, modelled_devices
 from gpuplatform.policy.rules import run_rules
@@ -86,9 +88,10 @@ def check_platform(
         modelled, problems = modelled_devices(platform, loaded.source, reads)
         report.problems += problems
         prepared = inventory_devices(inventory, reads) if inventory is not None else None
+        published = _published_pools(platform, inventory or (), snapshot)
         caches: dict[int, ChainCache] = {}
         for target in compiled:
-            row, found = check_target(target, modelled, prepared, loaded.source, caches)
+            row, found = check_target(target, modelled, prepared, loaded.source, caches, published)
             report.rows.append(row)
             report.problems += found
         verdict = simulation.result()[platform.name]
@@ -96,6 +99,24 @@ def check_platform(
         report.problems += capacity.result()
     report.problems = [allowed(p, allow) for p in report.problems]
     return report
+
+
+def _published_pools(
+    platform: Platform, inventory: Sequence[Pool], snapshot: Snapshot | None
+) -> Callable[[str], bool]:
+    """Whether the inventory covers a node of a spec pool. With a snapshot, a pool's nodes are found
+    by its selector (`gates/nodes.py`), as the gates find them, and a pool none of whose nodes
+    publishes is not judged against the inventory (it has not moved to DRA in that cluster); without
+    one, only static pools' nodes are known and other pools are taken as covered."""
+    nodes = {p.node for p in inventory}
+    listed = snapshot.items("nodes") if snapshot is not None else None
+    found: dict[str, bool] = {}
+    for pool in platform.node_pools:
+        if pool.nodes:
+            found[pool.name] = bool(nodes & set(pool.nodes))
+        elif listed is not None:
+            found[pool.name] = bool(nodes & set(pool_selector(pool).found(listed)))
+    return lambda name: found.get(name, True)
 
 
 def _capacity_problems(loaded: LoadedPlatform) -> list[Problem]:

@@ -22,7 +22,12 @@ from gpuplatform.gates.programs import prelude_for, program
 
 __all__ = ["KUBECTL_TIMEOUT", "RELEASE_SECONDS", "gate_script", "quote"]
 
-KUBECTL_TIMEOUT = "30s"
+#: Seconds one kubectl call may take. Bounded with `timeout`, not kubectl's `--request-timeout`: any
+#: such flag makes client-go's merged config differ from its default, and then kubectl ignores the
+#: pod's in-cluster config and dials localhost:8080 (k8s.io/client-go v0.36.3
+#: tools/clientcmd/merged_client_builder.go `DeferredLoadingClientConfig.ClientConfig`: in-cluster
+#: only when `IsDefaultConfig`). Found by the rehearsal: every gate's first read failed in a pod.
+KUBECTL_TIMEOUT = 30
 RELEASE_SECONDS = 300
 _LOG_PODS = '{{pods: $pods[0].items}} as $in | {logs} | select(.status.phase == "Running") | "\\(.metadata.namespace) \\(.metadata.name)"\n'
 #: Binds the facts file read with `--slurpfile facts` to `$data`, as the programs expect.
@@ -149,7 +154,7 @@ def gate_script(gate_id: str, kinds: tuple[str, ...], logs: str) -> str:
         lines.append(f"LOG_PODS={quote(_FACTS + prelude_for(selection) + selection)}")
     lines += [
         "T=$(mktemp -d)",
-        f'k() {{ kubectl --request-timeout={KUBECTL_TIMEOUT} "$@"; }}',
+        f'k() {{ timeout {KUBECTL_TIMEOUT} kubectl "$@"; }}',
         *_collect(kinds, logs),
         *_verdict(kinds),
     ]

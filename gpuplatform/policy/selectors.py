@@ -12,7 +12,7 @@ read, and each target is evaluated on distinct device rows, never device by devi
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gpuplatform.cel import CelCompileError, CelEvaluationError, DeviceSelector, DeviceSet
@@ -231,10 +231,14 @@ def check_target(
     inventory: FleetDevices | None,
     file: str,
     caches: dict[int, ChainCache] | None = None,
+    published: Callable[[str], bool] = lambda pool: True,
 ) -> tuple[SelectorRow, list[Problem]]:
     """Count what a compiled target matches in the modelled fleet and the inventory; its problems.
 
     `caches` (one per check run) shares verdicts and chains between targets that reuse selectors.
+    `published(pool)`: whether the inventory covers a node of that spec pool; a target whose
+    matching pools publish nothing yet (a cluster that has not moved them to DRA) is not judged by
+    the inventory's devices.
     """
     target, problems = compiled.target, list(compiled.problems)
     row = SelectorRow(target)
@@ -274,7 +278,11 @@ def check_target(
         problems.append(
             Problem(file, target.loc, "GP311", f"{target.kind} {target.name!r} matches no device in {where}")
         )
-    elif inventory is not None and row.inventory == 0:
+    elif (
+        inventory is not None
+        and row.inventory == 0
+        and any(published(p) for p, n in row.per_pool.items() if n)
+    ):
         problems.append(
             Problem(
                 file,

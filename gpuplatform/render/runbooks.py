@@ -70,13 +70,16 @@ def _follow(plan: Plan) -> tuple[str, ...]:
     return tuple(follow)
 
 
-def _preflight() -> Action:
+def _preflight(plan: Plan) -> Action:
     """Before the first wave: can the cluster's Argo CD and Flux apply the tree (GP291-GP293)?"""
     return Action(
         "Preflight: read the engines' versions, CRDs and `argocd-cm` (on the cluster where Argo CD runs, when it "
         "runs elsewhere) and check that they can apply this tree (GP291 Argo CD < 3.3, GP292 Flux < 2.3, GP293 "
         "`--enable-helm` missing):",
-        ("gpuplatform snapshot --out preflight", f"gpuplatform check {_STACK} --snapshot preflight"),
+        (
+            "gpuplatform snapshot --out preflight",
+            f"gpuplatform check {_STACK} --platform {plan.platform.name} --snapshot preflight",
+        ),
     )
 
 
@@ -98,8 +101,9 @@ def _transition(plan: Plan, a: WaveState, b: WaveState, changed: ChangedUnits | 
     review = Action(
         "Review the transition:",
         (
-            f"gpuplatform plan {_STACK} --from {a.name} --to {b.name}",
-            f"gpuplatform diff {_STACK} --waves {a.name} {b.name}",
+            f"gpuplatform plan {_STACK} --platform {plan.platform.name} --from {a.name} --to {b.name}",
+            # `diff` exits 1 when the waves differ, which is the answer, not a failure
+            f"gpuplatform diff {_STACK} --platform {plan.platform.name} --waves {a.name} {b.name} || test $? -eq 1",
         ),
     )
     merge = Action(
@@ -107,7 +111,7 @@ def _transition(plan: Plan, a: WaveState, b: WaveState, changed: ChangedUnits | 
         f"`gpuplatform diff {_STACK} --waves {a.name} {b.name}`) and merge. The engine applies, in this order:"
     )
     follow = Action("Follow the engine until the post-transition gates have passed:", _follow(plan))
-    first = [_preflight(), *argocd_cm_step(plan)] if a.name == plan.waves[0].name else []
+    first = [_preflight(plan), *argocd_cm_step(plan)] if a.name == plan.waves[0].name else []
     lines += ["", "### Before the merge", "", *numbered([*first, review, *steps.before])]
     lines += ["", "### Sync", "", *numbered([merge, *steps.during, follow])]
     lines += ["", "### After the sync", ""]

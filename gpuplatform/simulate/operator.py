@@ -31,13 +31,21 @@ from gpuplatform.simulate.mig_layouts import advertised
 from gpuplatform.simulate.model import Group, untolerated
 from gpuplatform.simulate.world import START, STOP, Reaction, World
 
-__all__ = ["DEPLOY_PREFIX", "NEEDS_TOOLKIT", "NFD_LABEL", "PRESENT", "gpu_operator_reactions", "host_driver"]
+__all__ = [
+    "DEPLOY_PREFIX",
+    "NEEDS_TOOLKIT",
+    "NFD_LABEL",
+    "PRESENT",
+    "STATE_LABELS",
+    "gpu_operator_reactions",
+    "host_driver",
+]
 
 DEPLOY_PREFIX = "nvidia.com/gpu.deploy."
 NFD_LABEL = "feature.node.kubernetes.io/pci-10de.present"
 PRESENT = "nvidia.com/gpu.present"
 NEEDS_TOOLKIT = ("device-plugin", "gpu-feature-discovery", "dcgm", "dcgm-exporter", "mig-manager")
-_STATE_LABELS = (
+STATE_LABELS = (
     "driver",
     "gpu-feature-discovery",
     "container-toolkit",
@@ -52,7 +60,7 @@ _SCHEDULING = ("NoSchedule", "NoExecute")
 
 def _fill(group: Group) -> None:
     group.set_label(PRESENT, "true", "gpu-operator")
-    for name in _STATE_LABELS + (("mig-manager",) if group.mig_capable else ()):
+    for name in STATE_LABELS + (("mig-manager",) if group.mig_capable else ()):
         if DEPLOY_PREFIX + name not in group.labels:
             group.set_label(DEPLOY_PREFIX + name, "true", "gpu-operator")
 
@@ -79,7 +87,7 @@ def _label_reactions(world: World, group: Group) -> list[Reaction]:
 
         out.append(Reaction(START, f"{'external ' if external else ''}NFD labels {group.name}", nfd))
     if group.nfd_labelled and group.labels.get(DEPLOY_PREFIX + "operands") != "false":
-        wanted = _STATE_LABELS + (("mig-manager",) if group.mig_capable else ())
+        wanted = STATE_LABELS + (("mig-manager",) if group.mig_capable else ())
         if PRESENT not in group.labels or any(DEPLOY_PREFIX + n not in group.labels for n in wanted):
             out.append(
                 Reaction(START, f"GPU Operator fills the deploy labels of {group.name}", lambda: _fill(group))

@@ -253,7 +253,7 @@ def test_a_wave_that_changes_nothing_says_it_is_a_stop(reference_books: dict[str
 
 
 def test_only_the_first_transition_starts_with_the_engines_preflight(reference_books: dict[str, str]) -> None:
-    preflight = "gpuplatform check <stack> --snapshot preflight"
+    preflight = "gpuplatform check <stack> --platform reference --snapshot preflight"
     first = reference_books["01-pilot-pool.md"]
     forward = _section(first, "### Before the merge", "### Sync")
     assert forward.index("gpuplatform snapshot --out preflight") < forward.index(preflight)
