@@ -381,6 +381,67 @@ def simulate(
 
 
 @main.command()
+@click.argument("stack")
+@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@click.option("--from", "source", default=None, metavar="WAVE", help="Rehearse one transition: from WAVE...")
+@click.option(
+    "--to", "target", default=None, metavar="WAVE", help="...to the adjacent WAVE (forward or back)."
+)
+@click.option(
+    "--all", "every", is_flag=True, help="Every adjacent transition, forward then back (the default)."
+)
+@click.option("--engine", type=click.Choice(["argocd", "flux", "both"]), default="both")
+@click.option(
+    "--tree", default=None, metavar="DIR", help="The platform's rendered folder (default dist/<platform>)."
+)
+@click.option(
+    "--assets", default=None, metavar="DIR", help="Control plane binaries (else $GPUPLATFORM_KUBE_ASSETS)."
+)
+@click.option(
+    "--crds", default=None, metavar="DIR", help="Upstream CRD files to install (else schema-less CRDs)."
+)
+@click.option("--keep", is_flag=True, help="Keep the rehearsal's folder (logs, etcd) and print where it is.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@platform_option
+@guarded
+def rehearse(
+    stack: str,
+    overlays: tuple[str, ...],
+    source: str | None,
+    target: str | None,
+    every: bool,
+    engine: str,
+    tree: str | None,
+    assets: str | None,
+    crds: str | None,
+    keep: bool,
+    fmt: str,
+    platform: str | None,
+) -> None:
+    """Rehearse the waves on a real control plane: the tree applied, the runbook run; exit 1 at a violation."""
+    from gpuplatform.rehearse.run import RehearsalOptions, rehearse_platforms
+    from gpuplatform.simulate.run import ENGINES, report_text
+
+    if (source is None) != (target is None):
+        raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
+    if every and source is not None:
+        raise InputError.single("--all", "", "--all rehearses every transition: leave out --from/--to")
+    options = RehearsalOptions(
+        Path(assets) if assets else None, Path(crds) if crds else None, Path(tree) if tree else None, keep
+    )
+    engines = ENGINES if engine == "both" else (engine,)
+    reports = rehearse_platforms(
+        load_platforms(stack, overlays, platform), stack, source, target, engines, options
+    )
+    if fmt == "json":
+        click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
+    else:
+        click.echo("\n\n".join(report_text(r) for r in reports))
+    if any(r.failed for r in reports):
+        sys.exit(EXIT_FINDINGS)
+
+
+@main.command()
 @click.argument("stack", required=False)
 @click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
 @click.option("--out", "out", default=None, help="Folder to compare with instead of dist/.")

@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("plan", ("plan",)),
     ("render", ("gates", "render")),
     ("output", ("output",)),
-    ("analysis", ("adopt", "convert", "evidence", "capacity", "simulate", "policy")),
+    ("analysis", ("adopt", "convert", "evidence", "capacity", "simulate", "policy", "rehearse")),
     ("commands", ("commands", "cdk8s")),
     ("cli", ("_stdout", "cli")),
 )

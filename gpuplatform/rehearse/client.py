@@ -1,0 +1,187 @@
+"""A small Kubernetes API client for the emulated node agents and the engines (stdlib HTTP, JSON).
+
+The shipped programs talk to the apiserver through the real `kubectl`; this client is only for what
+the emulation itself does: a kubelet's status writes, a driver's ResourceSlices, an engine's apply.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import ssl
+import threading
+import urllib.parse
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ApiError", "Client", "resource_path"]
+
+Obj = dict[str, Any]
+
+#: kind -> (API prefix, plural, namespaced) for the kinds the rehearsal reads and writes itself.
+_KINDS: dict[str, tuple[str, str, bool]] = {
+    "Node": ("/api/v1", "nodes", False),
+    "Pod": ("/api/v1", "pods", True),
+    "Namespace": ("/api/v1", "namespaces", False),
+    "ServiceAccount": ("/api/v1", "serviceaccounts", True),
+    "ConfigMap": ("/api/v1", "configmaps", True),
+    "Secret": ("/api/v1", "secrets", True),
+    "ResourceQuota": ("/api/v1", "resourcequotas", True),
+    "DaemonSet": ("/apis/apps/v1", "daemonsets", True),
+    "Deployment": ("/apis/apps/v1", "deployments", True),
+    "ReplicaSet": ("/apis/apps/v1", "replicasets", True),
+    "StatefulSet": ("/apis/apps/v1", "statefulsets", True),
+    "Job": ("/apis/batch/v1", "jobs", True),
+    "CronJob": ("/apis/batch/v1", "cronjobs", True),
+    "ResourceSlice": ("/apis/resource.k8s.io/v1", "resourceslices", False),
+    "ResourceClaim": ("/apis/resource.k8s.io/v1", "resourceclaims", True),
+    "ResourceClaimTemplate": ("/apis/resource.k8s.io/v1", "resourceclaimtemplates", True),
+    "DeviceClass": ("/apis/resource.k8s.io/v1", "deviceclasses", False),
+    "PodDisruptionBudget": ("/apis/policy/v1", "poddisruptionbudgets", True),
+}
+
+
+class ApiError(Exception):
+    """A request the apiserver refused: status code and its message."""
+
+    def __init__(self, status: int, message: str, reason: str = "") -> None:
+        super().__init__(f"{status} {reason}: {message}")
+        self.status, self.message, self.reason = status, message, reason
+
+
+def resource_path(kind: str, namespace: str = "", name: str = "") -> str:
+    """The REST path of a kind this client knows (`/api/v1/namespaces/ns/pods/name`)."""
+    prefix, plural, namespaced = _KINDS[kind]
+    scope = f"/namespaces/{namespace}" if namespaced and namespace else ""
+    return f"{prefix}{scope}/{plural}" + (f"/{name}" if name else "")
+
+
+@dataclass
+class Client:
+    """The admin's (or another token's) connection to the rehearsal apiserver."""
+
+    server: str
+    token: str
+    ca_file: Path
+
+    def __post_init__(self) -> None:
+        self._local = threading.local()
+        self._context = ssl.create_default_context(cafile=str(self.ca_file))
+        parsed = urllib.parse.urlparse(self.server)
+        self._host, self._port = parsed.hostname or "127.0.0.1", parsed.port or 443
+
+    def _connection(self) -> http.client.HTTPSConnection:
+        conn: http.client.HTTPSConnection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = http.client.HTTPSConnection(self._host, self._port, context=self._context, timeout=60)
+            self._local.conn = conn
+        return conn
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        params: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        """One request; the decoded JSON answer, or ApiError."""
+        url = path + ("?" + urllib.parse.urlencode(params) if params else "")
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = content_type
+        for attempt in (0, 1):
+            conn = self._connection()
+            try:
+                conn.request(method, url, body=data, headers=headers)
+                answer = conn.getresponse()
+                raw = answer.read()
+                break
+            except (http.client.HTTPException, OSError):
+                conn.close()
+                self._local.conn = None
+                if attempt:
+                    raise
+        decoded = json.loads(raw) if raw else {}
+        if answer.status >= 400:
+            raise ApiError(
+                answer.status, str(decoded.get("message", raw[:200])), str(decoded.get("reason", ""))
+            )
+        return decoded
+
+    def get(self, kind: str, name: str, namespace: str = "") -> Obj | None:
+        try:
+            found: Obj = self.request("GET", resource_path(kind, namespace, name))
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return found
+
+    def list(self, kind: str, namespace: str = "", **params: str) -> list[Obj]:
+        answer = self.request("GET", resource_path(kind, namespace), params=params or None)
+        items: list[Obj] = answer.get("items") or []
+        prefix, _, _ = _KINDS[kind]
+        version = prefix.removeprefix("/apis/").removeprefix("/api/")
+        for item in items:
+            item.setdefault("kind", kind)
+            item.setdefault("apiVersion", version)
+        return items
+
+    def revision(self) -> str:
+        """The store's newest resourceVersion (any list answers with it): changes whenever anything is written."""
+        answer = self.request("GET", "/api/v1/namespaces", params={"limit": "1"})
+        return str(answer.get("metadata", {}).get("resourceVersion", ""))
+
+    def create(self, kind: str, obj: Obj, namespace: str = "") -> Obj:
+        created: Obj = self.request("POST", resource_path(kind, namespace), obj)
+        return created
+
+    def patch(
+        self,
+        kind: str,
+        name: str,
+        patch: Obj,
+        namespace: str = "",
+        *,
+        status: bool = False,
+        merge: str = "merge",
+    ) -> Obj:
+        path = resource_path(kind, namespace, name) + ("/status" if status else "")
+        patched: Obj = self.request("PATCH", path, patch, content_type=f"application/{merge}-patch+json")
+        return patched
+
+    def apply(self, kind: str, obj: Obj, manager: str, *, status: bool = False, force: bool = True) -> Obj:
+        """Server-side apply of `obj` as field manager `manager`."""
+        meta = obj["metadata"]
+        path = resource_path(kind, meta.get("namespace", ""), meta["name"]) + ("/status" if status else "")
+        params = {"fieldManager": manager, "force": "true" if force else "false"}
+        applied: Obj = self.request(
+            "PATCH", path, obj, params=params, content_type="application/apply-patch+yaml"
+        )
+        return applied
+
+    def delete(
+        self, kind: str, name: str, namespace: str = "", *, grace: int | None = None, uid: str = ""
+    ) -> bool:
+        """Delete; False when it was already gone."""
+        body: Obj = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if grace is not None:
+            body["gracePeriodSeconds"] = grace
+        if uid:
+            body["preconditions"] = {"uid": uid}
+        try:
+            self.request("DELETE", resource_path(kind, namespace, name), body)
+        except ApiError as exc:
+            if exc.status in (404, 409):
+                return False
+            raise
+        return True
+
+    def all_of(self, *kinds: str) -> Iterator[Obj]:
+        for kind in kinds:
+            yield from self.list(kind)

@@ -1,0 +1,242 @@
+"""The rehearsal cluster: the control plane, the emulated node agents and GPU stack, the clock, and
+the loop that keeps them reacting while the engine and the runbook act.
+
+The loop makes one pass of every emulated controller, then lets virtual time move when nothing
+changed for two passes (no write of its own, the store's revision unchanged) and every running
+program sleeps. `wait` is how the engine and the runbook wait: for a condition, within virtual
+seconds, and never longer than `STALL` wall seconds without any change in the cluster.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpuplatform.output.yaml import dump_documents
+from gpuplatform.plan.waves import Plan
+from gpuplatform.rehearse.assets import Assets
+from gpuplatform.rehearse.client import Client, Obj
+from gpuplatform.rehearse.clock import Clock, write_shims
+from gpuplatform.rehearse.controlplane import ControlPlane
+from gpuplatform.rehearse.fleet import FleetNode, fleet_nodes
+from gpuplatform.rehearse.kubelet import Agents, Allocators
+from gpuplatform.rehearse.pods import NVIDIA_SMI, PodLauncher
+from gpuplatform.rehearse.runtime import Runtime
+from gpuplatform.rehearse.stack import GpuStack
+from gpuplatform.versions import cluster_gates
+
+__all__ = ["STALL", "Rehearsal", "WaitFailed"]
+
+#: Wall seconds a wait tolerates with no change at all in the cluster and no virtual time passing.
+STALL = 45.0
+#: Passes of the agents' loop (two each) the store must stay unchanged for the cluster to be at rest.
+QUIET = 3
+_PASS = 0.05
+
+
+class WaitFailed(Exception):
+    """A wait ran out of virtual time, or the cluster stopped changing."""
+
+
+def _link(source: str, folder: Path, name: str) -> None:
+    target = folder / name
+    try:
+        target.hardlink_to(source)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+@dataclass
+class Rehearsal:
+    """One control plane with the fleet of `plan` registered and its agents running."""
+
+    plan: Plan
+    assets: Assets
+    keep: bool = False
+    nodes: Sequence[FleetNode] = ()
+    folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="gpuplatform-rehearse-")))
+    errors: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        declared = dict(self.plan.platform.kubernetes.feature_gates)
+        gates = cluster_gates(declared, self.assets.release.minor)
+        self.control = ControlPlane(self.assets, gates, folder=self.folder / "control-plane", keep=True)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.kubectl_binary = self.assets.kubectl or shutil.which("kubectl") or "kubectl"
+
+    # --- life ------------------------------------------------------------------------------------
+
+    def __enter__(self) -> Rehearsal:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        (self.folder / "control-plane").mkdir(parents=True, exist_ok=True)
+        try:
+            self.control.start()
+            self.client = Client(self.control.server, self.control.token, self.control.ca_file)
+            bin_dir = self.folder / "bin"
+            write_shims(bin_dir)
+            (bin_dir / "nvidia-smi").write_text(NVIDIA_SMI)
+            (bin_dir / "nvidia-smi").chmod(0o755)
+            _link(self.kubectl_binary, bin_dir, "kubectl")
+            self.clock = Clock(self.folder / "clock")
+            self.runtime = Runtime(self.folder / "containers", bin_dir, self.folder / "clock")
+            self.launcher = PodLauncher(
+                self.client,
+                self.runtime,
+                self.folder / "pods",
+                int(self.control.server.rsplit(":", 1)[1]),
+                self.control.folder / "server.crt" if self.control.folder else Path(),
+                self.control.folder / "server.key" if self.control.folder else Path(),
+            )
+            self.stack = GpuStack(self.client, self.plan)
+            allocators = Allocators(
+                self.stack.operator_namespace,
+                self.stack.driver_namespace,
+                self.stack.mig_strategy,
+                self.stack.driver_release,
+            )
+            self.agents = Agents(self.client, self.clock, self.launcher, (), allocators)
+            for node in self.nodes or fleet_nodes(self.plan):
+                self.agents.register(node)
+            self._thread = threading.Thread(target=self._loop, name="rehearsal-agents", daemon=True)
+            self._thread.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        if hasattr(self, "runtime"):
+            self.runtime.stop_all()
+        if hasattr(self, "clock"):
+            self.clock.stop()
+        if hasattr(self, "agents"):
+            self.agents.server.stop()
+        self.control.stop()
+        if not self.keep:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+    # --- the loop ---------------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        quiet, last = 0, ""
+        while not self._stop.is_set():
+            try:
+                wrote = self.stack.reconcile()
+                wrote |= self.agents.reconcile()
+                revision = self.client.revision()
+            except Exception:  # the loop reports; the main thread stops the rehearsal
+                self.errors.append(traceback.format_exc())
+                time.sleep(0.5)
+                continue
+            quiet = quiet + 1 if not wrote and revision == last else 0
+            last = revision
+            if quiet >= 2 and self.clock.advance(self.programs_running()):
+                quiet = 0
+            time.sleep(_PASS)
+
+    def programs_running(self) -> set[str]:
+        return self.runtime.running()
+
+    def check(self) -> None:
+        """RuntimeError when the loop or the control plane failed."""
+        self.control.check_alive()
+        if self.errors:
+            raise RuntimeError(f"the rehearsal's controllers failed:\n{self.errors[0]}")
+
+    def wait(self, holds: Callable[[], Any], seconds: float, what: str) -> Any:
+        """The first truthy `holds()` within `seconds` of virtual time; WaitFailed otherwise."""
+        deadline = self.clock.now + seconds
+        last_change, seen = time.monotonic(), (self.clock.now, "")
+        while True:
+            self.check()
+            result = holds()
+            if result:
+                return result
+            if self.clock.now >= deadline:
+                raise WaitFailed(f"{what}: not within {seconds:.0f} s")
+            now = (self.clock.now, self.client.revision())
+            if now != seen:
+                seen, last_change = now, time.monotonic()
+            elif time.monotonic() - last_change > STALL:
+                raise WaitFailed(f"{what}: the cluster stopped changing")
+            time.sleep(_PASS)
+
+    def settle(self) -> None:
+        """Let the cluster come to rest: the store unchanged over `QUIET` passes of the agents' loop
+        (never longer than `STALL` wall seconds)."""
+        last, quiet = self.client.revision(), 0
+        started = time.monotonic()
+        while quiet < QUIET and time.monotonic() - started < STALL:
+            self.check()
+            time.sleep(_PASS * 2)
+            revision = self.client.revision()
+            quiet = quiet + 1 if revision == last else 0
+            last = revision
+
+    # --- acting on the API -----------------------------------------------------------------------
+
+    def kubeconfig(self) -> Path:
+        return self.control.kubeconfig
+
+    def kubectl(
+        self, args: Sequence[str], *, stdin: str | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        """The real kubectl as the rehearsal's admin."""
+        return subprocess.run(
+            [self.kubectl_binary, f"--kubeconfig={self.kubeconfig()}", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=300,
+        )
+
+    def apply(self, objects: Iterable[Obj], manager: str) -> str:
+        """Server-side apply of `objects` with the real kubectl as field manager `manager`; its output."""
+        documents = list(objects)
+        if not documents:
+            return ""
+        out = self.kubectl(
+            ["apply", "--server-side", "--force-conflicts", f"--field-manager={manager}", "-f", "-"],
+            stdin=dump_documents(documents),
+            check=False,
+        )
+        if out.returncode != 0:
+            raise ApplyFailed(out.stderr.strip() or out.stdout.strip())
+        return out.stdout
+
+    def get(self, kind: str, name: str, namespace: str = "") -> Obj | None:
+        """Any kind by kubectl (the client knows only the kinds the agents use)."""
+        args = ["get", kind, name, "-o", "json"] + (["-n", namespace] if namespace else [])
+        out = self.kubectl(args, check=False)
+        if out.returncode != 0:
+            return None
+        found: Obj = yaml.safe_load(out.stdout)
+        return found
+
+    def delete(self, kind: str, name: str, namespace: str = "", *, wait: bool = False) -> None:
+        args = ["delete", kind, name, "--ignore-not-found", f"--wait={'true' if wait else 'false'}"]
+        self.kubectl(args + (["-n", namespace] if namespace else []), check=False)
+
+
+class ApplyFailed(Exception):
+    """kubectl refused to apply: the apiserver's words."""

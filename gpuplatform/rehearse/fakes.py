@@ -1,0 +1,87 @@
+"""The command-line tools a runbook calls that reach past the cluster (`helm`, `flux`, `argocd`, the
+clouds' `gcloud`, `aws`, `az`), as fakes on the rehearsal's PATH, and the product's own `gpuplatform`.
+
+Each fake records its arguments (one JSON line in `calls.jsonl`) and acts on the rehearsal's state
+folder where the rehearsal acts in its place: `helm upgrade --reuse-values -f FILE` of the GPU
+Operator merges FILE into the running release's values (read by `stack.py`); the engines' CLIs
+answer as a reachable engine does (their sync is the rehearsal's, on merge); a cloud's node-group
+commands are recorded for the rehearsal to act on. A fake never reaches a network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import yaml
+
+__all__ = ["FAKES", "install_fakes", "main"]
+
+FAKES = ("helm", "flux", "argocd", "gcloud", "aws", "az")
+
+
+def install_fakes(folder: Path, state: Path) -> None:
+    """Write the fakes and a `gpuplatform` that runs this installation, into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    state.mkdir(parents=True, exist_ok=True)
+    python = sys.executable
+    for name in FAKES:
+        path = folder / name
+        path.write_text(
+            f'#!/bin/sh\nREHEARSAL_STATE={state} exec {python} -m gpuplatform.rehearse.fakes {name} "$@"\n'
+        )
+        path.chmod(0o755)
+    own = folder / "gpuplatform"
+    own.write_text(f"#!/bin/sh\nexec {python} -c 'from gpuplatform.cli import run; run()' \"$@\"\n")
+    own.chmod(0o755)
+
+
+def _value(args: list[str], *flags: str) -> list[str]:
+    out = []
+    for i, arg in enumerate(args):
+        for flag in flags:
+            if arg == flag and i + 1 < len(args):
+                out.append(args[i + 1])
+            elif arg.startswith(flag + "="):
+                out.append(arg.split("=", 1)[1])
+    return out
+
+
+def _merge(base: object, over: object) -> object:
+    if isinstance(base, dict) and isinstance(over, dict):
+        return {**base, **{k: _merge(base.get(k), v) for k, v in over.items()}}
+    return over
+
+
+def _helm(args: list[str], state: Path) -> int:
+    if not args or args[0] != "upgrade" or "--reuse-values" not in args:
+        return 0
+    positional = [a for a in args[1:] if not a.startswith("-")]
+    release = positional[0] if positional else ""
+    values: object = {}
+    for path in _value(args, "-f", "--values"):
+        values = _merge(values, yaml.safe_load(Path(path).read_text()) or {})
+    target = state / "helm" / f"{release}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    current = json.loads(target.read_text()) if target.exists() else {}
+    target.write_text(json.dumps(_merge(current, values)))
+    print(f'Release "{release}" has been upgraded. Happy Helming!')
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    name, args = argv[0], argv[1:]
+    state = Path(os.environ.get("REHEARSAL_STATE", "."))
+    with (state / "calls.jsonl").open("a") as out:
+        out.write(json.dumps({"tool": name, "args": args, "cwd": os.getcwd()}) + "\n")
+    if name == "helm":
+        return _helm(args, state)
+    if name == "flux" and args[:1] == ["reconcile"]:
+        print(f"► annotating {' '.join(args[1:3])}\n✔ applied revision")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,104 @@
+"""The fleet the rehearsal registers: the spec's pools, node by node, as the model first sees them.
+
+Each node is what `simulate/groups.py` `pool_group` says a pool's node carries when the migration
+starts (the kubelet's well-known labels, its group template's, NFD's, a MIG pool's applied layout)
+plus GPU Feature Discovery's product, count and MIG capability, the same keys the model's snapshot
+writes (`simulate/snapshot_nodes.py`). A provisioner pool has the `minNodes` its gates count, at
+least one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuplatform.evidence.gfd import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL
+from gpuplatform.inventory.catalog import lookup_product
+from gpuplatform.model.nodes import NodePool
+from gpuplatform.plan.waves import Plan
+from gpuplatform.simulate.groups import mig_capable, pool_group
+from gpuplatform.simulate.snapshot_nodes import MIG_CAPABLE
+
+__all__ = ["FleetNode", "fleet_nodes", "node_manifest", "pool_node_names"]
+
+
+@dataclass(frozen=True)
+class FleetNode:
+    """One GPU node: its pool, GPUs and MIG layout, and the labels it registers with."""
+
+    name: str
+    pool: str
+    product: str
+    gpus: int
+    mig_layout: tuple[str, ...]
+    labels: dict[str, str] = field(hash=False, compare=False)
+
+
+def pool_node_names(pool: NodePool) -> list[str]:
+    """The pool's nodes: its static names, or `<pool>-node-<i>` for its `minNodes` (at least one)."""
+    if pool.nodes:
+        return list(pool.nodes)
+    count = max(1, pool.provisioner.min_nodes) if pool.provisioner is not None else 0
+    return [f"{pool.name}-node-{i}" for i in range(count)]
+
+
+def _gfd(pool: NodePool) -> dict[str, str]:
+    product = lookup_product(pool.product)
+    return {
+        GPU_PRODUCT_LABEL: product.product_name.replace(" ", "-"),
+        GPU_COUNT_LABEL: str(pool.gpus_per_node),
+        MIG_CAPABLE: str(mig_capable(pool.product)).lower(),
+    }
+
+
+def fleet_nodes(plan: Plan, *, registered: bool = False) -> list[FleetNode]:
+    """Every node of the pools that exist in the first wave (a takeover's group is created later)."""
+    out = []
+    for pool in plan.platform.node_pools:
+        if not plan.waves[0].present(pool.name):
+            continue
+        for name in pool_node_names(pool):
+            group = pool_group(pool, pool.name, [name], registered=registered)
+            labels = group.labels | ({} if registered else _gfd(pool))
+            out.append(FleetNode(name, pool.name, pool.product, pool.gpus_per_node, pool.mig_layout, labels))
+    return out
+
+
+def node_manifest(node: FleetNode, kubelet_port: int) -> dict[str, Any]:
+    """The Node a kubelet registers (`initialNode`): labels, capacity, Ready, its address and port."""
+    capacity = {"cpu": "64", "memory": "1056457256Ki", "pods": "110", "ephemeral-storage": "1Ti"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": node.name, "labels": dict(node.labels)},
+        "spec": {},
+        "status": {
+            "capacity": capacity,
+            "allocatable": dict(capacity),
+            "addresses": [
+                {"type": "InternalIP", "address": "127.0.0.1"},
+                {"type": "Hostname", "address": node.name},
+            ],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": kubelet_port}},
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "rehearsal kubelet is ready",
+                }
+            ],
+            "nodeInfo": {
+                "architecture": "amd64",
+                "operatingSystem": "linux",
+                "kubeletVersion": "",
+                "containerRuntimeVersion": "rehearsal://1",
+                "kernelVersion": "",
+                "osImage": "",
+                "machineID": "",
+                "systemUUID": "",
+                "bootID": "",
+                "kubeProxyVersion": "",
+            },
+        },
+    }

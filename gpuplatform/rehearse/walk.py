@@ -1,0 +1,358 @@
+"""Walk a platform's waves on a rehearsal cluster: the runbook's steps as written, the merge, the
+engine's sync of the tree, the owners' moves, with the invariants read after every step.
+
+The cluster starts as the running cluster before the migration (the GPU Operator with its values,
+the nodes labelled, the unmigrated workloads running), adopts the first wave, walks every wave
+forward and then back, one adjacent transition at a time: a jump over waves has no runbook of its
+own, and a step the runbook lacks does not happen. After a violation the cluster is what it is, so
+the transitions after it are listed as not rehearsed, with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from gpuplatform.plan.steps import Step, transition_steps
+from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.rehearse.cluster import Rehearsal
+from gpuplatform.rehearse.crds import crds_for
+from gpuplatform.rehearse.engines import Engine, SyncFailed
+from gpuplatform.rehearse.fakes import install_fakes
+from gpuplatform.rehearse.invariants import check_state
+from gpuplatform.rehearse.runbook import Block, Item, RunbookSection, read_section
+from gpuplatform.rehearse.workloads import Owners
+from gpuplatform.render.tree import Tree
+from gpuplatform.simulate.rendered import engine_wave, entry_tree, folder_objects
+from gpuplatform.simulate.replay import TransitionResult
+from gpuplatform.simulate.world import StepRecord, Violation, ViolationFound
+
+__all__ = ["Walker"]
+
+_OTHER_ENGINE = {
+    "flux": ("argocd ", "-n argocd", "--namespace argocd", "--namespace=argocd"),
+    "argocd": ("flux ", "-n flux-system", "--namespace flux-system", "--namespace=flux-system"),
+}
+#: Virtual seconds a late operator lets the sync run on its own before doing the runbook's steps.
+STUCK = 120.0
+#: Wall seconds one runbook command may take (a `kubectl wait` of the engine included).
+COMMAND_TIMEOUT = 120
+
+
+@dataclass
+class Walker:
+    """One engine's walk over one platform on one rehearsal cluster."""
+
+    cluster: Rehearsal
+    plan: Plan
+    tree: Tree
+    tree_dir: Path
+    """The platform's rendered folder as it will be applied (`dist/<platform>` or `--tree`)."""
+    engine_name: str
+    stack: str
+    """The stack path the runbook's `<stack>` stands for."""
+    crds: dict[tuple[str, str], dict[str, object]] = field(default_factory=dict)
+    trace: list[StepRecord] = field(default_factory=list)
+    notes: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.engine = Engine(self.cluster, self.engine_name, self.plan.platform.name)
+        self.owners = Owners(self.cluster, self.plan)
+        self.work = self.cluster.folder / "operator"
+        self.cwd = self.work / "tree"
+        shutil.copytree(self.tree_dir, self.cwd)
+        self.fakes = self.work / "bin"
+        install_fakes(self.fakes, self.work / "state")
+        self.cluster.stack.helm_state = self.work / "state" / "helm"
+        self._entries: dict[str, Tree] = {}
+        self._lock = threading.Lock()
+        self.moving: set[str] = set()
+        self.declared_state: WaveState = self.plan.waves[0]
+
+    # --- recording and judging ------------------------------------------------------------------
+
+    def record(self, actor: str, text: str, *, check: bool = True) -> None:
+        """A step happened: record it, let the cluster settle, read every invariant."""
+        with self._lock:
+            step = StepRecord(len(self.trace) + 1, actor, text)
+            self.trace.append(step)
+        if not check:
+            return
+        self.cluster.settle()
+        findings = check_state(self.cluster, self.owners.declared(self.declared_state), self.moving)
+        if findings:
+            first = findings[0]
+            raise ViolationFound(Violation(step, first.invariant, first.message, first.objects))
+
+    def fail(self, invariant: str, message: str, objects: tuple[str, ...] = ()) -> None:
+        step = self.trace[-1] if self.trace else StepRecord(0, "rehearsal", "start")
+        raise ViolationFound(Violation(step, invariant, message, objects))
+
+    # --- the start --------------------------------------------------------------------------------
+
+    def bootstrap(self) -> TransitionResult:
+        """The running cluster adopts the first wave (after the first runbook's steps, if any)."""
+        first = self.plan.waves[0]
+        result = TransitionResult(self.engine_name, first.name, first.name)
+        try:
+            self._prepare_cluster(first)
+            runbook = self._runbook(first.dir_name)
+            section = read_section(runbook, "Before the merge") if runbook else None
+            for item in section.before if section else []:
+                self._item(item, first, first, [])
+            self._merge(first, first, None)
+            self.record(
+                "owners",
+                "tenants run their claim workloads: " + "; ".join(self.owners.tenants_deploy(first))
+                or "none",
+            )
+        except ViolationFound as exc:
+            result.violation = exc.violation
+            result.tail = self.trace[-8:-1]
+        result.steps = len(self.trace)
+        return result
+
+    def _prepare_cluster(self, first: WaveState) -> None:
+        objects = [
+            o
+            for path, content in self.tree.files.items()
+            if isinstance(content, list)
+            and path.startswith(("waves/", "delivery/"))
+            and not path.endswith("kustomization.yaml")
+            for o in content
+        ]
+        self.cluster.apply(crds_for(objects, self.crds), "rehearsal-setup")
+        self.cluster.wait(
+            lambda: (
+                self.cluster.kubectl(
+                    ["wait", "--for=condition=Established", "crd", "--all", "--timeout=5s"], check=False
+                ).returncode
+                == 0
+            ),
+            60,
+            "the CRDs established",
+        )
+        namespace = "flux-system" if self.engine_name == "flux" else "argocd"
+        setup = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}]
+        if self.engine_name == "argocd":
+            # an Argo CD set up as docs/delivery.md asks: Helm charts through kustomize (GP293)
+            data = {"kustomize.buildOptions": "--enable-helm"}
+            setup.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": "argocd-cm", "namespace": "argocd"},
+                    "data": data,
+                }
+            )
+        self.cluster.apply(setup, "rehearsal-setup")
+        self.owners.start(first)
+        self.record(
+            "cluster",
+            f"the running cluster: {len(self.cluster.agents.fleet)} GPU node(s), the GPU Operator, the unmigrated workloads",
+        )
+
+    # --- one transition ---------------------------------------------------------------------------
+
+    def transition(self, a: WaveState, b: WaveState, *, late: bool = False) -> TransitionResult:
+        """`a` -> `b` (adjacent) as its runbook says; `late`: the operator merges first and does the
+        steps before the merge only once the sync is stuck (the blocking gates must hold it)."""
+        result = TransitionResult(self.engine_name, a.name, b.name, late=late)
+        self.trace = []
+        try:
+            forward = self.plan.waves.index(b) > self.plan.waves.index(a)
+            file, heading = (
+                (b.dir_name, f"From {a.dir_name} to {b.dir_name}")
+                if forward
+                else (a.dir_name, f"Rollback to {b.dir_name}")
+            )
+            text = self._runbook(file)
+            section = read_section(text, heading) if text else None
+            if section is None:
+                self.fail("runbook", f"runbooks/{file}.md has no section `{heading}`")
+                raise AssertionError  # unreachable
+            self._moving(a, b)
+            steps = transition_steps(self.plan, a, b)
+            before = [partial(self._item, item, a, b, steps) for item in section.before]
+            if not late:
+                for action in before:
+                    action()
+            self._merge(a, b, section, steps, late=before if late else [])
+            for item in section.following:
+                self._item(item, a, b, steps)
+            for item in section.after:
+                self._item(item, a, b, steps)
+            self.declared_state = b
+            deployed = self.owners.tenants_deploy(b)
+            self.record("owners", "; ".join(deployed) or "tenants' claim workloads in place")
+            self.moving = set()
+            self.record("rehearsal", f"{a.name} -> {b.name} settled")
+        except ViolationFound as exc:
+            result.violation = exc.violation
+            result.tail = self.trace[-8:-1]
+        result.steps = len(self.trace)
+        result.notes = sorted(self.notes)
+        return result
+
+    def _moving(self, a: WaveState, b: WaveState) -> None:
+        """Declared workloads the transition moves: on a pool that changes allocator, converting, or
+        of a tenant that arrives or leaves."""
+        moved_pools = {p for p in a.pool_modes if a.pool_modes[p] != b.pool_modes.get(p)}
+        fleet = self.cluster.agents.fleet
+        on_pools = {
+            f"{p['metadata']['namespace']}/{(p['metadata'].get('labels') or {}).get('app')}"
+            for p in self.cluster.client.list("Pod")
+            if fleet.get(str(p["spec"].get("nodeName"))) is not None
+            and fleet[p["spec"]["nodeName"]].pool in moved_pools
+        }
+        p = self.plan.platform
+        converting = {
+            f"{w.namespace}/{w.name}"
+            for i, w in enumerate(p.workloads)
+            if (i in a.workloads) != (i in b.workloads)
+        }
+        tenants = {t.ns for t in p.tenants if (t.name in a.tenants) != (t.name in b.tenants)}
+        claims = {
+            f"{o['metadata']['namespace']}/{o['metadata']['name']}"
+            for o in self.owners.claim_workloads(a) + self.owners.claim_workloads(b)
+            if o["metadata"]["namespace"] in tenants
+        }
+        self.moving = on_pools | converting | claims
+
+    def _merge(
+        self,
+        a: WaveState,
+        b: WaveState,
+        section: RunbookSection | None,
+        steps: Sequence[Step] = (),
+        late: Sequence[Callable[[], None]] = (),
+    ) -> None:
+        """The merge and the engine's sync, the steps that wait for a unit run as it completes. With
+        `late` steps, the sync runs on its own until it is stuck (`STUCK` virtual seconds without
+        completing), then the operator does them while it waits; a sync that completed without them
+        leaves them undone."""
+        self.record("operator", f"merge: activeWave {a.name} -> {b.name}", check=False)
+        if b.name not in self._entries:
+            self._entries[b.name] = entry_tree(self.tree, self.plan, b.name)
+        wave = engine_wave(self.tree, self.plan, b.name, self.engine_name, self._entries[b.name])
+        gates = folder_objects(self._entries[b.name], "delivery/gates")
+        revision = f"rehearsal-{b.dir_name}"
+
+        def done(unit: str) -> None:
+            self.record(self.engine_name, f"{unit} applied")
+            for item in section.during if section else []:
+                if item.after == unit:
+                    self._item(item, a, b, steps)
+
+        self.cluster.apply(gates, "rehearsal-engine-entry")
+        outcome: list[BaseException] = []
+
+        def sync() -> None:
+            try:
+                self.engine.sync(wave, revision, done)
+            except BaseException as exc:  # handed to the operator's thread
+                outcome.append(exc)
+
+        if not late:
+            sync()
+        else:
+            engine = threading.Thread(target=sync, name="rehearsal-engine", daemon=True)
+            merged = self.cluster.clock.now
+            engine.start()
+            self.cluster.wait(
+                lambda: not engine.is_alive() or self.cluster.clock.now - merged >= STUCK,
+                STUCK + 60,
+                "the sync stuck or done",
+            )
+            if engine.is_alive() or outcome:
+                for action in late:
+                    action()
+            else:  # nothing held the sync: the steps before the merge are moot, the state is judged as it is
+                self.notes.add(
+                    f"{a.name} -> {b.name} with the operator late: the sync completed before the runbook's steps"
+                )
+            engine.join()
+        if outcome:
+            exc = outcome[0]
+            if isinstance(exc, SyncFailed):
+                order = "the operator late" if late else "the runbook's order"
+                self.fail("sync-completes", f"with {order} the sync of {b.name} does not complete: {exc}")
+            raise exc
+        self.record(self.engine_name, f"the sync of {b.name} completed")
+
+    # --- the operator's steps ---------------------------------------------------------------------
+
+    def _runbook(self, dir_name: str) -> str:
+        path = self.tree_dir / "runbooks" / f"{dir_name}.md"
+        return path.read_text() if path.is_file() else ""
+
+    def _owner_action(self, item: Item, steps: Sequence[Step]) -> Step | None:
+        head = item.text.lower()
+        for step in steps:
+            if step.kind == "manual" and step.what and head.startswith(step.what.lower()[:48]):
+                return step
+        return None
+
+    def _item(self, item: Item, a: WaveState, b: WaveState, steps: Sequence[Step]) -> None:
+        step = self._owner_action(item, steps)
+        if step is not None:
+            act: dict[str, Callable[[], list[str]]] = {
+                "release-claims": lambda: self.owners.release_claims(a, b, step.pools),
+                "convert-workloads": lambda: self.owners.convert(a, b),
+                "restore-legacy-workloads": lambda: self.owners.restore(a, b),
+            }
+            if step.action in act:
+                done = act[step.action]()
+                self.record("owners", "; ".join(done) or f"{step.action}: nothing to do")
+        for block in item.blocks:
+            self._block(block, item)
+
+    def _block(self, block: Block, item: Item) -> None:
+        script = self._script(block.script)
+        if not script.strip():
+            return
+        env = {
+            **os.environ,
+            "KUBECONFIG": str(self.cluster.kubeconfig()),
+            "PATH": f"{self.fakes}:{self.cluster.folder / 'bin'}:{os.environ.get('PATH', '')}",
+            "CLOCK_DIR": str(self.cluster.clock.folder),
+        }
+        try:
+            out = subprocess.run(
+                ["sh", "-e", "-c", script],
+                cwd=self.cwd,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=COMMAND_TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            self.record("runbook", script.strip())
+            self.fail("runbook", f"the command did not finish in {COMMAND_TIMEOUT} s: {script.strip()}")
+            return
+        self.record("runbook", script.strip().splitlines()[0] + (" …" if script.strip().count("\n") else ""))
+        printed = (out.stdout + out.stderr).strip()
+        if out.returncode != 0:
+            self.fail(
+                "runbook", f"the step failed (exit {out.returncode}): {script.strip()}\n{printed[-1500:]}"
+            )
+        if block.expects_nothing and out.stdout.strip():
+            self.fail(
+                "runbook",
+                f"a check that must print nothing printed: {out.stdout.strip()[:500]} ({script.strip()})",
+            )
+
+    def _script(self, script: str) -> str:
+        """The block as the operator runs it: `<stack>` filled in, the other engine's lines left out."""
+        lines = []
+        for line in script.replace("<stack>", self.stack).splitlines():
+            if any(marker in line for marker in _OTHER_ENGINE[self.engine_name]):
+                continue
+            lines.append(line)
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,249 @@
+"""The workloads a rehearsal runs, as real objects, and what their owners do when the runbook says so.
+
+The same mix `simulate/workloads.py` replays: an unmigrated `nvidia.com/gpu` Deployment pinned to
+each legacy pool and one that tolerates every taint (nothing but the scheduler keeps it off DRA
+nodes), each spec workload in its legacy form (converted by its owner in its wave), and one claim
+Deployment per claim template of every tenant in the wave. Owners are the teams the runbook hands
+off to: they convert a workload with its hand-off (the claim of `handoff/<wave>/workloadhandoff_*`
+and its tolerations), restore its legacy form on the way back, and remove their claim workloads
+before a rollback takes the pool or the tenant away.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpuplatform.model.workloads import Workload as SpecWorkload
+from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.rehearse.client import Obj
+from gpuplatform.rehearse.cluster import Rehearsal
+from gpuplatform.render.tenants import dra_pool_tolerations
+from gpuplatform.render.workload_handoff import extended_resource_toleration, workload_template_name
+from gpuplatform.simulate.workloads import LEGACY_NAMESPACE
+
+__all__ = ["Declared", "Owners"]
+
+_IMAGE = "registry.example.com/workload:rehearsal"
+_MANAGER = "rehearsal-owner"
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A workload that must keep running (outside its own move): kind, namespace, name, replicas."""
+
+    kind: str
+    namespace: str
+    name: str
+    replicas: int
+    pools: tuple[str, ...] = ()
+    """The pools it may run on ('': any)."""
+
+
+def _namespace(name: str) -> Obj:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def _controller(kind: str, namespace: str, name: str, replicas: int, pod: Obj) -> Obj:
+    labels = {"app": name}
+    pod = {"metadata": {"labels": labels}, "spec": pod}
+    spec: dict[str, Any]
+    if kind in ("Deployment", "StatefulSet"):
+        spec = {"replicas": replicas, "selector": {"matchLabels": labels}, "template": pod}
+        if kind == "StatefulSet":
+            spec["serviceName"] = name
+        api = "apps/v1"
+    elif kind == "DaemonSet":
+        spec, api = {"selector": {"matchLabels": labels}, "template": pod}, "apps/v1"
+    else:  # Job (and a CronJob's run): as many pods as replicas, running until deleted
+        pod["spec"]["restartPolicy"] = "Never"
+        spec, api = (
+            {"parallelism": replicas, "completions": replicas, "backoffLimit": 6, "template": pod},
+            "batch/v1",
+        )
+        kind = "Job"
+    return {
+        "apiVersion": api,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": spec,
+    }
+
+
+def _container(resources: Obj | None = None, claims: list[str] | None = None) -> Obj:
+    container: Obj = {"name": "main", "image": _IMAGE}
+    res: Obj = {}
+    if resources:
+        res["limits"] = resources
+    if claims:
+        res["claims"] = [{"name": c} for c in claims]
+    if res:
+        container["resources"] = res
+    return container
+
+
+def _pool_affinity(nodes: list[str]) -> Obj:
+    term = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}]}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+
+
+@dataclass
+class Owners:
+    """The teams whose workloads the migration moves, acting on the rehearsal cluster."""
+
+    cluster: Rehearsal
+    plan: Plan
+
+    def start(self, state: WaveState) -> None:
+        """What runs before the migration: the unmigrated pods and every spec workload in its legacy form."""
+        objects: list[Obj] = [_namespace(LEGACY_NAMESPACE)]
+        for pool in state.legacy_pools:
+            nodes = [n for n, spec in self.cluster.agents.fleet.items() if spec.pool == pool]
+            pod = {"affinity": _pool_affinity(nodes), "containers": [_container({"nvidia.com/gpu": "1"})]}
+            objects.append(_controller("Deployment", LEGACY_NAMESPACE, f"legacy-{pool}", 1, pod))
+        if state.legacy_pools:
+            pod = {
+                "tolerations": [{"operator": "Exists"}],
+                "containers": [_container({"nvidia.com/gpu": "1"})],
+            }
+            objects.append(_controller("Deployment", LEGACY_NAMESPACE, "legacy-tolerates-all", 1, pod))
+        for w in self.plan.platform.workloads:
+            objects += [_namespace(w.namespace), self._legacy(w)]
+        self.cluster.apply(_unique(objects), _MANAGER)
+
+    def _legacy(self, w: SpecWorkload) -> Obj:
+        pod: Obj = {"containers": [_container({w.resource: str(w.gpus)})]}
+        if w.node_selector:
+            pod["nodeSelector"] = dict(w.node_selector)
+        if w.tolerations:
+            pod["tolerations"] = [
+                t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in w.tolerations
+            ]
+        return _controller(w.kind, w.namespace, w.name, w.replicas, pod)
+
+    def _converted(self, w: SpecWorkload) -> Obj:
+        p = self.plan.platform
+        own = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in w.tolerations]
+        added = [extended_resource_toleration(w.resource), *dra_pool_tolerations(p)]
+        pod: Obj = {
+            "containers": [_container(claims=["gpu"])],
+            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": workload_template_name(w)}],
+            "tolerations": own + [t for t in added if t not in own],
+        }
+        if w.node_selector:
+            pod["nodeSelector"] = dict(w.node_selector)
+        return _controller(w.kind, w.namespace, w.name, w.replicas, pod)
+
+    def _replace(self, obj: Obj) -> None:
+        """An owner's deploy (server-side apply replaces what the owner applied before); a Job is
+        immutable, so it is deleted and created again."""
+        meta = obj["metadata"]
+        if obj["kind"] == "Job":
+            self.cluster.delete("Job", meta["name"], meta["namespace"], wait=True)
+        self.cluster.apply([obj], _MANAGER)
+
+    def convert(self, a: WaveState, b: WaveState) -> list[str]:
+        """`convert-workloads`: each workload that moves in `b` is deployed in its claim form."""
+        done = []
+        for i, w in enumerate(self.plan.platform.workloads):
+            if i in b.workloads and i not in a.workloads:
+                self._replace(self._converted(w))
+                done.append(f"{w.kind} {w.namespace}/{w.name} converted to a claim")
+        return done
+
+    def restore(self, a: WaveState, b: WaveState) -> list[str]:
+        """`restore-legacy-workloads`: each workload that leaves its claim in `b` gets its legacy form back."""
+        done = []
+        for i, w in enumerate(self.plan.platform.workloads):
+            if i in a.workloads and i not in b.workloads:
+                self._replace(self._legacy(w))
+                done.append(f"{w.kind} {w.namespace}/{w.name} restored to nvidia.com/gpu")
+        return done
+
+    def claim_workloads(self, state: WaveState) -> list[Obj]:
+        """One claim Deployment per claim template of every tenant of `state` (tolerating the DRA taints)."""
+        p = self.plan.platform
+        tiers = {t.name for t in p.tiers}
+        tolerations = dra_pool_tolerations(p)
+        out = []
+        for tenant in p.tenants:
+            if tenant.name not in state.tenants:
+                continue
+            for template in tenant.claim_templates:
+                if template.tier not in tiers:
+                    continue
+                pod = {
+                    "containers": [_container(claims=["gpu"])],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template.name}],
+                    "tolerations": list(tolerations),
+                }
+                out.append(_controller("Deployment", tenant.ns, f"{template.name}-user", 1, pod))
+        return out
+
+    def tenants_deploy(self, state: WaveState) -> list[str]:
+        """Tenants of `state` run their claim workloads (their templates exist once the wave synced)."""
+        wanted = self.claim_workloads(state)
+        existing = [
+            o
+            for o in wanted
+            if self.cluster.get("Deployment", o["metadata"]["name"], o["metadata"]["namespace"])
+        ]
+        fresh = [o for o in wanted if o not in existing]
+        self.cluster.apply(fresh, _MANAGER)
+        return [
+            f"tenant workload {o['metadata']['namespace']}/{o['metadata']['name']} created" for o in fresh
+        ]
+
+    def release_claims(self, a: WaveState, b: WaveState, pools: tuple[str, ...]) -> list[str]:
+        """`release-claims`: the claim workloads of tenants that leave, and those on pools that go back, are removed."""
+        done = []
+        back = set(pools)
+        p = self.plan.platform
+        gone = {t.ns for t in p.tenants if t.name in a.tenants and t.name not in b.tenants}
+        for obj in self.claim_workloads(a):
+            meta = obj["metadata"]
+            if meta["namespace"] in gone or (back and self._runs_on(meta["namespace"], meta["name"], back)):
+                self.cluster.delete("Deployment", meta["name"], meta["namespace"])
+                done.append(f"tenant workload {meta['namespace']}/{meta['name']} removed")
+        for i, w in enumerate(p.workloads):
+            if i in a.workloads and i not in b.workloads:
+                if w.kind in ("Deployment", "StatefulSet"):
+                    self.cluster.kubectl(
+                        ["-n", w.namespace, "scale", f"{w.kind.lower()}/{w.name}", "--replicas=0"],
+                        check=False,
+                    )
+                else:
+                    self.cluster.delete(w.kind, w.name, w.namespace)
+                done.append(f"{w.kind} {w.namespace}/{w.name}: claim-using version removed")
+        return done
+
+    def _runs_on(self, namespace: str, app: str, pools: set[str]) -> bool:
+        pods = self.cluster.client.list("Pod", namespace, labelSelector=f"app={app}")
+        fleet = self.cluster.agents.fleet
+        return any(
+            fleet.get(str(p["spec"].get("nodeName")), None) is not None
+            and fleet[p["spec"]["nodeName"]].pool in pools
+            for p in pods
+        )
+
+    def declared(self, state: WaveState) -> list[Declared]:
+        """Workloads of `state` that must keep running: the spec's and the tenants' claim workloads."""
+        out = [
+            Declared(w.kind if w.kind != "CronJob" else "Job", w.namespace, w.name, w.replicas)
+            for w in self.plan.platform.workloads
+        ]
+        out += [
+            Declared("Deployment", o["metadata"]["namespace"], o["metadata"]["name"], 1)
+            for o in self.claim_workloads(state)
+        ]
+        return out
+
+
+def _unique(objects: list[Obj]) -> list[Obj]:
+    seen, out = set(), []
+    for obj in objects:
+        key = (obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"])
+        if key not in seen:
+            seen.add(key)
+            out.append(obj)
+    return out

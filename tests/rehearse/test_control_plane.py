@@ -1,0 +1,135 @@
+"""The rehearsal's cluster is real Kubernetes: the release's feature gates, RBAC and admission decide,
+and the shipped programs run as their ServiceAccount, on the virtual clock."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpuplatform.model.platform import Platform
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.rehearse.assets import Assets
+from gpuplatform.rehearse.cluster import Rehearsal
+from gpuplatform.rehearse.controlplane import ControlPlane
+from gpuplatform.rehearse.fleet import fleet_nodes
+from gpuplatform.versions import kube_gates
+from tests.conftest import REPO
+
+_CLASS = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "bridge.example.com"},
+    "spec": {
+        "selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}],
+        "extendedResourceName": "example.com/gpu",
+    },
+}
+
+
+@pytest.mark.parametrize(("minor", "kept"), [("1.36", True), ("1.35", False)])
+def test_the_release_decides_what_the_apiserver_keeps(
+    minor: str, kept: bool, request: pytest.FixtureRequest, reference: Platform
+) -> None:
+    """DRAExtendedResource is beta (on) in 1.36 and alpha (off) in 1.35: with it off the apiserver
+    drops `extendedResourceName` silently (versions.KUBE_FEATURE_GATES), and so does this one."""
+    assets: Assets = request.getfixturevalue(f"assets_{minor.replace('.', '')}")
+    with Rehearsal(plan_platform(reference), assets) as cluster:
+        assert cluster.control.started_in < 30
+        cluster.apply([_CLASS], "test")
+        live = cluster.get("deviceclass", "bridge.example.com")
+        assert live is not None
+        assert ("extendedResourceName" in live["spec"]) is kept
+        version = cluster.kubectl(["version", "-o", "json"]).stdout
+        assert f'"gitVersion": "v{assets.release}"' in version
+
+
+def test_rbac_decides_what_the_gate_identity_may_do(assets_136: Assets, reference: Platform) -> None:
+    platform = reference
+    folder = REPO / "dist" / platform.name / "delivery" / "gates"
+    objects = [
+        d
+        for path in sorted(folder.glob("*.yaml"))
+        if path.name != "kustomization.yaml"
+        for d in yaml.safe_load_all(path.read_text())
+        if d
+    ]
+    objects.sort(key=lambda o: o["kind"] != "Namespace")
+    with Rehearsal(plan_platform(platform), assets_136) as cluster:
+        cluster.apply(objects, "test")
+        who = "--as=system:serviceaccount:gpuplatform-gates:gpuplatform-gates"
+        can = cluster.kubectl(["auth", "can-i", "list", "nodes", who], check=False)
+        cannot = cluster.kubectl(["auth", "can-i", "delete", "nodes", who], check=False)
+        assert can.stdout.strip() == "yes"
+        assert cannot.stdout.strip() == "no"
+
+
+def test_a_program_runs_as_its_service_account_on_the_virtual_clock(
+    assets_136: Assets, reference: Platform
+) -> None:
+    script = (
+        "id -u; start=$(date +%s); sleep 600; echo slept $(( $(date +%s) - start ));"
+        " kubectl auth whoami -o jsonpath='{.status.userInfo.username}'; echo;"
+        " kubectl get nodes >/dev/null 2>&1 || echo forbidden; touch /root-file 2>/dev/null || echo read-only"
+    )
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "probe", "namespace": "default"},
+        "spec": {
+            "backoffLimit": 0,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "docker.io/alpine/k8s:1.36.1",
+                            "command": ["sh", "-c", script],
+                            "securityContext": {"runAsUser": 65534, "readOnlyRootFilesystem": True},
+                        }
+                    ],
+                }
+            },
+        },
+    }
+    with Rehearsal(plan_platform(reference), assets_136) as cluster:
+        cluster.launcher.programs.add(("default", "probe"))
+        began = time.monotonic()
+        cluster.apply([job], "test")
+
+        def done() -> bool:
+            live = cluster.get("job", "probe", "default") or {}
+            return bool((live.get("status") or {}).get("succeeded"))
+
+        cluster.wait(done, 3600, "the probe completes")
+        assert time.monotonic() - began < 60  # ten virtual minutes of sleep cost no wall time
+        [pod] = cluster.client.list("Pod", "default")
+        log = cluster.kubectl(["logs", "-n", "default", pod["metadata"]["name"]]).stdout.split("\n")
+    assert log[:5] == [
+        "65534",
+        "slept 600",
+        "system:serviceaccount:default:default",
+        "forbidden",
+        "read-only",
+    ]
+
+
+def test_stopping_leaves_no_process(assets_136: Assets) -> None:
+    plane = ControlPlane(assets_136, kube_gates("1.36"))
+    with plane:
+        pids = [p.popen.pid for p in plane.processes]
+        assert len(pids) == 4
+    for pid in pids:
+        assert (
+            not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+        )
+
+
+def test_the_fleet_registers_every_node_of_the_first_wave(assets_136: Assets, reference: Platform) -> None:
+    plan = plan_platform(reference)
+    with Rehearsal(plan, assets_136) as cluster:
+        names = {n["metadata"]["name"] for n in cluster.client.list("Node")}
+    assert names == {n.name for n in fleet_nodes(plan)} == {"gpu-legacy-01", "gpu-dra-01"}
