@@ -149,10 +149,12 @@ class Client:
         namespace: str = "",
         *,
         status: bool = False,
-        merge: str = "merge",
+        strategic: bool = False,
     ) -> Obj:
+        """A JSON merge patch, or a strategic merge patch (lists merge by their keys)."""
         path = resource_path(kind, namespace, name) + ("/status" if status else "")
-        patched: Obj = self.request("PATCH", path, patch, content_type=f"application/{merge}-patch+json")
+        media = "application/strategic-merge-patch+json" if strategic else "application/merge-patch+json"
+        patched: Obj = self.request("PATCH", path, patch, content_type=media)
         return patched
 
     def apply(self, kind: str, obj: Obj, manager: str, *, status: bool = False, force: bool = True) -> Obj:

@@ -390,10 +390,12 @@ class Agents:
         self._patch_status(pod, status)
 
     def _patch_status(self, pod: Obj, status: Obj) -> None:
+        """A strategic merge, as the kubelet's status manager patches: conditions merge by type, so
+        those others set (the eviction's DisruptionTarget, the scheduler's) stay."""
         try:
-            self.client.patch(
-                "Pod", pod["metadata"]["name"], {"status": status}, pod["metadata"]["namespace"], status=True
-            )
+            meta = pod["metadata"]
+            body = {"status": status}
+            self.client.patch("Pod", meta["name"], body, meta["namespace"], status=True, strategic=True)
         except ApiError as exc:
             if exc.status != 404:
                 raise
@@ -402,49 +404,45 @@ class Agents:
         codes = self.launcher.exit_codes(pod)
         if codes is None:
             return False
-        containers = pod["spec"].get("containers") or []
-        statuses = [
-            {
-                "name": c["name"],
-                "image": c.get("image", ""),
-                "imageID": "",
-                "ready": False,
-                "started": False,
-                "restartCount": 0,
-                "state": {
-                    "terminated": {
-                        "exitCode": codes.get(c["name"], 0),
-                        "reason": "Completed" if codes.get(c["name"], 0) == 0 else "Error",
-                        "finishedAt": _NOW,
-                    }
-                },
-            }
-            for c in containers
-        ]
-        failed = any(code != 0 for code in codes.values())
         self._release_node(pod)
-        self._patch_status(
-            pod,
-            {
-                "phase": "Failed" if failed else "Succeeded",
-                "containerStatuses": statuses,
-                "conditions": [
-                    {
-                        "type": "Ready",
-                        "status": "False",
-                        "reason": "PodCompleted",
-                        "lastTransitionTime": _NOW,
-                    },
-                    {
-                        "type": "ContainersReady",
-                        "status": "False",
-                        "reason": "PodCompleted",
-                        "lastTransitionTime": _NOW,
-                    },
-                ],
-            },
-        )
+        self._terminal(pod, codes)
         return True
+
+    def _terminal(self, pod: Obj, codes: dict[str, int]) -> None:
+        """The pod's last status: every container terminated with its exit code (137 for one that
+        ran no program, as a killed container reports), phase Failed or Succeeded
+        (restartPolicy Never, or a deleted pod: the kubelet's status manager makes every stopped pod
+        terminal before it goes, which is what lets the Job controller drop its tracking finalizer)."""
+        statuses = []
+        for c in pod["spec"].get("containers") or []:
+            code = codes.get(c["name"], 137)
+            terminated = {
+                "exitCode": code,
+                "reason": "Completed" if code == 0 else "Error",
+                "finishedAt": _NOW,
+            }
+            statuses.append(
+                {
+                    "name": c["name"],
+                    "image": c.get("image", ""),
+                    "imageID": "",
+                    "ready": False,
+                    "started": False,
+                    "restartCount": 0,
+                    "state": {"terminated": terminated},
+                }
+            )
+        failed = any(s["state"]["terminated"]["exitCode"] != 0 for s in statuses)
+        not_ready = [
+            {"type": t, "status": "False", "reason": "PodCompleted", "lastTransitionTime": _NOW}
+            for t in ("Ready", "ContainersReady")
+        ]
+        status = {
+            "phase": "Failed" if failed else "Succeeded",
+            "containerStatuses": statuses,
+            "conditions": not_ready,
+        }
+        self._patch_status(pod, status)
 
     def _release_node(self, pod: Obj) -> None:
         node = pod["spec"].get("nodeName")
@@ -478,6 +476,8 @@ class Agents:
             del state.prepared[claim["metadata"]["uid"]]
         self.stuck.pop(key, None)
         self._release_node(pod)
+        if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            self._terminal(pod, self.launcher.exit_codes(pod) or {})
         self.started.discard(pod["metadata"]["uid"])
         self.launcher.forget(pod)
         return self.client.delete(

@@ -1,8 +1,8 @@
 """The workloads a rehearsal runs, as real objects, and what their owners do when the runbook says so.
 
 The same mix `simulate/workloads.py` replays: an unmigrated `nvidia.com/gpu` Deployment pinned to
-each legacy pool and one that tolerates every taint (nothing but the scheduler keeps it off DRA
-nodes), each spec workload in its legacy form (converted by its owner in its wave), and one claim
+each legacy pool and one that tolerates every taint the migration sets (nothing but the scheduler
+keeps it off DRA nodes), each spec workload in its legacy form (converted by its owner in its wave), and one claim
 Deployment per claim template of every tenant in the wave. Owners are the teams the runbook hands
 off to: they convert a workload with its hand-off (the claim of `handoff/<wave>/workloadhandoff_*`
 and its tolerations), restore its legacy form on the way back, and remove their claim workloads
@@ -102,10 +102,16 @@ class Owners:
             pod = {"affinity": _pool_affinity(nodes), "containers": [_container({"nvidia.com/gpu": "1"})]}
             objects.append(_controller("Deployment", LEGACY_NAMESPACE, f"legacy-{pool}", 1, pod))
         if state.legacy_pools:
-            pod = {
-                "tolerations": [{"operator": "Exists"}],
-                "containers": [_container({"nvidia.com/gpu": "1"})],
-            }
+            # Every taint the migration sets, by key: nothing but the scheduler keeps it off DRA nodes.
+            # Not a bare `operator: Exists`, which also tolerates a cordon (`node.kubernetes.io/
+            # unschedulable`, kube-scheduler's NodeUnschedulable plugin), so no drain could keep it off
+            # a moving node; simulate's scheduler never places anything on a cordoned group, and the
+            # two are compared (docs/rehearse.md).
+            keys = [
+                {"key": "nvidia.com/gpu", "operator": "Exists"},
+                *dra_pool_tolerations(self.plan.platform),
+            ]
+            pod = {"tolerations": keys, "containers": [_container({"nvidia.com/gpu": "1"})]}
             objects.append(_controller("Deployment", LEGACY_NAMESPACE, "legacy-tolerates-all", 1, pod))
         for w in self.plan.platform.workloads:
             objects += [_namespace(w.namespace), self._legacy(w)]
