@@ -271,7 +271,9 @@ def test_a_selector_pool_is_labelled_node_by_node_never_through_its_groups_templ
     dra = f"kubectl label nodes {whole} --overwrite gpu-scheduling.lab.example.com/mode=dra"
     assert "nvidia.com/dra-kubelet-plugin=true" not in runbooks[runbooks.index(dra) :].splitlines()[0]
     leave = runbooks.index(f"kubectl label nodes {whole} nvidia.com/dra-kubelet-plugin-")
-    wait = runbooks.index("while kubectl get resourceslices --field-selector spec.nodeName=$n", leave)
+    wait = runbooks.index(
+        "until slices=$(kubectl get resourceslices --field-selector spec.nodeName=${n#node/}", leave
+    )
     back = runbooks.index(
         f"kubectl label nodes {whole} --overwrite gpu-scheduling.lab.example.com/mode=legacy", wait
     )
