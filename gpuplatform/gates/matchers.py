@@ -33,6 +33,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from gpuplatform.model.base import DEVICE_PLUGIN_RESOURCE_PREFIX
 from gpuplatform.model.platform import DraDriver, GpuOperator
 
 __all__ = [
@@ -61,7 +62,6 @@ __all__ = [
 ]
 
 DEVICE_PLUGIN_LABEL = ("app", "nvidia-device-plugin-daemonset")
-DEVICE_PLUGIN_RESOURCE_PREFIX = "nvidia.com/"
 DEVICE_PLUGIN_IMAGE = "k8s-device-plugin"
 DEVICE_PLUGIN_SOCKETS = "/var/lib/kubelet/device-plugins"
 DRA_KUBELET_PLUGIN_SUFFIX = "-kubelet-plugin"
