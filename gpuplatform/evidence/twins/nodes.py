@@ -123,7 +123,7 @@ def _plugin_resources(node: Any) -> list[str]:
     """`dp_resources`: the device plugin's non-zero `nvidia.com/*` allocatable resources."""
     allocatable = r.as_object(r.at(node, "status", "allocatable"))
     return [
-        f"{key}={r.text(value)}"
+        f"{key}={r.shown(r.text(value))}"
         for key, value in allocatable.items()
         if key.startswith(DEVICE_PLUGIN_RESOURCE_PREFIX) and r.text(value) != "0"
     ]
