@@ -57,7 +57,9 @@ def read_manifest(folder: Path) -> dict[str, Any] | None:
     when = {key: _when(path, doc, key) for key in ("started", "time") if key in doc}
     if len(when) == 2 and when["time"] < when["started"]:
         raise InputError.single(
-            str(path), "time", f"{doc['time']} is before the snapshot started ({doc['started']}): not a snapshot's manifest"
+            str(path),
+            "time",
+            f"{doc['time']} is before the snapshot started ({doc['started']}): not a snapshot's manifest",
         )
     return doc
 
