@@ -208,12 +208,20 @@ def write_file(path: Path, data: bytes) -> None:
 
 
 def refuse_linked_folder(path: Path) -> None:
-    """InputError when the output folder `path` is a link or something other than a folder: every
-    `--out` is written (or read) as the folder it names, never through a link."""
+    """InputError when the output folder `path`, or a folder above it as named, is a link, or `path`
+    is something other than a folder: every `--out` is written (or read) as the folder it names,
+    never through a link."""
     if os.path.islink(path):
         raise InputError.single(
             str(path), "", "is a symbolic link; gpuplatform writes only into the real folder, name that"
         )
+    for parent in [p for p in path.parents if p != Path(".")]:
+        if os.path.islink(parent):
+            raise InputError.single(
+                str(parent),
+                "",
+                f"is a symbolic link; gpuplatform writes only into real folders: name {os.path.realpath(path)}",
+            )
     if os.path.lexists(path) and not os.path.isdir(path):
         raise InputError.single(str(path), "", "cannot be used as the output folder: it is not a folder")
 
