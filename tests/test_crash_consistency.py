@@ -177,3 +177,25 @@ def test_the_new_lock_digest_is_recorded_with_the_swapping_phase(
     assert state["phase"] == ("swapping" if recorded else "staging")
     lock = out / entry["staging"] / "gpuplatform.lock.json"
     assert entry["new"] == ("sha256:" + hashlib.sha256(lock.read_bytes()).hexdigest() if recorded else None)
+
+
+def test_synth_check_shows_what_a_killed_run_left(tmp_path: Path) -> None:
+    # GIVEN a tree current with its spec, then a synth of the same spec killed once it staged (issue 39)
+    old, _ = _specs(tmp_path)
+    out = tmp_path / "out"
+    assert _synth(old, out) == 0
+    assert _check(old, out).returncode == 0
+    assert _synth(old, out, crash_at="staged") == 86
+    # WHEN --check runs / THEN the leftover staging folder and the state record are stale, named
+    checked = _check(old, out)
+    assert checked.returncode == 1
+    assert "interrupted: " in checked.stderr and ".gpuplatform-staging." in checked.stderr
+    assert f"interrupted: {out / '.gpuplatform.lock'}" in checked.stderr
+    # AND the next synth recovers with the same key, and --check is clean again
+    assert _synth(old, out) == 0
+    assert _check(old, out).returncode == 0
+
+
+def _check(spec: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "gpuplatform.cli", "synth", str(spec), "--out", str(out), "--check"]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)

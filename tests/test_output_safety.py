@@ -125,6 +125,19 @@ def test_a_platform_folder_replaced_by_a_link_is_refused_not_followed(tmp_path: 
     assert listing(target) == before
 
 
+def test_an_out_folder_under_a_linked_folder_is_refused_not_written_through(tmp_path: Path) -> None:
+    # GIVEN --out below a folder that is a link to elsewhere (issue 39, low)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "linked").symlink_to(elsewhere)
+    # WHEN synth writes there / THEN it refuses, naming the link and the real folder, and writes nothing
+    result = _synth(_spec(tmp_path), tmp_path / "linked" / "out")
+    assert result.exit_code == 2
+    assert f"error: {tmp_path / 'linked'}: is a symbolic link" in result.stderr
+    assert str(elsewhere / "out") in result.stderr
+    assert list(elsewhere.iterdir()) == []
+
+
 # --- 2. every platform or none -----------------------------------------------------------------
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from gpuplatform.errors import InputError
 from gpuplatform.load.yaml_input import parse_yaml, read_text
+from gpuplatform.model.base import is_dns_label
 from gpuplatform.output.write import write_file
 
 __all__ = [
@@ -62,6 +63,20 @@ class RunningRelease:
         }
 
 
+def _named(release: RunningRelease, source: str, where: Mapping[str, str]) -> RunningRelease:
+    """`release` once its name, namespace and chart are DNS labels: they become file names
+    (`helm/<namespace>_<name>.json`, `values/<name>.yaml`) and spec fields, and a captured file is
+    data, never a path (`../../.github/workflows/ci` is refused, not written)."""
+    for field, value in (("name", release.name), ("namespace", release.namespace), ("chart", release.chart)):
+        if not is_dns_label(value):
+            raise InputError.single(
+                source,
+                where[field],
+                f"{value!r} is not a Helm release's {field} (a DNS label): refusing to use it",
+            )
+    return release
+
+
 def decode_release_secret(secret: Mapping[str, Any], source: str) -> RunningRelease:
     """The release stored in one Helm storage Secret (`kubectl get secret -o json` item)."""
     try:
@@ -73,7 +88,7 @@ def decode_release_secret(secret: Mapping[str, Any], source: str) -> RunningRele
             raise ValueError("release larger than 16 MiB")
         doc = json.loads(blob)
         meta = doc["chart"]["metadata"]
-        return RunningRelease(
+        release = RunningRelease(
             name=str(doc["name"]),
             namespace=str(doc["namespace"]),
             chart=str(meta["name"]),
@@ -84,13 +99,19 @@ def decode_release_secret(secret: Mapping[str, Any], source: str) -> RunningRele
         )
     except (KeyError, TypeError, ValueError, binascii.Error, OSError) as exc:
         raise InputError.single(source, "data.release", f"not a Helm release Secret: {exc}") from None
+    where = {
+        "name": "data.release.name",
+        "namespace": "data.release.namespace",
+        "chart": "data.release.chart",
+    }
+    return _named(release, source, where)
 
 
 def _from_snapshot_file(doc: Any, source: str) -> RunningRelease:
     if not isinstance(doc, dict) or not isinstance(doc.get("values"), dict):
         raise InputError.single(source, "values", "expected a snapshot's captured Helm release")
     try:
-        return RunningRelease(
+        release = RunningRelease(
             str(doc["name"]),
             str(doc["namespace"]),
             str(doc["chart"]),
@@ -101,6 +122,7 @@ def _from_snapshot_file(doc: Any, source: str) -> RunningRelease:
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError.single(source, "", f"incomplete captured Helm release: {exc}") from None
+    return _named(release, source, {"name": "name", "namespace": "namespace", "chart": "chart"})
 
 
 def load_running_releases(snapshot: Path) -> dict[tuple[str, str], RunningRelease]:

@@ -18,7 +18,9 @@ from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.limits import MAX_FILES, estimated_files
 from gpuplatform.model.platform import Platform
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
+from gpuplatform.output.state_check import BACKUP, STAGING
 from gpuplatform.output.write import (
+    STATE_FILE,
     owned_tree,
     read_regular_file,
     refuse_linked_folder,
@@ -369,7 +371,9 @@ class Drift:
     """One file that differs between the rendered tree and the folder."""
 
     path: str
-    state: str  # "changed", "missing" (rendered, not on disk) or "extra" (on disk, not rendered)
+    state: str
+    """`changed`, `missing` (rendered, not on disk), `extra` (on disk, not rendered) or `interrupted`
+    (a staging or backup folder, or a state record, an interrupted synth left)."""
 
 
 def check_tree(
@@ -398,7 +402,21 @@ def drift_of(rendered: dict[str, dict[str, bytes]], out: Path, *, prune: bool = 
                 drift.append(Drift(path, "changed"))
     if prune:
         drift += [Drift(f"{name}/", "extra") for name in _prunable(out, rendered)]
-    return drift
+    return drift + _interrupted(out)
+
+
+def _interrupted(out: Path) -> list[Drift]:
+    """What an interrupted synth left in `out`: its staging and backup folders (every platform's:
+    recovery of a killed run may need them) and a state file that is not empty."""
+    left = (
+        sorted(f"{e.name}/" for e in os.scandir(out) if e.name.startswith((f"{STAGING}.", f"{BACKUP}.")))
+        if out.is_dir()
+        else []
+    )
+    state = out / STATE_FILE
+    if os.path.isfile(state) and not os.path.islink(state) and os.path.getsize(state) > 0:
+        left.append(STATE_FILE)
+    return [Drift(path, "interrupted") for path in left]
 
 
 def _capacity_notes(platform: Platform) -> dict[str, str]:

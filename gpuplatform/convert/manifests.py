@@ -27,6 +27,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
+from gpuplatform.convert.aliases import unshare
 from gpuplatform.convert.targets import GPU, Placement, Targets
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.yaml_input import parse_yaml_documents
@@ -392,6 +393,18 @@ def _convert_workload(doc: CommentedMap, source: str, loc: str, targets: Targets
                 "info",
             )
         )
+    if targets.unowned(namespace):
+        where = f"namespace {namespace!r}" if namespace else "no namespace (the one it is applied in)"
+        result.notes.append(
+            Problem(
+                source,
+                f"{loc}.metadata.namespace",
+                "",
+                f"{what}: its claim template {template} goes to {where}, which no tenant of the spec owns: "
+                "no tenant's labels, admission policy or quota govern its claims",
+                "warning",
+            )
+        )
     queued = _queue_note(doc, source, loc, targets)
     if queued is not None:
         result.notes.append(queued)
@@ -446,6 +459,9 @@ def convert_text(
         docs = list(y.load_all(text))
     except YAMLError as exc:
         raise InputError.single(source, "", f"YAML error: {exc}") from None
+    seen: set[int] = set()
+    for doc in docs:
+        unshare(doc, seen)
     result = Conversion("")
     rendered: dict[tuple[str, str], str] = {}
     for i, doc in enumerate(docs):

@@ -16,6 +16,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from gpuplatform.convert.aliases import unshare
 from gpuplatform.convert.targets import GPU
 from gpuplatform.errors import InputError
 from gpuplatform.load.yaml_input import parse_yaml_documents
@@ -41,6 +42,7 @@ def convert_nimservice(
     if len(found) != 1:
         raise InputError.single(source, "", f"expected one {KIND[1]} ({KIND[0]}), found {len(found)}")
     doc = found[0]
+    unshare(doc)
     if "draResources" in (doc.get("spec") or {}):
         raise InputError.single(
             source, "spec.draResources", "already set (and immutable): nothing to convert"

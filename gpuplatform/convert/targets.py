@@ -61,6 +61,12 @@ class Targets:
         """The DRA pools' taints (empty without a spec)."""
         return dra_pool_tolerations(self.platform) if self.platform is not None else []
 
+    def unowned(self, namespace: str | None) -> bool:
+        """Whether a spec is given and no tenant of it owns `namespace` (or the manifest names none)."""
+        return self.platform is not None and (
+            namespace is None or tenant_of(self.platform, namespace) is None
+        )
+
     def labels(self, namespace: str | None) -> dict[str, str]:
         """The labels of the tenant owning `namespace` (for the templates and their claims)."""
         if self.platform is None or namespace is None:

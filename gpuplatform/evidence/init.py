@@ -10,6 +10,7 @@ Git repository) is marked `# TODO` with a valid placeholder, so the file synthes
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -265,7 +266,7 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
     }
     doc = {"apiVersion": API_VERSION, "kind": PLATFORM_KIND, "metadata": {"name": name}, "spec": spec}
     lines = [
-        f"# Starting spec for {name}, written by `gpuplatform init` from {snapshot.folder}.",
+        _comment(f"Starting spec for {name}, written by `gpuplatform init` from {snapshot.folder}.", ""),
         "# Every GPU node is legacy; provisioner-managed nodes are grouped by their provisioner.",
     ]
     section = ""
@@ -275,15 +276,25 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
         if line in _COMMENTS:
             lines.append(_COMMENTS[line])
         if line == "  kueue:":
-            lines += [f"  # {n}" for n in kueue.notes]
+            lines += [_comment(n) for n in kueue.notes]
         pool = (
             line.removeprefix("  - name: ")
             if section == "nodePools:" and line.startswith("  - name: ")
             else None
         )
-        lines += [f"  # {c}" for c in pool_notes.get(pool or "", [])]
+        lines += [_comment(c) for c in pool_notes.get(pool or "", [])]
         lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+#: Characters that end a YAML comment (a line break in YAML 1.1 or 1.2) or that no comment should hold.
+_BREAKS = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def _comment(text: str, indent: str = "  ") -> str:
+    """`text` as one YAML comment line: a value read from the snapshot (a label, a folder name) that
+    holds a line break is written escaped (`\\n`), so it cannot end the comment and add YAML."""
+    return f"{indent}# " + _BREAKS.sub(lambda m: json.dumps(m.group())[1:-1], text)
 
 
 def _server_version(snapshot: Snapshot) -> str:

@@ -54,9 +54,13 @@ def read_manifest(folder: Path) -> dict[str, Any] | None:
         )
     _check(path, doc, "missing", list, "a list of what could not be read")
     _check(path, doc, "kinds", dict, "an object: kind -> what was read")
-    for key in ("started", "time"):
-        if key in doc:
-            _when(path, doc, key)
+    when = {key: _when(path, doc, key) for key in ("started", "time") if key in doc}
+    if len(when) == 2 and when["time"] < when["started"]:
+        raise InputError.single(
+            str(path),
+            "time",
+            f"{doc['time']} is before the snapshot started ({doc['started']}): not a snapshot's manifest",
+        )
     return doc
 
 

@@ -38,7 +38,9 @@ READS: dict[str, Reads] = {
             "uid": True,
             "labels": True,
             "deletionTimestamp": True,
-            "ownerReferences": [{"kind": True, "name": True, "controller": True, "uid": True}],
+            "ownerReferences": [
+                {"apiVersion": True, "kind": True, "name": True, "controller": True, "uid": True}
+            ],
         },
         "spec": {
             "nodeName": True,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +10,7 @@ from gpuplatform.evidence.gfd import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, read_no
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.matchers import (
     GPU_RESOURCE,
+    STACK_NAMESPACES,
     VISIBLE_DEVICES,
     is_device_plugin_pod,
     is_dra_kubelet_plugin_pod,
@@ -62,15 +63,16 @@ def gpu_count(pod: dict[str, Any]) -> int:
     return max(init, sum(wants(c) for c in spec.get("containers") or []))
 
 
-def visible_devices(pod: dict[str, Any]) -> str:
+def visible_devices(pod: dict[str, Any], namespaces: Collection[str] = STACK_NAMESPACES) -> str:
     """The NVIDIA_VISIBLE_DEVICES a workload container sets to reach GPUs with no GPU request ('' if none).
 
     The NVIDIA container runtime exposes `all`, or the listed indexes or UUIDs, to any container that
-    sets it; no allocator knows. The GPU stack's own pods do it by design and are skipped.
+    sets it; no allocator knows. The GPU stack's own pods (its DaemonSets' in `namespaces`) do it by
+    design and are skipped; any other pod that does is listed, whatever its labels.
     """
     if gpu_count(pod) or _other_gpu_resources(pod) or pod.get("spec", {}).get("resourceClaims"):
         return ""
-    if is_gpu_stack_pod(pod):
+    if is_gpu_stack_pod(pod, namespaces):
         return ""
     for c in _containers(pod):
         for env in c.get("env") or []:
@@ -165,23 +167,24 @@ def _job_queue(pod: dict[str, Any], snapshot: Snapshot) -> str:
     return ""
 
 
-def workload_rows(snapshot: Snapshot) -> list[WorkloadRow]:
+def workload_rows(snapshot: Snapshot, namespaces: Collection[str] = STACK_NAMESPACES) -> list[WorkloadRow]:
     """Every workload with a pod requesting `nvidia.com/gpu` (or another nvidia.com resource) or a claim,
-    or reaching GPUs through NVIDIA_VISIBLE_DEVICES with neither (`visibleDevicesWithoutAllocator`)."""
+    or reaching GPUs through NVIDIA_VISIBLE_DEVICES with neither (`visibleDevicesWithoutAllocator`);
+    the GPU stack's own pods (in `namespaces`) are not workloads."""
     products = {
         n["metadata"]["name"]: (n["metadata"].get("labels") or {}).get(PRODUCT_LABEL, "")
         for n in snapshot.items("nodes") or []
     }
     rows: dict[tuple[str, str, str], WorkloadRow] = {}
     for pod in snapshot.items("pods") or []:
-        if is_device_plugin_pod(pod):
+        if is_gpu_stack_pod(pod, namespaces):
             continue
         gpus, others = gpu_count(pod), _other_gpu_resources(pod)
         claims = [
             c.get("resourceClaimName") or c.get("resourceClaimTemplateName") or c.get("name")
             for c in pod.get("spec", {}).get("resourceClaims") or []
         ]
-        visible = visible_devices(pod)
+        visible = visible_devices(pod, namespaces)
         if not gpus and not others and not claims and not visible:
             continue
         namespace = str(pod["metadata"].get("namespace", ""))

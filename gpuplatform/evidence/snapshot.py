@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,6 +20,7 @@ from typing import Any
 
 from gpuplatform.adopt.running import capture_releases
 from gpuplatform.errors import InputError
+from gpuplatform.evidence.kubectl import kubectl, kubectl_tail
 from gpuplatform.evidence.manifest import TIME_FORMAT, read_manifest, unread_kinds
 from gpuplatform.evidence.shapes import check_items
 from gpuplatform.evidence.snapshot_folder import fresh_folder, swap_in
@@ -80,14 +80,9 @@ DEFAULT_HELM_RELEASE = "gpu-operator/gpu-operator"
 NVIDIA_SMI_QUERY = ("nvidia-smi", "--query-gpu=name,memory.total,uuid", "--format=csv")
 #: Pods whose logs a snapshot keeps: the gate Jobs' and the validation workloads'.
 LOGGED_LABELS = ("gpuplatform.dev/gate", "gpuplatform.dev/validation")
-_TIMEOUT = 120
-_LOG_LIMIT = 1 << 20
-"""Characters of a pod log read back (the validation pods print a few lines)."""
-
-
-def _kubectl(args: Sequence[str], context: str | None) -> subprocess.CompletedProcess[str]:
-    base = ["kubectl", *(["--context", context] if context else [])]
-    return subprocess.run([*base, *args], capture_output=True, text=True, timeout=_TIMEOUT, check=False)
+#: Bytes of a pod's log (or of an `nvidia-smi` run) a snapshot keeps: the last ones, stated in the
+#: manifest as `logLimitBytes`; a log is read back whole (the validation pods print a few lines).
+LOG_LIMIT = 1 << 20
 
 
 def _reason(stderr: str) -> str:
@@ -109,6 +104,13 @@ def _logged_pods(pods: list[dict[str, Any]]) -> list[str]:
     return sorted(out)
 
 
+def _names(target: str, *, release: bool = False) -> bool:
+    """Whether `namespace/name` names a pod (or a Helm release) by Kubernetes' rules: it becomes the
+    file name `<namespace>_<name>.<suffix>`, so nothing read from the cluster may carry a path."""
+    namespace, _, name = target.partition("/")
+    return is_dns_label(namespace) and (is_dns_label(name) if release else is_dns_subdomain(name))
+
+
 def _capture(
     out: Path,
     kind: tuple[str, str, str],
@@ -121,11 +123,16 @@ def _capture(
     folder, suffix, key = kind
     for target in targets:
         namespace, _, pod = target.partition("/")
-        result = _kubectl(command(namespace, pod), context)
+        if not _names(target):
+            manifest[key][target] = "missing: not a Kubernetes namespace and pod name"
+            manifest["missing"].append(f"{folder} {target}")
+            continue
+        result = kubectl_tail(command(namespace, pod), context, LOG_LIMIT)
         if result.returncode == 0:
             (out / folder).mkdir(exist_ok=True)
             write_file(out / folder / f"{namespace}_{pod}.{suffix}", result.stdout.encode())
-            manifest[key][target] = "ok"
+            cut = result.printed > LOG_LIMIT
+            manifest[key][target] = f"ok: the last {LOG_LIMIT} of {result.printed} bytes" if cut else "ok"
         else:
             manifest[key][target] = "missing: " + _reason(result.stderr)
             manifest["missing"].append(f"{folder} {target}")
@@ -152,11 +159,15 @@ def take_snapshot(
     whose chart and user-supplied values are read from Helm's storage (`helm/`); a release that is
     not installed is noted, a release that cannot be read is missing.
     """
-    for option, targets in (("--nvidia-smi", nvidia_smi_pods), ("--logs", log_pods)):
+    for option, targets in (
+        ("--nvidia-smi", nvidia_smi_pods),
+        ("--logs", log_pods),
+        ("--helm-release", helm_releases),
+    ):
         for target in targets:
-            namespace, _, pod = target.partition("/")
-            if not (is_dns_label(namespace) and is_dns_subdomain(pod)):
-                raise InputError.single(option, "", f"{target!r} is not NAMESPACE/POD (Kubernetes names)")
+            if not _names(target, release=option == "--helm-release"):
+                what = "NAMESPACE/RELEASE" if option == "--helm-release" else "NAMESPACE/POD"
+                raise InputError.single(option, "", f"{target!r} is not {what} (Kubernetes names)")
     if shutil.which("kubectl") is None:
         raise InputError.single("kubectl", "", "kubectl is not on PATH; install it or run where it is")
     out = Path(os.path.abspath(out))
@@ -179,11 +190,18 @@ def _read_cluster(
     helm_releases: Sequence[str],
 ) -> dict[str, Any]:
     """`take_snapshot` into the new folder `out`."""
-    manifest: dict[str, Any] = {"context": context, "kinds": {}, "nvidiaSmi": {}, "logs": {}, "missing": []}
+    manifest: dict[str, Any] = {
+        "context": context,
+        "kinds": {},
+        "nvidiaSmi": {},
+        "logs": {},
+        "logLimitBytes": LOG_LIMIT,
+        "missing": [],
+    }
     manifest["started"] = _now()
-    current = _kubectl(["config", "current-context"], context)
+    current = kubectl(["config", "current-context"], context)
     manifest["context"] = context or (current.stdout.strip() if current.returncode == 0 else None)
-    version = _kubectl(["version", "-o", "json"], context)
+    version = kubectl(["version", "-o", "json"], context)
     try:
         manifest["serverVersion"] = json.loads(version.stdout).get("serverVersion", {}).get("gitVersion")
     except json.JSONDecodeError:
@@ -206,7 +224,7 @@ def _read_cluster(
             [["-n", ns] for ns in namespaces] if namespaced and namespaces else [["-A"] if namespaced else []]
         )
         for scope in scopes:
-            result = _kubectl(["get", resource, *SELECTED.get(kind, ()), *scope, "-o", "json"], context)
+            result = kubectl(["get", resource, *SELECTED.get(kind, ()), *scope, "-o", "json"], context)
             if result.returncode != 0:
                 errors.append(_reason(result.stderr))
                 continue
@@ -244,7 +262,7 @@ def _read_cluster(
     )
 
     def run(args: list[str]) -> tuple[int, str, str]:
-        done = _kubectl(args, context)
+        done = kubectl(args, context)
         return done.returncode, done.stdout, done.stderr
 
     manifest["helmReleases"] = capture_releases(run, out, helm_releases)
@@ -382,7 +400,7 @@ def load_snapshot(folder: Path) -> Snapshot:
         )
     for path in _files(folder / "logs", ".log"):
         namespace, _, pod = path.stem.partition("_")
-        snapshot.logs[f"{namespace}/{pod}"] = read_head(path, _LOG_LIMIT, follow_links=False)
+        snapshot.logs[f"{namespace}/{pod}"] = read_head(path, LOG_LIMIT, follow_links=False)
     return snapshot
 
 

@@ -29,8 +29,12 @@ Sources:
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
+
+from gpuplatform.model.base import DEVICE_PLUGIN_RESOURCE_PREFIX
+from gpuplatform.model.platform import DraDriver, GpuOperator
 
 __all__ = [
     "DEVICE_PLUGIN_IMAGE",
@@ -44,6 +48,7 @@ __all__ = [
     "GPU_STACK_DAEMONSET_PREFIXES",
     "NO_GPU_VISIBLE_DEVICES",
     "OPERANDS",
+    "STACK_NAMESPACES",
     "VISIBLE_DEVICES",
     "Operand",
     "enabled_operands",
@@ -53,10 +58,10 @@ __all__ = [
     "is_gpu_stack_daemonset",
     "is_gpu_stack_pod",
     "shows_gpus",
+    "stack_namespaces",
 ]
 
 DEVICE_PLUGIN_LABEL = ("app", "nvidia-device-plugin-daemonset")
-DEVICE_PLUGIN_RESOURCE_PREFIX = "nvidia.com/"
 DEVICE_PLUGIN_IMAGE = "k8s-device-plugin"
 DEVICE_PLUGIN_SOCKETS = "/var/lib/kubelet/device-plugins"
 DRA_KUBELET_PLUGIN_SUFFIX = "-kubelet-plugin"
@@ -69,6 +74,12 @@ NO_GPU_VISIBLE_DEVICES = ("", "none", "void")
 #: DaemonSets of the GPU stack whose pods reach the GPUs by design (operands, plugins); the DRA
 #: kubelet plugin's ends with `DRA_KUBELET_PLUGIN_SUFFIX`.
 GPU_STACK_DAEMONSET_PREFIXES = ("nvidia-", "gpu-feature-discovery", "gpu-operator")
+#: Where the GPU stack runs when no spec says otherwise (`inventory register` reads a snapshot
+#: alone): the GPU Operator's and the DRA driver's namespaces as the model defaults them.
+STACK_NAMESPACES: tuple[str, ...] = (
+    GpuOperator.model_fields["namespace"].default,
+    DraDriver.model_fields["namespace"].default,
+)
 
 
 @dataclass(frozen=True)
@@ -166,13 +177,34 @@ def is_gpu_stack_daemonset(name: str) -> bool:
     return name.startswith(GPU_STACK_DAEMONSET_PREFIXES) or name.endswith(DRA_KUBELET_PLUGIN_SUFFIX)
 
 
-def is_gpu_stack_pod(pod: dict[str, Any]) -> bool:
-    """A pod of the GPU stack, which reaches the GPUs by design: a device plugin or a stack DaemonSet's pod."""
-    owners = _list(_mapping(pod.get("metadata")).get("ownerReferences"))
-    return is_device_plugin_pod(pod) or any(
-        _mapping(o).get("kind") == "DaemonSet" and is_gpu_stack_daemonset(str(_mapping(o).get("name", "")))
-        for o in owners
+def _controller_daemonset(owner: Any) -> bool:
+    """An owner reference the DaemonSet controller writes: apps/v1 DaemonSet, `controller: true`."""
+    o = _mapping(owner)
+    return o.get("kind") == "DaemonSet" and o.get("apiVersion") == "apps/v1" and o.get("controller") is True
+
+
+def is_gpu_stack_pod(pod: dict[str, Any], namespaces: Collection[str] = STACK_NAMESPACES) -> bool:
+    """A pod of the GPU stack, which reaches the GPUs by design: made by one of the stack's
+    DaemonSets (the operator's operands and device plugin, the DRA kubelet plugin) in one of the
+    stack's `namespaces` (the GPU Operator's and the DRA driver's). A tenant cannot create a pod
+    there, so no label or owner name it gives its own pods makes them the stack's; the gate programs'
+    `gpu_stack_pod` is the same rule."""
+    meta = _mapping(pod.get("metadata"))
+    owners = _list(meta.get("ownerReferences"))
+    return (
+        meta.get("namespace") in namespaces
+        and any(_controller_daemonset(o) for o in owners)
+        and any(
+            _mapping(o).get("kind") == "DaemonSet"
+            and is_gpu_stack_daemonset(str(_mapping(o).get("name", "")))
+            for o in owners
+        )
     )
+
+
+def stack_namespaces(operator: GpuOperator, driver: DraDriver) -> tuple[str, ...]:
+    """The namespaces a platform's GPU stack runs in: the GPU Operator's and the DRA driver's."""
+    return (operator.namespace, driver.namespace)
 
 
 def is_dra_kubelet_plugin_pod(pod: dict[str, Any], namespace: str) -> bool:

@@ -70,12 +70,18 @@ def device_plugin_pod:
   labels[$data.devicePluginLabel[0]] == $data.devicePluginLabel[1]
   or (any(.spec.volumes[]?; (.hostPath.path // "" | rtrimstr("/")) == "@PLUGIN_SOCKETS@")
       and any(.spec.containers[]?; (.image | type) == "string" and (.image | plugin_image)));
+# a pod its DaemonSet's controller made (apps/v1 owner reference, controller: true), in namespace $ns:
+# what the GPU stack's own pods are; a tenant cannot create a pod in the operator's or driver's namespace
+def daemonset_pod($ns):
+  .metadata.namespace == $ns
+  and any(.metadata.ownerReferences[]?; .kind == "DaemonSet" and .apiVersion == "apps/v1" and .controller == true);
+def operator_device_plugin_pod: device_plugin_pod and daemonset_pod($data.operatorNamespace);
 def kubelet_plugin_pod:
-  .metadata.namespace == $data.driverNamespace
+  daemonset_pod($data.driverNamespace)
   and any(.metadata.ownerReferences[]?; .kind == "DaemonSet" and (.name | endswith("@KUBELET_PLUGIN@")));
 def gpu_stack_pod:
-  device_plugin_pod
-  or any(.metadata.ownerReferences[]?; .kind == "DaemonSet"
+  (daemonset_pod($data.operatorNamespace) or daemonset_pod($data.driverNamespace))
+  and any(.metadata.ownerReferences[]?; .kind == "DaemonSet"
          and ((.name // "") as $o | any(@STACK_PREFIXES@[]; . as $p | $o | startswith($p)) or ($o | endswith("@KUBELET_PLUGIN@"))));
 def pod_containers: (.spec.initContainers // []) + (.spec.containers // []);
 def visible_devices:
@@ -237,8 +243,8 @@ def gate_allocator_exclusivity:
                 else empty end),
                ($kp[] | "violation: legacy node \($n) runs DRA kubelet plugin pod \(nsname)"),
                (if $slices then "violation: legacy node \($n) publishes \($data.driver) devices in a ResourceSlice" else empty end),
-               (if $data.devicePluginEnabled and ([$dp[] | select(ready)] | length) == 0 then
-                  "violation: legacy node \($n) has no ready device-plugin pod"
+               (if $data.devicePluginEnabled and ([$dp[] | select(ready and operator_device_plugin_pod)] | length) == 0 then
+                  "violation: legacy node \($n) has no ready device-plugin pod of a DaemonSet in \($data.operatorNamespace)"
                 else empty end)
              end),
             (if $d == null then empty
@@ -249,7 +255,7 @@ def gate_allocator_exclusivity:
         | $v[],
           (if ($v | length) > 0 or $d == null then empty
            elif $d.mode == "dra" then "proof: DRA node \($n): kubelet plugin \([$kp[] | nsname] | join(", ")) ready, no device-plugin pod or resource"
-           else "proof: legacy node \($n): no DRA kubelet plugin, no \($data.driver) devices" + (if $data.devicePluginEnabled then ", device plugin \([$dp[] | select(ready) | nsname] | join(", ")) ready" else "" end)
+           else "proof: legacy node \($n): no DRA kubelet plugin, no \($data.driver) devices" + (if $data.devicePluginEnabled then ", device plugin \([$dp[] | select(ready and operator_device_plugin_pod) | nsname] | join(", ")) ready" else "" end)
            end))
   );
 """
@@ -313,7 +319,7 @@ def gate_operands:
         | $labels_of[$n] as $node_labels
         | $data.operands[] as $o
         | select($node_labels[$o.deployLabel] == "true")
-        | [($pods_on[$n] // [])[] | select(.metadata.namespace == $data.operatorNamespace
+        | [($pods_on[$n] // [])[] | select(daemonset_pod($data.operatorNamespace)
             and labels[$o.label[0]] == $o.label[1])] as $op
         | if ($op | length) == 0 then
             "violation: DRA node \($n) runs no \($o.name) pod (\($o.label | join("="))) although it carries \($o.deployLabel)=true"

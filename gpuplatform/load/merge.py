@@ -105,6 +105,13 @@ class _Merge:
             return out
         if isinstance(overlay, list) and _named(overlay) and (base is None or base == [] or _named(base)):
             return self.merge_named(base or [], overlay, at, mine)
+        if overlay is None and isinstance(base, list) and base:
+            self.refuse(
+                mine,
+                "is null, not a list: an overlay changes a list item by item (name the items to change; "
+                f"`{ADD_MARKER}: true` adds one) or replaces it with the whole list it should be",
+            )
+            return base
         if isinstance(overlay, list):
             for i, item in enumerate(overlay):
                 if isinstance(item, dict) and ADD_MARKER in item:

@@ -21,6 +21,7 @@ from pydantic.alias_generators import to_camel
 from gpuplatform.versions import parse_release
 
 __all__ = [
+    "DEVICE_PLUGIN_RESOURCE_PREFIX",
     "DNS_LABEL",
     "DNS_LABEL_MAX",
     "DNS_SUBDOMAIN",
@@ -32,6 +33,7 @@ __all__ = [
     "MAX_MINUTES",
     "SEMVER",
     "CleanString",
+    "Description",
     "DnsLabel",
     "DnsSubdomain",
     "ExtendedResourceName",
@@ -85,8 +87,22 @@ _RELEASE = re.compile(
 _FEATURE_GATE = re.compile(r"\A[A-Za-z][A-Za-z0-9]{0,127}\Z", re.ASCII)
 #: One word (an image, a URL, a revision): no whitespace or control characters.
 _TOKEN = re.compile(r"\A[^\s\x00-\x1f\x7f]{1,4096}\Z")
-#: Free text that lands in a YAML scalar on one line: no control characters, no edge whitespace.
-_CLEAN = re.compile(r"\A[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?\Z")
+#: Free text that lands in a YAML scalar on one line: no control characters, no edge whitespace, no
+#: NEL or Unicode line or paragraph separator (YAML 1.1 and Python break lines at them).
+_CLEAN = re.compile(
+    r"\A[^\s\x00-\x1f\x7f\x85\u2028\u2029](?:[^\x00-\x1f\x7f\x85\u2028\u2029]*[^\s\x00-\x1f\x7f\x85\u2028\u2029])?\Z"
+)
+#: A description for people: one line (no control character, no Unicode line or paragraph
+#: separator, which Python and some editors break lines at), at most 1,024 characters, or empty.
+_DESCRIPTION = re.compile(
+    r"\A(?:[^\s\x00-\x1f\x7f\x85\u2028\u2029](?:[^\x00-\x1f\x7f\x85\u2028\u2029]{0,1022}"
+    r"[^\s\x00-\x1f\x7f\x85\u2028\u2029])?)?\Z"
+)
+
+#: The prefix of every resource the NVIDIA device plugin advertises (`nvidia.com/gpu`,
+#: `nvidia.com/mig-<profile>`, renamed and shared resources: NVIDIA/k8s-device-plugin `api/config/v1`
+#: `ResourceNamePrefix`); nodes count them, so no logical resource of the platform may be one.
+DEVICE_PLUGIN_RESOURCE_PREFIX = "nvidia.com/"
 
 #: The largest cluster a platform may list. Upstream Kubernetes tests clusters of up to 5,000 nodes
 #: (kubernetes.io/docs/setup/best-practices/cluster-large), but managed GPU clusters run larger: GKE
@@ -303,6 +319,16 @@ CleanString = Annotated[
     str,
     AfterValidator(
         _full_match(_CLEAN, "must be non-empty, one line, without control characters or surrounding spaces")
+    ),
+]
+Description = Annotated[
+    str,
+    AfterValidator(
+        _full_match(
+            _DESCRIPTION,
+            "must be one line of at most 1024 characters, without control characters or surrounding spaces "
+            "(it is written into runbooks and README.md as text)",
+        )
     ),
 ]
 RelativePath = Annotated[str, AfterValidator(_relative_path)]

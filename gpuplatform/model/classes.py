@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from gpuplatform.model.base import (
     CleanString,
+    Description,
     DnsLabel,
     DnsSubdomain,
     ExtendedResourceName,
@@ -30,15 +31,15 @@ class ServiceTier(SpecModel):
 
     name: DnsLabel
     """Tier name; the DeviceClass is `<name>.<domain>`."""
-    description: str = ""
+    description: Description = ""
     """What the tier offers, for people."""
     driver: DnsSubdomain = "gpu.nvidia.com"
     """DRA driver whose devices the tier selects (`device.driver`)."""
     device_type: Literal["gpu", "mig"] = "gpu"
     """Full GPUs or MIG devices (`device.attributes[driver].type`)."""
-    architecture: str | None = None
+    architecture: CleanString | None = None
     """Sets `device.attributes['gpu.nvidia.com'].architecture == ...` (e.g. `Hopper`)."""
-    product_name: str | None = None
+    product_name: CleanString | None = None
     """Case-insensitive regex on `productName` (RE2 syntax)."""
     min_memory: Quantity | None = None
     """Inclusive lower bound on `capacity.memory`."""

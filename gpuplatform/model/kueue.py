@@ -8,10 +8,12 @@ DRA, so a queue's total is the same in every wave by construction, and rollback 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Annotated
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from gpuplatform.model.base import (
+    DEVICE_PLUGIN_RESOURCE_PREFIX,
     DnsLabel,
     DnsSubdomain,
     ExtendedResourceName,
@@ -62,6 +64,19 @@ class ClusterQueue(SpecModel):
         return sum(self.quotas.values())
 
 
+def _logical(value: str) -> str:
+    if value.startswith(DEVICE_PLUGIN_RESOURCE_PREFIX):
+        raise ValueError(
+            f"{value!r} is an extended resource the NVIDIA device plugin advertises: Kueue would count DRA "
+            f"devices and device-plugin GPUs as one quota; name a resource of your own domain (<domain>/gpu)"
+        )
+    return value
+
+
+#: Kueue's logical resource for DRA devices: an extended resource name no device plugin advertises.
+LogicalResource = Annotated[ExtendedResourceName, AfterValidator(_logical)]
+
+
 class Kueue(SpecModel):
     """The cluster's Kueue: its release, its DRA mapping and the GPU ClusterQueues.
 
@@ -74,9 +89,10 @@ class Kueue(SpecModel):
     """Kueue release of the cluster (0.15+ for `kueue.x-k8s.io/v1beta2`, 0.14+ for DRA quotas)."""
     namespace: DnsLabel = "kueue-system"
     """Namespace of the Kueue controller and its Configuration."""
-    resource: ExtendedResourceName | None = None
+    resource: LogicalResource | None = None
     """Logical resource every tier class is mapped to (`deviceClassMappings[].name`), counted in
-    devices; default `<domain>/gpu`."""
+    devices; default `<domain>/gpu`. Never a resource the device plugin advertises (`nvidia.com/*`):
+    Kueue would count claims and device-plugin GPUs as one quota."""
     mapped_tiers: tuple[DnsLabel, ...] | None = None
     """Tiers whose classes the Configuration maps to `resource`; default: every tier the wave serves.
     A Kueue configured elsewhere lists what its `deviceClassMappings` hold (GP403 checks the rest)."""

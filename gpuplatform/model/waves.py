@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from gpuplatform.model.base import DnsLabel, SpecModel
+from gpuplatform.model.base import Description, DnsLabel, SpecModel
 
 __all__ = ["STAGES", "Stage", "Wave"]
 
@@ -34,7 +34,7 @@ class Wave(SpecModel):
     """Wave name; its folder is `waves/<NN>-<name>/`."""
     stage: Stage
     """What the wave is in the migration; stages run in canonical order, `drain` between any two."""
-    description: str = ""
+    description: Description = ""
     """What the wave does, for people (the first line of its runbook)."""
     tiers: tuple[DnsLabel, ...] = ()
     """Tiers published from this wave on."""

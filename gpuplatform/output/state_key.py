@@ -5,8 +5,9 @@ A record names folders that recovery renames and removes, and a well-formed one 
 interrupted run. So every record the writer saves carries `mac`, an HMAC-SHA256 of its canonical
 JSON keyed by a secret kept outside any repository, `$XDG_STATE_HOME/gpuplatform/state-key`
 (default `~/.local/state/gpuplatform/state-key`), and recovery acts on no record whose MAC does not
-verify. The key is created 0600 on first use, never read through a link, and refused when others
-may read it.
+verify. The key is created 0600 in a folder created 0700 on first use, never read through a link,
+and refused, with the reason, when the key or its folder belongs to another user, is open to others
+or is a link.
 """
 
 from __future__ import annotations
@@ -43,8 +44,46 @@ def _refuse(path: Path, what: str) -> InputError:
     return InputError.single(str(path), "", f"{what}; gpuplatform uses a state key only its owner can read")
 
 
+def _machine(path: Path, what: str, exc: OSError) -> EnvironmentFailure:
+    """The machine refused the key (exit 74), with where to keep it instead."""
+    reason = f"{exc.strerror or type(exc).__name__} (set XDG_STATE_HOME to a writable folder of your own)"
+    return EnvironmentFailure(str(path), what, reason)
+
+
+def _check_folder(folder: Path) -> None:
+    """Refuse a key folder that is a link, not a folder, not this user's or open to others: whoever
+    owns or may write it could plant the key, and a planted key makes a forged record verify."""
+    try:
+        info = os.lstat(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return  # created below, or the machine refuses that (exit 74)
+    except OSError as exc:
+        raise _machine(folder, "cannot read the state key's folder", exc) from None
+    if stat.S_ISLNK(info.st_mode):
+        raise _refuse(folder, "is a symbolic link")
+    if not stat.S_ISDIR(info.st_mode):
+        raise _refuse(folder, "is not a folder")
+    _check_owner(folder, info)
+    if info.st_mode & 0o077:
+        raise _refuse(
+            folder,
+            f"is open to other users (mode {stat.S_IMODE(info.st_mode):o}): `chmod 700 {folder}` "
+            "(and remove the key in it if others could have written it)",
+        )
+
+
+def _check_owner(path: Path, info: os.stat_result) -> None:
+    if info.st_uid != os.geteuid():
+        raise _refuse(
+            path,
+            f"is owned by uid {info.st_uid}, not by this user (uid {os.geteuid()}): another user could have "
+            "planted it; remove it, or point XDG_STATE_HOME at a folder of your own",
+        )
+
+
 def _read(path: Path) -> bytes | None:
     """The key in `path`, None when there is none; InputError when it is not one we can trust."""
+    _check_folder(path.parent)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -52,11 +91,12 @@ def _read(path: Path) -> bytes | None:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise _refuse(path, "is a symbolic link") from None
-        raise EnvironmentFailure(str(path), "cannot read the state key", exc) from None
+        raise _machine(path, "cannot read the state key", exc) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise _refuse(path, "is not a regular file")
+        _check_owner(path, info)
         if info.st_mode & 0o077:
             raise _refuse(
                 path,
@@ -93,7 +133,7 @@ def _create(path: Path) -> None:
         finally:
             os.close(folder)
     except OSError as exc:
-        raise EnvironmentFailure(str(path), "cannot create the state key", exc) from None
+        raise _machine(path, "cannot create the state key", exc) from None
 
 
 def state_key() -> bytes:
@@ -133,6 +173,8 @@ def mac_problems(doc: dict[str, Any], key: bytes, file: str) -> list[Problem]:
             f"{what}: this record was not written by gpuplatform for this user on this machine (key "
             f"{key_path()}); it may come from a pull request, another machine or an edit. Nothing was changed",
             hint="if no synth of yours was interrupted in this folder, inspect the file, remove it and "
-            "run again (the trees are in Git)",
+            "run again (the trees are in Git); if one was, and the key was replaced since, `synth --check` "
+            "lists the staging and backup folders it left: keep the complete tree at its platform's name, "
+            "remove them and the file",
         )
     ]

@@ -49,11 +49,14 @@ from pathlib import Path
 from typing import Any
 
 from gpuplatform.errors import EnvironmentFailure, InputError, Problem
+from gpuplatform.model.limits import MAX_FILES
 from gpuplatform.output.state_check import BACKUP, STAGING, state_problems
 from gpuplatform.output.state_key import mac_problems, seal, state_key
 
 __all__ = [
+    "LOCK_ENTRY_MAX_BYTES",
     "LOCK_FILE",
+    "LOCK_MAX_BYTES",
     "LOCK_TIMEOUT_SECONDS",
     "STATE_FILE",
     "crash_hook",
@@ -74,8 +77,16 @@ LOCK_TIMEOUT_SECONDS = 30.0
 _STATE_FORMAT = "gpuplatform.dev/output-state/v1"
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
-#: A platform's lock lists every file; 19,000 files make about 2 MB.
-_LOCK_MAX_BYTES = 64 * 1024 * 1024
+#: The longest line a lock gives one file: its path (a wave folder, a layer, a namespace folder and
+#: a `<kind>_<namespace>_<name>.yaml` file name, each bounded by Kubernetes' name limits: at most
+#: 512 bytes) and its digest, quoted and indented.
+LOCK_ENTRY_MAX_BYTES = 640
+#: A lock lists every file of its tree, and a tree holds at most MAX_FILES (the documented size
+#: limit of a platform), so the read limit follows from it: no tree synth may write is refused when
+#: read back (19,000 files make about 2 MB; 640,000 of the longest paths 410 MB).
+LOCK_MAX_BYTES = MAX_FILES * LOCK_ENTRY_MAX_BYTES + (1 << 20)
+#: Bytes of one rendered file read back to compare its digest (the largest renders ~1 MB).
+_FILE_MAX_BYTES = 64 * 1024 * 1024
 
 
 def crash_hook(point: str) -> None:
@@ -197,12 +208,20 @@ def write_file(path: Path, data: bytes) -> None:
 
 
 def refuse_linked_folder(path: Path) -> None:
-    """InputError when the output folder `path` is a link or something other than a folder: every
-    `--out` is written (or read) as the folder it names, never through a link."""
+    """InputError when the output folder `path`, or a folder above it as named, is a link, or `path`
+    is something other than a folder: every `--out` is written (or read) as the folder it names,
+    never through a link."""
     if os.path.islink(path):
         raise InputError.single(
             str(path), "", "is a symbolic link; gpuplatform writes only into the real folder, name that"
         )
+    for parent in [p for p in path.parents if p != Path(".")]:
+        if os.path.islink(parent):
+            raise InputError.single(
+                str(parent),
+                "",
+                f"is a symbolic link; gpuplatform writes only into real folders: name {os.path.realpath(path)}",
+            )
     if os.path.lexists(path) and not os.path.isdir(path):
         raise InputError.single(str(path), "", "cannot be used as the output folder: it is not a folder")
 
@@ -229,7 +248,7 @@ def _lock_digest(root: Path) -> str | None:
     """Digest of `root`'s lock file when `root` is a real folder holding one."""
     if not root.is_dir() or root.is_symlink():
         return None
-    data = read_regular_file(root / LOCK_FILE, _LOCK_MAX_BYTES)
+    data = read_regular_file(root / LOCK_FILE, LOCK_MAX_BYTES)
     return None if data is None else _digest(data)
 
 
@@ -267,7 +286,7 @@ def owned_tree(root: Path, platform: str, *, digests: bool = False) -> OwnedTree
         return "is a symbolic link"
     if not root.is_dir():
         return "is not a folder"
-    data = read_regular_file(root / LOCK_FILE, _LOCK_MAX_BYTES)
+    data = read_regular_file(root / LOCK_FILE, LOCK_MAX_BYTES)
     if data is None:
         return f"has no {LOCK_FILE} (a regular file)"
     try:
@@ -285,7 +304,7 @@ def owned_tree(root: Path, platform: str, *, digests: bool = False) -> OwnedTree
         elif entry.is_file(follow_symlinks=False):
             ok = rel in files or rel == LOCK_FILE
             if ok and digests and rel != LOCK_FILE:
-                content = read_regular_file(root / rel, _LOCK_MAX_BYTES)
+                content = read_regular_file(root / rel, _FILE_MAX_BYTES)
                 ok = content is not None and _digest(content) == files[rel]
         else:
             ok = False

@@ -127,7 +127,14 @@ GATES: tuple[Gate, ...] = (
         "no pod on a GPU node reaches GPUs through NVIDIA_VISIBLE_DEVICES with no request or claim (a third allocator)",
         (),
         (NODES, PODS, SLICES),
-        (*_POOLS, "modeLabel", "driverNamespace", "devicePluginLabel", "devicePluginEnabled"),
+        (
+            *_POOLS,
+            "modeLabel",
+            "driverNamespace",
+            "operatorNamespace",
+            "devicePluginLabel",
+            "devicePluginEnabled",
+        ),
         lambda plan, state: state.driver_installed,
     ),
     Gate(

@@ -43,10 +43,19 @@ list (`@sh`), passed on with `set --`, so an optional field the source lacks is 
   `az aks nodepool update --update-cluster-autoscaler --min-count --max-count`; `az aks nodepool
   delete` waits unless `--no-wait`.
 
+Every command that reads the live group and writes it back is one `&&` chain that fails closed: it
+stops when the read fails or prints nothing, when the read is not the named group, or when a live
+label or taint is one Kubernetes would refuse (jq `checked_labels`, `checked_taints`), before
+anything is written; the values reach the CLI as an argument list (jq `@sh`, `eval "set -- …"`),
+never split or expanded by the shell (`tests/render/test_runbooks_fail_closed.py`).
+
 Names the clouds refuse (`model/clouds.py`, checked at load for a takeover's groups) raise here too.
 
-The cluster is named by shell variables the operator sets: `CLUSTER` (all), `LOCATION` (GKE),
-`RESOURCE_GROUP` (AKS).
+The cluster is named by shell variables the operator sets: `CLUSTER` (all), `PROJECT` and
+`LOCATION` (GKE), `RESOURCE_GROUP` (AKS); every GKE command names its project explicitly, and the
+GKE resize counts the pool's Nodes through the kubectl context `gcloud container clusters
+get-credentials` writes for that very cluster (`gke_<project>_<location>_<cluster>`), never kubectl's
+current context.
 """
 
 from __future__ import annotations
@@ -60,6 +69,7 @@ from gpuplatform.model.clouds import node_group_name_problem
 
 __all__ = [
     "CLOUD_VARIABLES",
+    "jq_with_defs",
     "node_group_create",
     "node_group_delete",
     "node_group_resize",
@@ -67,7 +77,11 @@ __all__ = [
 ]
 
 #: The shell variables each cloud's command reads.
-CLOUD_VARIABLES = {"eks": ("CLUSTER",), "gke": ("CLUSTER", "LOCATION"), "aks": ("CLUSTER", "RESOURCE_GROUP")}
+CLOUD_VARIABLES = {
+    "eks": ("CLUSTER",),
+    "gke": ("PROJECT", "CLUSTER", "LOCATION"),
+    "aks": ("CLUSTER", "RESOURCE_GROUP"),
+}
 
 _EKS_EFFECT = {
     "NoSchedule": "NO_SCHEDULE",
@@ -111,25 +125,32 @@ def _eks(
     )
 
 
-def _jq_labels(at: str, labels: Mapping[str, str], remove: Sequence[str], sep: str) -> str:
-    """jq: the live labels with the hand-off's set and removed, as `k=v` joined by `sep`."""
-    return (
-        f"({at} // {{}}) + {json.dumps(dict(labels), sort_keys=True)} | del(.[{json.dumps(list(remove))}[]]) "
-        f'| to_entries | map("\\(.key)=\\(.value)") | join("{sep}")'
-    )
+#: jq: the group's live labels and taints with the hand-off's applied, as the write's arguments
+#: (`@sh`). The read must be the named group, and every live label and taint one Kubernetes takes;
+#: otherwise jq fails and the chain stops before anything is written.
+_GKE_UPDATE = """
+if type != "object" or .name != $name or (.config | type) != "object" then
+  error("the describe output is not node pool \\($name): nothing changed")
+else . end
+| (((.config.labels // {}) | checked_labels) + $labels | del(.[$remove[]])
+   | to_entries | map("\\(.key)=\\(.value)") | join(",")) as $l
+| ((.config.taints // []) | map(.effect |= k8s_effect) | checked_taints
+   | without_taints($gone) + $taints | map(taint_text) | join(",")) as $t
+| if $taint_first then ["--node-taints=\\($t)", "--node-labels=\\($l)"]
+  else ["--node-labels=\\($l)", "--node-taints=\\($t)"] end
+| @sh
+"""
 
-
-def _jq_taints(
-    at: str, taint_of: str, taints: Sequence[Mapping[str, str]], remove_taints: Sequence[Mapping[str, str]]
-) -> str:
-    """jq: the live taints (as `k=v:Effect`) without the hand-off's, then its own added, comma-joined."""
-    gone = sorted({_taint_text(t) for t in [*taints, *remove_taints]})
-    add = sorted(_taint_text(t) for t in taints)
-    return f'(({at} // []) | map({taint_of})) - {json.dumps(gone)} + {json.dumps(add)} | join(",")'
-
-
-#: jq: a GKE taint (`{key, value, effect: NO_SCHEDULE}`) as `k=v:Effect` (the shared definitions).
-_GKE_TAINT = "(.effect |= k8s_effect) | taint_text"
+_AKS_UPDATE = """
+if type != "object" or .name != $name then error("the show output is not node pool \\($name): nothing changed")
+else . end
+| (((.nodeLabels // {}) | checked_labels) + $labels | del(.[$remove[]])
+   | to_entries | map("\\(.key)=\\(.value)")) as $l
+| ((.nodeTaints // []) | aks_taints | checked_taints
+   | without_taints($gone) + $taints | map(taint_text) | join(",")) as $t
+| ["--labels"] + (if $l == [] then [""] else $l end) + ["--node-taints", $t]
+| @sh
+"""
 
 
 def node_group_update(
@@ -139,29 +160,64 @@ def node_group_update(
     remove: Sequence[str],
     taints: Sequence[Mapping[str, str]],
     remove_taints: Sequence[Mapping[str, str]],
+    *,
+    taint_first: bool = True,
 ) -> tuple[str, ...]:
-    """The commands that give node group `name` of `cloud` the hand-off's labels and taints."""
-    if cloud == "eks":
-        return (_eks(name, labels, remove, taints, remove_taints),)
-    if cloud == "gke":
-        where = f'{name} --cluster="$CLUSTER" --location="$LOCATION"'
-        live = f"gcloud container node-pools describe {where} --format=json"
-        return (
-            f"labels=$({live} | jq -r {shlex.quote(_jq_labels('.config.labels', labels, remove, ','))})",
-            f"taints=$({live} | jq -r {shlex.quote(_with_defs(_jq_taints('.config.taints', _GKE_TAINT, taints, remove_taints)))})",
-            f'gcloud container node-pools update {where} --node-labels="$labels"',
-            f'gcloud container node-pools update {where} --node-taints="$taints"',
-        )
-    if cloud == "aks":
-        where = f'--resource-group "$RESOURCE_GROUP" --cluster-name "$CLUSTER" --name {name}'
-        live = f"az aks nodepool show {where} -o json"
-        return (
-            f"labels=$({live} | jq -r {shlex.quote(_jq_labels('.nodeLabels', labels, remove, ' '))})",
-            f"taints=$({live} | jq -r {shlex.quote(_jq_taints('.nodeTaints', '.', taints, remove_taints))})",
-            f'az aks nodepool update {where} --labels $labels --node-taints "$taints"',
-        )
-    raise ValueError(f"no node-group command for cloud {cloud!r}")
+    """The command that gives node group `name` of `cloud` the hand-off's labels and taints.
 
+    GKE and AKS replace the whole set, so the command reads the live group and writes it back in one
+    `&&` chain: a read that fails, prints nothing, describes another group or carries a label or
+    taint Kubernetes would refuse stops it before any write, and the values reach the cloud's CLI as
+    arguments (`@sh`, `set --`), never split or expanded by the shell. GKE updates labels and taints
+    in two calls, the taints first when `taint_first` (the more restrictive change first).
+    """
+    group = _checked(cloud, name)
+    if cloud == "eks":
+        return (_eks(group, labels, remove, taints, remove_taints),)
+    args: dict[str, object] = {
+        "name": name,
+        "labels": dict(labels),
+        "remove": list(remove),
+        "taints": _k8s_taints(taints),
+        "gone": _k8s_taints([*taints, *remove_taints]),
+    }
+    writes: tuple[str, ...]
+    if cloud == "gke":
+        read = f"gcloud container node-pools describe {_gke_where(group)} --format=json"
+        write = f"gcloud container node-pools update {_gke_where(group)}"
+        program, writes = _GKE_UPDATE, (f'{write} "$1"', f'{write} "$2"')
+        args["taint_first"] = taint_first
+    elif cloud == "aks":
+        read = f"az aks nodepool show {_aks_where(group)} -o json"
+        program, writes = _AKS_UPDATE, (f'az aks nodepool update {_aks_where(group)} "$@"',)
+    else:
+        raise ValueError(f"no node-group command for cloud {cloud!r}")
+    return (_chain(*_read_then(read, program, args, "update"), *writes),)
+
+
+def _read_then(
+    read: str, program: str, args: Mapping[str, object], name: str, shell: Mapping[str, str] | None = None
+) -> tuple[str, ...]:
+    """Read the live object into `$live`, run jq `program` on it into `$name` (a shell-quoted list),
+    and set the positional parameters to that list: the chain stops when the read fails or prints
+    nothing, or jq fails or prints nothing (jq 1.6 exits 0 on empty input, so emptiness is tested)."""
+    return (
+        f"live=$({read})",
+        '[ -n "$live" ]',
+        f"{name}=$(printf '%s\\n' \"$live\" | {_jq(program, args, shell)})",
+        f'[ -n "${name}" ]',
+        f'eval "set -- ${name}"',
+    )
+
+
+#: Oniguruma patterns (jq `test`) of a label key and value (apimachinery `IsQualifiedName`,
+#: `IsValidLabelValue`) and of an AKS taint; `\\A` and `\\z` anchor the whole text, not a line.
+_LABEL_KEY = (
+    r"\A([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\z"
+)
+_LABEL_VALUE = r"\A([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?\z"
+_AKS_TAINT = r"\A(?<key>[^=:]+)(=(?<value>[^:]*))?:(?<effect>[A-Za-z]+)\z"
 
 #: jq definitions the copy programs share, by name: effects in Kubernetes spelling, taints merged
 #: by key and effect (the added ones replace the live ones they match, the others stay), the
@@ -169,6 +225,25 @@ def node_group_update(
 #: group has no value.
 _JQ_DEFS = {
     "k8s_effect": f"def k8s_effect: {json.dumps({v: k for k, v in _EKS_EFFECT.items()})}[.] // .;",
+    "checked_labels": 'def checked_labels: if type != "object" then '
+    'error("the live labels are not a mapping: nothing changed") else to_entries | map('
+    f'if (.key | type == "string" and test({json.dumps(_LABEL_KEY)})) '
+    f'and (.value | type == "string" and test({json.dumps(_LABEL_VALUE)})) then . else '
+    'error("live label \\(.key | tojson)=\\(.value | tojson) is not a Kubernetes label: nothing changed") '
+    "end) | from_entries end;",
+    "aks_taints": 'def aks_taints: if type != "array" then '
+    'error("the live taints are not a list: nothing changed") else map(. as $s | '
+    f"[strings | capture({json.dumps(_AKS_TAINT)})] | if length == 1 then "
+    ".[0] | with_entries(select(.value != null)) else "
+    'error("live taint \\($s | tojson) is not key=value:Effect: nothing changed") end) end;',
+    "checked_taints": 'def checked_taints: if type != "array" then '
+    'error("the live taints are not a list: nothing changed") else map('
+    f'if type == "object" and (.key | type == "string" and test({json.dumps(_LABEL_KEY)})) '
+    f'and ((.value // "") | type == "string" and test({json.dumps(_LABEL_VALUE)})) '
+    f"and (.effect as $e | {json.dumps(list(_EKS_EFFECT))} | any(.[]; . == $e)) then . else "
+    'error("live taint \\(tojson) is not a Kubernetes taint: nothing changed") end) end;',
+    "without_taints": "def without_taints($gone): map(. as $t | select($gone | any(.key == $t.key "
+    'and (.value // "") == ($t.value // "") and .effect == $t.effect) | not));',
     "with_taints": "def with_taints($add): "
     "map(select(. as $t | $add | any(.key == $t.key and .effect == $t.effect) | not)) + $add;",
     "taint_text": 'def taint_text: "\\(.key)\\(if (.value // "") != "" then "=" + .value else "" end):\\(.effect)";',
@@ -176,8 +251,8 @@ _JQ_DEFS = {
 }
 
 
-def _with_defs(program: str) -> str:
-    """`program` on one line, after the shared definitions it uses."""
+def jq_with_defs(program: str) -> str:
+    """`program` on one line, after the shared definitions it uses (`checked_labels`, `checked_taints`…)."""
     used = [text for name, text in _JQ_DEFS.items() if re.search(rf"\b{name}\b", program)]
     return " ".join([*used, *program.split()])
 
@@ -203,18 +278,21 @@ def _jq(program: str, args: Mapping[str, object], shell: Mapping[str, str] | Non
     the shell variables `shell` names (jq variable to shell variable) as JSON variables too."""
     flags = "".join(f" --argjson {k} {_json(v)}" for k, v in args.items())
     flags += "".join(f' --argjson {k} "${v}"' for k, v in (shell or {}).items())
-    return f"jq -er{flags} {shlex.quote(_with_defs(program))}"
+    return f"jq -er{flags} {shlex.quote(jq_with_defs(program))}"
 
 
 _GKE_COPY = """
-.config as $c | (.locations // []) as $zones | (($c.accelerators // [])[0]) as $a
+if type != "object" or .name != $source or (.config | type) != "object" then
+  error("the describe output is not node pool \\($source): nothing created")
+else . end
+| .config as $c | (.locations // []) as $zones | (($c.accelerators // [])[0]) as $a
 | if $a == null then error("the source node pool has no accelerator: not a GPU node pool")
   elif ($zones | length) == 0 then error("the source node pool lists no zones")
   elif $nodes % ($zones | length) != 0 then
     error("\\($nodes) nodes do not split evenly over the \\($zones | length) zones of the source node pool"
       + " (gcloud --num-nodes counts nodes per zone)")
   else . end
-| (($c.taints // []) | map(.effect |= k8s_effect) | with_taints($taints)) as $t
+| (($c.taints // []) | map(.effect |= k8s_effect) | checked_taints | with_taints($taints)) as $t
 | ["--machine-type", $c.machineType,
    "--accelerator", ("type=\\($a.acceleratorType),count=\\($a.acceleratorCount),gpu-driver-version="
      + ({"DEFAULT": "default", "LATEST": "latest"}[$a.gpuDriverInstallationConfig.gpuDriverVersion // ""]
@@ -225,7 +303,7 @@ _GKE_COPY = """
   + opt("--disk-size"; $c.diskSizeGb) + opt("--disk-type"; $c.diskType) + opt("--image-type"; $c.imageType)
   + opt("--service-account"; if $c.serviceAccount == "default" then null else $c.serviceAccount end)
   + opt("--scopes"; ($c.oauthScopes // []) | join(",")) + (if $c.spot then ["--spot"] else [] end)
-  + opt("--node-labels"; ($c.labels // {}) + $labels | to_entries | map("\\(.key)=\\(.value)") | join(","))
+  + opt("--node-labels"; (($c.labels // {}) | checked_labels) + $labels | to_entries | map("\\(.key)=\\(.value)") | join(","))
   + opt("--node-taints"; $t | map(taint_text) | join(","))
   + (if $max != null or .autoscaling.enabled then
        ["--enable-autoscaling", "--total-min-nodes", "\\($nodes)", "--total-max-nodes", "\\($max // $nodes)"]
@@ -234,8 +312,10 @@ _GKE_COPY = """
 """
 
 _EKS_COPY = """
-.nodegroup as $g
-| (($g.taints // []) | map(.effect |= k8s_effect) | with_taints($taints)
+if .nodegroup.nodegroupName != $source then error("the describe output is not node group \\($source): nothing created")
+else . end
+| .nodegroup as $g
+| (($g.taints // []) | map(.effect |= k8s_effect) | checked_taints | with_taints($taints)
    | map(.effect |= ({"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE",
                       "NoExecute": "NO_EXECUTE"}[.] // .))) as $t
 | ["--scaling-config", "minSize=\\($nodes),maxSize=\\($max // $nodes),desiredSize=\\($nodes)",
@@ -246,15 +326,15 @@ _EKS_COPY = """
        ["--launch-template", ($g.launchTemplate | if .id then "id=\\(.id)" else "name=\\(.name)" end
                               + ",version=\\(.version)")]
      else opt("--disk-size"; $g.diskSize) end)
-  + ["--labels", (($g.labels // {}) + $labels | tojson), "--taints", ($t | tojson)]
+  + ["--labels", ((($g.labels // {}) | checked_labels) + $labels | tojson), "--taints", ($t | tojson)]
 | @sh
 """
 
 _AKS_COPY = """
-def parsed: capture("^(?<key>[^=:]+)(=(?<value>[^:]*))?:(?<effect>[A-Za-z]+)$")
-  | with_entries(select(.value != null));
-((.nodeTaints // []) | map(parsed) | with_taints($taints)) as $t
-| ((.nodeLabels // {}) + $labels | to_entries | map("\\(.key)=\\(.value)")) as $l
+if type != "object" or .name != $source then error("the show output is not node pool \\($source): nothing created")
+else . end
+| ((.nodeTaints // []) | aks_taints | checked_taints | with_taints($taints)) as $t
+| (((.nodeLabels // {}) | checked_labels) + $labels | to_entries | map("\\(.key)=\\(.value)")) as $l
 | ["--node-vm-size", .vmSize, "--node-count", "\\($nodes)"]
   + (if (.availabilityZones // []) != [] then ["--zones"] + .availabilityZones else [] end)
   + opt("--node-osdisk-size"; .osDiskSizeGb) + opt("--node-osdisk-type"; .osDiskType)
@@ -279,7 +359,13 @@ def _chain(*steps: str) -> str:
 
 
 def _gke_where(name: str) -> str:
-    return f'{name} --cluster="$CLUSTER" --location="$LOCATION"'
+    return f'{name} --project="$PROJECT" --cluster="$CLUSTER" --location="$LOCATION"'
+
+
+#: The kubectl context `gcloud container clusters get-credentials` writes for the cluster the GKE
+#: commands name (`gke_<project>_<location>_<cluster>`): counts are read there, never from the
+#: current context.
+_GKE_CONTEXT = '--context="gke_${PROJECT}_${LOCATION}_${CLUSTER}"'
 
 
 def _eks_where(name: str) -> str:
@@ -321,6 +407,7 @@ def node_group_create(
         raise ValueError(f"node group {name!r}: max_nodes {max_nodes} is below nodes {nodes}")
     new, old = _checked(cloud, name), _checked(cloud, source)
     args: dict[str, object] = {
+        "source": source,
         "nodes": nodes,
         "max": max_nodes,
         "labels": dict(labels),
@@ -337,10 +424,7 @@ def node_group_create(
     else:
         read = f"az aks nodepool show {_aks_where(old)} -o json"
         program, create = _AKS_COPY, f"az aks nodepool add {_aks_where(new)}"
-    return (
-        _chain(f"copy=$({read} | {_jq(program, args)})", 'eval "set -- $copy"', f'{create} "$@"'),
-        *wait,
-    )
+    return (_chain(*_read_then(read, program, args, "copy"), f'{create} "$@"'), *wait)
 
 
 def node_group_delete(cloud: str, name: str) -> tuple[str, ...]:
@@ -358,33 +442,46 @@ def node_group_delete(cloud: str, name: str) -> tuple[str, ...]:
 
 
 _EKS_RESIZE = """
-.nodegroup.scalingConfig as $s | ($s.desiredSize + $delta) as $n
+if .nodegroup.nodegroupName != $name or (.nodegroup.scalingConfig.desiredSize | type) != "number" then
+  error("the describe output is not node group \\($name) with its size: nothing changed")
+else . end
+| .nodegroup.scalingConfig as $s | ($s.desiredSize + $delta) as $n
 | if $n < 0 then error("the node group has \\($s.desiredSize) nodes, it cannot lose \\(-$delta)")
-  else "minSize=\\([$s.minSize, $n] | min),maxSize=\\([$s.maxSize + $delta, $n, 1] | max),desiredSize=\\($n)" end
+  else ["minSize=\\([$s.minSize, $n] | min),maxSize=\\([$s.maxSize + $delta, $n, 1] | max),desiredSize=\\($n)"] end
+| @sh
 """
 
-_GKE_SIZE = """
-(.locations | length) as $z | ($now + $delta) as $n
+#: jq over the live pool, with its registered Nodes counted as `$now`: the new size per zone, then
+#: the autoscaler's limits (total or per zone, as the pool has them; none when it does not autoscale).
+_GKE_RESIZE = """
+if type != "object" or .name != $name or (.locations | type) != "array" or (.locations | length) == 0 then
+  error("the describe output is not node pool \\($name) with its zones: nothing changed")
+else . end
+| .autoscaling as $a | (.locations | length) as $z | ($now + $delta) as $n
 | if $n < 0 then error("the node pool has \\($now) nodes, it cannot lose \\(-$delta)")
   elif $n % $z != 0 then
     error("\\($n) nodes do not split evenly over the node pool's \\($z) zones (gcloud --num-nodes is per zone)")
-  else $n / $z end
+  else . end
+| ["\\($n / $z)"]
+  + if ($a.enabled | not) then []
+    elif ($a.totalMaxNodeCount // 0) > 0 then
+      ["--enable-autoscaling", "--total-min-nodes", "\\([$a.totalMinNodeCount // 0, $n] | min)",
+       "--total-max-nodes", "\\([$a.totalMaxNodeCount + $delta, $n] | max)"]
+    else
+      ["--enable-autoscaling", "--min-nodes", "\\([$a.minNodeCount // 0, $n / $z] | min)",
+       "--max-nodes", "\\([(($a.maxNodeCount // 0) * $z + $delta) / $z | ceil, $n / $z] | max)"]
+    end
+| @sh
 """
 
-_GKE_LIMITS = """
-.autoscaling as $a | (.locations | length) as $z | ($now + $delta) as $n
-| if ($a.enabled | not) then ""
-  elif ($a.totalMaxNodeCount // 0) > 0 then
-    ["--enable-autoscaling", "--total-min-nodes", "\\([$a.totalMinNodeCount // 0, $n] | min)",
-     "--total-max-nodes", "\\([$a.totalMaxNodeCount + $delta, $n] | max)"] | @sh
-  else
-    ["--enable-autoscaling", "--min-nodes", "\\([$a.minNodeCount // 0, $n / $z] | min)",
-     "--max-nodes", "\\([(($a.maxNodeCount // 0) * $z + $delta) / $z | ceil, $n / $z] | max)"] | @sh
-  end
-"""
+#: jq: how many Nodes a `kubectl get nodes -o json` list holds; an error for anything else.
+_COUNT = 'if (.items | type) == "array" then .items | length else error("kubectl printed no node list") end'
 
 _AKS_RESIZE = """
-(.count + $delta) as $n
+if type != "object" or .name != $name or (.count | type) != "number" then
+  error("the show output is not node pool \\($name) with its size: nothing changed")
+else . end
+| (.count + $delta) as $n
 | if $n < 0 then error("the node pool has \\(.count) nodes, it cannot lose \\(-$delta)")
   elif .enableAutoScaling then
     ["update", "--update-cluster-autoscaler", "--min-count", "\\([.minCount, $n] | min)",
@@ -413,31 +510,29 @@ def node_group_resize(cloud: str, name: str, delta: int) -> tuple[str, ...]:
         read = f"aws eks describe-nodegroup {_eks_where(group)} --output json"
         return (
             _chain(
-                f"scaling=$({read} | {_jq(_EKS_RESIZE, change)})",
-                f'aws eks update-nodegroup-config {_eks_where(group)} --scaling-config "$scaling"',
+                *_read_then(read, _EKS_RESIZE, {"name": name, **change}, "scaling"),
+                f'aws eks update-nodegroup-config {_eks_where(group)} --scaling-config "$1"',
             ),
         )
     if cloud == "gke":
-        count = f"kubectl get nodes -l cloud.google.com/gke-nodepool={group} -o json | jq '.items | length'"
-        now = {"now": "now"}
+        nodes = f"kubectl {_GKE_CONTEXT} get nodes -l cloud.google.com/gke-nodepool={group} -o json"
+        cluster = f'"$CLUSTER" --project="$PROJECT" --location="$LOCATION" --node-pool {group}'
+        read = f"gcloud container node-pools describe {_gke_where(group)} --format=json"
         return (
             _chain(
-                f"pool=$(gcloud container node-pools describe {_gke_where(group)} --format=json)",
-                f"now=$({count})",
-                f"size=$(printf '%s\\n' \"$pool\" | {_jq(_GKE_SIZE, change, now)})",
-                f"limits=$(printf '%s\\n' \"$pool\" | {_jq(_GKE_LIMITS, change, now)})",
-                'eval "set -- $limits"',
-                f'if [ $# -gt 0 ]; then gcloud container clusters update "$CLUSTER" --node-pool {group} '
-                '--location "$LOCATION" "$@"; fi',
-                f'gcloud container clusters resize "$CLUSTER" --node-pool {group} --num-nodes "$size" '
-                '--location "$LOCATION" --quiet',
+                f"nodes=$({nodes})",
+                f"now=$(printf '%s\\n' \"$nodes\" | jq -e {shlex.quote(_COUNT)})",
+                '[ -n "$now" ]',
+                *_read_then(read, _GKE_RESIZE, {"name": name, **change}, "resize", {"now": "now"}),
+                "size=$1 && shift",
+                f'if [ $# -gt 0 ]; then gcloud container clusters update {cluster} "$@"; fi',
+                f'gcloud container clusters resize {cluster} --num-nodes "$size" --quiet',
             ),
         )
     read = f"az aks nodepool show {_aks_where(group)} -o json"
     return (
         _chain(
-            f"change=$({read} | {_jq(_AKS_RESIZE, change)})",
-            'eval "set -- $change"',
+            *_read_then(read, _AKS_RESIZE, {"name": name, **change}, "change"),
             f'az aks nodepool "$@" {_aks_where(group)}',
         ),
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from gpuplatform.plan.gates import gates_for_wave
 from gpuplatform.plan.report import wave_changes
 from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.markdown import markdown_text
 from gpuplatform.render.overview_mermaid import mermaid_block
 
 __all__ = ["OVERVIEW_FILE", "render_overview"]
@@ -30,7 +31,8 @@ def _now(plan: Plan) -> list[str]:
     """The active wave, what the next one changes, and the one-line change that moves between them."""
     waves, active = plan.waves, plan.active
     line = f"**Active wave:** {_folder(active)} (stage `{active.wave.stage}`)"
-    lines = [f"{line}: {active.wave.description}" if active.wave.description else f"{line}."]
+    description = markdown_text(active.wave.description)
+    lines = [f"{line}: {description}" if description else f"{line}."]
     if active.index + 1 < len(waves):
         nxt = waves[active.index + 1]
         changes = "; ".join(wave_changes(plan, active, nxt)) or "nothing in the cluster (a stop)"

@@ -17,17 +17,19 @@ from gpuplatform.gates.programs import prelude_for
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.steps import Step
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.cloud_commands import CLOUD_VARIABLES, node_group_update
+from gpuplatform.render.cloud_commands import CLOUD_VARIABLES, jq_with_defs, node_group_update
 from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.meta import file_name
 from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
 from gpuplatform.render.runbook_actions import Action
 
 __all__ = [
+    "CHECK_FAILED",
     "GPU_PODS",
     "HOLDS_GPU_JQ",
     "HOLDS_TEXT",
     "POOL_ACTIONS",
+    "check_each_node",
     "drain_steps",
     "each_node",
     "handoff_file",
@@ -36,6 +38,7 @@ __all__ = [
     "node_target",
     "pool_actions",
     "pool_checks",
+    "read_check",
 ]
 
 _GPU = "nvidia.com/gpu"
@@ -43,17 +46,41 @@ _GPU = "nvidia.com/gpu"
 #: (`holds_gpu`: any `nvidia.com/*` request or limit of any container, or a resource claim).
 _HOLDERS = ".items[] | select(holds_gpu) | nsname"
 HOLDS_GPU_JQ = " ".join((prelude_for(_HOLDERS) + _HOLDERS).split())
-GPU_PODS = (
-    "kubectl get pods -A --field-selector spec.nodeName=$n,status.phase!=Succeeded,status.phase!=Failed "
-    f"-o json | jq -r '{HOLDS_GPU_JQ}'"
-)
 HOLDS_TEXT = (
     "holds a GPU: any `nvidia.com/*` request or limit (whole GPUs, MIG slices, time-sliced or renamed "
     "resources) or a resource claim"
 )
-_NODE_CLAIMS = (
-    'kubectl get resourceclaims -A -o json | jq -r --arg n "$n" \'.items[] | select(.status.allocation != null) '
-    '| select([.status.allocation.devices.results[]?.pool] | index($n)) | "\\(.metadata.namespace)/\\(.metadata.name)"\''
+#: What a check prints when it could not read what it judges: a check whose pass is "prints nothing"
+#: must never pass by reading nothing.
+CHECK_FAILED = "CHECK FAILED:"
+
+
+def _listed(program: str) -> str:
+    """jq: `program` over a `kubectl get -o json` list, an error (so the check says so) for anything else."""
+    return f'if (.items | type) != "array" then error("kubectl printed no list") else {program} end'
+
+
+def read_check(read: str, program: str, what: str, jq_args: str = "") -> str:
+    """`read` (kubectl, exit 0), then jq `program` (with the gates' definitions it uses) over the
+    list it printed: the findings, or a `CHECK FAILED:` line when kubectl failed or printed no list."""
+    jq_program = " ".join((prelude_for(program) + _listed(program)).split())
+    return (
+        f'out=$({read}) && [ -n "$out" ] && printf \'%s\\n\' "$out" | jq -r{jq_args} {shlex.quote(jq_program)} '
+        f'|| echo "{CHECK_FAILED} {what} could not be read"'
+    )
+
+
+GPU_PODS = read_check(
+    "kubectl get pods -A --field-selector spec.nodeName=$n,status.phase!=Succeeded,status.phase!=Failed -o json",
+    _HOLDERS,
+    "the pods on $n",
+)
+_NODE_CLAIMS = read_check(
+    "kubectl get resourceclaims -A -o json",
+    ".items[] | select(.status.allocation != null) | select([.status.allocation.devices.results[]?.pool] "
+    '| index($n)) | "\\(.metadata.namespace)/\\(.metadata.name)"',
+    "the resource claims",
+    ' --arg n "$n"',
 )
 
 
@@ -70,6 +97,22 @@ def each_node(pool: NodePool, command: str) -> str:
         else f"$(kubectl get nodes {node_target(pool)} -o jsonpath='{{.items[*].metadata.name}}')"
     )
     return f"for n in {nodes}; do {command}; done"
+
+
+def check_each_node(pool: NodePool, check: str) -> str:
+    """`check` (reading `$n`, printing only findings) for every node of the pool, and a
+    `CHECK FAILED:` line when the nodes cannot be listed or fewer are found than the pool has
+    (every named node of a static pool; a provisioner pool's `minNodes`): a check that prints nothing
+    has read every node it judges."""
+    selector = pool_selector(pool)
+    count, test = (len(selector.names), "-eq") if selector.names else (selector.min_nodes, "-ge")
+    return (
+        f"if nodes=$(kubectl get nodes {node_target(pool)} -o name); then set -- $nodes; "
+        f'[ $# {test} {count} ] || echo "{CHECK_FAILED} pool {pool.name}: $# node(s) found, '
+        f'{"" if test == "-eq" else "at least "}{count} expected"; '
+        f"for n in $nodes; do n=${{n#node/}}; {check}; done; "
+        f'else echo "{CHECK_FAILED} pool {pool.name}: its nodes could not be listed"; fi'
+    )
 
 
 def _taint(plan: Plan, pool: NodePool) -> str:
@@ -93,11 +136,14 @@ def _drain(plan: Plan, pool: NodePool, nxt: str, *, cordon: bool = True) -> list
                 "replaces its nodes (each drifted node is drained, respecting PodDisruptionBudgets). Check that no pod "
                 "blocks the replacement with `karpenter.sh/do-not-disrupt`:",
                 (
-                    each_node(
+                    check_each_node(
                         pool,
-                        "kubectl get pods -A --field-selector spec.nodeName=$n -o json | jq -r "
-                        '\'.items[] | select(.metadata.annotations["karpenter.sh/do-not-disrupt"] == "true") '
-                        '| "\\(.metadata.namespace)/\\(.metadata.name)"\'',
+                        read_check(
+                            "kubectl get pods -A --field-selector spec.nodeName=$n -o json",
+                            '.items[] | select(.metadata.annotations["karpenter.sh/do-not-disrupt"] == "true") '
+                            '| "\\(.metadata.namespace)/\\(.metadata.name)"',
+                            "the pods on $n",
+                        ),
                     ),
                 ),
             )
@@ -114,7 +160,7 @@ def _drain(plan: Plan, pool: NodePool, nxt: str, *, cordon: bool = True) -> list
         ),
         Action(
             f"Check: no live pod on those nodes {HOLDS_TEXT} (prints nothing).",
-            (each_node(pool, GPU_PODS),),
+            (check_each_node(pool, GPU_PODS),),
         ),
     ]
 
@@ -134,13 +180,19 @@ def karpenter_taint_command(plan: Plan, state: WaveState, pool: NodePool) -> str
     refuses it if the NodePool changed in between."""
     assert pool.provisioner is not None
     name, taint = pool.provisioner.name, json.dumps(pool_taint(plan.platform, pool), separators=(",", ":"))
-    rest = f"((.spec.template.spec.taints // []) - [{taint}])"
+    rest = f"((.spec.template.spec.taints // [] | checked_taints) - [{taint}])"
     value = f"{rest} + [{taint}]" if state.pool_modes[pool.name] == "dra" else rest
     program = (
+        f'if .kind != "NodePool" or .metadata.name != "{name}" or (.metadata.resourceVersion | type) != "string" '
+        f'then error("kubectl printed no NodePool {name}: nothing changed") else '
         '[{op: "test", path: "/metadata/resourceVersion", value: .metadata.resourceVersion}, '
-        f'{{op: "add", path: "/spec/template/spec/taints", value: ({value})}}]'
+        f'{{op: "add", path: "/spec/template/spec/taints", value: ({value})}}] end'
     )
-    return f"kubectl patch nodepool {name} --type json -p \"$(kubectl get nodepool {name} -o json | jq -c '{program}')\""
+    return (
+        f'live=$(kubectl get nodepool {name} -o json) && [ -n "$live" ] && patch=$(printf \'%s\\n\' "$live" '
+        f'| jq -ec {shlex.quote(jq_with_defs(program))}) && [ -n "$patch" ] '
+        f'&& kubectl patch nodepool {name} --type json -p "$patch"'
+    )
 
 
 def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) -> list[Action]:
@@ -176,9 +228,10 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
         ]
     patch = handoff_file(plan, state, "NodePool", name)
     labels_command = f"kubectl patch nodepool {name} --type merge --patch-file {patch}"
-    commands = (karpenter_taint_command(plan, b, pool), labels_command)
+    first, then = karpenter_taint_command(plan, b, pool), labels_command
     if mode != "dra":
-        commands = commands[::-1]
+        first, then = then, first
+    commands = (f"{first} && {then}",)
     return [
         Action(
             f"Hand-off `{patch}` (Karpenter NodePool `{name}`, a JSON merge patch of its template labels): its "
@@ -231,13 +284,14 @@ def _selected_nodes_update(plan: Plan, state: WaveState, pool: NodePool, handoff
             f"`{DRA_PLUGIN_LABEL}=true` on each once its device plugin is gone"
         )
     else:
+        wait = (
+            f'nodes=$(kubectl get nodes {target} -o name) && [ -n "$nodes" ] && for n in $nodes; do '
+            "until slices=$(kubectl get resourceslices --field-selector spec.nodeName=${n#node/} -o name) "
+            '&& [ -z "$slices" ]; do sleep 5; done; done'
+        )
         commands = (
             f"kubectl label nodes {target} {DRA_PLUGIN_LABEL}-",
-            f"for n in $(kubectl get nodes {target} -o jsonpath='{{.items[*].metadata.name}}'); do "
-            "while kubectl get resourceslices --field-selector spec.nodeName=$n -o name | grep -q .; "
-            "do sleep 5; done; done",
-            label,
-            f"kubectl taint nodes {target} {shlex.quote(taint + '-')} || true",
+            f"{wait} && {label} && {{ kubectl taint nodes {target} {shlex.quote(taint + '-')} || true; }}",
         )
         order = "the DRA kubelet plugin's label first, the rest once the node publishes no ResourceSlice"
     return Action(
@@ -264,9 +318,8 @@ def _cloud_update(plan: Plan, state: WaveState, pool: NodePool, handoff: str, ve
         spec["removeLabels"],  # type: ignore[arg-type]
         spec["taints"],  # type: ignore[arg-type]
         spec["removeTaints"],  # type: ignore[arg-type]
+        taint_first=state.pool_modes[pool.name] == "dra",
     )
-    if cloud == "gke" and state.pool_modes[pool.name] == "dra":
-        commands = (*commands[:2], commands[3], commands[2])
     variables = ", ".join(f"`{v}`" for v in CLOUD_VARIABLES[cloud])
     merge = (
         "EKS adds, updates and removes by key"
@@ -314,7 +367,7 @@ def _drain_gpu_pods(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) -> l
             Action(
                 f"Pool `{pool.name}` was drained in wave `{a.name}`; check that no live pod there {HOLDS_TEXT} "
                 "(prints nothing):",
-                (each_node(pool, GPU_PODS),),
+                (check_each_node(pool, GPU_PODS),),
             )
         ]
     return _drain(plan, pool, b.name, cordon=False)
@@ -325,7 +378,7 @@ def _release_claims(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
         Action(
             f"Pool `{pool.name}`: no claim may stay allocated on its nodes (the `rollback-safety` gate refuses the "
             f"sync otherwise), and no live pod on them {HOLDS_TEXT} (each prints nothing):",
-            (each_node(pool, _NODE_CLAIMS), each_node(pool, GPU_PODS)),
+            (check_each_node(pool, _NODE_CLAIMS), check_each_node(pool, GPU_PODS)),
         )
     ]
 

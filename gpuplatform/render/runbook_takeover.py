@@ -21,9 +21,10 @@ from gpuplatform.render.cloud_commands import (
 from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL
 from gpuplatform.render.runbook_actions import Action
 from gpuplatform.render.runbook_pools import (
+    CHECK_FAILED,
     GPU_PODS,
     HOLDS_TEXT,
-    each_node,
+    check_each_node,
     handoff_file,
     handoff_spec,
     node_target,
@@ -128,15 +129,16 @@ def _delete(plan: Plan, pool: NodePool) -> list[Action]:
             (
                 f"kubectl cordon {target}",
                 f"kubectl drain {target} --ignore-daemonsets --delete-emptydir-data",
-                each_node(pool, GPU_PODS),
+                check_each_node(pool, GPU_PODS),
             ),
         ),
         Action(
             f"Delete node group `{name}` (the target wave has no such pool; its gates would not look at its nodes). "
-            f"Set {_variables(cloud)}, then:",
+            f"Set {_variables(cloud)}, then (the check prints nothing once every node is gone):",
             (
                 *node_group_delete(cloud, name),
-                f"kubectl get nodes {target} -o name  # prints nothing",
+                f'nodes=$(kubectl get nodes {target} -o name) && [ -z "$nodes" ] '
+                f'|| echo "{CHECK_FAILED} nodes of node group {name} remain or could not be listed: $nodes"',
             ),
         ),
     ]

@@ -23,6 +23,7 @@ from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.argocd_settings import argocd_cm_step
 from gpuplatform.render.flux_entry import flux_source
 from gpuplatform.render.gate_jobs import gate_job_names
+from gpuplatform.render.markdown import markdown_text
 from gpuplatform.render.operator_handoff import operator_handoff_path
 from gpuplatform.render.runbook_actions import Action, numbered
 from gpuplatform.render.runbook_steps import operator_steps
@@ -156,7 +157,7 @@ def runbook(
     p = plan.platform
     lines = [f"# {p.name} — wave {state.dir_name} ({state.wave.stage})", ""]
     if state.wave.description:
-        lines += [state.wave.description, ""]
+        lines += [markdown_text(state.wave.description), ""]
     if capacity:
         lines += [capacity, ""]
     lines.append(

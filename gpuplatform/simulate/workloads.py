@@ -13,7 +13,7 @@ import copy
 
 from gpuplatform.evidence.register import gpu_count, visible_devices
 from gpuplatform.evidence.snapshot import Snapshot
-from gpuplatform.gates.matchers import is_device_plugin_pod
+from gpuplatform.gates.matchers import is_gpu_stack_pod, stack_namespaces
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.nodes import pool_taint
 from gpuplatform.render.tenants import dra_pool_tolerations
@@ -99,11 +99,12 @@ def snapshot_workloads(plan: Plan, snapshot: Snapshot) -> tuple[list[Workload], 
     a third allocator (`unallocated`).
     """
     pools = {n: pool.name for pool in plan.platform.node_pools for n in pool.nodes}
+    namespaces = stack_namespaces(plan.platform.gpu_operator, plan.platform.dra_driver)
     out, left = [], []
     for pod in snapshot.items("pods") or []:
         meta, spec = pod.get("metadata", {}), pod.get("spec", {})
-        visible = visible_devices(pod)
-        if is_device_plugin_pod(pod) or not (gpu_count(pod) or visible):
+        visible = visible_devices(pod, namespaces)
+        if is_gpu_stack_pod(pod, namespaces) or not (gpu_count(pod) or visible):
             continue
         key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         if spec.get("resourceClaims"):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -194,3 +196,35 @@ def test_import_keeps_the_specs_mode_and_owner(tmp_path: Path) -> None:
     info = spec.stat()
     assert stat.S_IMODE(info.st_mode) == 0o640
     assert (info.st_uid, info.st_gid) == owner
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("name", "../../.github/workflows/ci"),
+        ("name", "/etc/cron.d/x"),
+        ("namespace", "../gpu"),
+        ("chart", "gpu-operator/../../x"),
+    ],
+)
+@pytest.mark.parametrize("stack_kind", ["yaml", "python"])
+def test_a_captured_release_name_is_a_name_not_a_path(
+    tmp_path: Path, field: str, value: str, stack_kind: str
+) -> None:
+    # GIVEN a captured release whose name (or namespace, or chart) is a path (issue 39 H4)
+    captured = write_captured(tmp_path / "snap", "ops", "gpu", {"mig": {"strategy": "mixed"}})
+    doc = json.loads(captured.read_text())
+    captured.write_text(json.dumps({**doc, field: value}))
+    if stack_kind == "yaml":
+        stack = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    else:
+        shutil.copytree(REPO / "stacks", tmp_path / "stacks")
+        shutil.copytree(REPO / "overlays", tmp_path / "overlays")
+        stack = tmp_path / "stacks" / "reference.py"
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    # WHEN it is imported
+    result = _invoke(str(captured), "--stack", str(stack))
+    # THEN it is refused at its field, and nothing is written anywhere
+    assert result.exit_code == 2, result.output
+    assert f"error: {captured}:{field}: {value!r} is not a Helm release's {field}" in result.stderr
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before

@@ -199,6 +199,40 @@ def test_every_container_keeps_its_own_gpus_by_default() -> None:
     assert not [n for n in result.notes if n.severity == "warning" and "share" in n.message]
 
 
+ANCHORED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: pair, namespace: inference}
+spec:
+  selector: {matchLabels: {app: pair}}
+  template:
+    metadata: {labels: {app: pair}}
+    spec:
+      containers:
+        - name: left
+          image: busybox
+          resources: &gpu
+            limits:
+              nvidia.com/gpu: 1
+        - name: right
+          image: busybox
+          resources: *gpu
+"""
+
+
+def test_containers_that_share_an_anchor_each_keep_their_own_devices() -> None:
+    # GIVEN two containers whose resources are one YAML anchor (issue 39: both got the first's request)
+    result = _convert(ANCHORED)
+    pod = _pod(result)
+    # THEN each container asks for its own device, as the device plugin gave each its own GPU
+    assert _requests(result) == [("left", TIER, 1), ("right", TIER, 1)]
+    assert [c["resources"]["claims"] for c in pod["containers"]] == [
+        [{"name": "gpu", "request": "left"}],
+        [{"name": "gpu", "request": "right"}],
+    ]
+    assert "*gpu" not in result.text
+
+
 def test_sharing_only_when_asked_and_said() -> None:
     result = _convert(CRONJOB, share=True)
     pod = _pod(result)
@@ -472,3 +506,17 @@ def test_a_workload_in_two_files_is_refused_and_nothing_is_written(tmp_path: Pat
         convert_files([a, b], TARGETS, tmp_path / "out", share=False, kubernetes="1.36")
     assert [p.file for p in caught.value.problems] == [str(b)]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_template_for_a_namespace_no_tenant_owns_is_said() -> None:
+    # issue 39 (low): with --spec, a template written where no tenant's labels, policy or quota reach
+    owned = _convert(
+        CRONJOB.replace("namespace: ml", "namespace: team-a"), resolve_targets("full", _lab(), ())
+    )
+    stray = _convert(CRONJOB, resolve_targets("full", _lab(), ()))
+    said = "which no tenant of the spec owns"
+    assert not [n for n in owned.notes if said in n.message]
+    [note] = [n for n in stray.notes if said in n.message]
+    assert note.severity == "warning" and "namespace 'ml'" in note.message
+    # without a spec there is no tenant to own it: nothing to say
+    assert not [n for n in _convert(CRONJOB).notes if said in n.message]

@@ -138,3 +138,17 @@ def test_an_unknown_product_is_kept_with_a_todo(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "  # TODO: Tesla-T4 is not in the GPU catalog" in result.stdout
     assert "product: Tesla-T4" in result.stdout
+
+
+def test_values_read_from_the_snapshot_cannot_break_out_of_a_comment(tmp_path: Path) -> None:
+    # GIVEN a product label and a snapshot folder whose names hold line breaks (issue 39, low)
+    cluster = Cluster.healthy()
+    cluster.kinds["nodes"] = [node("t4-01", gpus="1", product="Tesla-T4\nactiveWave: evil")]
+    folder = cluster.write(tmp_path / "snap\rspec: {}")
+    # WHEN init writes them into its comments
+    result = CliRunner().invoke(main, ["init", "--snapshot", str(folder)])
+    # THEN each stays on its comment line, escaped; no line of YAML comes from them
+    assert "  # TODO: Tesla-T4\\nactiveWave: evil is not in the GPU catalog" in result.stdout
+    assert "snap\\rspec: {}" in result.stdout.splitlines()[0]
+    doc = yaml.safe_load(result.stdout)
+    assert set(doc) == {"apiVersion", "kind", "metadata", "spec"} and doc["spec"]["nodePools"]

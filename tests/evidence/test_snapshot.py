@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+import gpuplatform.evidence.kubectl as kubectl_module
 import gpuplatform.evidence.snapshot as snapshot_module
 from gpuplatform.cli import main
 from gpuplatform.evidence.snapshot import load_snapshot
@@ -215,14 +216,14 @@ def test_an_interrupted_snapshot_leaves_the_earlier_one_whole(
     before = listing(tmp_path / "snap")
     # WHEN the next run is interrupted after it read some kinds, which changed meanwhile
     (fake_kubectl / "nodes.json").write_text('{"items": []}')
-    real = snapshot_module._kubectl
+    real = snapshot_module.kubectl
 
     def interrupted(args: Any, context: Any) -> Any:
         if args[:2] == ["get", "pods"]:
             raise KeyboardInterrupt
         return real(args, context)
 
-    monkeypatch.setattr(snapshot_module, "_kubectl", interrupted)
+    monkeypatch.setattr(snapshot_module, "kubectl", interrupted)
     assert _snap(out).exit_code == 130
     # THEN the earlier snapshot is exactly as it was, and no half-written folder is left beside it
     assert listing(tmp_path / "snap") == before
@@ -256,3 +257,68 @@ def test_a_cluster_without_kueue_has_no_kueue_objects_but_a_forbidden_one_is_mis
     assert CliRunner().invoke(main, ["snapshot", "--out", str(again)]).exit_code != 0
     missing = json.loads((again / "manifest.json").read_text())["missing"]
     assert {"pods", "workloads"} <= set(missing)
+
+
+def test_a_log_is_kept_to_its_last_bytes_and_the_manifest_says_so(
+    fake_kubectl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a pod labelled as a validation pod that prints more than a snapshot keeps (issue 39)
+    monkeypatch.setattr(snapshot_module, "LOG_LIMIT", 4096)
+    (fake_kubectl / "logs").mkdir(exist_ok=True)
+    big = "".join(f"line {i}\n" for i in range(5000)) + "the end\n"
+    (fake_kubectl / "logs" / "team_noisy.log").write_text(big)
+    out = tmp_path / "snap"
+    # WHEN it is read
+    result = CliRunner().invoke(main, ["snapshot", "--out", str(out), "--logs", "team/noisy"])
+    # THEN only its last bytes are kept, and the manifest says how many of how many
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["logLimitBytes"] == 4096
+    assert manifest["logs"]["team/noisy"] == f"ok: the last 4096 of {len(big)} bytes"
+    kept = (out / "logs" / "team_noisy.log").read_text()
+    assert len(kept) == 4096 and big.endswith(kept)
+
+
+def test_a_kubectl_call_that_times_out_is_missing_like_a_forbidden_one(
+    fake_kubectl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a kubectl whose read of ResourceClaims outlasts the timeout (issue 39: it crashed with exit 70)
+    monkeypatch.setattr(kubectl_module, "TIMEOUT", 1)
+    slow = fake_kubectl.parent / "bin" / "kubectl"
+    slow.write_text(
+        slow.read_text().replace(
+            "get) kind=${2%%.*};", 'get) kind=${2%%.*}; [ "$kind" = resourceclaims ] && sleep 5;'
+        )
+    )
+    out = tmp_path / "snap"
+    # WHEN the snapshot is taken
+    result = CliRunner().invoke(main, ["snapshot", "--out", str(out)])
+    # THEN the kind is missing, with why, exit 1 as for a forbidden kind
+    assert result.exit_code == 1, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["kinds"]["resourceclaims"] == "missing: kubectl timed out after 1 s"
+    assert "resourceclaims" in manifest["missing"]
+
+
+def test_a_pod_named_like_a_path_is_not_written_outside_the_snapshot(
+    fake_kubectl: Path, tmp_path: Path
+) -> None:
+    # GIVEN a gate-labelled pod whose namespace and name read from the cluster are a path
+    pods = json.loads((fake_kubectl / "pods.json").read_text())
+    hostile = {**pods["items"][0]}
+    hostile["metadata"] = {
+        **hostile["metadata"],
+        "name": "../../escaped",
+        "namespace": "..",
+        "labels": {"gpuplatform.dev/gate": "x"},
+    }
+    hostile["status"] = {"phase": "Running"}
+    pods["items"].append(hostile)
+    (fake_kubectl / "pods.json").write_text(json.dumps(pods))
+    out = tmp_path / "snap"
+    # WHEN it is read / THEN its log is missing, named, and nothing is written beside the snapshot
+    result = CliRunner().invoke(main, ["snapshot", "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["logs"]["../../../escaped"] == "missing: not a Kubernetes namespace and pod name"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "cluster", "snap"]

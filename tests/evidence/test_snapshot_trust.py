@@ -146,3 +146,12 @@ def test_check_does_not_follow_a_link_in_its_snapshot(tmp_path: Path, planted: s
     result = CliRunner().invoke(main, ["check", STACK, "--snapshot", str(folder)])
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"error: {folder / planted}: is a symbolic link")
+
+
+def test_a_snapshot_that_finished_before_it_started_is_refused(tmp_path: Path) -> None:
+    # issue 39 (low): a manifest that finished 30 years before it started was accepted
+    folder = Cluster.healthy().write(tmp_path / "snap")
+    _edit_manifest(folder, started=_ago(timedelta(minutes=1)), time="1996-01-01T00:00:00Z")
+    result = _evidence(folder, "--allow-stale")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {folder / 'manifest.json'}:time: 1996-01-01T00:00:00Z is before")

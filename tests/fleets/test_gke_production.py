@@ -61,6 +61,8 @@ def test_the_gke_production_cluster_passes_every_command(
     (pilot_path,) = (tmp_path / "dist").rglob("runbooks/01-pilot.md")
     pilot = pilot_path.read_text()
     create = pilot.index("gcloud container node-pools create h100-dra ")
-    shrink = pilot.index('gcloud container clusters resize "$CLUSTER" --node-pool h100 ')
+    shrink = pilot.index(
+        'gcloud container clusters resize "$CLUSTER" --project="$PROJECT" --location="$LOCATION" --node-pool h100 '
+    )
     assert create < shrink < pilot.index("### Sync")
     assert "gcloud container node-pools delete h100-dra " in pilot.split("## Rollback to 00-base")[1]

@@ -84,17 +84,27 @@ def strip_status(nodes: Callable[[Cluster], list[dict[str, Any]]], keep: dict[st
     return mutate
 
 
-def standalone_plugin_pod(node_name: str, image: str = PLUGIN_IMAGE) -> dict[str, Any]:
-    """A device-plugin pod without the GPU Operator's label: the asset's pod template, its images filled."""
+def standalone_plugin_pod(
+    node_name: str, image: str = PLUGIN_IMAGE, namespace: str = "kube-system"
+) -> dict[str, Any]:
+    """A device-plugin pod without the GPU Operator's label: the asset's pod template, its images
+    filled, made by its DaemonSet `nvidia-device-plugin-ds` in `namespace`."""
     template = copy.deepcopy(_PLUGIN_DAEMONSET["spec"]["template"]["spec"])
     for container in template["containers"] + template["initContainers"]:
         container["image"] = image
     spec = {k: v for k, v in template.items() if k not in ("containers", "nodeSelector")}
+    owner = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "name": "nvidia-device-plugin-ds",
+        "controller": True,
+    }
     out = pod(
         f"nvidia-device-plugin-ds-{node_name}",
-        "kube-system",
+        namespace,
         node_name,
         labels={"name": "nvidia-device-plugin-ds"},
+        owners=[{**owner, "uid": "uid-nvidia-device-plugin-ds", "blockOwnerDeletion": True}],
         containers=ready(*(c["name"] for c in template["containers"])),
         **spec,
     )
@@ -127,8 +137,8 @@ def add_pod(
     return mutate
 
 
-def replace_operator_plugin(node_name: str) -> Mutation:
-    """The legacy node's device plugin is a standalone one (no operator label)."""
+def replace_operator_plugin(node_name: str, namespace: str = OPERATOR_NS) -> Mutation:
+    """The legacy node's device plugin is a standalone one (no operator label) in `namespace`."""
 
     def mutate(cluster: Cluster) -> None:
         pods = cluster.list("pods")
@@ -140,6 +150,6 @@ def replace_operator_plugin(node_name: str) -> Mutation:
                 and p["metadata"]["labels"].get("app") == "nvidia-device-plugin-daemonset"
             )
         ]
-        pods.append(standalone_plugin_pod(node_name))
+        pods.append(standalone_plugin_pod(node_name, namespace=namespace))
 
     return mutate

@@ -20,7 +20,7 @@ from gpuplatform.load.stacks import load_stack
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.steps import transition_steps
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.runbook_pools import HOLDS_GPU_JQ, drain_steps, pool_actions
+from gpuplatform.render.runbook_pools import GPU_PODS, HOLDS_GPU_JQ, drain_steps, pool_actions
 from tests.evidence.builders import Cluster, build, pod
 from tests.gates.test_twins import _lines
 from tests.specs import minimal_spec, write_spec
@@ -137,4 +137,4 @@ def test_the_runbook_drain_and_rollback_checks_run_the_same_definition(tmp_path:
         for c in a.commands
     ]
     for found in (commands, back):
-        assert any(f"jq -r '{HOLDS_GPU_JQ}'" in c for c in found), found
+        assert any(GPU_PODS in c for c in found), found

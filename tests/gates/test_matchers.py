@@ -3,6 +3,8 @@ the GPU Operator's label; the stack's DaemonSets by name; the NVIDIA_VISIBLE_DEV
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from gpuplatform.gates.matchers import (
@@ -48,15 +50,49 @@ def test_operator_standalone_and_feature_discovery_pods() -> None:
     ],
 )
 def test_the_gpu_stacks_pods_by_their_daemonset(owner: str, expected: bool) -> None:
-    pod = {"metadata": {"ownerReferences": [{"kind": "DaemonSet", "name": owner}]}}
+    made = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": owner, "controller": True}
+    pod = {"metadata": {"namespace": "gpu-operator", "ownerReferences": [made]}}
     assert is_gpu_stack_pod(pod) is expected
+    assert is_gpu_stack_pod(pod, ("nvidia-dra-driver-gpu",)) is False
     assert (
-        is_gpu_stack_pod({"metadata": {"ownerReferences": [{"kind": "ReplicaSet", "name": owner}]}}) is False
+        is_gpu_stack_pod(
+            {"metadata": {"namespace": "gpu-operator", "ownerReferences": [{**made, "kind": "ReplicaSet"}]}}
+        )
+        is False
     )
 
 
-def test_a_device_plugin_pod_is_of_the_stack_whatever_owns_it() -> None:
-    assert is_gpu_stack_pod(standalone_plugin_pod("n"))
+@pytest.mark.parametrize(
+    "pod",
+    [
+        # a tenant's namespace, whatever the owner's name (issue 39 H3)
+        {
+            "metadata": {
+                "namespace": "team",
+                "ownerReferences": [
+                    {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "nvidia-tools", "controller": True}
+                ],
+            }
+        },
+        # the operator's namespace, but no DaemonSet controller made it
+        {"metadata": {"namespace": "gpu-operator", "labels": {"app": "nvidia-device-plugin-daemonset"}}},
+        {
+            "metadata": {
+                "namespace": "gpu-operator",
+                "ownerReferences": [
+                    {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "nvidia-dcgm-exporter"}
+                ],
+            }
+        },
+    ],
+)
+def test_a_pod_is_the_stacks_only_by_its_daemonset_in_the_stacks_namespace(pod: dict[str, Any]) -> None:
+    assert is_gpu_stack_pod(pod) is False
+
+
+def test_a_standalone_device_plugin_is_of_the_stack_in_the_stacks_namespace() -> None:
+    assert is_gpu_stack_pod(standalone_plugin_pod("n", namespace="gpu-operator"))
+    assert not is_gpu_stack_pod(standalone_plugin_pod("n"))
 
 
 @pytest.mark.parametrize(

@@ -271,7 +271,9 @@ def test_a_selector_pool_is_labelled_node_by_node_never_through_its_groups_templ
     dra = f"kubectl label nodes {whole} --overwrite gpu-scheduling.lab.example.com/mode=dra"
     assert "nvidia.com/dra-kubelet-plugin=true" not in runbooks[runbooks.index(dra) :].splitlines()[0]
     leave = runbooks.index(f"kubectl label nodes {whole} nvidia.com/dra-kubelet-plugin-")
-    wait = runbooks.index("while kubectl get resourceslices --field-selector spec.nodeName=$n", leave)
+    wait = runbooks.index(
+        "until slices=$(kubectl get resourceslices --field-selector spec.nodeName=${n#node/}", leave
+    )
     back = runbooks.index(
         f"kubectl label nodes {whole} --overwrite gpu-scheduling.lab.example.com/mode=legacy", wait
     )
@@ -279,3 +281,24 @@ def test_a_selector_pool_is_labelled_node_by_node_never_through_its_groups_templ
         f"kubectl taint nodes {whole} gpu-scheduling.lab.example.com/mode=dra:NoSchedule-", back
     )
     assert leave < wait < back < untaint
+
+
+def test_gp103_names_pools_of_two_provisioners_found_by_the_same_node_labels(tmp_path: Path) -> None:
+    # issue 39 (low): two MachineDeployments' pools found by one `nodeLabels` select the same nodes
+    labels = {"node.cluster.x-k8s.io/pool": "gpu"}
+
+    def capi(name: str, deployment: str) -> dict[str, Any]:
+        provisioner = {"kind": "cluster-api", "name": deployment, "nodeLabels": labels}
+        return {"name": name, "product": "A100-80GB", "provisioner": provisioner}
+
+    (found,) = [
+        p for p in findings(tmp_path, _spec(capi("a", "md-a"), capi("b", "md-b"))) if p.code == "GP103"
+    ]
+    assert found.loc == "spec.nodePools[2].provisioner.nodeLabels"
+    assert "pools 'a' and 'b' can both select a node labelled node.cluster.x-k8s.io/pool=gpu" in found.message
+    # AND pools of two node groups found by their groups' own labels never share a node
+    own = [
+        _a100("x", None),
+        {**_a100("y", None), "provisioner": {"kind": "node-group", "cloud": "gke", "name": "h"}},
+    ]
+    assert "GP103" not in codes(tmp_path, _spec(*own))

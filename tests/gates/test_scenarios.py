@@ -21,6 +21,7 @@ from gpuplatform.gates import gates_for_wave
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import plan_platform
 from tests.evidence.builders import (
+    OPERATOR_NS,
     Cluster,
     build,
     claim,
@@ -206,21 +207,50 @@ def _sees_gpus(
     gpus: int = 0,
     owner: str = "",
     init: bool = False,
+    namespace: str = "team",
+    labels: dict[str, str] | None = None,
     **spec: Any,
 ) -> Mutation:
-    """A pod on the first of `nodes` whose container sets NVIDIA_VISIBLE_DEVICES to `value`."""
+    """A pod of `namespace` on the first of `nodes` whose container sets NVIDIA_VISIBLE_DEVICES to
+    `value`; with `owner`, made by the DaemonSet of that name (as its controller sets the reference)."""
 
     def mutate(cluster: Cluster) -> None:
         owners = (
-            [{"kind": "DaemonSet", "name": owner, "uid": "uid-ds", "controller": True}] if owner else None
+            [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "DaemonSet",
+                    "name": owner,
+                    "uid": "uid-ds",
+                    "controller": True,
+                }
+            ]
+            if owner
+            else None
         )
-        sees = pod("sees", "team", _first(nodes, cluster), gpus=gpus, owners=owners, **spec)
+        sees = pod("sees", namespace, _first(nodes, cluster), gpus=gpus, owners=owners, labels=labels, **spec)
         env = [{"name": "LANG", "value": "C"}, {"name": "NVIDIA_VISIBLE_DEVICES", "value": value}]
         if init:
             sees["spec"]["initContainers"] = [{"name": "warm", "image": "busybox", "env": env}]
         else:
             sees["spec"]["containers"][0]["env"] = env
         cluster.list("pods").append(sees)
+
+    return mutate
+
+
+def _stand_in_for_the_device_plugin(node: str) -> Mutation:
+    """The operator's device plugin on `node` crash-loops; a ready tenant pod carries its label."""
+
+    def mutate(cluster: Cluster) -> None:
+        for p in cluster.list("pods"):
+            if (
+                p["spec"].get("nodeName") == node
+                and p["metadata"]["labels"].get("app") == "nvidia-device-plugin-daemonset"
+            ):
+                p["status"]["containerStatuses"] = [{"name": "plugin", "ready": False}]
+        labels = {"app": "nvidia-device-plugin-daemonset"}
+        cluster.list("pods").append(pod("stand-in", "team", node, labels=labels))
 
     return mutate
 
@@ -543,7 +573,52 @@ CASES: dict[str, Case] = {
         "allocator-exclusivity",
         "held",
         "",
-        _sees_gpus(KARPENTER, "all", owner="nvidia-dcgm-exporter"),
+        _sees_gpus(KARPENTER, "all", owner="nvidia-dcgm-exporter", namespace=OPERATOR_NS),
+    ),
+    "the DRA driver's own pods see every GPU by design": Case(
+        "claims",
+        "allocator-exclusivity",
+        "held",
+        "",
+        _sees_gpus(
+            KARPENTER, "all", owner="dra-driver-nvidia-gpu-kubelet-plugin", namespace="nvidia-dra-driver-gpu"
+        ),
+    ),
+    # issue 39 H3: a tenant's pod is never the GPU stack, whatever its labels and owners
+    "a tenant pod labelled as the device plugin is a third allocator": Case(
+        "claims",
+        "allocator-exclusivity",
+        "broken",
+        "pod team/sees on legacy node a100-01 reaches GPUs through NVIDIA_VISIBLE_DEVICES=all",
+        _sees_gpus(LEGACY, "all", labels={"app": "nvidia-device-plugin-daemonset"}),
+    ),
+    "a tenant's DaemonSet named like the GPU stack's is a third allocator": Case(
+        "claims",
+        "allocator-exclusivity",
+        "broken",
+        "pod team/sees on legacy node a100-01 reaches GPUs through NVIDIA_VISIBLE_DEVICES=all",
+        _sees_gpus(LEGACY, "all", owner="nvidia-tools"),
+    ),
+    "a stack-named pod the DaemonSet controller did not make is a third allocator": Case(
+        "claims",
+        "allocator-exclusivity",
+        "broken",
+        "a third allocator",
+        _sees_gpus(LEGACY, "all", namespace=OPERATOR_NS, labels={"app": "nvidia-device-plugin-daemonset"}),
+    ),
+    "a tenant pod labelled as the device plugin does not stand in for a crashed one": Case(
+        "claims",
+        "allocator-exclusivity",
+        "broken",
+        "legacy node a100-01 has no ready device-plugin pod of a DaemonSet in gpu-operator",
+        _stand_in_for_the_device_plugin("a100-01"),
+    ),
+    "a standalone device plugin outside the operator's namespace serves no legacy node": Case(
+        "claims",
+        "allocator-exclusivity",
+        "broken",
+        "legacy node a100-01 has no ready device-plugin pod of a DaemonSet in gpu-operator",
+        api.replace_operator_plugin("a100-01", namespace="kube-system"),
     ),
     "a finished pod that saw every GPU holds none": Case(
         "claims", "allocator-exclusivity", "held", "", _sees_gpus(KARPENTER, "all", phase="Succeeded")

@@ -334,3 +334,15 @@ def test_a_twin_leaves_a_value_the_api_never_serves_to_jq(tmp_path: Path) -> Non
         line for line in by_jq["allocator-exclusivity"] if line.startswith("proof: ")
     ]
     assert results["allocator-exclusivity"].status == "held"
+
+
+def test_a_twin_shows_null_as_jq_does(tmp_path: Path) -> None:
+    # GIVEN a DRA node advertising a device-plugin resource with no value (issue 39: the twin said `None`)
+    platform = load_platform(tmp_path, fleet_doc())
+    cluster = build(platform, "app")
+    dra = next(n for n in cluster.list("nodes") if n["metadata"]["name"].startswith("h100-"))
+    dra["status"]["allocatable"]["nvidia.com/gpu"] = None
+    # WHEN judged by the twin and by the program / THEN alike, null written as jq writes it
+    lines = _lines(platform, "app", Snapshot(tmp_path, dict(cluster.kinds)))
+    _assert_alike(lines)
+    assert any("advertises nvidia.com/gpu=null" in line for line in lines["allocator-exclusivity"][0])

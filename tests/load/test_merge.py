@@ -145,3 +145,15 @@ def test_a_null_the_overlay_writes_is_blamed_on_the_overlay(tmp_path: Path, fiel
         load_stack(spec, overlays=[overlay])
     blamed = [(p.file, p.loc) for p in exc.value.problems]
     assert (str(overlay), f"spec.{field}") in blamed and (str(spec), f"spec.{field}") not in blamed
+
+
+def test_a_null_list_is_refused_with_what_an_overlay_does_instead() -> None:
+    # issue 39 (low): `nodePools: null` said "Input should be a valid tuple"
+    base = minimal_spec()["spec"]
+    [line] = _refused(base, {"nodePools": None})
+    assert line.startswith(
+        "error: overlay.yaml:nodePools: is null, not a list: an overlay changes a list item by item"
+    )
+    # an empty base list, or a mapping, is replaced as before
+    assert _merge({"tiers": []}, {"tiers": None})[0] == {"tiers": None}
+    assert _merge({"kueue": {"a": 1}}, {"kueue": None})[0] == {"kueue": None}

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from gpuplatform.cli import main
 from gpuplatform.errors import format_loc
 from gpuplatform.model import Platform
 from gpuplatform.model.references import reference_errors
-from tests.specs import minimal_spec
+from tests.conftest import REPO
+from tests.specs import minimal_spec, write_spec
 
 
 def _errors(mutate: object) -> list[tuple[tuple[int | str, ...], str]]:
@@ -114,3 +120,15 @@ def test_canonical_stage_order_with_drains_between_any_two_and_repeats_passes() 
 )
 def test_stages_out_of_order_are_located(stages: tuple[str, ...], expected: list[str]) -> None:
     assert _stages(*stages) == expected
+
+
+@pytest.mark.parametrize("resource", ["nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "nvidia.com/gpu.shared"])
+def test_kueues_logical_resource_is_no_device_plugin_resource(tmp_path: Path, resource: str) -> None:
+    # issue 39: `kueue.resource: nvidia.com/gpu` would count DRA devices and device-plugin GPUs as one quota
+    doc = yaml.safe_load((REPO / "stacks" / "kueue-fleet.yaml").read_text())
+    doc["spec"]["kueue"]["resource"] = resource
+    spec = write_spec(tmp_path / "kueue.yaml", doc)
+    result = CliRunner().invoke(main, ["check", str(spec)])
+    assert result.exit_code == 2, result.output
+    assert f"error: {spec}:spec.kueue.resource: " in result.stderr
+    assert "the NVIDIA device plugin advertises" in result.stderr

@@ -87,7 +87,7 @@ def test_a_key_that_is_a_link_is_refused_and_nothing_is_written_through_it(
     if not dangling:
         elsewhere.write_bytes(b"0" * 64 + b"\n")
         elsewhere.chmod(0o600)
-    (home / "gpuplatform").mkdir(parents=True)
+    (home / "gpuplatform").mkdir(parents=True, mode=0o700)
     (home / "gpuplatform" / "state-key").symlink_to(elsewhere)
     # WHEN the key is asked for / THEN it is refused, naming the key file, and nothing is created
     with pytest.raises(InputError, match="is a symbolic link") as raised:
@@ -110,7 +110,7 @@ def test_a_key_other_users_can_read_or_write_is_refused(home: Path, mode: int) -
 @pytest.mark.parametrize("content", [b"", b"0" * 64, b"0" * 63 + b"\n", b"g" * 64 + b"\n", b"0" * 65 + b"\n"])
 def test_a_key_file_gpuplatform_did_not_write_is_refused(home: Path, content: bytes) -> None:
     path = home / "gpuplatform" / "state-key"
-    path.parent.mkdir(parents=True)
+    path.parent.mkdir(parents=True, mode=0o700)
     path.write_bytes(content)
     path.chmod(0o600)
     with pytest.raises(InputError, match="is not a key gpuplatform wrote"):
@@ -118,19 +118,24 @@ def test_a_key_file_gpuplatform_did_not_write_is_refused(home: Path, content: by
 
 
 def test_a_key_that_is_a_folder_is_refused(home: Path) -> None:
-    (home / "gpuplatform" / "state-key").mkdir(parents=True)
+    (home / "gpuplatform").mkdir(parents=True, mode=0o700)
+    (home / "gpuplatform" / "state-key").mkdir()
     with pytest.raises(InputError, match="is not a regular file"):
         state_key()
 
 
-@pytest.mark.parametrize("blocked", ["file", "dangling-link"])
+@pytest.mark.parametrize("blocked", ["file", "read-only"])
 def test_a_key_that_cannot_be_read_or_created_is_an_environment_failure(home: Path, blocked: str) -> None:
-    # GIVEN a file where the state folder should be, or a link to nowhere where gpuplatform's folder should be
+    # GIVEN a file where the state folder should be, or a state folder no one may write
     if blocked == "file":
         home.write_text("not a folder")
     else:
         home.mkdir()
-        (home / "gpuplatform").symlink_to(home / "nowhere")
+        (home / "gpuplatform").write_text("")
+        (home / "gpuplatform").unlink()
+        home.chmod(0o500)
+        if os.geteuid() == 0:
+            pytest.skip("root writes a read-only folder")
     # WHEN the key is asked for / THEN the machine refused: exit 74, the key file named
     with pytest.raises(
         EnvironmentFailure, match=f"^{home}/gpuplatform/state-key: cannot (read|create) the state key"
@@ -149,3 +154,53 @@ def test_a_sealed_record_verifies_and_any_change_breaks_it() -> None:
         assert problem.message.startswith("its MAC does not match: this record was not written by")
     (problem,) = mac_problems(RECORD, key, "s")
     assert problem.message.startswith("has no MAC")
+
+
+def test_a_machine_that_refuses_the_key_says_where_to_put_it(home: Path) -> None:
+    # issue 39 (low): a read-only HOME gave exit 74 with no hint
+    home.write_text("not a folder")
+    with pytest.raises(EnvironmentFailure, match="set XDG_STATE_HOME to a writable folder of your own"):
+        state_key()
+
+
+@pytest.mark.parametrize("problem", ["link", "open", "file"])
+def test_a_key_folder_that_is_not_this_users_own_is_refused_with_the_reason(
+    home: Path, tmp_path: Path, problem: str
+) -> None:
+    # GIVEN the key's folder is a link, open to others, or not a folder (issue 39: a planted key)
+    home.mkdir()
+    folder = home / "gpuplatform"
+    if problem == "link":
+        (tmp_path / "elsewhere").mkdir(mode=0o700)
+        folder.symlink_to(tmp_path / "elsewhere")
+    elif problem == "open":
+        folder.mkdir(mode=0o700)
+        folder.chmod(0o775)
+    else:
+        folder.write_text("")
+    why = {
+        "link": "is a symbolic link",
+        "open": r"is open to other users \(mode 775\)",
+        "file": "is not a folder",
+    }
+    # WHEN the key is asked for / THEN refused, naming the folder and why; nothing is created
+    with pytest.raises(InputError, match=why[problem]) as refused:
+        state_key()
+    assert refused.value.problems[0].file == str(folder)
+    assert not (tmp_path / "elsewhere" / "state-key").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+@pytest.mark.parametrize("planted", ["folder", "key"])
+def test_a_key_or_folder_another_user_owns_is_refused(home: Path, planted: str) -> None:
+    # GIVEN a key (0600, in a 0700 folder) that the user `nobody` planted for root to use (issue 39)
+    previous = os.umask(0o077)
+    try:
+        state_key()
+    finally:
+        os.umask(previous)
+    path = key_path()
+    os.chown(path.parent if planted == "folder" else path, 65534, 65534)
+    # WHEN root asks for it / THEN it is refused: its owner could have chosen it
+    with pytest.raises(InputError, match="is owned by uid 65534, not by this user"):
+        state_key()

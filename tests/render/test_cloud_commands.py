@@ -67,6 +67,7 @@ def taint(text):
 if tool == "gcloud":
     assert args[:3] == ["container", "node-pools", args[2]] and args[3] == group["name"], args
     assert flag("--cluster") == "prod" and flag("--location") == "europe-west4", args
+    assert flag("--project") == "lab-project", args
     if args[2] == "describe":
         assert flag("--format") == "json"
         print(json.dumps(group))
@@ -138,7 +139,14 @@ def _fakes(tmp_path: Path, script: str, tools: tuple[str, ...]) -> dict[str, str
         fake.write_text(script)
         fake.chmod(0o755)
     path = f"{bin_dir}:{os.environ['PATH']}"
-    return {**os.environ, "PATH": path, "CLUSTER": "prod", "LOCATION": "europe-west4", "RESOURCE_GROUP": "rg"}
+    return {
+        **os.environ,
+        "PATH": path,
+        "PROJECT": "lab-project",
+        "CLUSTER": "prod",
+        "LOCATION": "europe-west4",
+        "RESOURCE_GROUP": "rg",
+    }
 
 
 def _run(plan: Plan, a: WaveState, b: WaveState, state: Path, tmp_path: Path) -> list[str]:
@@ -197,16 +205,17 @@ def test_the_taint_goes_on_before_the_dra_labels_on_gke(tmp_path: Path) -> None:
     plan = _plan("gke")
     state = tmp_path / "group.json"
     state.write_text(json.dumps(_live("gke", "h100")))
-    forward = _run(plan, plan.wave("base"), plan.wave("pilot"), state, tmp_path)
-    assert [c.split()[-1].split("=")[0] for c in forward if c.startswith("gcloud")] == [
-        "--node-taints",
-        "--node-labels",
-    ]
-    back = _run(plan, plan.wave("pilot"), plan.wave("base"), state, tmp_path)
-    assert [c.split()[-1].split("=")[0] for c in back if c.startswith("gcloud")] == [
-        "--node-labels",
-        "--node-taints",
-    ]
+    log = Path(f"{state}.log")
+
+    def updates() -> list[str]:
+        calls = [json.loads(line) for line in log.read_text().splitlines()]
+        log.unlink()
+        return [c[-1].split("=")[0] for c in calls if c[3] == "update"]
+
+    _run(plan, plan.wave("base"), plan.wave("pilot"), state, tmp_path)
+    assert updates() == ["--node-taints", "--node-labels"]
+    _run(plan, plan.wave("pilot"), plan.wave("base"), state, tmp_path)
+    assert updates() == ["--node-labels", "--node-taints"]
 
 
 def test_eks_uses_its_effect_names_and_removes_labels_by_key() -> None:
@@ -251,7 +260,15 @@ with open(path + ".log", "a") as log:
     log.write(json.dumps(entry) + "\\n")
 reads = {{"gcloud": "describe", "aws": "describe-nodegroup", "az": "show", "kubectl": "get"}}
 if reads[tool] in args:
-    print(json.dumps(json.load(open(path))[args[1] if tool == "kubectl" else tool]))
+    recorded = json.load(open(path))
+    if tool == "kubectl":
+        # kubectl get KIND: the KIND of the context named (`--context=C`), else of the current one
+        context = next((a.split("=", 1)[1] for a in args if a.startswith("--context=")), None)
+        kind = args[args.index("get") + 1]
+        key = f"{{kind}}@{{context}}" if f"{{kind}}@{{context}}" in recorded else kind
+        print(json.dumps(recorded[key]))
+    else:
+        print(json.dumps(recorded[tool]))
 """
 
 needs_jq = pytest.mark.skipif(shutil.which("jq") is None, reason="the commands read the live group with jq")
@@ -473,7 +490,7 @@ def test_eks_resize_moves_the_size_and_its_limits(delta: int, scaling: str, tmp_
 @needs_jq
 def test_gke_resize_sets_the_per_zone_size_after_the_autoscaling_limits(tmp_path: Path) -> None:
     # 4 registered nodes over 2 zones, 2 given up: 1 per zone; the total maximum 8 - 2
-    state = {"gcloud": SOURCES["gke"], "nodes": {"items": [{}, {}, {}, {}]}}
+    state = {"gcloud": SOURCES["gke"], "nodes@gke_lab-project_europe-west4_prod": {"items": [{}, {}, {}, {}]}}
     calls = _record(node_group_resize("gke", "h100", -2), state, tmp_path)
     update, resize = calls[-2], calls[-1]
     assert update[:5] == ["gcloud", "container", "clusters", "update", "prod"]
@@ -484,8 +501,24 @@ def test_gke_resize_sets_the_per_zone_size_after_the_autoscaling_limits(tmp_path
 
 
 @needs_jq
+def test_gke_resize_counts_the_nodes_of_the_cluster_it_resizes(tmp_path: Path) -> None:
+    # issue 39: the current context is a 16-node staging cluster; the resized pool has 4 nodes in
+    # the cluster the gcloud commands name, whose kubectl context is gcloud's `gke_<project>_<location>_<cluster>`
+    state = {
+        "gcloud": SOURCES["gke"],
+        "nodes": {"items": [{}] * 16},
+        "nodes@gke_lab-project_europe-west4_prod": {"items": [{}] * 4},
+    }
+    calls = _record(node_group_resize("gke", "h100", -2), state, tmp_path)
+    [count] = [c for c in calls if c[0] == "kubectl"]
+    assert "--context=gke_lab-project_europe-west4_prod" in count
+    assert _after(calls[-1], "--num-nodes") == ["1"]
+    assert all("--project=lab-project" in c for c in calls if c[0] == "gcloud")
+
+
+@needs_jq
 def test_gke_resize_refuses_a_size_that_does_not_split_over_the_zones(tmp_path: Path) -> None:
-    state = {"gcloud": SOURCES["gke"], "nodes": {"items": [{}, {}, {}, {}]}}
+    state = {"gcloud": SOURCES["gke"], "nodes@gke_lab-project_europe-west4_prod": {"items": [{}, {}, {}, {}]}}
     with pytest.raises(subprocess.CalledProcessError) as failed:
         _record(node_group_resize("gke", "h100", -1), state, tmp_path)
     assert b"3 nodes do not split evenly" in failed.value.stderr

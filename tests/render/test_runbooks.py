@@ -15,7 +15,7 @@ from gpuplatform.plan.steps import Step
 from gpuplatform.plan.sync_order import SYNC_UNITS
 from gpuplatform.plan.transitions import transition
 from gpuplatform.plan.waves import Plan, plan_platform
-from gpuplatform.render.runbook_pools import HOLDS_GPU_JQ
+from gpuplatform.render.runbook_pools import GPU_PODS
 from tests.conftest import REPO
 
 
@@ -201,10 +201,8 @@ def test_drain_runbook_says_what_to_drain_and_how_to_check(mixed_books: dict[str
     assert "drain pool(s) a100: wave cutover moves them between allocators" in text
     after = _section(text, "### After the sync", "## Evidence")
     assert "kubectl drain a100-01 a100-02 a100-03 --ignore-daemonsets" in after
-    assert (
-        f"jq -r '{HOLDS_GPU_JQ}'" in after
-    )  # any nvidia.com/* resource or a claim (tests/gates/test_drained.py)
-    assert "for n in a100-01 a100-02 a100-03; do" in after
+    assert GPU_PODS in after  # any nvidia.com/* resource or a claim (tests/gates/test_drained.py)
+    assert "if nodes=$(kubectl get nodes a100-01 a100-02 a100-03 -o name); then" in after
     # the wave that moves the pool only checks the drain instead of draining again
     cutover = _section(mixed_books["08-cutover.md"], "### Before the merge", "### Sync")
     assert (

@@ -118,15 +118,24 @@ def test_the_register_lists_a_pod_that_reaches_gpus_with_no_allocator(tmp_path: 
     operand["metadata"] = {
         "name": "nvidia-dcgm-exporter-x",
         "namespace": "gpu-operator",
-        "ownerReferences": [{"kind": "DaemonSet", "name": "nvidia-dcgm-exporter", "controller": True}],
+        "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "nvidia-dcgm-exporter", "controller": True}
+        ],
     }
-    pods = [_third_allocator_pod("gpu-01"), operand]
-    [row] = workload_rows(Snapshot(tmp_path, {"pods": pods}))
-    assert (row.namespace, row.name, row.as_dict()["visibleDevicesWithoutAllocator"]) == (
-        "ml",
-        "sneaky",
-        "all",
-    )
+    # a tenant's pod is listed whatever its labels and owner's name (issue 39 H3)
+    disguised = _third_allocator_pod("gpu-01")
+    disguised["metadata"] = {
+        "name": "nvidia-tools-x",
+        "namespace": "ml",
+        "labels": {"app": "nvidia-device-plugin-daemonset"},
+        "ownerReferences": operand["metadata"]["ownerReferences"],
+    }
+    pods = [_third_allocator_pod("gpu-01"), operand, disguised]
+    rows = workload_rows(Snapshot(tmp_path, {"pods": pods}))
+    assert [(r.namespace, r.name, r.as_dict()["visibleDevicesWithoutAllocator"]) for r in rows] == [
+        ("ml", "nvidia-dcgm-exporter", "all"),
+        ("ml", "sneaky", "all"),
+    ]
 
 
 def test_spec_workloads_keep_their_node_selector_and_tolerations(tmp_path: Path) -> None:

@@ -39,11 +39,36 @@ def _device_plugin_pod(pod: Any, data: r.Object) -> bool:
     return any(type(image) is str and is_device_plugin_image(image) for image in images)
 
 
-def _kubelet_plugin_pod(pod: Any, data: r.Object) -> bool:
-    if r.text(r.at(pod, "metadata", "namespace")) != data["driverNamespace"]:
+def _owners(pod: Any) -> list[Any]:
+    """`.metadata.ownerReferences[]?`: a list's items, a mapping's values, nothing for anything else."""
+    owners = r.at(pod, "metadata", "ownerReferences")
+    if type(owners) is dict:
+        return list(owners.values())
+    return owners if type(owners) is list else []
+
+
+def _daemonset_pod(pod: Any, namespace: str) -> bool:
+    """`daemonset_pod($ns)`: in `namespace`, made by a DaemonSet's controller (an apps/v1 owner
+    reference with `controller: true`)."""
+    if r.text(r.at(pod, "metadata", "namespace")) != namespace:
         return False
-    owners = r.items(r.at(pod, "metadata", "ownerReferences"))
-    for owner in owners:
+    return any(
+        r.field(o, "kind") == "DaemonSet"
+        and r.field(o, "apiVersion") == "apps/v1"
+        and r.field(o, "controller") is True
+        for o in _owners(pod)
+    )
+
+
+def _operator_device_plugin_pod(pod: Any, data: r.Object) -> bool:
+    """`operator_device_plugin_pod`: a device plugin its DaemonSet runs in the operator's namespace."""
+    return _device_plugin_pod(pod, data) and _daemonset_pod(pod, data["operatorNamespace"])
+
+
+def _kubelet_plugin_pod(pod: Any, data: r.Object) -> bool:
+    if not _daemonset_pod(pod, data["driverNamespace"]):
+        return False
+    for owner in _owners(pod):
         kind, name = r.field(owner, "kind"), r.text(r.field(owner, "name"))
         if name is None:
             raise r.Unlike("ownerReferences.name")  # jq's endswith fails on a missing name
@@ -53,10 +78,11 @@ def _kubelet_plugin_pod(pod: Any, data: r.Object) -> bool:
 
 
 def _gpu_stack_pod(pod: Any, data: r.Object) -> bool:
-    """`gpu_stack_pod`: a device-plugin pod, or a pod of one of the GPU stack's DaemonSets."""
-    if _device_plugin_pod(pod, data):
-        return True
-    for owner in r.items(r.at(pod, "metadata", "ownerReferences")):
+    """`gpu_stack_pod`: a pod of one of the GPU stack's DaemonSets, in the operator's or the DRA
+    driver's namespace (a tenant's pod never is, whatever its labels and owners)."""
+    if not (_daemonset_pod(pod, data["operatorNamespace"]) or _daemonset_pod(pod, data["driverNamespace"])):
+        return False
+    for owner in _owners(pod):
         if r.field(owner, "kind") == "DaemonSet" and is_gpu_stack_daemonset(
             r.or_else(r.text(r.field(owner, "name")), "")
         ):
@@ -97,7 +123,7 @@ def _plugin_resources(node: Any) -> list[str]:
     """`dp_resources`: the device plugin's non-zero `nvidia.com/*` allocatable resources."""
     allocatable = r.as_object(r.at(node, "status", "allocatable"))
     return [
-        f"{key}={r.text(value)}"
+        f"{key}={r.shown(r.text(value))}"
         for key, value in allocatable.items()
         if key.startswith(DEVICE_PLUGIN_RESOURCE_PREFIX) and r.text(value) != "0"
     ]
@@ -195,8 +221,13 @@ def _exclusive(
         v += [f"violation: legacy node {name} runs DRA kubelet plugin pod {r.nsname(p)}" for p in kp]
         if slices:
             v.append(f"violation: legacy node {name} publishes {data['driver']} devices in a ResourceSlice")
-        if data["devicePluginEnabled"] and not any(r.ready(p) for p in dp):
-            v.append(f"violation: legacy node {name} has no ready device-plugin pod")
+        if data["devicePluginEnabled"] and not any(
+            r.ready(p) and _operator_device_plugin_pod(p, data) for p in dp
+        ):
+            v.append(
+                f"violation: legacy node {name} has no ready device-plugin pod of a DaemonSet in "
+                f"{data['operatorNamespace']}"
+            )
     if d is not None:
         mode = "DRA" if d["mode"] == "dra" else "legacy"
         for p in here:
@@ -213,7 +244,8 @@ def _exclusive(
         return [f"proof: DRA node {name}: kubelet plugin {kubelet} ready, no device-plugin pod or resource"]
     proof = f"proof: legacy node {name}: no DRA kubelet plugin, no {data['driver']} devices"
     if data["devicePluginEnabled"]:
-        proof += f", device plugin {r.join(r.nsname(p) for p in dp if r.ready(p))} ready"
+        own = (r.nsname(p) for p in dp if r.ready(p) and _operator_device_plugin_pod(p, data))
+        proof += f", device plugin {r.join(own)} ready"
     return [proof]
 
 
@@ -240,11 +272,7 @@ def operands(document: r.Object, data: r.Object, pools: list[dict[str, Any]]) ->
     for pool in dra:
         for name in pool["found"]:
             node_labels = labels_of.get(name) or {}
-            operator_pods = [
-                p
-                for p in pods_on.get(name, [])
-                if r.text(r.at(p, "metadata", "namespace")) == data["operatorNamespace"]
-            ]
+            operator_pods = [p for p in pods_on.get(name, []) if _daemonset_pod(p, data["operatorNamespace"])]
             for o in data["operands"]:
                 if node_labels.get(o["deployLabel"]) != "true":
                     continue

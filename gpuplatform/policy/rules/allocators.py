@@ -42,9 +42,20 @@ def node_in_two_pools(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def _owner(pool: NodePool) -> tuple[str, str | None, str] | None:
-    """The provisioner that made a pool's nodes: a node has one, so pools of two never share a node."""
+    """The provisioner that made a pool's nodes, when the pool finds them by the provisioner's own
+    label (a node has one provisioner, so pools of two such never share a node); None when it finds
+    them by `nodeLabels`, which nodes of any provisioner may carry."""
     p = pool.provisioner
-    return None if p is None else (p.kind, p.cloud, p.name)
+    return None if p is None or p.node_labels else (p.kind, p.cloud, p.name)
+
+
+def _where(j: int, pool: NodePool) -> str:
+    """The field of pool `j` that selects its nodes: its `selector`, its `nodeLabels`, or the pool."""
+    if pool.selector is not None:
+        return f"spec.nodePools[{j}].selector"
+    if pool.provisioner is not None and pool.provisioner.node_labels:
+        return f"spec.nodePools[{j}].provisioner.nodeLabels"
+    return f"spec.nodePools[{j}]"
 
 
 @rule(
@@ -54,7 +65,9 @@ def _owner(pool: NodePool) -> tuple[str, str | None, str] | None:
     """
 Pools of one provisioner (one node group, NodePool or MachineDeployment), told apart by a
 `selector`, must be disjoint: a node both select would be labelled, drained and counted by both
-(pools of different provisioners are: a node has one provisioner; static pools are GP101's). Decided
+(pools of different provisioners found by their provisioners' own labels are: a node has one
+provisioner; pools found by `nodeLabels` are checked whatever their provisioners, since any node
+may carry those labels; static pools are GP101's). Decided
 from the selectors alone (`gates.nodes.overlap`): two selectors are disjoint only when some label key has
 requirements no single value meets — different `In`/`matchLabels` values, a value one requires and
 the other excludes (`NotIn`), or a label one requires and the other forbids (`DoesNotExist`).
@@ -65,12 +78,13 @@ def selectors_overlap(ctx: RuleContext) -> Iterator[Finding]:
     spec = ctx.platform.node_pools
     for j, b in enumerate(pools):
         for i, a in enumerate(pools[:j]):
-            if _owner(spec[i]) != _owner(spec[j]):
+            owners = _owner(spec[i]), _owner(spec[j])
+            if None not in owners and owners[0] != owners[1]:
                 continue
             shared = overlap(a, b)
             if shared is not None:
                 yield Finding(
-                    f"spec.nodePools[{j}]" + (".selector" if spec[j].selector is not None else ""),
+                    _where(j, spec[j]),
                     f"pools {a.pool!r} and {b.pool!r} can both select {shared}",
                     "make the selectors exclusive on one label key, e.g. nvidia.com/mig.config In [...] "
                     "in one pool and NotIn [...] (which also matches nodes without the label) in the other",
