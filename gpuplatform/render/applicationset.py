@@ -10,7 +10,9 @@ carries the same folder, so every tree stays self-contained.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.delivery import (
@@ -22,9 +24,14 @@ from gpuplatform.render.delivery import (
 )
 from gpuplatform.render.meta import MANAGED_BY, WAVE_LABEL, Obj, k8s_object
 
-__all__ = ["APPLICATIONSET_FOLDER", "render_applicationsets"]
+__all__ = ["APPLICATIONSET_FOLDER", "applicationset_name", "render_applicationsets"]
 
 APPLICATIONSET_FOLDER = "delivery/argocd-applicationset"
+
+
+def applicationset_name(source: str) -> str:
+    """The stack's ApplicationSet name: its file's stem as a DNS label (`stack` when nothing is left)."""
+    return re.sub(r"[^a-z0-9-]+", "-", Path(source).stem.lower()).strip("-")[:63] or "stack"
 
 
 def _applicationset(name: str, wave: str, namespace: str, elements: list[Obj], policy: Obj) -> Obj:

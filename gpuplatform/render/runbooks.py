@@ -70,6 +70,34 @@ def _follow(plan: Plan) -> tuple[str, ...]:
     return tuple(follow)
 
 
+def _bootstrap(plan: Plan) -> list[str]:
+    """Once per cluster, before the first wave: the engines' entry into the tree (nothing else is
+    applied by hand; every later wave is a merge)."""
+    p, d = plan.platform, plan.platform.delivery
+    steps: list[Action] = []
+    if "argocd" in d.engines:
+        steps.append(
+            Action(
+                f"Argo CD: apply the root Application `{p.name}-root` once, where Argo CD runs (or commit it to your own "
+                f"app of apps). It syncs `{d.path}/{p.name}/delivery/argocd`, so every later wave is a merge. Push "
+                'access to that folder is Argo CD admin (`docs/delivery.md`, "Argo CD: bootstrap"):',
+                (
+                    f"gpuplatform argocd-entry {_STACK} --platform {p.name} > {p.name}-root.yaml",
+                    f"kubectl -n {d.argocd_namespace} apply -f {p.name}-root.yaml",
+                ),
+            )
+        )
+    if "flux" in d.engines:
+        steps.append(
+            Action(
+                f"Flux: commit the platform's entry next to `flux bootstrap`'s files (`clusters/<name>/`); it applies "
+                f"`{d.path}/{p.name}/delivery/flux`:",
+                (f"gpuplatform flux-entry {_STACK} --platform {p.name} > clusters/<name>/{p.name}.yaml",),
+            )
+        )
+    return ["", "## Bootstrap (once per cluster)", "", *numbered(steps)]
+
+
 def _preflight() -> Action:
     """Before the first wave: can the cluster's Argo CD and Flux apply the tree (GP291-GP293)?"""
     return Action(
@@ -160,6 +188,7 @@ def runbook(
         f"paths are relative to this platform's folder, `{p.delivery.path}/{p.name}/`."
     )
     if prev is None:
+        lines += _bootstrap(plan)
         lines += _operator_handoff(plan)
         lines += ["", "## What exists", "", *(f"- {c}" for c in wave_changes(plan, None, state))]
         lines += ["", f"## Gates of {state.dir_name}", "", *_gates(plan, state)]
