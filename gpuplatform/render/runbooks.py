@@ -52,19 +52,37 @@ def _gates(plan: Plan, state: WaveState) -> list[str]:
     return lines
 
 
-def _follow(plan: Plan) -> tuple[str, ...]:
-    """Commands that follow the engine until the post-transition gates have passed."""
+def _follow(plan: Plan, target: WaveState) -> tuple[str, ...]:
+    """Commands that wait until the engine has applied the merged commit and the post-transition
+    gates have passed. A wait on Ready alone could return on the previous wave's status.
+
+    Argo CD: the wave Application's comparison (`status.sync.revision`) and its last sync
+    (`status.operationState.syncResult`: revision and path) are the merge commit and the target
+    wave's folder, and that sync (its PostSync gates included) succeeded, Synced (argo-cd v3.5.1
+    `pkg/apis/application/v1alpha1/types.go` `SyncStatus`, `SyncOperationResult`). Flux: the last
+    Kustomization of the chain has applied the merge commit; kustomize-controller sets
+    `lastAppliedRevision` only once the apply and its health checks succeeded (v1.9.4
+    `internal/controller/kustomization_controller.go`), as `<branch>@sha1:<commit>` (fluxcd/pkg
+    git/v0.52.0 `git.go` `Commit.String`)."""
     p, d = plan.platform, plan.platform.delivery
-    follow: list[str] = []
+    follow = [f"git fetch origin {d.revision} && MERGED=$(git rev-parse FETCH_HEAD)"]
     if "argocd" in d.engines:
+        fields = (
+            "{.status.sync.revision} {.status.sync.status} {.status.operationState.syncResult.revision} "
+            "{.status.operationState.syncResult.source.path} {.status.operationState.phase}"
+        )
+        path = f"{d.path}/{p.name}/waves/{target.dir_name}/argocd"
         follow.append(
-            f"kubectl -n {d.argocd_namespace} get application {p.name} "
-            "-o jsonpath='{.status.sync.status} {.status.health.status} {.status.operationState.phase}{\"\\n\"}'"
+            f"until [ \"$(kubectl -n {d.argocd_namespace} get application {p.name} -o jsonpath='{fields}')\" = "
+            f'"$MERGED Synced $MERGED {path} Succeeded" ]; do sleep 10; done'
         )
     if "flux" in d.engines:
+        ns, source = d.flux_namespace, flux_source(plan)
         follow += [
-            f"flux reconcile source git {flux_source(plan)} -n {d.flux_namespace}",
-            f"kubectl -n {d.flux_namespace} wait kustomization/{p.name}-gates-post --for=condition=Ready "
+            f"flux reconcile source git {source} -n {ns}",
+            f"BRANCH=$(kubectl -n {ns} get gitrepository {source} -o jsonpath='{{.spec.ref.branch}}')",
+            f"kubectl -n {ns} wait kustomization/{p.name}-gates-post "
+            f"--for=jsonpath='{{.status.lastAppliedRevision}}'=\"$BRANCH@sha1:$MERGED\" "
             f"--timeout={d.timeout_minutes * len(SYNC_UNITS)}m",
         ]
     return tuple(follow)
@@ -134,7 +152,11 @@ def _transition(plan: Plan, a: WaveState, b: WaveState, changed: ChangedUnits | 
         f"Set `activeWave: {b.name}` in the spec, run `gpuplatform synth`, open the pull request (reviewers read "
         f"`gpuplatform diff {_STACK} --waves {a.name} {b.name}`) and merge. The engine applies, in this order:"
     )
-    follow = Action("Follow the engine until the post-transition gates have passed:", _follow(plan))
+    follow = Action(
+        "Follow the engine until it has applied the merge commit and the post-transition gates have passed "
+        "(if another commit merged since, set `MERGED` to it):",
+        _follow(plan, b),
+    )
     first = [_preflight(), *argocd_cm_step(plan)] if a.name == plan.waves[0].name else []
     lines += ["", "### Before the merge", "", *numbered([*first, review, *steps.before])]
     lines += ["", "### Sync", "", *numbered([merge, *steps.during, follow])]
