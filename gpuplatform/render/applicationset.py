@@ -76,7 +76,7 @@ def render_applicationsets(name: str, members: Sequence[tuple[Plan, TreeFiles]])
             elements[app.automated].append(
                 {
                     "app": app.name,
-                    "project": plan.platform.name,
+                    "project": app.project or plan.platform.name,
                     "server": app.server,
                     "namespace": app.namespace,
                     "path": f"{platform_root(plan)}/{app.path}",

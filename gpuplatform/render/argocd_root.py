@@ -19,14 +19,10 @@ from __future__ import annotations
 
 from gpuplatform.model.platform import IN_CLUSTER
 from gpuplatform.plan.waves import Plan
-from gpuplatform.render.delivery import entry_sync_policy, platform_root
+from gpuplatform.render.delivery import ROOT_PROJECT, entry_sync_policy, platform_root
 from gpuplatform.render.meta import MANAGED_BY, Obj, order_keys
 
-__all__ = ["ROOT_PROJECT", "render_root_application", "root_application_name"]
-
-#: The project of the root Application: Argo CD's built-in `default` (argo-cd v3.5.1
-#: docs/operator-manual/cluster-bootstrapping.md creates the parent app there).
-ROOT_PROJECT = "default"
+__all__ = ["render_root_application", "root_application_name"]
 
 
 def root_application_name(name: str) -> str:

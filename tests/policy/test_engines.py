@@ -194,6 +194,30 @@ def test_a_snapshot_item_without_a_name_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_explain_the_preflight_rules() -> None:
-    for code in ("GP291", "GP292", "GP293"):
+    for code in ("GP291", "GP292", "GP293", "GP294"):
         result = CliRunner().invoke(main, ["explain", code])
         assert result.exit_code == 0 and code in result.output
+
+
+@pytest.mark.parametrize(
+    ("flag", "found"),
+    [(None, True), ("false", True), ("True", True), ("true", False)],
+)
+def test_gp294_argocd_cm_without_impersonation_is_a_warning(
+    tmp_path: Path, flag: str | None, found: bool
+) -> None:
+    cm = _argocd_cm("--enable-helm")
+    if flag is not None:
+        cm["data"]["application.sync.impersonation.enabled"] = flag
+    code, out = _check(tmp_path, _snapshot(tmp_path, configmaps=[cm]), ["argocd"])
+    assert ("GP294" in out) is found, out
+    assert code == 0, out
+    if found:
+        assert "warning:" in out and "every sync runs with the controller's rights" in out
+
+
+def test_gp294_is_not_judged_without_argocd_cm_or_argo_cd(tmp_path: Path) -> None:
+    assert "GP294" not in _check(tmp_path, _snapshot(tmp_path), ["argocd"])[1]
+    (tmp_path / "flux").mkdir()
+    snap = _snapshot(tmp_path / "flux", configmaps=[_argocd_cm(None)])
+    assert "GP294" not in _check(tmp_path, snap, ["flux"])[1]

@@ -77,10 +77,12 @@ def test_the_root_application_syncs_the_entry_of_whichever_wave_is_merged(
             ("AppProject", "reference"),
             ("Application", "reference"),
             ("Application", "reference-gates"),
+            ("Application", "reference-sync"),
         ]
+        for app in [d for d in built if d["kind"] == "Application"]:
+            assert _build(kubectl, tmp_path / app["spec"]["source"]["path"]), app["metadata"]["name"]
         [wave_app] = [d for d in built if (d["kind"], d["metadata"]["name"]) == ("Application", "reference")]
         path: str = wave_app["spec"]["source"]["path"]
-        assert _build(kubectl, tmp_path / path)
         return path
 
     assert wave_path() == "dist/reference/waves/03-native-claim-pilot/argocd"

@@ -182,6 +182,7 @@ def test_a_stack_with_several_argo_platforms_gets_the_same_applicationsets_in_ea
     assert [(e["app"], e["server"], e["path"]) for e in elements] == [
         ("reference", "https://kubernetes.default.svc", "dist/reference/waves/03-native-claim-pilot/argocd"),
         ("reference-gates", "https://kubernetes.default.svc", "dist/reference/delivery/gates"),
+        ("reference-sync", "https://kubernetes.default.svc", "dist/reference/delivery/argocd-sync/cluster"),
         (
             "reference-staging",
             "https://staging-api.example.com:6443",
@@ -191,6 +192,16 @@ def test_a_stack_with_several_argo_platforms_gets_the_same_applicationsets_in_ea
             "reference-staging-gates",
             "https://staging-api.example.com:6443",
             "dist/reference-staging/delivery/gates",
+        ),
+        (
+            "reference-staging-sync",
+            "https://staging-api.example.com:6443",
+            "dist/reference-staging/delivery/argocd-sync/cluster",
+        ),
+        (
+            "reference-staging-sync-argocd",
+            "https://kubernetes.default.svc",
+            "dist/reference-staging/delivery/argocd-sync/argocd",
         ),
     ]
     manual = yaml.safe_load(rendered["reference"][f"{folder}/applicationset_argocd_reference-apps.yaml"])
@@ -254,7 +265,7 @@ def test_a_local_cluster_holds_its_child_applications_in_the_wave(
     from gpuplatform.commands.synth import render_trees
 
     apps = _entry(reference_loaded, "reference")
-    assert set(apps) == {"reference", "reference-gates"}
+    assert set(apps) == {"reference", "reference-gates", "reference-sync"}
     tree = render_trees(reference_loaded)["reference"]
     assert (
         "../00-operators/argocd"

@@ -185,3 +185,45 @@ def argocd_enable_helm(ctx: RuleContext) -> Iterator[Finding]:
             f"argocd-cm in {ns} has kustomize.buildOptions {options!r}, without {ARGOCD_ENABLE_HELM}",
             f"set `kustomize.buildOptions: {ARGOCD_ENABLE_HELM}` in argocd-cm before the driver's wave",
         )
+
+
+#: The `argocd-cm` key that turns sync impersonation on (argo-cd v3.5.1 util/settings/settings.go
+#: `impersonationEnabledKey`).
+IMPERSONATION_KEY = "application.sync.impersonation.enabled"
+
+
+@rule(
+    "GP294",
+    "warning",
+    "Argo CD syncs the platform with its own rights: sync impersonation is off",
+    f"""
+Without `{IMPERSONATION_KEY}: "true"` in `argocd-cm` (off by default) Argo CD's application
+controller applies every object with its own credentials, cluster-wide on its own cluster (and the
+cluster Secret's on a remote one), whatever the platform's AppProject says it needs; the
+least-privilege identity rendered in `delivery/argocd-sync/` (`gpuplatform-sync`, kept current by
+the root's `<platform>-sync` Application) is then never used. The rule reads `argocd-cm` in
+`delivery.argocdNamespace` from `check --snapshot` (a snapshot of the cluster where Argo CD runs).
+Turn impersonation on once `<platform>-sync` is Synced. The root's project (`default`) needs a
+`destinationServiceAccounts` entry for Argo CD's namespace and each cluster it syncs the identity to,
+or, from Argo CD 3.5.0, `application.sync.impersonation.enforced: "false"`, under which a project
+without a match syncs with the controller's rights (argo-cd v3.5.1 `controller/sync.go`; enforced, the
+default, such a project fails every sync).
+""",
+)
+def argocd_impersonation(ctx: RuleContext) -> Iterator[Finding]:
+    p = ctx.platform
+    if "argocd" not in p.delivery.engines or ctx.snapshot is None:
+        return
+    ns = p.delivery.argocd_namespace
+    cm = _named(ctx, "configmaps", "argocd-cm", ns)
+    if cm is None:
+        return
+    value = str(_map(cm.get("data")).get(IMPERSONATION_KEY, "false"))
+    if value != "true":  # argo-cd v3.5.1 util/settings/settings.go `IsImpersonationEnabled`: exactly "true"
+        yield Finding(
+            "spec.delivery.engines",
+            f"argocd-cm in {ns} has {IMPERSONATION_KEY}: {value!r}: every sync runs with the controller's "
+            "rights, not as gpuplatform-sync",
+            f'set `{IMPERSONATION_KEY}: "true"` in argocd-cm once the `{p.name}-sync` Application is Synced '
+            "(docs/delivery.md, Impersonation)",
+        )
