@@ -121,7 +121,7 @@ def _preflight() -> Action:
     return Action(
         "Preflight: read the engines' versions, CRDs and `argocd-cm` (on the cluster where Argo CD runs, when it "
         "runs elsewhere) and check that they can apply this tree (GP291 Argo CD < 3.3, GP292 Flux < 2.3, GP293 "
-        "`--enable-helm` missing):",
+        "`--enable-helm` missing, GP295 Flux older than `delivery.fluxVersion`; GP294 warns while impersonation is off):",
         ("gpuplatform snapshot --out preflight", f"gpuplatform check {_STACK} --snapshot preflight"),
     )
 
