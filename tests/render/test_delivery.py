@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import yaml
@@ -275,12 +276,15 @@ def test_a_local_cluster_holds_its_child_applications_in_the_wave(
 
 
 def _generate(appset: dict[str, Any]) -> list[dict[str, Any]]:
-    """What the ApplicationSet controller's list generator makes of the template (fasttemplate `{{key}}`)."""
+    """What the ApplicationSet controller's list generator makes of the template: Go templates
+    (`{{.key}}`) with `missingkey=error`, a key an element lacks failing the set (KeyError here)."""
+    assert appset["spec"]["goTemplate"] is True
+    assert appset["spec"]["goTemplateOptions"] == ["missingkey=error"]
     out = []
     for element in appset["spec"]["generators"][0]["list"]["elements"]:
         text = json.dumps(appset["spec"]["template"])
-        for key, value in element.items():
-            text = text.replace("{{" + key + "}}", value)
+        text = re.sub(r"\{\{\s*\.(\w+)\s*\}\}", lambda m, e=element: str(e[m.group(1)]), text)
+        assert "{{" not in text, text
         app = json.loads(text)
         app["metadata"]["namespace"] = appset["metadata"]["namespace"]
         out.append({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", **app})
