@@ -231,6 +231,26 @@ def flux_entry(stack: str, overlays: tuple[str, ...], platform: str | None) -> N
     click.echo(flux_cluster_entries(loaded), nl=False)
 
 
+@main.command("argocd-entry")
+@click.argument("stack")
+@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@click.option("--platform", "platform", default=None, help="Platform of the stack (default: every one).")
+@click.option(
+    "--applicationset",
+    is_flag=True,
+    help="One root on the stack's ApplicationSets (delivery/argocd-applicationset) instead.",
+)
+@guarded
+def argocd_entry(stack: str, overlays: tuple[str, ...], platform: str | None, applicationset: bool) -> None:
+    """Print the root Application to apply once where Argo CD runs (or commit to your app of apps):
+    it syncs the platform's `delivery/argocd/`, so a merged wave is all a wave takes."""
+    from gpuplatform.commands.argocd_entry import argocd_root_entries
+
+    every = load_selected(stack, overlays)
+    loaded = select_platform(stack, every, platform, one=False)
+    click.echo(argocd_root_entries(loaded, every, applicationset), nl=False)
+
+
 def _notes(problems: list[Problem]) -> None:
     if problems:
         click.echo(format_problems(problems), err=True)

@@ -29,9 +29,11 @@ __all__ = [
     "DRIVER_MANAGER_EVICTION_LABEL_SINCE",
     "FLUX_DEFAULT",
     "FLUX_HELM_CONTROLLER_MINIMUM",
+    "FLUX_HELM_CONTROLLER_RETRY_ON_FAILURE",
     "FLUX_MINIMUM",
     "FLUX_OCI_CHART_REF_SINCE",
     "FLUX_RETRY_ON_FAILURE_SINCE",
+    "FLUX_SOURCE_CONTROLLER_OCI_V1",
     "GPU_OPERATOR_BASELINE",
     "GPU_OPERATOR_DEFAULT",
     "GPU_OPERATOR_DRIVER_MANAGER",
@@ -386,6 +388,11 @@ FLUX_OCI_CHART_REF_SINCE = parse_release("2.6.0")
 FLUX_RETRY_ON_FAILURE_SINCE = parse_release("2.7.0")
 #: The helm-controller of Flux 2.3.0, the first to serve `helm.toolkit.fluxcd.io/v2`.
 FLUX_HELM_CONTROLLER_MINIMUM = parse_release("1.0.0")
+#: The controllers a Flux release installs, for the releases whose output differs: fluxcd/flux2
+#: v2.6.0 and v2.7.0 `manifests/bases/*/kustomization.yaml` (source-controller v1.6.0 serves
+#: OCIRepository v1; helm-controller v1.4.0's HelmRelease v2 has `spec.upgrade.strategy`).
+FLUX_SOURCE_CONTROLLER_OCI_V1 = parse_release("1.6.0")
+FLUX_HELM_CONTROLLER_RETRY_ON_FAILURE = parse_release("1.4.0")
 
 #: Kueue counts DRA devices against ClusterQueue quotas through its Configuration's
 #: `resources.deviceClassMappings` (a logical resource name -> DeviceClass names) from v0.14.0:

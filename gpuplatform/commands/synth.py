@@ -29,7 +29,11 @@ from gpuplatform.output.write import (
 )
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.policy.selectors import refuse_uncompilable
-from gpuplatform.render.applicationset import APPLICATIONSET_FOLDER, render_applicationsets
+from gpuplatform.render.applicationset import (
+    APPLICATIONSET_FOLDER,
+    applicationset_name,
+    render_applicationsets,
+)
 from gpuplatform.render.overview import OVERVIEW_FILE, render_overview
 from gpuplatform.render.runbooks import render_runbooks
 from gpuplatform.render.tree import Tree, render_tree, tree_collisions
@@ -235,7 +239,7 @@ def render_trees(loaded: Sequence[LoadedPlatform]) -> dict[str, Tree]:
             by_stack.setdefault(lp.source, []).append(lp.platform.name)
     for source, names in by_stack.items():
         if len(names) > 1:
-            stem = re.sub(r"[^a-z0-9-]+", "-", Path(source).stem.lower()).strip("-")[:63] or "stack"
+            stem = applicationset_name(source)
             objects = render_applicationsets(stem, [(plans[n], trees[n].files) for n in names])
             for name in names:
                 trees[name].add_folder(APPLICATIONSET_FOLDER, objects, engines=False)

@@ -70,6 +70,7 @@ SELECTED: dict[str, tuple[str, ...]] = {
     "customresourcedefinitions": (
         "appprojects.argoproj.io",
         "helmreleases.helm.toolkit.fluxcd.io",
+        "ocirepositories.source.toolkit.fluxcd.io",
         "--ignore-not-found",
     ),
     "deployments": ("-l", "app.kubernetes.io/part-of in (argocd,flux)"),

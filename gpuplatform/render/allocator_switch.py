@@ -17,6 +17,7 @@ compares every other field of the old and the new Node (`UNCHANGED`).
 from __future__ import annotations
 
 import hashlib
+import json
 
 from gpuplatform.gates.matchers import (
     DEVICE_PLUGIN_LABEL,
@@ -24,6 +25,7 @@ from gpuplatform.gates.matchers import (
     DRA_DRIVER,
     DRA_KUBELET_PLUGIN_SUFFIX,
 )
+from gpuplatform.model.containers import pinned_image
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.cluster_admission import API, core_policy_match, policy_binding
 from gpuplatform.render.meta import (
@@ -128,18 +130,33 @@ def _legacy_nodes(plan: Plan, state: WaveState) -> list[str]:
 
 
 def _job(plan: Plan, state: WaveState, action: str, script: str) -> Obj:
+    """The switch Job, named for a digest of the wave and its whole spec (script, image: the pod
+    template is immutable, so a changed one must be a new Job)."""
     d = plan.platform.delivery
-    digest = hashlib.sha256(f"{plan.platform.name}/{state.dir_name}\n{script}".encode()).hexdigest()[:10]
     container = {
         "name": "switch",
-        "image": d.kubectl_image,
+        "image": pinned_image(d.kubectl_image, d.kubectl_image_digest),
         "command": ["sh", "-c", script],
         "securityContext": restricted_security_context(),
     }
+    spec = {
+        "backoffLimit": 0,
+        "podFailurePolicy": pod_failure_policy("switch"),
+        "template": {
+            "metadata": {"labels": {SWITCH_LABEL: action}},
+            "spec": {
+                "serviceAccountName": SWITCH_IDENTITY,
+                "restartPolicy": "Never",
+                "containers": [container],
+                "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+            },
+        },
+    }
+    text = f"{plan.platform.name}/{state.dir_name}\n{json.dumps(spec, sort_keys=True)}"
     return k8s_object(
         "batch/v1",
         "Job",
-        f"switch-{action}-{digest}",
+        f"switch-{action}-{hashlib.sha256(text.encode()).hexdigest()[:10]}",
         wave=state.name,
         namespace=d.gates_namespace,
         labels={SWITCH_LABEL: action, **KEPT_UNTIL_NEXT_WAVE},
@@ -147,19 +164,7 @@ def _job(plan: Plan, state: WaveState, action: str, script: str) -> Obj:
             "argocd.argoproj.io/hook": "Sync",
             "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation",
         },
-        spec={
-            "backoffLimit": 0,
-            "podFailurePolicy": pod_failure_policy("switch"),
-            "template": {
-                "metadata": {"labels": {SWITCH_LABEL: action}},
-                "spec": {
-                    "serviceAccountName": SWITCH_IDENTITY,
-                    "restartPolicy": "Never",
-                    "containers": [container],
-                    "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-                },
-            },
-        },
+        spec=spec,
     )
 
 

@@ -10,7 +10,9 @@ carries the same folder, so every tree stays self-contained.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.delivery import (
@@ -22,13 +24,28 @@ from gpuplatform.render.delivery import (
 )
 from gpuplatform.render.meta import MANAGED_BY, WAVE_LABEL, Obj, k8s_object
 
-__all__ = ["APPLICATIONSET_FOLDER", "render_applicationsets"]
+__all__ = ["APPLICATIONSET_FOLDER", "applicationset_name", "render_applicationsets"]
 
 APPLICATIONSET_FOLDER = "delivery/argocd-applicationset"
 
 
+def applicationset_name(source: str) -> str:
+    """The stack's ApplicationSet name: its file's stem as a DNS label (`stack` when nothing is left)."""
+    return re.sub(r"[^a-z0-9-]+", "-", Path(source).stem.lower()).strip("-")[:63] or "stack"
+
+
+def _field(key: str) -> str:
+    """A Go template reference to an element's key (`{{.app}}`)."""
+    return "{{." + key + "}}"
+
+
 def _applicationset(name: str, wave: str, namespace: str, elements: list[Obj], policy: Obj) -> Obj:
-    """One set; every generated Application carries the entry's labels and `policy` (its syncPolicy)."""
+    """One set; every generated Application carries the entry's labels and `policy` (its syncPolicy).
+
+    Go templates with `missingkey=error` (a key an element lacks fails the set instead of rendering
+    an empty string), as Argo CD recommends (argo-cd v3.5.1 docs/operator-manual/applicationset/
+    GoTemplate.md), not the fasttemplate it will deprecate (Template.md).
+    """
     return k8s_object(
         "argoproj.io/v1alpha1",
         "ApplicationSet",
@@ -36,20 +53,22 @@ def _applicationset(name: str, wave: str, namespace: str, elements: list[Obj], p
         wave=wave,
         namespace=namespace,
         spec={
+            "goTemplate": True,
+            "goTemplateOptions": ["missingkey=error"],
             "generators": [{"list": {"elements": elements}}],
             "template": {
                 "metadata": {
-                    "name": "{{app}}",
-                    "labels": {MANAGED_BY: "gpuplatform", WAVE_LABEL: "{{wave}}"},
+                    "name": _field("app"),
+                    "labels": {MANAGED_BY: "gpuplatform", WAVE_LABEL: _field("wave")},
                 },
                 "spec": {
-                    "project": "{{project}}",
+                    "project": _field("project"),
                     "source": {
-                        "repoURL": "{{repoURL}}",
-                        "targetRevision": "{{revision}}",
-                        "path": "{{path}}",
+                        "repoURL": _field("repoURL"),
+                        "targetRevision": _field("revision"),
+                        "path": _field("path"),
                     },
-                    "destination": {"server": "{{server}}", "namespace": "{{namespace}}"},
+                    "destination": {"server": _field("server"), "namespace": _field("namespace")},
                     "syncPolicy": policy,
                 },
             },
@@ -69,7 +88,7 @@ def render_applicationsets(name: str, members: Sequence[tuple[Plan, TreeFiles]])
             elements[app.automated].append(
                 {
                     "app": app.name,
-                    "project": plan.platform.name,
+                    "project": app.project or plan.platform.name,
                     "server": app.server,
                     "namespace": app.namespace,
                     "path": f"{platform_root(plan)}/{app.path}",

@@ -11,8 +11,10 @@ exists (an unchanged Job applies as a no-op; `force` recreates only on a changed
 kustomize-controller v1.9.4 `internal/controller/kustomization_controller.go`), and a failed Job
 would fail every health check until someone deletes it. `ttlSecondsAfterFinished` is not used:
 fluxcd/pkg ssa v0.76.1 `manager_wait.go` counts a TTL Job that is gone as healthy, so a failed gate
-deleted by its TTL could let the wave pass. Job names carry a digest of the wave, the script and
-the facts, so every advance and rollback runs new Jobs; Argo CD deletes and recreates hooks on
+deleted by its TTL could let the wave pass. Job names carry a digest of the wave, the script, the
+facts and the Job's whole spec (image, resources, timeout: a pod template is immutable, and a Job
+that kept its name while it changed would fail kustomize-controller's apply), so every advance and
+rollback runs new Jobs; Argo CD deletes and recreates hooks on
 every sync (`BeforeHookCreation`), and the next wave's hook cleanup (`hook_cleanup.py`) deletes
 them, as Flux prunes them.
 
@@ -27,6 +29,7 @@ file when the tool does.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -70,14 +73,17 @@ FACTS_PATH = "/gate/facts"
 
 
 def _name(plan: Plan, state: WaveState, gate: Gate, facts: str) -> str:
-    timeout = plan.platform.delivery.timeout_minutes * 60
-    text = f"{plan.platform.name}/{state.dir_name}\n{timeout}\n{gate_script(gate)}\n{facts}"
+    """`gate-<id>-<digest>` of the wave, the script, the facts and the Job's whole spec (its pod
+    template is immutable: a Job that kept its name while its image, resources or timeout changed
+    could not be applied, and kustomize-controller would fail the layer)."""
+    spec = json.dumps(_job(plan, state, gate, "")["spec"], sort_keys=True)
+    text = f"{plan.platform.name}/{state.dir_name}\n{gate_script(gate)}\n{facts}\n{spec}"
     return f"gate-{gate.id}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
 
 def gate_job_names(plan: Plan, state: WaveState) -> dict[str, str]:
-    """Gate id -> `gate-<id>-<digest>` of the wave's gates: changes whenever the wave, the script or
-    the facts change."""
+    """Gate id -> `gate-<id>-<digest>` of the wave's gates: changes whenever the wave, the script,
+    the facts or anything else in the Job's spec change."""
     facts = wave_data(plan, state, validation_jobs(plan, state).data)
     return {g.id: _name(plan, state, g, gate_facts(g, facts)) for g in gates_for_wave(plan, state)}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "IGNORE_EXTRANEOUS",
     "KEPT_UNTIL_NEXT_WAVE",
     "LIFECYCLE_LABEL",
     "MANAGED_BY",
@@ -25,9 +26,16 @@ WAVE_LABEL = "gpuplatform.dev/wave"
 #: evidence while its wave is active, deleted when the next wave is applied (`render/hook_cleanup.py`).
 LIFECYCLE_LABEL = "gpuplatform.dev/lifecycle"
 KEPT_UNTIL_NEXT_WAVE = {LIFECYCLE_LABEL: "until-next-wave"}
+#: Argo CD leaves a live object that Git no longer holds out of the Application's sync status only
+#: with this annotation: one that is never pruned (`Prune=false`) would otherwise keep the Application
+#: OutOfSync for ever once a rollback removes it from Git, and self-heal re-sync it endlessly
+#: (argo-cd v3.5.1 docs/user-guide/sync-options.md "No Prune Resources", docs/user-guide/
+#: compare-options.md; controller/state.go `CompareAppState`, `needsPruning`).
+IGNORE_EXTRANEOUS = {"argocd.argoproj.io/compare-options": "IgnoreExtraneous"}
 #: Argo CD and Flux must never prune or delete these objects (Nodes, tenant Namespaces).
 NEVER_DELETE_ANNOTATIONS = {
     "argocd.argoproj.io/sync-options": "ServerSideApply=true,Prune=false,Delete=false",
+    **IGNORE_EXTRANEOUS,
     "kustomize.toolkit.fluxcd.io/prune": "disabled",
     "kustomize.toolkit.fluxcd.io/ssa": "Merge",
 }

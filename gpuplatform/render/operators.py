@@ -27,7 +27,7 @@ from gpuplatform.render.helm_values import (
     gpu_operator_chart,
     gpu_operator_values,
 )
-from gpuplatform.render.meta import Obj, k8s_object, order_keys
+from gpuplatform.render.meta import IGNORE_EXTRANEOUS, NEVER_DELETE_ANNOTATIONS, Obj, k8s_object, order_keys
 from gpuplatform.render.rollout import driver_timeout_minutes
 from gpuplatform.versions import (
     CHART_BRIDGE_SINCE,
@@ -203,13 +203,7 @@ def argocd_wrappers(plan: Plan, state: WaveState) -> dict[str, Obj]:
 
 def release_namespace(name: str, wave: str, *, keep: bool) -> Obj:
     """A release's Namespace, labelled for privileged pods; `keep`: never pruned or deleted."""
-    annotations = None
-    if keep:
-        annotations = {
-            "argocd.argoproj.io/sync-options": "ServerSideApply=true,Prune=false,Delete=false",
-            "kustomize.toolkit.fluxcd.io/prune": "disabled",
-            "kustomize.toolkit.fluxcd.io/ssa": "Merge",
-        }
+    annotations = dict(NEVER_DELETE_ANNOTATIONS) if keep else None
     return k8s_object("v1", "Namespace", name, wave=wave, labels=PRIVILEGED, annotations=annotations)
 
 
@@ -350,7 +344,9 @@ def _argocd(plan: Plan, state: WaveState, chart: HelmChart) -> Obj:
         child_application_name(plan, chart),
         source,
         destination,
-        annotations={"argocd.argoproj.io/sync-options": "Prune=false,Delete=false"} if chart.keep else None,
+        annotations={"argocd.argoproj.io/sync-options": "Prune=false,Delete=false", **IGNORE_EXTRANEOUS}
+        if chart.keep
+        else None,
         finalizer=True,
     )
 

@@ -53,22 +53,68 @@ def _gates(plan: Plan, state: WaveState) -> list[str]:
     return lines
 
 
-def _follow(plan: Plan) -> tuple[str, ...]:
-    """Commands that follow the engine until the post-transition gates have passed."""
+def _follow(plan: Plan, target: WaveState) -> tuple[str, ...]:
+    """Commands that wait until the engine has applied the merged commit and the post-transition
+    gates have passed. A wait on Ready alone could return on the previous wave's status.
+
+    Argo CD: the wave Application's comparison (`status.sync.revision`) and its last sync
+    (`status.operationState.syncResult`: revision and path) are the merge commit and the target
+    wave's folder, and that sync (its PostSync gates included) succeeded, Synced (argo-cd v3.5.1
+    `pkg/apis/application/v1alpha1/types.go` `SyncStatus`, `SyncOperationResult`). Flux: the last
+    Kustomization of the chain has applied the merge commit; kustomize-controller sets
+    `lastAppliedRevision` only once the apply and its health checks succeeded (v1.9.4
+    `internal/controller/kustomization_controller.go`), as `<branch>@sha1:<commit>` (fluxcd/pkg
+    git/v0.52.0 `git.go` `Commit.String`)."""
     p, d = plan.platform, plan.platform.delivery
-    follow: list[str] = []
+    follow = [f"git fetch origin {d.revision} && MERGED=$(git rev-parse FETCH_HEAD)"]
     if "argocd" in d.engines:
+        fields = (
+            "{.status.sync.revision} {.status.sync.status} {.status.operationState.syncResult.revision} "
+            "{.status.operationState.syncResult.source.path} {.status.operationState.phase}"
+        )
+        path = f"{d.path}/{p.name}/waves/{target.dir_name}/argocd"
         follow.append(
-            f"kubectl -n {d.argocd_namespace} get application {p.name} "
-            "-o jsonpath='{.status.sync.status} {.status.health.status} {.status.operationState.phase}{\"\\n\"}'"
+            f"until [ \"$(kubectl -n {d.argocd_namespace} get application {p.name} -o jsonpath='{fields}')\" = "
+            f'"$MERGED Synced $MERGED {path} Succeeded" ]; do sleep 10; done'
         )
     if "flux" in d.engines:
+        ns, source = d.flux_namespace, flux_source(plan)
         follow += [
-            f"flux reconcile source git {flux_source(plan)} -n {d.flux_namespace}",
-            f"kubectl -n {d.flux_namespace} wait kustomization/{p.name}-gates-post --for=condition=Ready "
+            f"flux reconcile source git {source} -n {ns}",
+            f"BRANCH=$(kubectl -n {ns} get gitrepository {source} -o jsonpath='{{.spec.ref.branch}}')",
+            f"kubectl -n {ns} wait kustomization/{p.name}-gates-post "
+            f"--for=jsonpath='{{.status.lastAppliedRevision}}'=\"$BRANCH@sha1:$MERGED\" "
             f"--timeout={d.timeout_minutes * len(SYNC_UNITS)}m",
         ]
     return tuple(follow)
+
+
+def _bootstrap(plan: Plan) -> list[str]:
+    """Once per cluster, before the first wave: the engines' entry into the tree (nothing else is
+    applied by hand; every later wave is a merge)."""
+    p, d = plan.platform, plan.platform.delivery
+    steps: list[Action] = []
+    if "argocd" in d.engines:
+        steps.append(
+            Action(
+                f"Argo CD: apply the root Application `{p.name}-root` once, where Argo CD runs (or commit it to your own "
+                f"app of apps). It syncs `{d.path}/{p.name}/delivery/argocd`, so every later wave is a merge. Push "
+                'access to that folder is Argo CD admin (`docs/delivery.md`, "Argo CD: bootstrap"):',
+                (
+                    f"gpuplatform argocd-entry {_STACK} --platform {p.name} > {p.name}-root.yaml",
+                    f"kubectl -n {d.argocd_namespace} apply -f {p.name}-root.yaml",
+                ),
+            )
+        )
+    if "flux" in d.engines:
+        steps.append(
+            Action(
+                f"Flux: commit the platform's entry next to `flux bootstrap`'s files (`clusters/<name>/`); it applies "
+                f"`{d.path}/{p.name}/delivery/flux`:",
+                (f"gpuplatform flux-entry {_STACK} --platform {p.name} > clusters/<name>/{p.name}.yaml",),
+            )
+        )
+    return ["", "## Bootstrap (once per cluster)", "", *numbered(steps)]
 
 
 def _preflight(plan: Plan) -> Action:
@@ -76,7 +122,7 @@ def _preflight(plan: Plan) -> Action:
     return Action(
         "Preflight: read the engines' versions, CRDs and `argocd-cm` (on the cluster where Argo CD runs, when it "
         "runs elsewhere) and check that they can apply this tree (GP291 Argo CD < 3.3, GP292 Flux < 2.3, GP293 "
-        "`--enable-helm` missing):",
+        "`--enable-helm` missing, GP295 Flux older than `delivery.fluxVersion`; GP294 warns while impersonation is off):",
         (
             "gpuplatform snapshot --out preflight",
             f"gpuplatform check {_STACK} --platform {plan.platform.name} --snapshot preflight",
@@ -111,7 +157,11 @@ def _transition(plan: Plan, a: WaveState, b: WaveState, changed: ChangedUnits | 
         f"Set `activeWave: {b.name}` in the spec, run `gpuplatform synth`, open the pull request (reviewers read "
         f"`gpuplatform diff {_STACK} --waves {a.name} {b.name}`) and merge. The engine applies, in this order:"
     )
-    follow = Action("Follow the engine until the post-transition gates have passed:", _follow(plan))
+    follow = Action(
+        "Follow the engine until it has applied the merge commit and the post-transition gates have passed "
+        "(if another commit merged since, set `MERGED` to it):",
+        _follow(plan, b),
+    )
     first = [_preflight(plan), *argocd_cm_step(plan)] if a.name == plan.waves[0].name else []
     lines += ["", "### Before the merge", "", *numbered([*first, review, *steps.before])]
     lines += ["", "### Sync", "", *numbered([merge, *steps.during, follow])]
@@ -165,6 +215,7 @@ def runbook(
         f"paths are relative to this platform's folder, `{p.delivery.path}/{p.name}/`."
     )
     if prev is None:
+        lines += _bootstrap(plan)
         lines += _operator_handoff(plan)
         lines += ["", "## What exists", "", *(f"- {c}" for c in wave_changes(plan, None, state))]
         lines += ["", f"## Gates of {state.dir_name}", "", *_gates(plan, state)]

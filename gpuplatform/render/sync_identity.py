@@ -5,8 +5,10 @@ ServiceAccount its AppProject's `destinationServiceAccounts` names for the desti
 destination cluster, impersonated with the cluster Secret's credentials (argo-cd v3.5.1
 `controller/sync.go`, `util/settings/impersonation.go` `DeriveServiceAccountToImpersonate`). So
 each destination cluster needs that ServiceAccount, allowed exactly what the platform's
-Applications sync there, before the first sync: these folders are applied by hand, once per
-cluster (`cluster/` to the platform's, `argocd/` to Argo CD's when the platform is remote).
+Applications sync there, before the first sync. An identity cannot grant itself what it lacks, so
+these folders are synced by the entry's `<platform>-sync` Applications in the root's project
+(`delivery.entry_apps`): `cluster/` to the platform's cluster, `argocd/` to Argo CD's when the
+platform is remote, re-applied whenever the spec changes what they may touch.
 
 RBAC is derived from what the AppProject permits (`delivery.argocd_installs`): a known object is
 granted by name, Nodes are patched only (never created or deleted), and nothing marked
@@ -21,6 +23,7 @@ from gpuplatform.model.platform import IN_CLUSTER
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.delivery import (
     SYNC_ACCOUNT,
+    SYNC_FOLDER,
     ArgoInstalls,
     TreeFiles,
     argocd_installs,
@@ -31,10 +34,12 @@ from gpuplatform.render.meta import NEVER_DELETE_ANNOTATIONS, Obj, k8s_object
 
 __all__ = ["SYNC_FOLDER", "plural", "render_sync_identity"]
 
-SYNC_FOLDER = "delivery/argocd-sync"
 _READ = ["get", "list", "watch"]
 _WRITE = ["create", "update", "patch", "delete"]
-_RBAC_KINDS = {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
+#: `bind` and `escalate` are verbs of roles only: the API server checks `bind` on the role a binding
+#: names and `escalate` on the role being written (Kubernetes RBAC, "Restrictions on role creation or
+#: update" and "on role binding creation or update"); on bindings they grant nothing.
+_ROLE_KINDS = {"Role", "ClusterRole"}
 #: The identity of a cluster Secret made by `argocd cluster add` (argo-cd v3.5.1
 #: util/clusterauth/clusterauth.go `ArgoCDManagerServiceAccount`, in kube-system).
 CLUSTER_ADD_ACCOUNT = ("kube-system", "argocd-manager")
@@ -60,7 +65,7 @@ def _rules(installs: ArgoInstalls, server: str) -> list[Obj]:
     rules: list[Obj] = []
     for (group, kind), names in sorted(kinds.items()):
         resource = {"apiGroups": [group], "resources": [plural(kind)]}
-        extra = ["bind", "escalate"] if group == "rbac.authorization.k8s.io" and kind in _RBAC_KINDS else []
+        extra = ["bind", "escalate"] if group == "rbac.authorization.k8s.io" and kind in _ROLE_KINDS else []
         if "" in names:
             rules.append({**resource, "verbs": _READ + _WRITE + extra})
             continue

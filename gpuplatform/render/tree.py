@@ -10,7 +10,7 @@ from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.admission import render_policy
 from gpuplatform.render.alerts import render_alerts
 from gpuplatform.render.allocator_switch import render_switch_jobs, switch_folder, switch_identity
-from gpuplatform.render.argocd_settings import ARGOCD_SETTINGS, argocd_cm_patch
+from gpuplatform.render.argocd_settings import ARGOCD_SETTINGS, argocd_cm_patch, argocd_settings_files
 from gpuplatform.render.delivery import APPS_FOLDER, is_remote, render_argocd_entry
 from gpuplatform.render.device_classes import render_device_classes
 from gpuplatform.render.flux_entry import render_flux_entry
@@ -373,6 +373,8 @@ def render_delivery(tree: Tree, plan: Plan) -> None:
         tree.add_folder("delivery/argocd", render_argocd_entry(plan, tree.files), engines=False)
         if settings := argocd_cm_patch(plan):
             tree.add_folder(ARGOCD_SETTINGS, settings, listed=False, engines=False)
+        for path, text in argocd_settings_files(plan).items():
+            tree.files[path] = text
         for folder, objects in render_sync_identity(plan, tree.files).items():
             tree.add_folder(folder, objects, engines=False)
     if "flux" in p.delivery.engines:

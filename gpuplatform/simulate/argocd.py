@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from gpuplatform.plan.sync_order import SYNC_UNITS
@@ -37,15 +37,39 @@ from gpuplatform.simulate.jobs import job_status
 from gpuplatform.simulate.rendered import ARGO_HOOK, ARGO_OPTIONS, ARGO_WAVE, EngineWave, ReleaseSpec, Unit
 from gpuplatform.simulate.world import World
 
-__all__ = ["ArgoEngine"]
+__all__ = ["ArgoEngine", "out_of_sync"]
 
 MANAGER = "argocd-controller"
 _HOOK_UNITS = {"PreSync": "gates-pre", "PostSync": "gates-post"}
 _SYNC_WAVE_UNITS = {u.argo_wave: u.id for u in SYNC_UNITS if u.argo_hook in ("", "Sync")}
 
 
+ARGO_COMPARE = "argocd.argoproj.io/compare-options"
+
+
+def _options(obj: Obj, key: str) -> set[str]:
+    """The comma-separated options of an annotation (gitops-engine `HasAnnotationOption` trims each)."""
+    return {o.strip() for o in (obj["metadata"].get("annotations") or {}).get(key, "").split(",")}
+
+
 def _no_prune(obj: Obj) -> bool:
-    return "Prune=false" in (obj["metadata"].get("annotations") or {}).get(ARGO_OPTIONS, "")
+    return "Prune=false" in _options(obj, ARGO_OPTIONS)
+
+
+def out_of_sync(live: Iterable[Obj], target: Iterable[Obj]) -> list[Obj]:
+    """Live objects that keep an Application OutOfSync after a sync that succeeded: Git no longer
+    holds them, Argo CD does not prune them (`Prune=false`), and they lack `IgnoreExtraneous`
+    (argo-cd v3.5.1 controller/state.go `CompareAppState`: an object that needs pruning counts
+    unless the live object carries that compare option). With automated self-heal the Application
+    is then synced again and again, for ever."""
+    wanted = {object_key(o) for o in target}
+    return [
+        o
+        for o in live
+        if object_key(o) not in wanted
+        and _no_prune(o)
+        and "IgnoreExtraneous" not in _options(o, ARGO_COMPARE)
+    ]
 
 
 @dataclass
@@ -87,6 +111,7 @@ class ArgoEngine:
         done: list[str] = []
         nodes = [o for o in unit.objects if o["kind"] == "Node" and not unit.hook]
         done += apply_nodes(world, nodes, MANAGER) if nodes else []
+        self.tracked.update((object_key(o), o) for o in nodes)
         for obj in sorted(unit.objects, key=_job_order):
             kind, meta = obj["kind"], obj["metadata"]
             if kind == "Node":
@@ -186,6 +211,11 @@ class ArgoEngine:
     def retry(self, world: World, wave: EngineWave, done: Callable[[str], None] = lambda unit: None) -> str:
         """A retry attempt: the whole sync again, hooks recreated."""
         return self.sync(world, wave, done)
+
+    def out_of_sync(self, wave: EngineWave) -> list[Obj]:
+        """What keeps the Application OutOfSync once `wave` has synced (`out_of_sync`)."""
+        target = [o for u in wave.units if not u.hook for o in u.objects]
+        return out_of_sync([o for _, o in sorted(self.tracked.items())], target)
 
     def fork(self) -> ArgoEngine:
         """A copy of what the Application tracks (the objects themselves are shared)."""

@@ -274,6 +274,7 @@ class Replayer:
                 self._manual(step, source, target)
         check_settled(world, f"after {source} -> {target}")
         self._check_leftovers(target)
+        self._check_synced(target)
 
     def _manual(self, step: Step, source: str, target: str) -> None:
         """A manual step; syncing Argo CD's `-apps` Application by hand is the engine's to replay."""
@@ -302,6 +303,22 @@ class Replayer:
                         else f"Application/{release.name}"
                     ],
                 )
+
+    def _check_synced(self, target: str) -> None:
+        """Argo CD: the wave's Application ends Synced, so self-heal does not sync it for ever. (Flux
+        skips an object with `kustomize.toolkit.fluxcd.io/prune: disabled` and counts it settled: it
+        leaves the inventory and the Kustomization is Ready, fluxcd/kustomize-controller v1.9.4
+        `internal/controller/kustomization_controller.go` `prune`, `pruneSurvivors`.)"""
+        if not isinstance(self.engine, ArgoEngine):
+            return
+        for obj in self.engine.out_of_sync(self.rendered(target)):
+            kind, name = obj["kind"], obj["metadata"]["name"]
+            self.world.fail(
+                "ends-synced",
+                f"after the transition to {target} the Application stays OutOfSync: {kind} {name} left Git, is "
+                "never pruned (Prune=false) and does not carry IgnoreExtraneous",
+                [f"{kind}/{name}"],
+            )
 
     def disturb(self) -> None:
         """A node restart and, from the same state, a driver upgrade on one node of each kind of group.

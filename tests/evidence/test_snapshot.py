@@ -68,7 +68,7 @@ def test_snapshot_reads_every_kind(fake_kubectl: Path, tmp_path: Path) -> None:
     calls = (fake_kubectl / "calls").read_text().splitlines()
     assert "get configmaps --field-selector metadata.name=argocd-cm -A -o json" in calls
     assert "get deployments.apps -l app.kubernetes.io/part-of in (argocd,flux) -A -o json" in calls
-    crds = "appprojects.argoproj.io helmreleases.helm.toolkit.fluxcd.io --ignore-not-found"
+    crds = "appprojects.argoproj.io helmreleases.helm.toolkit.fluxcd.io ocirepositories.source.toolkit.fluxcd.io --ignore-not-found"
     assert f"get customresourcedefinitions.apiextensions.k8s.io {crds} -o json" in calls
     # the validation pod's log is kept beside the JSON, named <namespace>_<pod>.log (as the gate
     # Jobs' pods' logs are)

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from gpuplatform.cli import main
+from tests.flux_crds import flux_crd
 from tests.specs import minimal_spec, write_spec
 
 
@@ -70,11 +71,15 @@ def _snapshot(tmp_path: Path, **kinds: list[dict[str, Any]]) -> Path:
     return folder
 
 
-def _check(tmp_path: Path, snap: Path, engines: list[str], chart: str | None = None) -> tuple[int, str]:
+def _check(
+    tmp_path: Path, snap: Path, engines: list[str], chart: str | None = None, flux: str | None = None
+) -> tuple[int, str]:
     doc = minimal_spec()
     doc["spec"]["delivery"]["engines"] = engines
     if chart:
         doc["spec"]["draDriver"]["chartVersion"] = chart
+    if flux:
+        doc["spec"]["delivery"]["fluxVersion"] = flux
     spec = write_spec(tmp_path / "lab.yaml", doc)
     result = CliRunner().invoke(main, ["check", str(spec), "--snapshot", str(snap)])
     return result.exit_code, result.output + (result.stderr if result.stderr_bytes else "")
@@ -162,7 +167,8 @@ def test_gp280_the_crd_decides_over_the_image_tag(tmp_path: Path) -> None:
 def test_gp281_a_flux_without_helmrelease_v2_is_refused(
     tmp_path: Path, kinds: dict[str, list[dict[str, Any]]], found: bool
 ) -> None:
-    code, out = _check(tmp_path, _snapshot(tmp_path, **kinds), ["flux"])
+    # rendered for Flux 2.3 (what v2 alone is enough for: GP295 judges the later features)
+    code, out = _check(tmp_path, _snapshot(tmp_path, **kinds), ["flux"], flux="2.3.0")
     assert ("GP292" in out) is found, out
     assert code == (1 if found else 0), out
 
@@ -194,6 +200,68 @@ def test_a_snapshot_item_without_a_name_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_explain_the_preflight_rules() -> None:
-    for code in ("GP291", "GP292", "GP293"):
+    for code in ("GP291", "GP292", "GP293", "GP294", "GP295"):
         result = CliRunner().invoke(main, ["explain", code])
         assert result.exit_code == 0 and code in result.output
+
+
+@pytest.mark.parametrize(
+    ("flag", "found"),
+    [(None, True), ("false", True), ("True", True), ("true", False)],
+)
+def test_gp294_argocd_cm_without_impersonation_is_a_warning(
+    tmp_path: Path, flag: str | None, found: bool
+) -> None:
+    cm = _argocd_cm("--enable-helm")
+    if flag is not None:
+        cm["data"]["application.sync.impersonation.enabled"] = flag
+    code, out = _check(tmp_path, _snapshot(tmp_path, configmaps=[cm]), ["argocd"])
+    assert ("GP294" in out) is found, out
+    assert code == 0, out
+    if found:
+        assert "warning:" in out and "every sync runs with the controller's rights" in out
+
+
+def test_gp294_is_not_judged_without_argocd_cm_or_argo_cd(tmp_path: Path) -> None:
+    assert "GP294" not in _check(tmp_path, _snapshot(tmp_path), ["argocd"])[1]
+    (tmp_path / "flux").mkdir()
+    snap = _snapshot(tmp_path / "flux", configmaps=[_argocd_cm(None)])
+    assert "GP294" not in _check(tmp_path, snap, ["flux"])[1]
+
+
+@pytest.mark.parametrize(
+    ("cluster", "rendered", "found"),
+    [
+        ("2.6.0", None, ["HelmRelease spec.upgrade.strategy"]),
+        ("2.3.0", None, ["HelmRelease spec.upgrade.strategy", "source.toolkit.fluxcd.io/v1 OCIRepository"]),
+        ("2.7.0", None, []),
+        ("2.6.0", "2.6.0", []),
+        ("2.3.0", "2.3.0", []),
+    ],
+)
+def test_gp295_the_cluster_s_flux_crds_refuse_what_flux_version_renders(
+    tmp_path: Path, cluster: str, rendered: str | None, found: list[str]
+) -> None:
+    # GIVEN a snapshot holding the HelmRelease and OCIRepository CRDs Flux `cluster` installs
+    crds = [flux_crd(cluster, "HelmRelease"), flux_crd(cluster, "OCIRepository")]
+    snap = _snapshot(tmp_path, customresourcedefinitions=crds)
+    # WHEN check reads it for a spec rendered for `rendered` (default: the newest Flux)
+    code, out = _check(tmp_path, snap, ["flux"], flux=rendered)
+    # THEN each feature the output uses and the cluster lacks is refused, with the release to render for
+    lines = list(dict.fromkeys(line for line in out.splitlines() if "GP295" in line))  # stdout and stderr
+    assert [next(f for f in found if f in line) for line in lines] == found, out
+    assert code == (1 if found else 0), out
+    if found:
+        assert f"set `delivery.fluxVersion: {cluster}`" in out, out
+
+
+@pytest.mark.parametrize(("tag", "found"), [("v1.3.0", True), ("v1.4.0", False)])
+def test_gp295_without_the_crds_the_controller_image_decides(tmp_path: Path, tag: str, found: bool) -> None:
+    controller = _deployment(
+        "helm-controller",
+        {"app.kubernetes.io/component": "helm-controller"},
+        f"ghcr.io/fluxcd/helm-controller:{tag}",
+    )
+    code, out = _check(tmp_path, _snapshot(tmp_path, deployments=[controller]), ["flux"])
+    assert ("GP295" in out) is found, out
+    assert code == (1 if found else 0), out

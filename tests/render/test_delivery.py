@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import yaml
@@ -182,6 +183,7 @@ def test_a_stack_with_several_argo_platforms_gets_the_same_applicationsets_in_ea
     assert [(e["app"], e["server"], e["path"]) for e in elements] == [
         ("reference", "https://kubernetes.default.svc", "dist/reference/waves/03-native-claim-pilot/argocd"),
         ("reference-gates", "https://kubernetes.default.svc", "dist/reference/delivery/gates"),
+        ("reference-sync", "https://kubernetes.default.svc", "dist/reference/delivery/argocd-sync/cluster"),
         (
             "reference-staging",
             "https://staging-api.example.com:6443",
@@ -191,6 +193,16 @@ def test_a_stack_with_several_argo_platforms_gets_the_same_applicationsets_in_ea
             "reference-staging-gates",
             "https://staging-api.example.com:6443",
             "dist/reference-staging/delivery/gates",
+        ),
+        (
+            "reference-staging-sync",
+            "https://staging-api.example.com:6443",
+            "dist/reference-staging/delivery/argocd-sync/cluster",
+        ),
+        (
+            "reference-staging-sync-argocd",
+            "https://kubernetes.default.svc",
+            "dist/reference-staging/delivery/argocd-sync/argocd",
         ),
     ]
     manual = yaml.safe_load(rendered["reference"][f"{folder}/applicationset_argocd_reference-apps.yaml"])
@@ -254,7 +266,7 @@ def test_a_local_cluster_holds_its_child_applications_in_the_wave(
     from gpuplatform.commands.synth import render_trees
 
     apps = _entry(reference_loaded, "reference")
-    assert set(apps) == {"reference", "reference-gates"}
+    assert set(apps) == {"reference", "reference-gates", "reference-sync"}
     tree = render_trees(reference_loaded)["reference"]
     assert (
         "../00-operators/argocd"
@@ -264,12 +276,15 @@ def test_a_local_cluster_holds_its_child_applications_in_the_wave(
 
 
 def _generate(appset: dict[str, Any]) -> list[dict[str, Any]]:
-    """What the ApplicationSet controller's list generator makes of the template (fasttemplate `{{key}}`)."""
+    """What the ApplicationSet controller's list generator makes of the template: Go templates
+    (`{{.key}}`) with `missingkey=error`, a key an element lacks failing the set (KeyError here)."""
+    assert appset["spec"]["goTemplate"] is True
+    assert appset["spec"]["goTemplateOptions"] == ["missingkey=error"]
     out = []
     for element in appset["spec"]["generators"][0]["list"]["elements"]:
         text = json.dumps(appset["spec"]["template"])
-        for key, value in element.items():
-            text = text.replace("{{" + key + "}}", value)
+        text = re.sub(r"\{\{\s*\.(\w+)\s*\}\}", lambda m, e=element: str(e[m.group(1)]), text)
+        assert "{{" not in text, text
         app = json.loads(text)
         app["metadata"]["namespace"] = appset["metadata"]["namespace"]
         out.append({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", **app})

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import itertools
 import re
+import shlex
+from pathlib import Path
 
 import pytest
+import yaml
+from click.testing import CliRunner
 from syrupy.assertion import SnapshotAssertion
 
+from gpuplatform.cli import main
 from gpuplatform.commands.diff import reviewed_transitions
 from gpuplatform.commands.synth import render_files
 from gpuplatform.load.stacks import load_stack
@@ -257,3 +262,26 @@ def test_only_the_first_transition_starts_with_the_engines_preflight(reference_b
     assert forward.index("gpuplatform snapshot --out preflight") < forward.index(preflight)
     assert first.count(preflight) == 1
     assert not any(preflight in text for name, text in reference_books.items() if name != "01-pilot-pool.md")
+
+
+def test_only_the_first_wave_bootstraps_each_engine_with_commands_that_run(
+    reference_books: dict[str, str], tmp_path: Path
+) -> None:
+    # GIVEN the baseline's bootstrap section (the reference platform renders both engines)
+    first = _section(reference_books["00-baseline.md"], "## Bootstrap (once per cluster)", "## What exists")
+    assert not any(
+        "## Bootstrap" in text for name, text in reference_books.items() if name != "00-baseline.md"
+    )
+    commands = [line.strip() for line in first.splitlines() if line.strip().startswith("gpuplatform ")]
+    assert [c.split()[1] for c in commands] == ["argocd-entry", "flux-entry"]
+    assert "kubectl -n argocd apply -f reference-root.yaml" in first
+    # WHEN each gpuplatform command runs on the stack
+    for command in commands:
+        args = shlex.split(command.split(" > ")[0].replace("<stack>", str(REPO / "stacks" / "reference.py")))
+        result = CliRunner().invoke(main, args[1:])
+        # THEN it prints the platform's entry
+        assert result.exit_code == 0, result.stderr
+        [entry] = yaml.safe_load_all(result.stdout)
+        path = entry["spec"].get("path") or entry["spec"]["source"]["path"]
+        assert path.endswith("dist/reference/delivery/" + ("argocd" if "argocd" in command else "flux"))
+        assert entry["metadata"]["name"] == ("reference-root" if "argocd" in command else "reference")

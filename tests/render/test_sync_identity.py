@@ -125,3 +125,38 @@ def test_plural_follows_the_api_servers_default() -> None:
         "clusterpolicies",
         "ingresses",
     ]
+
+
+def test_bind_and_escalate_are_granted_on_roles_only(rendered: tuple[Any, Any]) -> None:
+    _, files = rendered
+    roles = [o for o in _objects(files, f"{SYNC_FOLDER}/") if o["kind"] in ("ClusterRole", "Role")]
+    for role in roles:
+        for rule in role["rules"]:
+            if {"bind", "escalate"} & set(rule["verbs"]):
+                assert rule["apiGroups"] == ["rbac.authorization.k8s.io"], rule
+                assert set(rule["resources"]) <= {"roles", "clusterroles"}, rule
+
+
+def test_the_identity_rides_the_root_s_sync_in_the_root_s_project(rendered: tuple[Any, Any]) -> None:
+    # GIVEN the entry the root Application syncs
+    plan, files = rendered
+    d = plan.platform.delivery
+    entry = _objects(files, "delivery/argocd/")
+    apps = {o["metadata"]["name"]: o for o in entry if o["kind"] == "Application"}
+    (project,) = [o for o in entry if o["kind"] == "AppProject"]
+    # THEN an Application applies each sync identity folder to its cluster, in the root's project
+    # (an identity cannot grant itself what it lacks), automated so a changed spec re-applies it
+    wanted = {f"{plan.platform.name}-sync": (f"{SYNC_FOLDER}/cluster", d.cluster_server)}
+    if d.remote:
+        wanted[f"{plan.platform.name}-sync-argocd"] = (f"{SYNC_FOLDER}/argocd", IN_CLUSTER)
+    for name, (folder, server) in wanted.items():
+        app = apps[name]
+        assert app["spec"]["project"] == "default"
+        assert app["spec"]["source"]["path"] == f"{d.path}/{plan.platform.name}/{folder}"
+        assert app["spec"]["destination"]["server"] == server
+        assert app["spec"]["syncPolicy"]["automated"] == {"prune": True, "selfHeal": True}
+    # AND the platform's own project neither holds them nor gains their destinations
+    assert {a["spec"]["project"] for n, a in apps.items() if n not in wanted} == {plan.platform.name}
+    assert {"server": d.cluster_server, "namespace": "gpuplatform-sync"} not in project["spec"][
+        "destinations"
+    ]

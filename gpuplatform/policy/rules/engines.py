@@ -13,20 +13,25 @@ from typing import Any
 
 from gpuplatform.errors import InputError
 from gpuplatform.policy.registry import Finding, RuleContext, rule
-from gpuplatform.render.operators import argocd_wrapped
+from gpuplatform.render.operators import argocd_wrapped, helm_charts
 from gpuplatform.versions import (
     ARGOCD_ENABLE_HELM,
     ARGOCD_MINIMUM,
     FLUX_HELM_CONTROLLER_MINIMUM,
+    FLUX_HELM_CONTROLLER_RETRY_ON_FAILURE,
     FLUX_MINIMUM,
+    FLUX_OCI_CHART_REF_SINCE,
+    FLUX_RETRY_ON_FAILURE_SINCE,
+    FLUX_SOURCE_CONTROLLER_OCI_V1,
     Release,
     parse_release,
 )
 
-__all__ = ["ARGOCD_SERVER", "FLUX_HELM_CONTROLLER", "controller_release"]
+__all__ = ["ARGOCD_SERVER", "FLUX_HELM_CONTROLLER", "FLUX_SOURCE_CONTROLLER", "controller_release"]
 
 _APPPROJECT_CRD = "appprojects.argoproj.io"
 _HELMRELEASE_CRD = "helmreleases.helm.toolkit.fluxcd.io"
+_OCIREPOSITORY_CRD = "ocirepositories.source.toolkit.fluxcd.io"
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -59,6 +64,7 @@ def _named(ctx: RuleContext, kind: str, name: str, namespace: str | None = None)
 #: argocd-server-deployment.yaml; flux2 v2.3.0 manifests/bases/helm-controller/labels.yaml.
 ARGOCD_SERVER = ("app.kubernetes.io/name", "argocd-server")
 FLUX_HELM_CONTROLLER = ("app.kubernetes.io/component", "helm-controller")
+FLUX_SOURCE_CONTROLLER = ("app.kubernetes.io/component", "source-controller")
 
 
 def controller_release(
@@ -184,4 +190,122 @@ def argocd_enable_helm(ctx: RuleContext) -> Iterator[Finding]:
             "spec.draDriver.chartVersion",
             f"argocd-cm in {ns} has kustomize.buildOptions {options!r}, without {ARGOCD_ENABLE_HELM}",
             f"set `kustomize.buildOptions: {ARGOCD_ENABLE_HELM}` in argocd-cm before the driver's wave",
+        )
+
+
+#: The `argocd-cm` key that turns sync impersonation on (argo-cd v3.5.1 util/settings/settings.go
+#: `impersonationEnabledKey`).
+IMPERSONATION_KEY = "application.sync.impersonation.enabled"
+
+
+@rule(
+    "GP294",
+    "warning",
+    "Argo CD syncs the platform with its own rights: sync impersonation is off",
+    f"""
+Without `{IMPERSONATION_KEY}: "true"` in `argocd-cm` (off by default) Argo CD's application
+controller applies every object with its own credentials, cluster-wide on its own cluster (and the
+cluster Secret's on a remote one), whatever the platform's AppProject says it needs; the
+least-privilege identity rendered in `delivery/argocd-sync/` (`gpuplatform-sync`, kept current by
+the root's `<platform>-sync` Application) is then never used. The rule reads `argocd-cm` in
+`delivery.argocdNamespace` from `check --snapshot` (a snapshot of the cluster where Argo CD runs).
+Turn impersonation on once `<platform>-sync` is Synced. The root's project (`default`) needs a
+`destinationServiceAccounts` entry for Argo CD's namespace and each cluster it syncs the identity to,
+or, from Argo CD 3.5.0, `application.sync.impersonation.enforced: "false"`, under which a project
+without a match syncs with the controller's rights (argo-cd v3.5.1 `controller/sync.go`; enforced, the
+default, such a project fails every sync).
+""",
+)
+def argocd_impersonation(ctx: RuleContext) -> Iterator[Finding]:
+    p = ctx.platform
+    if "argocd" not in p.delivery.engines or ctx.snapshot is None:
+        return
+    ns = p.delivery.argocd_namespace
+    cm = _named(ctx, "configmaps", "argocd-cm", ns)
+    if cm is None:
+        return
+    value = str(_map(cm.get("data")).get(IMPERSONATION_KEY, "false"))
+    if value != "true":  # argo-cd v3.5.1 util/settings/settings.go `IsImpersonationEnabled`: exactly "true"
+        yield Finding(
+            "spec.delivery.engines",
+            f"argocd-cm in {ns} has {IMPERSONATION_KEY}: {value!r}: every sync runs with the controller's "
+            "rights, not as gpuplatform-sync",
+            f'set `{IMPERSONATION_KEY}: "true"` in argocd-cm once the `{p.name}-sync` Application is Synced '
+            "(docs/delivery.md, Impersonation)",
+        )
+
+
+def _served(crd: dict[str, Any], version: str) -> dict[str, Any] | None:
+    """The openAPIV3Schema of a served version of a CRD."""
+    for v in map(_map, _list(_map(crd.get("spec")).get("versions"))):
+        if v.get("name") == version and v.get("served") is True:
+            return _map(_map(v.get("schema")).get("openAPIV3Schema"))
+    return None
+
+
+def _has_upgrade_strategy(crd: dict[str, Any]) -> bool:
+    spec = _map(_map((_served(crd, "v2") or {}).get("properties")).get("spec"))
+    upgrade = _map(_map(spec.get("properties")).get("upgrade"))
+    return "strategy" in _map(upgrade.get("properties"))
+
+
+def _flux_serves(ctx: RuleContext, crd_name: str, controller: tuple[str, str], since: Release) -> bool | None:
+    """Whether the cluster's Flux has a feature: its CRD decides where present (HelmRelease: v2 has
+    `spec.upgrade.strategy`; OCIRepository: v1 is served), else the controller's image; None when
+    the snapshot shows neither."""
+    crd = _named(ctx, "customresourcedefinitions", crd_name)
+    if crd is not None:
+        return _has_upgrade_strategy(crd) if crd_name == _HELMRELEASE_CRD else _served(crd, "v1") is not None
+    found = controller_release(_items(ctx, "deployments"), controller)
+    return None if found is None else found[0] >= since
+
+
+@rule(
+    "GP295",
+    "error",
+    "the cluster's Flux is older than the release the Flux output is rendered for",
+    f"""
+`delivery.fluxVersion` picks what the Flux output uses: from {FLUX_RETRY_ON_FAILURE_SINCE} every
+HelmRelease sets `upgrade.strategy` (helm-controller {FLUX_HELM_CONTROLLER_RETRY_ON_FAILURE}), from
+{FLUX_OCI_CHART_REF_SINCE} a chart from an OCI registry comes from a `source.toolkit.fluxcd.io/v1`
+OCIRepository (source-controller {FLUX_SOURCE_CONTROLLER_OCI_V1}). An older Flux refuses them
+(no such field under strict field validation, no such API version), and the releases' layer never
+applies. The rule reads the HelmRelease and OCIRepository CRDs of `check --snapshot` (served
+versions and fields) and, without them, the tags of the `helm-controller` and `source-controller`
+images. Set `delivery.fluxVersion` to the cluster's Flux release, or upgrade Flux.
+""",
+)
+def flux_features(ctx: RuleContext) -> Iterator[Finding]:
+    p = ctx.platform
+    if "flux" not in p.delivery.engines or ctx.snapshot is None:
+        return
+    rendered = parse_release(p.delivery.flux_version)
+    oci = any(chart.oci for state in ctx.plan.waves for chart in helm_charts(ctx.plan, state))
+    needs = [
+        (
+            FLUX_RETRY_ON_FAILURE_SINCE,
+            "HelmRelease spec.upgrade.strategy",
+            _flux_serves(ctx, _HELMRELEASE_CRD, FLUX_HELM_CONTROLLER, FLUX_HELM_CONTROLLER_RETRY_ON_FAILURE),
+        ),
+        (
+            FLUX_OCI_CHART_REF_SINCE,
+            "source.toolkit.fluxcd.io/v1 OCIRepository",
+            _flux_serves(ctx, _OCIREPOSITORY_CRD, FLUX_SOURCE_CONTROLLER, FLUX_SOURCE_CONTROLLER_OCI_V1)
+            if oci
+            else True,
+        ),
+    ]
+    missing = [(since, what) for since, what, served in needs if rendered >= since and served is False]
+    if not missing:
+        return
+    fits = max(
+        release
+        for release in [FLUX_MINIMUM, *(since for since, _, _ in needs)]
+        if all(served is not False for since, _, served in needs if since <= release)
+    )
+    for since, what in missing:
+        yield Finding(
+            "spec.delivery.fluxVersion",
+            f"the output rendered for Flux {rendered} uses {what} (Flux {since}), which the cluster's Flux does not serve",
+            f"set `delivery.fluxVersion: {fits}` (what the cluster's Flux serves), or upgrade Flux",
         )
