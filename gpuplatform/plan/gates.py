@@ -44,9 +44,12 @@ def _lists(*resources: tuple[str, str]) -> tuple[Access, ...]:
 
 
 def _releases(scope: Scope) -> tuple[Access, ...]:
-    """Read a validation pod's log, remove the pod, watch its claim go."""
+    """Read a validation pod's log, remove the pod, watch its claim go. `kubectl logs` reads the pod
+    itself before its log (`get pods`, k8s.io/kubectl v0.36.3 pkg/cmd/logs/logs.go `Complete`, a
+    builder GET of the named pod): without it every read of a probe's log is Forbidden (found by the
+    rehearsal, where RBAC decides)."""
     return (
-        Access(scope, "", "pods", ("delete",)),
+        Access(scope, "", "pods", ("get", "delete")),
         Access(scope, "", "pods/log", ("get",)),
         Access(scope, "resource.k8s.io", "resourceclaims", ("get",)),
     )

@@ -127,10 +127,9 @@ def _objects(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
                 f"Claim pilot: while Job `{ns}/{job}` holds its claim, the claim is allocated on a DRA node and the "
                 "container printed the UUID of the allocated device; the `claim-pilot` gate compares it with the "
                 "device's `uuid` in its ResourceSlice, removes the pod and waits for the claim's release, and its log "
-                "prints the proof:",
+                "prints the proof (the probe's own log went with its pod; the gate's quotes it):",
                 (
                     f"kubectl -n {ns} get resourceclaims -o wide",
-                    f"kubectl -n {ns} logs job/{job}",
                     f"kubectl -n {gates} logs -l gpuplatform.dev/gate=claim-pilot,gpuplatform.dev/wave={b.name}",
                 ),
             )

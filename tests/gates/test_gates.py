@@ -57,8 +57,8 @@ def test_logs_and_removal_only_in_the_validation_and_gates_namespaces(reference:
         if o["kind"] == "Role"
     }
     expected = [
-        {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete"]},
         {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "delete"]},
         {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get"]},
     ]
     assert roles == {"gpu-dra-pilot": expected, "gpuplatform-gates": expected}

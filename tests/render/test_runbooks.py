@@ -161,8 +161,11 @@ def test_rollback_releases_claims_before_the_sync_then_labels_taint_uncordon(
 
 
 def test_claim_pilot_runbook_checks_runtime_identity(reference_books: dict[str, str]) -> None:
+    """The proof is read from the gate's log: the gate removes the probe, and its log with it, so a
+    `logs job/<probe>` after the sync waits for a pod that never comes (the rehearsal ran it)."""
     text = reference_books["03-native-claim-pilot.md"]
-    assert "kubectl -n gpu-dra-pilot logs job/gpu-dra-validation" in text
+    assert "kubectl -n gpuplatform-gates logs -l gpuplatform.dev/gate=claim-pilot" in text
+    assert "logs job/gpu-dra-validation" not in text
     assert "UUID" in text
 
 
