@@ -447,7 +447,11 @@ def rehearse(
     if every and source is not None:
         raise InputError.single("--all", "", "--all rehearses every transition: leave out --from/--to")
     options = RehearsalOptions(
-        Path(assets) if assets else None, Path(crds) if crds else None, Path(tree) if tree else None, keep
+        Path(assets) if assets else None,
+        Path(crds) if crds else None,
+        Path(tree) if tree else None,
+        keep,
+        progress=lambda line: click.echo(line, err=True),
     )
     engines = ENGINES if engine == "both" else (engine,)
     reports = rehearse_platforms(

@@ -155,9 +155,9 @@ class Clock:
         with self._lock:
             return len(self._timers)
 
-    def advance(self, running: Iterable[str], *, limit: float | None = None) -> bool:
-        """If every pod in `running` sleeps (or none runs), jump to the first wake-up or timer (no
-        further than `limit`, absolute virtual time), wake and fire what is due. True if time moved."""
+    def advance(self, running: Iterable[str], *, step: float | None = None) -> bool:
+        """If every pod in `running` sleeps (or none runs), move to the first wake-up or timer (at
+        most `step` seconds on), wake and fire what is due. True if time moved."""
         running = set(running)
         if not running <= self.sleeping_pods():
             return False
@@ -166,8 +166,8 @@ class Clock:
             if not candidates:
                 return False
             target = min(candidates)
-            if limit is not None:
-                target = min(target, limit)
+            if step is not None:
+                target = min(target, self.now + step)
             if target < self.now:
                 target = self.now
             self.now = target
@@ -178,6 +178,9 @@ class Clock:
             while self._timers and self._timers[0].at <= self.now:
                 fired.append(heapq.heappop(self._timers))
         self._write_now()
+        with (self.folder.parent / "clock.log").open("a") as log:
+            woke = ", ".join(s.pod for s in due)
+            log.write(f"{self.now:.0f} woke [{woke}] fired [{', '.join(t.what for t in fired)}] running [{', '.join(sorted(running))}]\n")
         for timer in fired:
             timer.action()
         for sleeper in due:

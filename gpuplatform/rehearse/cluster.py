@@ -39,6 +39,11 @@ __all__ = ["STALL", "Rehearsal", "WaitFailed"]
 
 #: Wall seconds a wait tolerates with no change at all in the cluster and no virtual time passing.
 STALL = 45.0
+#: Virtual seconds time moves at most at once: a controller a little slow to react (a Job's next pod,
+#: a pod the scheduler has not bound yet) is never jumped over by a long sleep.
+MAX_STEP = 10.0
+#: Wall seconds a program pod that has appeared may take to start before time moves without it.
+STARTING = 3.0
 #: Passes of the agents' loop (two each) the store must stay unchanged for the cluster to be at rest.
 QUIET = 3
 _PASS = 0.05
@@ -149,7 +154,8 @@ class Rehearsal:
                 continue
             quiet = quiet + 1 if not wrote and revision == last else 0
             last = revision
-            if quiet >= 2 and self.clock.advance(self.programs_running()):
+            starting = self.agents.about_to_start(STARTING)
+            if quiet >= 2 and not starting and self.clock.advance(self.programs_running(), step=MAX_STEP):
                 quiet = 0
             time.sleep(_PASS)
 

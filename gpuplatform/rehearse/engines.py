@@ -218,7 +218,10 @@ class Engine:
                 return "healthy"
             if "Failed" in conditions:
                 return f"failed: {conditions['Failed'].get('reason', '')} {conditions['Failed'].get('message', '')}".strip()
-            attempt = self._failed_attempt(live)
+            checks = {"gpuplatform.dev/gate", "gpuplatform.dev/switch"} & set(
+                live["metadata"].get("labels") or {}
+            )
+            attempt = self._failed_attempt(live) if checks else ""
             return f"failed: {attempt}" if attempt else "running"
         if obj["kind"] == "DaemonSet":
             ready = (
@@ -235,7 +238,9 @@ class Engine:
         return "healthy" if ready else "progressing"
 
     def _failed_attempt(self, job: Obj) -> str:
-        """A retrying Job's attempt that failed (exit 3: its check did not hold within its timeout)."""
+        """A gate's or switch's attempt that failed (exit 3: its check did not hold within its
+        timeout): the runbook's order gave the cluster that long, so the sync is stuck. A probe's
+        exit 3 is its own cadence (its gate removes it), not a verdict."""
         meta = job["metadata"]
         for process in self.cluster.runtime.processes.values():
             if not process.pod.startswith(f"{meta.get('namespace')}/{meta['name']}-"):
@@ -260,13 +265,17 @@ class Engine:
                 if obj["kind"] != "Application":
                     continue
                 succeeded = phase == "Succeeded"
+                source = {
+                    "path": obj["spec"].get("source", {}).get("path", ""),
+                    "repoURL": obj["spec"].get("source", {}).get("repoURL", ""),
+                }
                 status = {
                     "sync": {"status": "Synced" if succeeded else "OutOfSync", "revision": revision},
                     "health": {"status": "Healthy" if succeeded else "Progressing"},
                     "operationState": {
                         "phase": phase.split(":")[0],
                         "message": phase,
-                        "syncResult": {"revision": revision},
+                        "syncResult": {"revision": revision, "source": source},
                     },
                 }
                 self._status(obj, status)

@@ -4,8 +4,10 @@ clouds' `gcloud`, `aws`, `az`), as fakes on the rehearsal's PATH, and the produc
 Each fake records its arguments (one JSON line in `calls.jsonl`) and acts on the rehearsal's state
 folder where the rehearsal acts in its place: `helm upgrade --reuse-values -f FILE` of the GPU
 Operator merges FILE into the running release's values (read by `stack.py`); the engines' CLIs
-answer as a reachable engine does (their sync is the rehearsal's, on merge); a cloud's node-group
-commands are recorded for the rehearsal to act on. A fake never reaches a network.
+answer as a reachable engine does (their sync is the rehearsal's, on merge); `git fetch` and
+`git rev-parse FETCH_HEAD` give the commit the rehearsal merged last (`merged` in the state
+folder); a cloud's node-group commands are recorded for the rehearsal to act on. A fake never
+reaches a network.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import yaml
 
 __all__ = ["FAKES", "install_fakes", "main"]
 
-FAKES = ("helm", "flux", "argocd", "gcloud", "aws", "az")
+FAKES = ("helm", "flux", "argocd", "gcloud", "aws", "az", "git")
 
 
 def install_fakes(folder: Path, state: Path) -> None:
@@ -78,6 +80,8 @@ def main(argv: list[str]) -> int:
         out.write(json.dumps({"tool": name, "args": args, "cwd": os.getcwd()}) + "\n")
     if name == "helm":
         return _helm(args, state)
+    if name == "git" and args[:1] == ["rev-parse"]:
+        print((state / "merged").read_text().strip())
     if name == "flux" and args[:1] == ["reconcile"]:
         print(f"► annotating {' '.join(args[1:3])}\n✔ applied revision")
     return 0

@@ -129,6 +129,10 @@ class Agents:
         self.started: set[str] = set()
         self.stuck: dict[str, str] = {}
         """Pod key -> why it cannot finish terminating."""
+        self.starting: dict[str, float] = {}
+        """Uid of a program pod not started yet -> when it was first seen (`about_to_start`)."""
+        self.withheld: set[str] = set()
+        """Nodes whose running kubelet plugin publishes nothing (a fault a gate must catch)."""
         self.server = _LogServer(launcher)
 
     def register(self, node: FleetNode) -> None:
@@ -149,17 +153,19 @@ class Agents:
         self.fleet.pop(name, None)
         self.state.pop(name, None)
 
-    def devices(self, node: str) -> list[dict[str, Any]]:
-        """The devices the node's GPUs are, as its ResourceSlices list them."""
+    def published(self, node: str) -> list[Obj]:
+        """The ResourceSlices the node's kubelet plugin publishes (the installed driver's release)."""
         spec = self.fleet[node]
         release = self.allocators.driver_release() or "0.4.1"
+        layout = spec.mig_layout or None
         try:
-            slices = slices_for_node(
-                node, spec.product, spec.gpus, driver_release=release, mig_layout=spec.mig_layout or None
-            )
+            return slices_for_node(node, spec.product, spec.gpus, driver_release=release, mig_layout=layout)
         except InputError:
             return []
-        return [d for s in slices for d in s["spec"]["devices"]]
+
+    def devices(self, node: str) -> list[dict[str, Any]]:
+        """The devices the node's GPUs are, as its ResourceSlices list them."""
+        return [d for s in self.published(node) for d in s["spec"]["devices"]]
 
     # --- one pass ---------------------------------------------------------------------------------
 
@@ -171,6 +177,7 @@ class Agents:
         claims = {c["metadata"]["uid"]: c for c in self.client.list("ResourceClaim")}
         by_name = {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in claims.values()}
         wrote = False
+        self._note_starting(pods)
         for name in list(self.fleet):
             node = nodes.get(name)
             if node is None:
@@ -181,6 +188,24 @@ class Agents:
             for pod in on_node:
                 wrote |= self._pod(node, pod, on_node, by_name)
         return wrote
+
+    def _note_starting(self, pods: list[Obj]) -> None:
+        """Program pods that exist and have not started, with when they were first seen (wall time)."""
+        now = time.monotonic()
+        waiting = {
+            p["metadata"]["uid"]
+            for p in pods
+            if self.launcher.is_program(p)
+            and p["metadata"]["uid"] not in self.started
+            and (p.get("status") or {}).get("phase", "Pending") == "Pending"
+            and not p["metadata"].get("deletionTimestamp")
+        }
+        self.starting = {uid: self.starting.get(uid, now) for uid in waiting}
+
+    def about_to_start(self, within: float) -> bool:
+        """A program pod appeared less than `within` wall seconds ago and has not started: time waits for it."""
+        now = time.monotonic()
+        return any(now - seen < within for seen in self.starting.values())
 
     def _is(self, pod: Obj, namespace: str, match: Callable[[str], bool]) -> bool:
         kind, name = _owner(pod)
@@ -221,17 +246,9 @@ class Agents:
         ]
         if running:
             state.wipe_at = None
-            if mine:
+            if mine or name in self.withheld:
                 return False
-            spec = self.fleet[name]
-            release = self.allocators.driver_release() or "0.4.1"
-            try:
-                published = slices_for_node(
-                    name, spec.product, spec.gpus, driver_release=release, mig_layout=spec.mig_layout or None
-                )
-            except InputError:
-                return False
-            for obj in published:
+            for obj in self.published(name):
                 self.client.create("ResourceSlice", obj)
             return True
         if mine and state.wipe_at is None:

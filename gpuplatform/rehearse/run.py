@@ -4,8 +4,9 @@ plane per engine; the report `simulate` prints.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 
@@ -30,12 +31,14 @@ __all__ = ["RehearsalOptions", "read_tree", "rehearsal_pairs", "rehearse_platfor
 
 @dataclass(frozen=True)
 class RehearsalOptions:
-    """Where the binaries, CRDs and tree come from, and what to keep."""
+    """Where the binaries, CRDs and tree come from, what to keep, and who hears of each transition."""
 
     assets: Path | None = None
     crds: Path | None = None
     tree: Path | None = None
     keep: bool = False
+    progress: Callable[[str], None] = field(default=lambda line: None, compare=False)
+    """Told one line as each transition ends (the CLI prints it to stderr)."""
 
 
 def read_tree(folder: Path, platform: str) -> Tree:
@@ -128,6 +131,8 @@ def _rehearse_engine(
     pairs = rehearsal_pairs(plan, source, target)
     lead = _walk_to(plan, pairs[0][0]) if source is not None else []
     with Rehearsal(plan, assets, keep=options.keep) as cluster:  # type: ignore[arg-type]
+        if options.keep:
+            options.progress(f"{plan.platform.name} {engine}: the rehearsal's folder is {cluster.folder}")
         walker = Walker(cluster, plan, tree, folder, engine, stack, crds)
         start = walker.bootstrap()
         if start.violation is not None:
@@ -145,7 +150,13 @@ def _rehearse_engine(
                         f"{engine} {a} -> {b}{' (operator late)' if late else ''}: not rehearsed, {stopped}"
                     )
                 continue
+            began = time.monotonic()
             result = walker.transition(plan.wave(a), plan.wave(b), late=late)
+            verdict = "ok" if result.violation is None else f"VIOLATION {result.violation.invariant}"
+            options.progress(
+                f"{plan.platform.name} {engine} {a} -> {b}{' (operator late)' if late else ''}: {verdict} "
+                f"({result.steps} steps, {time.monotonic() - began:.0f} s)"
+            )
             if (wanted or result.violation is not None) and (a, b, late) not in results:
                 results[(a, b, late)] = result
             if result.violation is not None:

@@ -10,6 +10,7 @@ the transitions after it are listed as not rehearsed, with the reason.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -27,7 +28,9 @@ from gpuplatform.rehearse.engines import Engine, SyncFailed
 from gpuplatform.rehearse.fakes import install_fakes
 from gpuplatform.rehearse.invariants import check_state
 from gpuplatform.rehearse.runbook import Block, Item, RunbookSection, read_section
+from gpuplatform.rehearse.sensitivity import blind_gates
 from gpuplatform.rehearse.workloads import Owners
+from gpuplatform.render.flux_entry import flux_source
 from gpuplatform.render.tree import Tree
 from gpuplatform.simulate.rendered import engine_wave, entry_tree, folder_objects
 from gpuplatform.simulate.replay import TransitionResult
@@ -72,6 +75,8 @@ class Walker:
         self.cluster.stack.helm_state = self.work / "state" / "helm"
         self._entries: dict[str, Tree] = {}
         self._lock = threading.Lock()
+        self._merges = 0
+        self._sensed: set[str] = set()
         self.moving: set[str] = set()
         self.declared_state: WaveState = self.plan.waves[0]
 
@@ -138,8 +143,28 @@ class Walker:
             60,
             "the CRDs established",
         )
-        namespace = "flux-system" if self.engine_name == "flux" else "argocd"
-        setup = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}]
+        d = self.plan.platform.delivery
+        namespace = d.flux_namespace if self.engine_name == "flux" else d.argocd_namespace
+        setup: list[dict[str, object]] = [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+        ]
+        if (
+            self.engine_name == "flux"
+        ):  # what `flux bootstrap` created: the repository the Kustomizations read
+            source = {
+                "url": "ssh://git@git.example.com/platform/fleet",
+                "interval": "1m",
+                "ref": {"branch": d.revision},
+            }
+            meta = {"name": flux_source(self.plan), "namespace": namespace}
+            setup.append(
+                {
+                    "apiVersion": "source.toolkit.fluxcd.io/v1",
+                    "kind": "GitRepository",
+                    "metadata": meta,
+                    "spec": source,
+                }
+            )
         if self.engine_name == "argocd":
             # an Argo CD set up as docs/delivery.md asks: Helm charts through kustomize (GP293)
             data = {"kustomize.buildOptions": "--enable-helm"}
@@ -193,12 +218,28 @@ class Walker:
             self.record("owners", "; ".join(deployed) or "tenants' claim workloads in place")
             self.moving = set()
             self.record("rehearsal", f"{a.name} -> {b.name} settled")
+            self._sensitivity(b)
         except ViolationFound as exc:
             result.violation = exc.violation
             result.tail = self.trace[-8:-1]
         result.steps = len(self.trace)
         result.notes = sorted(self.notes)
         return result
+
+    def _sensitivity(self, wave: WaveState) -> None:
+        """The first time a wave has settled: each post gate with a fault the rehearsal can make must
+        not hold on it (`sensitivity.py`)."""
+        if wave.name in self._sensed:
+            return
+        self._sensed.add(wave.name)
+        for blind in blind_gates(self.cluster, self.tree, wave.dir_name):
+            self.record("rehearsal", f"gate {blind.gate} run again on a fault: {blind.fault}", check=False)
+            self.fail(
+                "gate-blind",
+                f"gate {blind.gate} (Job {blind.job}) holds on a cluster that breaks it: {blind.fault}",
+                (f"Job/{blind.job}",),
+            )
+        self.record("rehearsal", f"the post gates of {wave.name} fail on their faults", check=False)
 
     def _moving(self, a: WaveState, b: WaveState) -> None:
         """Declared workloads the transition moves: on a pool that changes allocator, converting, or
@@ -242,7 +283,10 @@ class Walker:
             self._entries[b.name] = entry_tree(self.tree, self.plan, b.name)
         wave = engine_wave(self.tree, self.plan, b.name, self.engine_name, self._entries[b.name])
         gates = folder_objects(self._entries[b.name], "delivery/gates")
-        revision = f"rehearsal-{b.dir_name}"
+        self._merges += 1
+        sha = hashlib.sha1(f"{self.plan.platform.name}/{b.name}/{self._merges}".encode()).hexdigest()
+        (self.work / "state" / "merged").write_text(sha + "\n")
+        revision = f"{self.plan.platform.delivery.revision}@sha1:{sha}" if self.engine_name == "flux" else sha
 
         def done(unit: str) -> None:
             self.record(self.engine_name, f"{unit} applied")

@@ -201,36 +201,34 @@ class Owners:
         ]
 
     def release_claims(self, a: WaveState, b: WaveState, pools: tuple[str, ...]) -> list[str]:
-        """`release-claims`: the claim workloads of tenants that leave, and those on pools that go back, are removed."""
+        """`release-claims`, what the runbook leaves to the owners: the tenants that leave remove
+        their claim workloads; the owners of claim-holding pods on the pools that go back move them off
+        (the pod goes, its controller makes another wherever the scheduler puts it). The claim-using
+        form of a converted workload is the runbook's own command (`kubectl scale ... --replicas=0`)."""
         done = []
-        back = set(pools)
-        p = self.plan.platform
-        gone = {t.ns for t in p.tenants if t.name in a.tenants and t.name not in b.tenants}
+        gone = {t.ns for t in self.plan.platform.tenants if t.name in a.tenants and t.name not in b.tenants}
         for obj in self.claim_workloads(a):
             meta = obj["metadata"]
-            if meta["namespace"] in gone or (back and self._runs_on(meta["namespace"], meta["name"], back)):
+            if meta["namespace"] in gone:
                 self.cluster.delete("Deployment", meta["name"], meta["namespace"])
                 done.append(f"tenant workload {meta['namespace']}/{meta['name']} removed")
-        for i, w in enumerate(p.workloads):
-            if i in a.workloads and i not in b.workloads:
-                if w.kind in ("Deployment", "StatefulSet"):
-                    self.cluster.kubectl(
-                        ["-n", w.namespace, "scale", f"{w.kind.lower()}/{w.name}", "--replicas=0"],
-                        check=False,
-                    )
-                else:
-                    self.cluster.delete(w.kind, w.name, w.namespace)
-                done.append(f"{w.kind} {w.namespace}/{w.name}: claim-using version removed")
-        return done
-
-    def _runs_on(self, namespace: str, app: str, pools: set[str]) -> bool:
-        pods = self.cluster.client.list("Pod", namespace, labelSelector=f"app={app}")
         fleet = self.cluster.agents.fleet
-        return any(
-            fleet.get(str(p["spec"].get("nodeName")), None) is not None
-            and fleet[p["spec"]["nodeName"]].pool in pools
-            for p in pods
-        )
+        for pod in self.cluster.client.list("Pod"):
+            meta, node = pod["metadata"], str(pod["spec"].get("nodeName") or "")
+            holds = pod["spec"].get("resourceClaims") or (pod.get("status") or {}).get(
+                "extendedResourceClaimStatus"
+            )
+            ours = self.cluster.launcher.is_program(pod)
+            if (
+                holds
+                and not ours
+                and node in fleet
+                and fleet[node].pool in pools
+                and not meta.get("deletionTimestamp")
+            ):
+                self.cluster.delete("Pod", meta["name"], meta["namespace"])
+                done.append(f"pod {meta['namespace']}/{meta['name']} moved off {node}")
+        return done
 
     def declared(self, state: WaveState) -> list[Declared]:
         """Workloads of `state` that must keep running: the spec's and the tenants' claim workloads."""
