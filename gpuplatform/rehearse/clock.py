@@ -180,7 +180,9 @@ class Clock:
         self._write_now()
         with (self.folder.parent / "clock.log").open("a") as log:
             woke = ", ".join(s.pod for s in due)
-            log.write(f"{self.now:.0f} woke [{woke}] fired [{', '.join(t.what for t in fired)}] running [{', '.join(sorted(running))}]\n")
+            log.write(
+                f"{self.now:.0f} woke [{woke}] fired [{', '.join(t.what for t in fired)}] running [{', '.join(sorted(running))}]\n"
+            )
         for timer in fired:
             timer.action()
         for sleeper in due:
