@@ -37,6 +37,9 @@ class RehearsalOptions:
     crds: Path | None = None
     tree: Path | None = None
     keep: bool = False
+    late: bool = True
+    """After a transition whose runbook starts with the operator's steps, rehearse it again with the
+    operator late (the way back first)."""
     progress: Callable[[str], None] = field(default=lambda line: None, compare=False)
     """Told one line as each transition ends (the CLI prints it to stderr)."""
 
@@ -142,7 +145,8 @@ def _rehearse_engine(
         results: dict[tuple[str, str, bool], TransitionResult] = {}
         skipped: list[str] = []
         stopped = ""
-        for a, b, late in [(a, b, False) for a, b in lead] + _with_late(plan, pairs):
+        walk = _with_late(plan, pairs) if options.late else [(a, b, False) for a, b in pairs]
+        for a, b, late in [(a, b, False) for a, b in lead] + walk:
             wanted = (a, b) in pairs
             if stopped:
                 if wanted and (a, b, late) not in results:
