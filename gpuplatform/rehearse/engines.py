@@ -39,9 +39,9 @@ _KIND_FIRST = (
     "RoleBinding",
     "ConfigMap",
 )
-#: Virtual seconds an engine waits for a unit's health (Flux's Kustomization `timeout` is longer;
-#: a gate that does not hold fails its attempt first, which ends the wait).
-HEALTH_TIMEOUT = 3 * 3600.0
+#: Virtual seconds an engine waits for a unit's health: three attempts of a gate (a gate that does not
+#: hold fails its first attempt, which ends the wait sooner).
+HEALTH_TIMEOUT = 2700.0
 _ARGO_UNITS = {u.argo_wave: u.id for u in SYNC_UNITS if u.argo_hook in ("", "Sync")}
 _HOOK_UNITS = {"PreSync": "gates-pre", "PostSync": "gates-post"}
 

@@ -4,8 +4,11 @@ plane per engine; the report `simulate` prints.
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -214,6 +217,25 @@ def rehearse_platforms(
         raise InputError(problems)
     path = str(Path(stack).resolve())
     try:
-        return [rehearse_platform(lp, path, source, target, engines, options) for lp in loaded]
+        with _interrupted_by_sigterm():
+            return [rehearse_platform(lp, path, source, target, engines, options) for lp in loaded]
     except AssetsMissing as exc:
         raise InputError([Problem("--assets", "", "", str(exc))]) from None
+
+
+@contextmanager
+def _interrupted_by_sigterm() -> Iterator[None]:
+    """SIGTERM ends a rehearsal as Ctrl-C does: the control plane and every program are stopped on
+    the way out (the `with` blocks run), and the command exits 130."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
