@@ -2,9 +2,14 @@
 the loop that keeps them reacting while the engine and the runbook act.
 
 The loop makes one pass of every emulated controller, then lets virtual time move when nothing
-changed for two passes (no write of its own, the store's revision unchanged) and every running
-program sleeps. `wait` is how the engine and the runbook wait: for a condition, within virtual
-seconds, and never longer than `STALL` wall seconds without any change in the cluster.
+changed for two passes (no write of its own, the store's revision unchanged), every running
+program sleeps, and someone waits: the engine for a unit's health, the runbook for a command. An
+engine between two units waits for nothing (a dependent reconciles as soon as its dependency is
+ready, the worst case of Flux's requeue and Argo CD's next wave), so no time passes then, and a
+race that lasts seconds on a real cluster (a device plugin back before the kubelet wiped a stopped
+driver's slices) is not jumped over. `wait` is how the engine and the runbook wait: for a
+condition, within virtual seconds, and never longer than `STALL` wall seconds without any change
+in the cluster.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,6 +84,8 @@ class Rehearsal:
         self.control = ControlPlane(self.assets, gates, folder=self.folder / "control-plane", keep=True)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._waiters = 0
+        self._waiters_lock = threading.Lock()
         self.kubectl_binary = self.assets.kubectl or shutil.which("kubectl") or "kubectl"
 
     # --- life ------------------------------------------------------------------------------------
@@ -156,7 +164,12 @@ class Rehearsal:
             last = revision
             starting = self.agents.about_to_start(STARTING)
             running = self.programs_running()
-            if quiet >= 2 and not starting and self.clock.advance(running, step=MAX_STEP, idle=not running):
+            if (
+                quiet >= 2
+                and not starting
+                and self._waiters
+                and self.clock.advance(running, step=MAX_STEP, idle=not running)
+            ):
                 quiet = 0
             time.sleep(_PASS)
 
@@ -169,8 +182,23 @@ class Rehearsal:
         if self.errors:
             raise RuntimeError(f"the rehearsal's controllers failed:\n{self.errors[0]}")
 
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Someone waits on the cluster: while anyone does, virtual time may pass."""
+        with self._waiters_lock:
+            self._waiters += 1
+        try:
+            yield
+        finally:
+            with self._waiters_lock:
+                self._waiters -= 1
+
     def wait(self, holds: Callable[[], Any], seconds: float, what: str) -> Any:
         """The first truthy `holds()` within `seconds` of virtual time; WaitFailed otherwise."""
+        with self.waiting():
+            return self._wait(holds, seconds, what)
+
+    def _wait(self, holds: Callable[[], Any], seconds: float, what: str) -> Any:
         deadline = self.clock.now + seconds
         last_change, seen = time.monotonic(), (self.clock.now, "")
         while True:

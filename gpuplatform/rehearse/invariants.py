@@ -1,7 +1,8 @@
 """The invariants a rehearsal reads from the real API state after every step.
 
 - `one-allocator`: no node where the device plugin advertises GPUs (`nvidia.com/*` allocatable
-  above 0) while the DRA driver's ResourceSlices are published or not yet wiped; no running pod
+  above 0) while the DRA driver's ResourceSlices are published or not yet wiped, now or at any
+  moment the node agents saw since the last step; no running pod
   holding device-plugin GPUs on a node with such slices; no pod outside the GPU stack's namespaces
   that reaches GPUs through NVIDIA_VISIBLE_DEVICES without a request or a claim (a third allocator).
 - `claim-stranded`: no allocated claim on a node where no DRA kubelet plugin runs.
@@ -79,8 +80,10 @@ def check_state(cluster: Rehearsal, declared: Iterable[Declared], moving: set[st
     published = {str(s["spec"].get("nodeName")) for s in slices}
     findings: list[Finding] = []
     stack_namespaces = {cluster.stack.operator_namespace, cluster.stack.driver_namespace}
+    for name, seen in sorted(cluster.agents.overlaps.items()):
+        findings.append(Finding("one-allocator", seen, (f"Node/{name}",)))
     for name, node in sorted(nodes.items()):
-        if name not in fleet:
+        if name not in fleet or name in cluster.agents.overlaps:
             continue
         advertised = _advertised(node)
         if advertised and name in published:

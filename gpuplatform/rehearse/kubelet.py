@@ -65,7 +65,6 @@ class Allocators:
 class _NodeState:
     advertised: dict[str, int] = field(default_factory=dict)
     """Device-plugin resources registered now (empty: no plugin)."""
-    published: bool = False
     wipe_at: float | None = None
     prepared: dict[str, list[str]] = field(default_factory=dict)
     """Claim uid -> devices the kubelet plugin prepared."""
@@ -82,6 +81,44 @@ def _owner(pod: Obj) -> tuple[str, str]:
 
 def _running(pod: Obj) -> bool:
     return pod.get("status", {}).get("phase") == "Running" and not pod["metadata"].get("deletionTimestamp")
+
+
+def _pending(pod: Obj) -> bool:
+    return pod.get("status", {}).get("phase", "Pending") == "Pending" and not pod["metadata"].get(
+        "deletionTimestamp"
+    )
+
+
+def _finished(job: Obj) -> bool:
+    return any(
+        c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+        for c in (job.get("status") or {}).get("conditions") or []
+    )
+
+
+def _daemon_pods_starting(
+    sets: list[Obj], nodes: dict[str, Obj], owners: dict[str, list[Obj]], fleet: Iterable[str]
+) -> set[str]:
+    """`<DaemonSet uid>@<node>`: a fleet node its nodeSelector matches with no live pod of it, or one
+    it no longer matches with a pod of it still there."""
+    waiting: set[str] = set()
+    for ds in sets:
+        selector = ((ds.get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeSelector") or {}
+        on = {
+            str(p["spec"].get("nodeName")) for p in owners.get(ds["metadata"]["uid"], []) if not _terminal(p)
+        }
+        for name in fleet:
+            node = nodes.get(name)
+            if node is None or (node.get("spec") or {}).get("unschedulable"):
+                continue
+            labels = node["metadata"].get("labels") or {}
+            if all(labels.get(k) == v for k, v in selector.items()) != (name in on):
+                waiting.add(f"{ds['metadata']['uid']}@{name}")
+    return waiting
+
+
+def _terminal(pod: Obj) -> bool:
+    return pod.get("status", {}).get("phase") in ("Succeeded", "Failed")
 
 
 def _gpu_requests(pod: Obj) -> dict[str, int]:
@@ -133,6 +170,9 @@ class Agents:
         """Uid of a program pod not started yet -> when it was first seen (`about_to_start`)."""
         self.withheld: set[str] = set()
         """Nodes whose running kubelet plugin publishes nothing (a fault a gate must catch)."""
+        self.overlaps: dict[str, str] = {}
+        """Node -> the first moment it had two allocators, seen by any pass (one that ends between two
+        steps of the walk, such as a device plugin back before the kubelet wiped the slices, counts)."""
         self.server = _LogServer(launcher)
 
     def register(self, node: FleetNode) -> None:
@@ -177,7 +217,7 @@ class Agents:
         claims = {c["metadata"]["uid"]: c for c in self.client.list("ResourceClaim")}
         by_name = {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in claims.values()}
         wrote = False
-        self._note_starting(pods)
+        self._note_starting(nodes, pods, self.client.list("Job"), self.client.list("DaemonSet"))
         for name in list(self.fleet):
             node = nodes.get(name)
             if node is None:
@@ -187,20 +227,52 @@ class Agents:
             wrote |= self._kubelet_plugin(name, on_node, slices)
             for pod in on_node:
                 wrote |= self._pod(node, pod, on_node, by_name)
+            self._note_overlap(name, slices)
         return wrote
 
-    def _note_starting(self, pods: list[Obj]) -> None:
-        """Program pods that exist and have not started, with when they were first seen (wall time)."""
+    def _note_overlap(self, name: str, slices: list[Obj]) -> None:
+        advertised = self.state[name].advertised
+        if name in self.overlaps or not advertised:
+            return
+        if any(s["spec"].get("nodeName") == name and s["spec"].get("driver") == DRA_DRIVER for s in slices):
+            resources = ", ".join(f"{k}={v}" for k, v in sorted(advertised.items()))
+            self.overlaps[name] = (
+                f"node {name}: the device plugin advertised {resources} while {DRA_DRIVER} published its "
+                "devices (seen by the node agents, between two steps or at one)"
+            )
+
+    def _note_starting(
+        self, nodes: dict[str, Obj], pods: list[Obj], jobs: list[Obj], sets: list[Obj]
+    ) -> None:
+        """What a controller or this kubelet is about to start, with when it was first seen (wall
+        time): pods not started yet, program Jobs unfinished with no live pod (the Job controller is
+        about to create the next), and DaemonSet pods missing from or left on a fleet node whose
+        labels say otherwise (the DaemonSet controller is about to act)."""
         now = time.monotonic()
         waiting = {
             p["metadata"]["uid"]
             for p in pods
-            if self.launcher.is_program(p)
-            and p["metadata"]["uid"] not in self.started
+            if p["metadata"]["uid"] not in self.started
             and (p.get("status") or {}).get("phase", "Pending") == "Pending"
             and not p["metadata"].get("deletionTimestamp")
         }
-        self.starting = {uid: self.starting.get(uid, now) for uid in waiting}
+        owners: dict[str, list[Obj]] = {}
+        for pod in pods:
+            for ref in pod["metadata"].get("ownerReferences") or []:
+                owners.setdefault(ref.get("uid", ""), []).append(pod)
+        waiting |= self._jobs_starting(jobs, owners) | _daemon_pods_starting(sets, nodes, owners, self.fleet)
+        self.starting = {key: self.starting.get(key, now) for key in waiting}
+
+    def _jobs_starting(self, jobs: list[Obj], owners: dict[str, list[Obj]]) -> set[str]:
+        waiting: set[str] = set()
+        for job in jobs:
+            meta = job["metadata"]
+            if (meta["namespace"], meta["name"]) not in self.launcher.programs or _finished(job):
+                continue
+            owned = owners.get(meta["uid"], [])
+            if not any(_running(p) or _pending(p) for p in owned):
+                waiting.add(f"{meta['uid']}#{len(owned)}")  # a new window per attempt
+        return waiting
 
     def about_to_start(self, within: float) -> bool:
         """A program pod appeared less than `within` wall seconds ago and has not started: time waits for it."""
@@ -515,7 +587,8 @@ class _LogServer:
         context.load_cert_chain(str(launcher.cert), str(launcher.key))
         self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
         self.port = int(self.httpd.server_address[1])
-        threading.Thread(target=self.httpd.serve_forever, name="kubelet-api", daemon=True).start()
+        self._thread = threading.Thread(target=self.httpd.serve_forever, name="kubelet-api", daemon=True)
+        self._thread.start()
 
     def _handler(self) -> type[http.server.BaseHTTPRequestHandler]:
         launcher = self.launcher
@@ -549,5 +622,7 @@ class _LogServer:
         return Handler
 
     def stop(self) -> None:
+        """Stop serving and close the socket; the serving thread is joined."""
         self.httpd.shutdown()
-        time.sleep(0)
+        self.httpd.server_close()
+        self._thread.join(timeout=5)

@@ -30,6 +30,7 @@ from gpuplatform.rehearse.invariants import check_state
 from gpuplatform.rehearse.runbook import Block, Item, RunbookSection, read_section
 from gpuplatform.rehearse.sensitivity import blind_gates
 from gpuplatform.rehearse.workloads import Owners
+from gpuplatform.render.argocd_settings import INSTALLED_FROM_MANIFESTS
 from gpuplatform.render.flux_entry import flux_source
 from gpuplatform.render.tree import Tree
 from gpuplatform.simulate.rendered import engine_wave, entry_tree, folder_objects
@@ -42,6 +43,8 @@ _OTHER_ENGINE = {
     "flux": ("argocd ", "-n argocd", "--namespace argocd", "--namespace=argocd"),
     "argocd": ("flux ", "-n flux-system", "--namespace flux-system", "--namespace=flux-system"),
 }
+#: The runbook's alternatives ("If ...") that describe the rehearsal's cluster; the others are skipped.
+_HOLDS = (INSTALLED_FROM_MANIFESTS,)
 #: Virtual seconds a late operator lets the sync run on its own before doing the runbook's steps.
 STUCK = 120.0
 #: Wall seconds one runbook command may take (a `kubectl wait` of the engine included).
@@ -204,7 +207,7 @@ class Walker:
                 raise AssertionError  # unreachable
             self._moving(a, b)
             steps = transition_steps(self.plan, a, b)
-            before = [partial(self._item, item, a, b, steps) for item in section.before]
+            before = [partial(self._item, item, a, b, steps, merged=late) for item in section.before]
             if not late:
                 for action in before:
                     action()
@@ -343,7 +346,11 @@ class Walker:
                 return step
         return None
 
-    def _item(self, item: Item, a: WaveState, b: WaveState, steps: Sequence[Step]) -> None:
+    def _item(
+        self, item: Item, a: WaveState, b: WaveState, steps: Sequence[Step], *, merged: bool = False
+    ) -> None:
+        """One runbook item: the owners' part, then its blocks. `merged`: a step before the merge done
+        after it (the operator late)."""
         step = self._owner_action(item, steps)
         if step is not None:
             act: dict[str, Callable[[], list[str]]] = {
@@ -355,9 +362,11 @@ class Walker:
                 done = act[step.action]()
                 self.record("owners", "; ".join(done) or f"{step.action}: nothing to do")
         for block in item.blocks:
-            self._block(block, item)
+            self._block(block, item, merged=merged)
 
-    def _block(self, block: Block, item: Item) -> None:
+    def _block(self, block: Block, item: Item, *, merged: bool = False) -> None:
+        if block.text.startswith("If ") and not block.text.startswith(_HOLDS):
+            return  # an alternative for a cluster unlike the rehearsal's
         script = self._script(block.script)
         if not script.strip():
             return
@@ -368,14 +377,15 @@ class Walker:
             "CLOCK_DIR": str(self.cluster.clock.folder),
         }
         try:
-            out = subprocess.run(
-                ["sh", "-e", "-c", script],
-                cwd=self.cwd,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=COMMAND_TIMEOUT,
-            )
+            with self.cluster.waiting():  # the operator waits for the command: time passes
+                out = subprocess.run(
+                    ["sh", "-e", "-c", script],
+                    cwd=self.cwd,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=COMMAND_TIMEOUT,
+                )
         except subprocess.TimeoutExpired:
             self.record("runbook", script.strip())
             self.fail("runbook", f"the command did not finish in {COMMAND_TIMEOUT} s: {script.strip()}")
@@ -386,7 +396,13 @@ class Walker:
             self.fail(
                 "runbook", f"the step failed (exit {out.returncode}): {script.strip()}\n{printed[-1500:]}"
             )
-        if block.expects_nothing and out.stdout.strip():
+        if block.expects_nothing and out.stdout.strip() and merged:
+            # the check is the merge's precondition; after the merge the sync may have made it moot
+            # (a legacy pod back on a pool that went back); what matters is judged by the invariants
+            self.notes.add(
+                f"with the operator late, a check before the merge printed after it: {out.stdout.strip()[:200]}"
+            )
+        elif block.expects_nothing and out.stdout.strip():
             self.fail(
                 "runbook",
                 f"a check that must print nothing printed: {out.stdout.strip()[:500]} ({script.strip()})",

@@ -20,14 +20,17 @@ from tests.conftest import REPO
 FOUR_NODES = Path(__file__).parent / "stacks" / "four-node-pilot.yaml"
 
 
-def _synth(stack: Path, out: Path) -> Path:
-    """The stack's tree as `gpuplatform synth --out` writes it; the platform's folder."""
+def _synth(stack: Path, out: Path, *allow: str) -> Path:
+    """The stack's tree as `gpuplatform synth --out` writes it (with `--allow` of each code in
+    `allow`); the platform's folder."""
+    overrides = [arg for code in allow for arg in ("--allow", code)]
     subprocess.run(
-        [str(REPO / ".venv" / "bin" / "gpuplatform"), "synth", str(stack), "--out", str(out)],
+        [str(REPO / ".venv" / "bin" / "gpuplatform"), "synth", str(stack), "--out", str(out), *overrides],
         check=True,
         capture_output=True,
     )
-    return out / yaml.safe_load(stack.read_text())["metadata"]["name"]
+    name: str = yaml.safe_load(stack.read_text())["metadata"]["name"]
+    return out / name
 
 
 def _edit(folder: Path, pattern: str, change: Callable[[dict[str, object]], None]) -> None:
@@ -81,7 +84,7 @@ def four_nodes(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _release(tree: Path, change: Callable[[list[str]], None]) -> None:
     _edit(
         tree,
-        "waves/00-baseline/15-allocator-switch/release/job_*switch-release-*.yaml",
+        "waves/01-pilot/15-allocator-switch/release/job_*switch-release-*.yaml",
         lambda o: change(_script(o)),
     )
 
@@ -100,7 +103,7 @@ def test_a_release_job_naming_one_node_of_a_four_node_pool_fails(
         command[2] = "\n".join(lines) + "\n"
 
     _release(tree, one_node)
-    report = _rehearse(FOUR_NODES, tree, "pilot", "baseline", assets_136, crds)
+    report = _rehearse(FOUR_NODES, tree, "second", "pilot", assets_136, crds)
     assert _violation(report) == "one-allocator"
 
 
@@ -115,7 +118,7 @@ def test_a_switch_that_stops_waiting_fails(
         command[2] = command[2].replace("  sleep 10\ndone", "  break\ndone")
 
     _release(tree, no_wait)
-    report = _rehearse(FOUR_NODES, tree, "pilot", "baseline", assets_136, crds)
+    report = _rehearse(FOUR_NODES, tree, "second", "pilot", assets_136, crds)
     assert _violation(report) == "one-allocator"
 
 
@@ -123,5 +126,5 @@ def test_the_untouched_four_node_tree_is_proven(
     four_nodes: Path, assets_136: Assets, crds: Path | None
 ) -> None:
     """The control: the same transitions with the tree as synth wrote it."""
-    report = _rehearse(FOUR_NODES, four_nodes, "pilot", "baseline", assets_136, crds)
-    assert [(r.source, r.target, r.violation) for r in report.results] == [("pilot", "baseline", None)]
+    report = _rehearse(FOUR_NODES, four_nodes, "second", "pilot", assets_136, crds)
+    assert [(r.source, r.target, r.violation) for r in report.results] == [("second", "pilot", None)]
