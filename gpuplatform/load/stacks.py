@@ -14,7 +14,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from gpuplatform.load.documents import (
     duplicate_names,
     platform_document,
     platform_from_document,
+    problems_from_validation,
 )
 from gpuplatform.load.merge import Origin, merge_spec, parse_loc
 from gpuplatform.load.yaml_input import read_text, read_yaml
@@ -114,6 +115,10 @@ def _stack_error(path: Path, exc: BaseException) -> InputError:
         and Path(exc.filename or "").resolve() == path.resolve()
     ):
         line = f"line {exc.lineno}"
+    if isinstance(exc, ValidationError) and exc.title == Platform.__name__:
+        # located as in a YAML spec (spec.nodePools[0].migratesIn); the line says which Platform
+        where = f"the Platform built at {line}" if line else ""
+        return InputError([replace(p, hint=where) for p in problems_from_validation(exc, Origin(str(path)))])
     if isinstance(exc, ValidationError):
         problems = []
         for e in exc.errors():

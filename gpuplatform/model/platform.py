@@ -21,6 +21,7 @@ from gpuplatform.model.base import (
     Token,
     label_key_problem,
 )
+from gpuplatform.model.checks import raise_platform_errors
 from gpuplatform.model.classes import BridgeClass, ServiceTier
 from gpuplatform.model.containers import ContainerResources, Digest, ImageReference, ResourceAmounts
 from gpuplatform.model.kueue import Kueue
@@ -277,6 +278,13 @@ class Platform(SpecModel):
     """Risks accepted explicitly (alpha driver features, NIM preview in production)."""
     kueue: Kueue | None = None
     """Kueue's GPU ClusterQueues, whose quotas move with the pools (docs/kueue.md); absent: no Kueue."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Platform:
+        """Every name used is defined, nothing renders twice, the platform fits one cluster
+        (`model/checks.py`): a ValidationError located at the field, as for any other field."""
+        raise_platform_errors(self)
+        return self
 
     @property
     def mode_label_key(self) -> str:
