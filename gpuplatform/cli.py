@@ -33,6 +33,7 @@ from gpuplatform.errors import (
     format_problems,
 )
 from gpuplatform.load.stacks import LoadedPlatform, discover_stacks, load_stack, load_stacks
+from gpuplatform.runtime import Runtime, user_cache_folder, using
 
 __all__ = ["main"]
 
@@ -148,6 +149,16 @@ def load_platforms(stack: str | None, overlays: Sequence[str], platform: str | N
 def main(ctx: click.Context, debug: bool) -> None:
     """Declare a GPU platform once; render every migration wave from device plugin to DRA."""
     _pause_cycle_collector(ctx)
+    ctx.with_resource(using(cli_runtime()))
+
+
+def cli_runtime() -> Runtime:
+    """What the CLI's commands may do beyond their result, which a library call does only when
+    asked: fork children onto the second core, keep the user's verdict cache, seal the output
+    folder's state with the user's key."""
+    from gpuplatform.output.state_key import state_key
+
+    return Runtime(fork=True, cache=user_cache_folder(), state_key=state_key)
 
 
 def _pause_cycle_collector(ctx: click.Context) -> None:
