@@ -44,6 +44,15 @@ class PlatformReport:
     def steps(self) -> int:
         return sum(r.steps for r in self.results)
 
+    @property
+    def exit_code(self) -> int:
+        """1 when a replay broke an invariant, else 0."""
+        return 1 if self.failed else 0
+
+    def text(self) -> str:
+        """The terminal page (`report_text`)."""
+        return report_text(self)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "platform": self.platform,
