@@ -49,9 +49,11 @@ if TYPE_CHECKING:
     from gpuplatform.cel import CelCompileError as CelCompileError
     from gpuplatform.cel import CelEvaluationError as CelEvaluationError
     from gpuplatform.cel import DeviceSelector as DeviceSelector
+    from gpuplatform.commands.report import Report as Report
     from gpuplatform.commands.synth import check_tree as check_tree
     from gpuplatform.commands.synth import render_files as render_files
     from gpuplatform.commands.synth import synth_tree as synth_tree
+    from gpuplatform.commands.verbs import synth as synth
     from gpuplatform.convert.manifests import convert_text as convert_text
     from gpuplatform.errors import GpuplatformError as GpuplatformError
     from gpuplatform.errors import InputError as InputError
@@ -74,9 +76,11 @@ _LAZY: dict[str, str] = {
     "CelCompileError": "gpuplatform.cel",
     "CelEvaluationError": "gpuplatform.cel",
     "DeviceSelector": "gpuplatform.cel",
+    "Report": "gpuplatform.commands.report",
     "check_tree": "gpuplatform.commands.synth",
     "render_files": "gpuplatform.commands.synth",
     "synth_tree": "gpuplatform.commands.synth",
+    "synth": "gpuplatform.commands.verbs",
     "convert_text": "gpuplatform.convert.manifests",
     "GpuplatformError": "gpuplatform.errors",
     "InputError": "gpuplatform.errors",
@@ -122,6 +126,7 @@ __all__ = [
     "PoolSelector",
     "Problem",
     "Provisioner",
+    "Report",
     "SelectorOp",
     "ServiceTier",
     "Sharing",
@@ -149,6 +154,7 @@ __all__ = [
     "render_files",
     "render_tree",
     "slices_for_node",
+    "synth",
     "synth_tree",
 ]
 

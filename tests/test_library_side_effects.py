@@ -4,6 +4,7 @@ forks no child, keeps no cache and creates no state key; the CLI does all three.
 from __future__ import annotations
 
 import os
+import runpy
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,3 +57,24 @@ def test_the_cli_keeps_its_cache_and_key_in_the_home(tmp_path: Path, home: Path)
     found = _entries(home)
     assert "xdg_state_home/gpuplatform/state-key" in found
     assert any(p.startswith("xdg_cache_home/gpuplatform/verdicts/") for p in found)
+
+
+def test_platform_synth_in_a_notebook_writes_out_and_nothing_else(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the reference platform written by a user with object references, in a notebook's folder
+    work = tmp_path / "notebook"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    platform = runpy.run_path(str(REPO / "tests" / "typed_api" / "reference_stack.py"))["platform"]
+    forked = count_forks(monkeypatch)
+    # WHEN it is checked, simulated and written
+    checked = platform.check()
+    simulated = platform.simulate(from_wave="baseline", to_wave="pilot-pool")
+    report = platform.synth("out")
+    # THEN no child was forked, nothing appeared in the home, and only `out` in the folder
+    assert (checked.exit_code, simulated.exit_code, report.written) == (0, 0, ["reference"])
+    assert forked == []
+    assert _entries(home) == []
+    assert os.listdir(work) == ["out"]
+    assert sorted(os.listdir(work / "out")) == [".gpuplatform.lock", "reference"]

@@ -7,6 +7,7 @@ mypy runs as a user's project would: its own (empty) configuration, not this rep
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -78,3 +79,35 @@ def test_the_script_uses_every_export() -> None:
     text = (SCRIPTS / "every_export.py").read_text()
     unused = [name for name in gpuplatform.__all__ if f"gp.{name}" not in text]
     assert unused == []
+
+
+def test_the_reference_stack_written_with_objects_passes_mypy(mypy_lines: list[str]) -> None:
+    assert _errors_in(mypy_lines, "reference_stack.py") == [], mypy_lines
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_the_reference_stack_written_with_objects_synthesizes_the_committed_tree(tmp_path: Path) -> None:
+    # GIVEN the user's script, run as a program from an empty folder
+    # WHEN it calls platform.synth(out)
+    run = subprocess.run(
+        [sys.executable, str(SCRIPTS / "reference_stack.py"), "out"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    # THEN it wrote dist/reference/ as committed: the same spec (its digest) and the same files, but
+    # for the stack's name in the lock file and the ApplicationSets, which the committed tree shares
+    # with the staging platform of the overlay
+    assert (run.returncode, run.stdout, run.stderr) == (0, "wrote out/reference\n", "")
+    shared = "delivery/argocd-applicationset/"
+    committed = {p: b for p, b in _files(REPO / "dist" / "reference").items() if not p.startswith(shared)}
+    written = _files(tmp_path / "out" / "reference")
+    lock, committed_lock = (json.loads(f.pop("gpuplatform.lock.json")) for f in (written, committed))
+    assert written == committed
+    assert lock["specDigest"] == committed_lock["specDigest"]
+    assert lock["stack"] == "<python>"
+    assert lock["files"] == {p: d for p, d in committed_lock["files"].items() if not p.startswith(shared)}

@@ -34,10 +34,20 @@ from gpuplatform.load.merge import Origin, merge_spec, parse_loc
 from gpuplatform.load.yaml_input import read_text, read_yaml
 from gpuplatform.model.platform import Platform
 
-__all__ = ["OVERLAYS_ANNOTATION", "LoadedPlatform", "discover_stacks", "load_stack", "load_stacks"]
+__all__ = [
+    "OVERLAYS_ANNOTATION",
+    "PYTHON_SOURCE",
+    "LoadedPlatform",
+    "discover_stacks",
+    "load_stack",
+    "load_stacks",
+    "loaded_platform",
+]
 
 OVERLAYS_ANNOTATION = "gpuplatform.dev/overlays"
 BASE_ANNOTATION = "gpuplatform.dev/base"
+#: The source of a platform built in Python and given to a verb without its file.
+PYTHON_SOURCE = "<python>"
 _STACK_SUFFIXES = (".py", ".yaml", ".yml")
 
 
@@ -90,6 +100,16 @@ def _read_manifests(platform: Platform, source: Path) -> dict[str, str]:
     if problems:
         raise InputError(problems)
     return texts
+
+
+def loaded_platform(platform: Platform, source: str | Path = PYTHON_SOURCE) -> LoadedPlatform:
+    """A Platform built in Python as the loader gives it: its spec document, and the manifests its
+    workloads and NIM services name read from the folder of `source` (the stack file that builds
+    it, named in errors and in the lock file; by default the working directory)."""
+    path = Path(source)
+    return LoadedPlatform(
+        platform, str(source), (), platform_document(platform), _read_manifests(platform, path)
+    )
 
 
 def discover_stacks(directory: Path) -> list[Path]:

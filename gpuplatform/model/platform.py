@@ -27,6 +27,7 @@ from gpuplatform.model.fields import Items, Ref, default
 from gpuplatform.model.kueue import Kueue
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.tenants import Tenant, TenantPolicy
+from gpuplatform.model.verbs import PlatformVerbs
 from gpuplatform.model.waves import Wave
 from gpuplatform.model.workloads import NimService, ValidationWorkload, Workload
 from gpuplatform.versions import (
@@ -235,7 +236,7 @@ class Acceptances(SpecModel):
     """Accept NIM DRA (Technology Preview) in production tenants and waves."""
 
 
-class Platform(SpecModel):
+class Platform(PlatformVerbs, SpecModel):
     """One cluster's GPU platform and the waves that move it from the device plugin to DRA."""
 
     name: DnsLabel

@@ -101,3 +101,22 @@ def uses_the_functions(out: Path, snapshot: object) -> None:
     except (gp.CelCompileError, gp.CelEvaluationError):
         pass
     print(gp.evaluate_wave, gp.convert_text)
+
+
+def uses_the_verbs(out: Path, other: gp.Platform) -> int:
+    reports: list[gp.Report] = [
+        platform.plan(),
+        platform.transition("base", "pilot"),
+        platform.render(),
+        platform.check(allow=["GP230"]),
+        platform.simulate(from_wave="base", to_wave="pilot", engines=["flux"]),
+        platform.capacity(wave="pilot"),
+        platform.synth(out, fork=False, cache=out / "cache"),
+        gp.synth(out, platform, other),
+        platform.rehearse(out / "lab", source=__file__, from_wave="base", to_wave="pilot"),
+    ]
+    waves: list[str] = [w.name for w in platform.plan().plan.waves]
+    files: dict[str, bytes] = platform.render().files
+    written: list[str] = gp.synth(out, platform).written
+    print(waves, files, written, [r.text() for r in reports], [r.as_dict() for r in reports])
+    return max(r.exit_code for r in reports)
