@@ -1,8 +1,9 @@
 """Independent work run by a forked child while the command goes on (the CLI's second core).
 
 `Background(work)` forks a child that runs `work()` and sends its result back pickled; `result()`
-returns it. The child is only an accelerator: when it cannot be used (no `fork`, one core, a
-threaded caller, which a fork could deadlock) or when it fails in any way, `result()` runs `work()`
+returns it. The child is only an accelerator: when it is not asked for (the runtime's `fork`, off
+in a library call) or cannot be used (no `fork`, one core, a threaded caller, which a fork could
+deadlock) or when it fails in any way, `result()` runs `work()`
 in the calling process, so the outcome, exceptions included, is exactly what a plain call gives.
 `work` must not write to the terminal or to files: a child's output would interleave.
 """
@@ -17,7 +18,9 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Generic, TypeVar
 
-__all__ = ["Background", "can_fork"]
+from gpuplatform.runtime import current
+
+__all__ = ["Background", "can_fork", "forks"]
 
 T = TypeVar("T")
 
@@ -25,6 +28,11 @@ T = TypeVar("T")
 def can_fork() -> bool:
     """Whether forking helps and is safe here: a spare core, `fork`, and no other thread."""
     return hasattr(os, "fork") and (os.cpu_count() or 1) >= 2 and threading.active_count() == 1
+
+
+def forks() -> bool:
+    """Whether a Background forks here: the runtime asks for it and `can_fork()`."""
+    return current().fork and can_fork()
 
 
 class Background(Generic[T]):
@@ -37,7 +45,7 @@ class Background(Generic[T]):
         self._work = work
         self._pid = 0
         self._read = -1
-        if can_fork():
+        if forks():
             self._start()
 
     def _start(self) -> None:

@@ -16,14 +16,14 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from functools import partial, wraps
+from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from gpuplatform._stdout import whole_writes
-from gpuplatform.background import Background
+from gpuplatform.commands.report import Report, exit_code
 from gpuplatform.errors import (
     EnvironmentFailure,
     GpuplatformError,
@@ -33,6 +33,7 @@ from gpuplatform.errors import (
     format_problems,
 )
 from gpuplatform.load.stacks import LoadedPlatform, discover_stacks, load_stack, load_stacks
+from gpuplatform.runtime import Runtime, user_cache_folder, using
 
 __all__ = ["main"]
 
@@ -148,6 +149,16 @@ def load_platforms(stack: str | None, overlays: Sequence[str], platform: str | N
 def main(ctx: click.Context, debug: bool) -> None:
     """Declare a GPU platform once; render every migration wave from device plugin to DRA."""
     _pause_cycle_collector(ctx)
+    ctx.with_resource(using(cli_runtime()))
+
+
+def cli_runtime() -> Runtime:
+    """What the CLI's commands may do beyond their result, which a library call does only when
+    asked: fork children onto the second core, keep the user's verdict cache, seal the output
+    folder's state with the user's key."""
+    from gpuplatform.output.state_key import state_key
+
+    return Runtime(fork=True, cache=user_cache_folder(), state_key=state_key)
 
 
 def _pause_cycle_collector(ctx: click.Context) -> None:
@@ -182,39 +193,26 @@ def synth(
     Inside a Git work tree the output folder must be the spec's `delivery.path`, the folder the
     entry points name; elsewhere (a preview) the tree is written as declared, with a note.
     """
-    from gpuplatform.commands.synth import PolicyRefusal, check_tree, synth_tree
-    from gpuplatform.output.location import check_location
+    from gpuplatform.commands.synth import drift_command, synth_command
 
     target = Path(out) if out else DIST_DIR
     resolved = Path(os.path.abspath(target))  # before a stack runs: a stack may change directory
     loaded = load_selected(stack, overlays)
-    notes = check_location(loaded, resolved)
-    prune = stack is None
     if check:
-        drift = check_tree(loaded, resolved, prune=prune, overrides=allow)
-        for d in drift:
-            click.echo(f"{d.state}: {target / d.path}", err=True)
-        if drift:
-            _fail(
-                f"error: {target} is stale: {len(drift)} file(s) differ; run `gpuplatform synth`",
-                EXIT_FINDINGS,
-            )
-        click.echo(f"{target}: up to date ({len(loaded)} platform(s))")
-        _notes(notes)
+        drift = drift_command(loaded, resolved, shown=target, prune=stack is None, overrides=allow)
+        if drift.exit_code:
+            *lines, summary = drift.text().splitlines()
+            click.echo("\n".join(lines), err=True)
+            _fail(f"error: {summary}", EXIT_FINDINGS)
+        click.echo(drift.text())
+        _notes(drift.notes)
         return
-    try:
-        written, findings = synth_tree(loaded, resolved, prune=prune, overrides=allow)
-    except PolicyRefusal as exc:
-        click.echo(format_problems(exc.problems), err=True)
-        _fail(
-            "error: policy errors: nothing written (fix them, or override with --allow CODE)", EXIT_FINDINGS
-        )
-        return
-    if findings:
-        click.echo(format_problems(findings), err=True)
-    for name in written:
-        click.echo(f"wrote {target / name}")
-    _notes(notes)
+    report = synth_command(loaded, resolved, shown=target, prune=stack is None, overrides=allow)
+    _notes(report.findings)
+    if report.refused:
+        _fail(f"error: {report.summary()}", EXIT_FINDINGS)
+    click.echo(report.summary())
+    _notes(report.notes)
 
 
 @main.command("flux-entry")
@@ -256,6 +254,21 @@ def _notes(problems: list[Problem]) -> None:
         click.echo(format_problems(problems), err=True)
 
 
+def _emit(reports: Sequence[Report], fmt: str, separator: str = "\n\n") -> None:
+    """Print the reports (`--format json`: a list of their `as_dict()`), then exit with their code."""
+    if fmt == "json":
+        click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
+    else:
+        click.echo(separator.join(r.text() for r in reports))
+    _exit_with(reports)
+
+
+def _exit_with(reports: Sequence[Report]) -> None:
+    code = exit_code(reports)
+    if code:
+        sys.exit(code)
+
+
 @main.command()
 @click.option(
     "--kind",
@@ -269,13 +282,6 @@ def schema(kind: str) -> None:
     from gpuplatform.load.schema import overlay_schema, spec_schema
 
     click.echo(json.dumps(spec_schema() if kind == "Platform" else overlay_schema(), indent=2))
-
-
-def _transition_verdicts(loaded: list[LoadedPlatform], source: str, target: str) -> list[dict[str, object]]:
-    """Each platform's capacity verdict of the transition (`plan --from/--to`)."""
-    from gpuplatform.capacity.verdicts import transition_verdict
-
-    return [transition_verdict(lp, source, target) for lp in loaded]
 
 
 @main.command()
@@ -301,50 +307,21 @@ def plan(
     platform: str | None,
 ) -> None:
     """Print, per wave, which pools are legacy or DRA, what exists, and what changed."""
-    from gpuplatform.plan.report import plan_report, plan_text
-    from gpuplatform.plan.waves import plan_platform
-    from gpuplatform.policy.selectors import refuse_uncompilable
-    from gpuplatform.render.quota import quota_notes
+    from gpuplatform.commands.plan import plan_platforms, plan_transitions
 
+    if (source is None) != (target is None):
+        raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
+    if source is not None and fmt == "mermaid":
+        raise InputError.single("--format", "", "mermaid draws every wave; leave out --from/--to")
     loaded = load_platforms(stack, overlays, platform)
-    refuse_uncompilable(loaded)  # what synth refuses, plan refuses too
-    if source is not None or target is not None:
-        from gpuplatform.commands.diff import reviewed_transitions
-
-        if source is None or target is None:
-            raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
-        if fmt == "mermaid":
-            raise InputError.single("--format", "", "mermaid draws every wave; leave out --from/--to")
-        # the capacity verdicts are placed by a forked child while the transitions are rendered
-        with Background(partial(_transition_verdicts, loaded, source, target)) as placed:
-            found = reviewed_transitions(loaded, source, target)
-            verdicts = placed.result()
-        if fmt == "json":
-            click.echo(
-                json.dumps(
-                    [t.as_dict() | {"capacity": v} for t, v in zip(found, verdicts, strict=True)], indent=2
-                )
-            )
-        else:
-            click.echo(
-                "\n\n".join(
-                    f"{t.text()}\ncapacity: {v['verdict']}" for t, v in zip(found, verdicts, strict=True)
-                )
-            )
-        if any(t.refusals for t in found):
-            sys.exit(EXIT_FINDINGS)
+    if source is not None and target is not None:
+        _emit(plan_transitions(loaded, source, target), fmt)
         return
+    reports = plan_platforms(loaded)
     if fmt == "mermaid":
-        from gpuplatform.render.overview_mermaid import mermaid_block
-
-        click.echo("\n".join(mermaid_block(plan_platform(lp.platform)) for lp in loaded), nl=False)
+        click.echo("\n".join(r.mermaid() for r in reports), nl=False)
         return
-    plans = [plan_platform(lp.platform) for lp in loaded]
-    reports = [plan_report(p, {s.name: quota_notes(p, s) for s in p.waves}) for p in plans]
-    if fmt == "json":
-        click.echo(json.dumps(reports, indent=2))
-    else:
-        click.echo("\n\n".join(plan_text(r) for r in reports))
+    _emit(reports, fmt)
 
 
 @main.command()
@@ -380,7 +357,7 @@ def simulate(
     platform: str | None,
 ) -> None:
     """Replay transitions on a model of the cluster's controllers; exit 1 at the first violation."""
-    from gpuplatform.simulate.run import ENGINES, report_text, simulate_platforms
+    from gpuplatform.simulate.run import ENGINES, simulate_platforms
 
     if (source is None) != (target is None):
         raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
@@ -389,15 +366,9 @@ def simulate(
     engines = ENGINES if engine == "both" else (engine,)
     path = Path(snapshot) if snapshot is not None else None
     out = Path(write_snapshots) if write_snapshots is not None else None
-    reports = simulate_platforms(
-        load_platforms(stack, overlays, platform), source, target, engines, path, out
+    _emit(
+        simulate_platforms(load_platforms(stack, overlays, platform), source, target, engines, path, out), fmt
     )
-    if fmt == "json":
-        click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
-    else:
-        click.echo("\n\n".join(report_text(r) for r in reports))
-    if any(r.failed for r in reports):
-        sys.exit(EXIT_FINDINGS)
 
 
 @main.command()
@@ -442,7 +413,7 @@ def rehearse(
 ) -> None:
     """Rehearse the waves on a real control plane: the tree applied, the runbook run; exit 1 at a violation."""
     from gpuplatform.rehearse.run import RehearsalOptions, rehearse_platforms
-    from gpuplatform.simulate.run import ENGINES, report_text
+    from gpuplatform.simulate.run import ENGINES
 
     if (source is None) != (target is None):
         raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
@@ -457,15 +428,12 @@ def rehearse(
         progress=lambda line: click.echo(line, err=True),
     )
     engines = ENGINES if engine == "both" else (engine,)
-    reports = rehearse_platforms(
-        load_platforms(stack, overlays, platform), stack, source, target, engines, options
+    _emit(
+        rehearse_platforms(
+            load_platforms(stack, overlays, platform), stack, source, target, engines, options
+        ),
+        fmt,
     )
-    if fmt == "json":
-        click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
-    else:
-        click.echo("\n\n".join(report_text(r) for r in reports))
-    if any(r.failed for r in reports):
-        sys.exit(EXIT_FINDINGS)
 
 
 @main.command()
@@ -531,22 +499,18 @@ def check(
     from gpuplatform.commands.check import check_platforms, check_table
 
     reports = check_platforms(load_platforms(stack, overlays, platform), inventory, snapshot, allow)
-    uncompilable = {(p.file, p.loc): p for r in reports for p in sorted(r.problems) if p.code == "GP310"}
-    if uncompilable:
-        raise InputError(sorted(uncompilable.values()))  # unusable input, as synth and plan say
     if fmt == "json":
-        click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
-    else:
-        click.echo("\n\n".join(check_table(r) for r in reports))
-        for r in reports:  # each platform's findings under its name: an overlay's are its own
-            if r.problems:
-                header = f"platform {r.platform}:\n" if len(reports) > 1 else ""
-                click.echo(header + format_problems(r.problems), err=True)
-        problems = [p for r in reports for p in set(r.problems)]
-        errors = sum(p.severity == "error" for p in problems)
-        click.echo(f"{errors} error(s), {len(problems) - errors} warning(s)", err=True)
-    if any(r.errors for r in reports):
-        sys.exit(EXIT_FINDINGS)
+        _emit(reports, fmt)
+        return
+    click.echo("\n\n".join(check_table(r) for r in reports))
+    for r in reports:  # each platform's findings under its name: an overlay's are its own
+        if r.problems:
+            header = f"platform {r.platform}:\n" if len(reports) > 1 else ""
+            click.echo(header + format_problems(r.problems), err=True)
+    problems = [p for r in reports for p in set(r.problems)]
+    errors = sum(p.severity == "error" for p in problems)
+    click.echo(f"{errors} error(s), {len(problems) - errors} warning(s)", err=True)
+    _exit_with(reports)
 
 
 @main.command()
@@ -573,17 +537,15 @@ def capacity(
     fmt: str,
 ) -> None:
     """Will it fit? Place each wave's workloads (and each drain moment) on the fleet."""
-    from gpuplatform.capacity.report import capacity_text
-    from gpuplatform.capacity.run import stack_capacity
+    from gpuplatform.commands.capacity import capacity_platforms
 
     loaded = select_platform(stack, load_selected(stack, overlays), platform, one=snapshot is not None)
-    results = stack_capacity(loaded, wave, all_waves, snapshot)
-    if fmt == "json":
-        click.echo(json.dumps([r.as_dict() for r in results], indent=2))
-    else:
-        click.echo(capacity_text(results))
-    if not all(r.fits and not r.depends for r in results):
-        sys.exit(EXIT_FINDINGS)
+    reports = capacity_platforms(loaded, wave, all_waves, snapshot)
+    if fmt == "json":  # one list of every platform's waves
+        click.echo(json.dumps([w.as_dict() for r in reports for w in r.waves], indent=2))
+        _exit_with(reports)
+        return
+    _emit(reports, fmt, separator="\n")
 
 
 @main.command()

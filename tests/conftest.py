@@ -55,6 +55,17 @@ def verdict_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 @pytest.fixture
+def cli_runtime() -> Iterator[None]:
+    """The CLI's runtime (forked children, the verdict cache of `verdict_cache`, the state key of
+    `state_home`) for a test of the library that measures what the CLI gets from it."""
+    from gpuplatform.cli import cli_runtime as runtime
+    from gpuplatform.runtime import using
+
+    with using(runtime()):
+        yield
+
+
+@pytest.fixture
 def yaml_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
     return snapshot.use_extension(YamlSnapshot)
 

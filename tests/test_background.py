@@ -13,6 +13,8 @@ from gpuplatform.background import Background, can_fork
 
 forks = pytest.mark.skipif(not can_fork(), reason="needs fork and two cores")
 
+pytestmark = pytest.mark.usefixtures("cli_runtime")
+
 
 @forks
 def test_the_result_is_computed_by_a_child() -> None:

@@ -35,6 +35,9 @@ from gpuplatform.cli import main
 main()
 """
 
+#: runs killed in one process are recovered by the next, as the CLI does with the user's key
+pytestmark = pytest.mark.usefixtures("cli_runtime")
+
 
 def _synth(spec: Path, out: Path, *, crash_at: str | None = None, exchange: bool = True, nth: int = 1) -> int:
     mode = "exchange" if exchange else "no-exchange"

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import gpuplatform
+from tests.conftest import REPO
 
 
 def test_every_exported_name_resolves() -> None:
@@ -17,3 +18,22 @@ def test_importing_the_package_loads_only_the_model() -> None:
     code = "import sys, gpuplatform; print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('gpuplatform.')}))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['model', 'versions']"
+
+
+def test_the_typed_and_the_lazy_exports_are_one_list() -> None:
+    """What type checkers import (`if TYPE_CHECKING:`) is what `__getattr__` imports on first use."""
+    import ast
+
+    from gpuplatform.model import __all__ as models
+
+    tree = ast.parse((REPO / "gpuplatform" / "__init__.py").read_text())
+    typed = {
+        (node.module, alias.name)
+        for block in tree.body
+        if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert typed == {(module, name) for name, module in gpuplatform._LAZY.items()}
+    assert sorted(gpuplatform.__all__) == sorted({*models, *gpuplatform._LAZY, "__version__"})

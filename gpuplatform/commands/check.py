@@ -11,7 +11,7 @@ from typing import Any
 
 from gpuplatform.background import Background
 from gpuplatform.commands.verdicts import Simulated
-from gpuplatform.errors import InputError, Problem
+from gpuplatform.errors import InputError, Problem, format_problems
 from gpuplatform.evidence.manifest import unread_kinds
 from gpuplatform.evidence.snapshot import Snapshot, load_snapshot
 from gpuplatform.gates.nodes import pool_selector
@@ -39,6 +39,15 @@ class CheckReport:
     @property
     def errors(self) -> list[Problem]:
         return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when an error-level finding was not overridden."""
+        return 1 if self.errors else 0
+
+    def text(self) -> str:
+        """The selector table, then every finding, one a line."""
+        return "\n".join(part for part in (check_table(self), format_problems(self.problems)) if part)
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (`--format json`)."""
@@ -150,7 +159,8 @@ def check_platforms(
     allow: Sequence[str] = (),
 ) -> list[CheckReport]:
     """`check` for every loaded platform against the same inventory and snapshot; `allow` names
-    the error-level rules the user overrides (InputError for a code no rule has)."""
+    the error-level rules the user overrides (InputError for a code no rule has). A selector that
+    does not compile (GP310) is unusable input, as synth and plan say: InputError."""
     refuse_unknown_codes(allow)
     paths = list(inventory)
     nodes = None
@@ -169,7 +179,11 @@ def check_platforms(
             paths.append(str(slices))
     pools = read_resource_slices(*paths) if paths else None
     with Simulated(loaded, snapshot=snap) as simulated:
-        return [check_platform(lp, pools, nodes, snap, simulated, allow) for lp in loaded]
+        reports = [check_platform(lp, pools, nodes, snap, simulated, allow) for lp in loaded]
+    uncompilable = {(p.file, p.loc): p for r in reports for p in sorted(r.problems) if p.code == "GP310"}
+    if uncompilable:
+        raise InputError(sorted(uncompilable.values()))  # unusable input, as synth and plan say
+    return reports
 
 
 def check_table(report: CheckReport) -> str:

@@ -5,18 +5,19 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpuplatform.background import Background
 from gpuplatform.commands.wave_diff import adjacent_units
 from gpuplatform.convert.handoff import add_converted_manifests
-from gpuplatform.errors import GpuplatformError, InputError, Problem, RenderedOutputInvalid
+from gpuplatform.errors import GpuplatformError, InputError, Problem, RenderedOutputInvalid, format_problems
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.limits import MAX_FILES, estimated_files
 from gpuplatform.model.platform import Platform
+from gpuplatform.output.location import check_location
 from gpuplatform.output.serialize import LOCK_FILE, Serializer, lock_document
 from gpuplatform.output.state_check import BACKUP, STAGING
 from gpuplatform.output.write import (
@@ -45,11 +46,14 @@ if TYPE_CHECKING:
 __all__ = [
     "NAME_MAX_BYTES",
     "Drift",
+    "DriftReport",
     "PolicyRefusal",
+    "SynthReport",
     "check_paths",
     "check_tree",
     "completed_files",
     "completion_files",
+    "drift_command",
     "drift_of",
     "policy_findings",
     "render_all",
@@ -57,6 +61,7 @@ __all__ = [
     "render_trees",
     "runbook_files",
     "serialized_tree",
+    "synth_command",
     "synth_tree",
 ]
 
@@ -368,6 +373,105 @@ def _completions(
         lp.platform.name: completion_files(lp, files[lp.platform.name], overrides, notes[lp.platform.name])
         for lp in loaded
     }
+
+
+@dataclass(frozen=True)
+class SynthReport:
+    """What `synth` wrote (or refused to write) and what it found on the way."""
+
+    out: Path
+    """The output folder as the caller named it (paths in `text()` start with it)."""
+    written: list[str]
+    """The platforms written, by name (none when refused)."""
+    findings: list[Problem]
+    """Rule and capacity findings (warnings, overridden errors), the writer's warnings; when
+    refused, every finding, the errors among them."""
+    notes: list[Problem] = field(default_factory=list)
+    """Where the tree went (outside a Git work tree, an `info` note)."""
+    refused: bool = False
+    """Error-level rules fired that were not overridden: nothing was written."""
+
+    @property
+    def exit_code(self) -> int:
+        """1 when refused."""
+        return 1 if self.refused else 0
+
+    def summary(self) -> str:
+        """What the CLI prints last: each platform written, or why nothing was."""
+        if self.refused:
+            return "policy errors: nothing written (fix them, or override with --allow CODE)"
+        return "\n".join(f"wrote {self.out / name}" for name in self.written)
+
+    def text(self) -> str:
+        """The findings, one a line, then the summary."""
+        return "\n".join(part for part in (format_problems(self.findings), self.summary()) if part)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "out": str(self.out),
+            "written": self.written,
+            "refused": self.refused,
+            "problems": [p.as_dict() for p in sorted(self.findings + self.notes)],
+        }
+
+
+def synth_command(
+    loaded: Sequence[LoadedPlatform],
+    out: Path,
+    *,
+    shown: Path | None = None,
+    prune: bool = False,
+    overrides: Sequence[str] = (),
+) -> SynthReport:
+    """`synth`: check where the tree goes (`output.location`), render, judge and write every
+    platform into `out` (an absolute path: a stack may have changed directory); `shown` is how the
+    report names it (default `out`)."""
+    notes = check_location(loaded, out)
+    try:
+        written, findings = synth_tree(loaded, out, prune=prune, overrides=overrides)
+    except PolicyRefusal as exc:
+        return SynthReport(shown or out, [], exc.problems, notes, refused=True)
+    return SynthReport(shown or out, written, findings, notes)
+
+
+@dataclass(frozen=True)
+class DriftReport:
+    """What `synth` would change in a folder (`synth --check`): nothing when it is current."""
+
+    out: Path
+    drift: list[Drift]
+    platforms: int
+    notes: list[Problem] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a file differs."""
+        return 1 if self.drift else 0
+
+    def text(self) -> str:
+        if not self.drift:
+            return f"{self.out}: up to date ({self.platforms} platform(s))"
+        lines = [f"{d.state}: {self.out / d.path}" for d in self.drift]
+        return "\n".join(
+            [*lines, f"{self.out} is stale: {len(self.drift)} file(s) differ; run `gpuplatform synth`"]
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"out": str(self.out), "drift": [{"path": d.path, "state": d.state} for d in self.drift]}
+
+
+def drift_command(
+    loaded: Sequence[LoadedPlatform],
+    out: Path,
+    *,
+    shown: Path | None = None,
+    prune: bool = False,
+    overrides: Sequence[str] = (),
+) -> DriftReport:
+    """`synth --check`: where `out` differs from what synth renders now; writes nothing."""
+    notes = check_location(loaded, out)
+    drift = check_tree(loaded, out, prune=prune, overrides=overrides)
+    return DriftReport(shown or out, drift, len(loaded), notes)
 
 
 @dataclass(frozen=True)

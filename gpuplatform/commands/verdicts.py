@@ -1,9 +1,8 @@
 """The simulation verdict `check` and `synth` include: reused from the verdict cache while the spec
 and the SDK are unchanged, else replayed by a forked child while the command goes on.
 
-The cache is a user cache folder (`$GPUPLATFORM_CACHE_DIR`, else `$XDG_CACHE_HOME/gpuplatform`,
-else `~/.cache/gpuplatform`; `GPUPLATFORM_CACHE_DIR=` with no value turns it off), never the
-output folder: `check` has none, `dist/` must stay byte-equal to what `synth` writes, and a verdict
+The cache is the runtime's folder, none in a library call unless asked for; the CLI's is the
+user's (`runtime.user_cache_folder()`), never the output folder: `check` has none, `dist/` must stay byte-equal to what `synth` writes, and a verdict
 depends on the spec and the SDK only, not on where a tree is written. An entry is trusted only when
 it is a regular file whose recorded key is the one computed now: the sha256 of the SDK version, the
 package's own code and data, the spec document and the manifests it names. With a `--snapshot`, the
@@ -26,25 +25,16 @@ from gpuplatform.background import Background
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.render.tree import Tree
+from gpuplatform.runtime import current
 from gpuplatform.simulate.verdict import Refusal, simulation_verdict
 from gpuplatform.versions import SDK_VERSION
 
-__all__ = ["CACHE_ENV", "Simulated", "cache_folder", "verdict_key"]
+__all__ = ["Simulated", "verdict_key"]
 
-CACHE_ENV = "GPUPLATFORM_CACHE_DIR"
 _PACKAGE = Path(__file__).resolve().parent.parent
 _MAX_ENTRY_BYTES = 4 << 20
 
 Verdicts = dict[str, tuple[Refusal, ...]]
-
-
-def cache_folder() -> Path | None:
-    """Where verdicts are kept (None: caching is off)."""
-    explicit = os.environ.get(CACHE_ENV)
-    if explicit is not None:
-        return Path(explicit) / "verdicts" if explicit else None
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "gpuplatform" / "verdicts"
 
 
 @cache
@@ -111,7 +101,7 @@ class Simulated:
         trees: dict[str, Tree] | None = None,
         snapshot: Snapshot | None = None,
     ) -> None:
-        self._folder = cache_folder() if snapshot is None else None
+        self._folder = current().cache if snapshot is None else None
         self._keys = {lp.platform.name: verdict_key(lp) for lp in loaded} if self._folder else {}
         self.known: Verdicts = {}
         if self._folder is not None:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, get_args
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from gpuplatform.errors import InputError, Problem, format_loc
 from gpuplatform.load.merge import Origin
-from gpuplatform.model.identities import identity_errors
-from gpuplatform.model.limits import size_errors
 from gpuplatform.model.platform import Platform
-from gpuplatform.model.references import Loc, reference_errors
+from gpuplatform.model.references import Loc
 
 __all__ = [
     "API_VERSION",
@@ -22,6 +21,7 @@ __all__ = [
     "platform_document",
     "platform_from_document",
     "problems_from_validation",
+    "spec_loc",
 ]
 
 API_VERSION = "gpuplatform.dev/v1alpha1"
@@ -109,13 +109,40 @@ def _located(origin: Origin, loc: Loc, message: str) -> Problem:
     return Problem(file=file, loc=format_loc(where), code="", message=message)
 
 
+def spec_loc(loc: Sequence[int | str]) -> Loc:
+    """The spec path of a Platform error's `loc`, field names as the spec writes them
+    (`('node_pools', 0, 'gpus_per_node')` from Python -> `('spec', 'nodePools', 0, 'gpusPerNode')`)."""
+    aliased: list[int | str] = []
+    model: type[BaseModel] | None = Platform
+    for part in loc:
+        fields = model.model_fields.items() if model is not None and isinstance(part, str) else ()
+        field = next((f for name, f in fields if part in (name, f.alias)), None)
+        if field is not None:
+            aliased.append(field.alias or part)
+            model = _model_in(field.annotation)
+        else:
+            aliased.append(part)
+    return _doc_loc(tuple(aliased))
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model a field holds, directly or inside a tuple, mapping or union (None: plain data)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
 def problems_from_validation(
     exc: ValidationError, origin: Origin, prefix: Loc | None = None
 ) -> list[Problem]:
     """One Problem per pydantic error, located in the file (stack or overlay) that wrote the field."""
     problems = []
     for err in exc.errors():
-        loc = prefix + tuple(err["loc"]) if prefix is not None else _doc_loc(tuple(err["loc"]))
+        loc = prefix + tuple(err["loc"]) if prefix is not None else spec_loc(err["loc"])
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             message = "unknown field"
@@ -132,10 +159,6 @@ def platform_from_document(doc: dict[str, Any], origin: str | Origin) -> Platfor
     body = dict(doc.get("spec") or {})
     body["name"] = doc["metadata"].get("name")
     try:
-        platform = Platform.model_validate(body)
+        return Platform.model_validate(body)
     except ValidationError as exc:
         raise InputError(problems_from_validation(exc, origin)) from None
-    refs = size_errors(platform) or reference_errors(platform) + identity_errors(platform)
-    if refs:
-        raise InputError([_located(origin, loc, message) for loc, message in refs])
-    return platform

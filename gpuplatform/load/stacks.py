@@ -14,7 +14,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +28,26 @@ from gpuplatform.load.documents import (
     duplicate_names,
     platform_document,
     platform_from_document,
+    problems_from_validation,
 )
 from gpuplatform.load.merge import Origin, merge_spec, parse_loc
 from gpuplatform.load.yaml_input import read_text, read_yaml
 from gpuplatform.model.platform import Platform
 
-__all__ = ["OVERLAYS_ANNOTATION", "LoadedPlatform", "discover_stacks", "load_stack", "load_stacks"]
+__all__ = [
+    "OVERLAYS_ANNOTATION",
+    "PYTHON_SOURCE",
+    "LoadedPlatform",
+    "discover_stacks",
+    "load_stack",
+    "load_stacks",
+    "loaded_platform",
+]
 
 OVERLAYS_ANNOTATION = "gpuplatform.dev/overlays"
 BASE_ANNOTATION = "gpuplatform.dev/base"
+#: The source of a platform built in Python and given to a verb without its file.
+PYTHON_SOURCE = "<python>"
 _STACK_SUFFIXES = (".py", ".yaml", ".yml")
 
 
@@ -91,6 +102,16 @@ def _read_manifests(platform: Platform, source: Path) -> dict[str, str]:
     return texts
 
 
+def loaded_platform(platform: Platform, source: str | Path = PYTHON_SOURCE) -> LoadedPlatform:
+    """A Platform built in Python as the loader gives it: its spec document, and the manifests its
+    workloads and NIM services name read from the folder of `source` (the stack file that builds
+    it, named in errors and in the lock file; by default the working directory)."""
+    path = Path(source)
+    return LoadedPlatform(
+        platform, str(source), (), platform_document(platform), _read_manifests(platform, path)
+    )
+
+
 def discover_stacks(directory: Path) -> list[Path]:
     """Stack files directly in `directory`, in name order (`_private.py` files are helpers)."""
     if not directory.is_dir():
@@ -114,6 +135,10 @@ def _stack_error(path: Path, exc: BaseException) -> InputError:
         and Path(exc.filename or "").resolve() == path.resolve()
     ):
         line = f"line {exc.lineno}"
+    if isinstance(exc, ValidationError) and exc.title == Platform.__name__:
+        # located as in a YAML spec (spec.nodePools[0].migratesIn); the line says which Platform
+        where = f"the Platform built at {line}" if line else ""
+        return InputError([replace(p, hint=where) for p in problems_from_validation(exc, Origin(str(path)))])
     if isinstance(exc, ValidationError):
         problems = []
         for e in exc.errors():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
@@ -17,6 +17,10 @@ from gpuplatform.model.base import (
     SemVer,
     SpecModel,
 )
+from gpuplatform.model.fields import Items, OptionalRef, default
+
+if TYPE_CHECKING:
+    from gpuplatform.model.tenants import Tenant
 
 __all__ = ["BridgeClass", "ServiceTier", "Sharing"]
 
@@ -53,11 +57,11 @@ class ServiceTier(SpecModel):
     """MIG profile (`profile` attribute, e.g. `1g.10gb`); needs `deviceType: mig`."""
     cel: str | None = Field(default=None, min_length=1, max_length=10240)
     """Raw CEL selector, instead of the typed predicates."""
-    config: tuple[JsonObject, ...] = ()
+    config: Items[JsonObject] = default(())
     """Opaque driver parameters (`resource.nvidia.com/v1beta1` GpuConfig...) for `spec.config`."""
     sharing: Sharing = "exclusive"
     """Sharing mode the tier's config enables; non-exclusive tiers are refused for production tenants."""
-    owner: DnsLabel | None = None
+    owner: OptionalRef["Tenant"] = default(None)  # noqa: UP037 (tenants.py imports this module)
     """Tenant that asked for the tier, when it is tenant-specific."""
 
     @model_validator(mode="after")
@@ -91,5 +95,5 @@ class BridgeClass(SpecModel):
     """The legacy resource the class serves (`spec.extendedResourceName`)."""
     source: Literal["platform", "chart"] = "platform"
     """`platform` renders a DeviceClass; `chart` names the DRA driver chart's `gpu.nvidia.com` class."""
-    tier: DnsLabel | None = None
+    tier: OptionalRef[ServiceTier] = default(None)
     """Narrow the bridge to one tier's devices; default: every full GPU of the driver."""

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from gpuplatform.errors import format_loc
 from gpuplatform.model.base import is_dns_subdomain, label_key_problem
-from gpuplatform.model.platform import Platform
 from gpuplatform.model.references import Loc
 from gpuplatform.versions import CHART_DEVICE_CLASSES
+
+if TYPE_CHECKING:
+    from gpuplatform.model.platform import Platform
 
 __all__ = ["KUBERNETES_NAMESPACES", "identity_errors", "list_duplicates"]
 

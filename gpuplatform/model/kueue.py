@@ -22,6 +22,8 @@ from gpuplatform.model.base import (
     ReleaseNumber,
     SpecModel,
 )
+from gpuplatform.model.fields import Items, Refs
+from gpuplatform.model.tenants import Tenant
 from gpuplatform.versions import KUEUE_DEFAULT
 
 __all__ = ["QUEUED_KINDS", "QUEUE_LABEL", "ClusterQueue", "Kueue", "kueue_reference_errors", "queue_errors"]
@@ -42,7 +44,7 @@ class ClusterQueue(SpecModel):
     """Name of the ClusterQueue."""
     cohort: DnsLabel | None = None
     """Cohort the queue borrows from and lends to (`spec.cohortName`)."""
-    tenants: tuple[DnsLabel, ...] = Field(min_length=1)
+    tenants: Refs[Tenant] = Field(min_length=1)
     """Tenants whose namespaces get a LocalQueue pointing at this ClusterQueue."""
     local_queue: DnsLabel | None = None
     """Name of the LocalQueue in each tenant namespace (the Jobs' `kueue.x-k8s.io/queue-name`);
@@ -98,7 +100,7 @@ class Kueue(SpecModel):
     A Kueue configured elsewhere lists what its `deviceClassMappings` hold (GP403 checks the rest)."""
     feature_gates: dict[FeatureGateName, bool] = {}
     """The running Kueue's `featureGates` beyond its release's defaults."""
-    cluster_queues: tuple[ClusterQueue, ...] = Field(min_length=1)
+    cluster_queues: Items[ClusterQueue] = Field(min_length=1)
     """The GPU ClusterQueues."""
 
     def resource_name(self, domain: str) -> str:

@@ -12,9 +12,13 @@ of several platforms at once.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gpuplatform.model.base import MAX_CLUSTER_NODES
-from gpuplatform.model.platform import Platform
 from gpuplatform.model.references import Loc
+
+if TYPE_CHECKING:
+    from gpuplatform.model.platform import Platform
 
 __all__ = ["MAX_FILES", "MAX_NODES", "MAX_WAVES", "estimated_files", "size_errors"]
 

@@ -17,6 +17,8 @@ from gpuplatform.model.base import (
     SpecModel,
 )
 from gpuplatform.model.clouds import node_group_name_problem
+from gpuplatform.model.fields import Items, OptionalRef, default
+from gpuplatform.model.waves import Wave
 
 __all__ = ["LabelRequirement", "NodePool", "NodeSelector", "Provisioner", "Taint"]
 
@@ -88,7 +90,7 @@ class LabelRequirement(SpecModel):
     """Node label key (`nvidia.com/mig.config`)."""
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
     """`In`/`NotIn` need `values`; `Exists`/`DoesNotExist` take none (`NotIn` also matches an absent label)."""
-    values: tuple[LabelValue, ...] = ()
+    values: Items[LabelValue] = default(())
     """Label values for `In` and `NotIn`."""
 
     @model_validator(mode="after")
@@ -105,7 +107,7 @@ class NodeSelector(SpecModel):
 
     match_labels: dict[LabelKey, LabelValue] = {}
     """Labels every node of the pool carries (`nvidia.com/mig.config: all-1g.10gb`)."""
-    match_expressions: tuple[LabelRequirement, ...] = ()
+    match_expressions: Items[LabelRequirement] = default(())
     """Set-based requirements (`{key: nvidia.com/mig.config, operator: NotIn, values: [all-1g.10gb]}`)."""
 
     @model_validator(mode="after")
@@ -124,7 +126,7 @@ class NodePool(SpecModel):
 
     name: DnsLabel
     """Pool name (a label of the spec, never a node name)."""
-    nodes: tuple[DnsSubdomain, ...] = ()
+    nodes: Items[DnsSubdomain] = default(())
     """Node names of a static pool (each gets an SSA partial Node); empty for a provisioner pool."""
     provisioner: Provisioner | None = None
     """The controller that owns the pool's nodes, instead of listing them."""
@@ -132,13 +134,13 @@ class NodePool(SpecModel):
     """GPU product, a catalog key (`H100-80GB`) or the driver's productName (`NVIDIA H100 80GB HBM3`)."""
     gpus_per_node: int = Field(default=8, strict=True, ge=1, le=128)
     """GPUs on each node of the pool."""
-    migrates_in: DnsLabel | None = None
+    migrates_in: OptionalRef[Wave] = default(None)
     """Wave in which the pool moves to DRA; absent = legacy until the final-cutover wave."""
     taint: Taint | None = None
     """Taint of the DRA pool; default `<modeLabel>=dra:NoSchedule`."""
     operator_validator: bool | None = None
     """Force `nvidia.com/gpu.deploy.operator-validator`; default follows the GPU Operator release."""
-    mig_layout: tuple[CleanString, ...] = ()
+    mig_layout: Items[CleanString] = default(())
     """MIG profiles per GPU (e.g. `["3g.40gb", "3g.40gb"]`) when the pool is MIG-partitioned."""
     mig_config: LabelValue | None = None
     """The MIG manager's config (`nvidia.com/mig.config`) that partitions the pool's GPUs as
@@ -157,7 +159,7 @@ class NodePool(SpecModel):
     selector: NodeSelector | None = None
     """Label selector narrowing the provisioner's nodes to this pool's (with `provisioner`); several
     pools may then share one provisioner, each selecting its own nodes."""
-    takes_over_from: DnsLabel | None = None
+    takes_over_from: OptionalRef[NodePool] = default(None)
     """A legacy node-group pool this one takes nodes from: the pool is a *new* cloud node group
     created in its `migratesIn` wave next to the old one, born on DRA with the
     hand-off's labels and taint, with `minNodes` nodes; the old group gives up as many (its size,

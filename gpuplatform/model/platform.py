@@ -23,9 +23,11 @@ from gpuplatform.model.base import (
 )
 from gpuplatform.model.classes import BridgeClass, ServiceTier
 from gpuplatform.model.containers import ContainerResources, Digest, ImageReference, ResourceAmounts
+from gpuplatform.model.fields import Items, Ref, default
 from gpuplatform.model.kueue import Kueue
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.tenants import Tenant, TenantPolicy
+from gpuplatform.model.verbs import PlatformVerbs
 from gpuplatform.model.waves import Wave
 from gpuplatform.model.workloads import NimService, ValidationWorkload, Workload
 from gpuplatform.versions import (
@@ -149,7 +151,7 @@ class DraDriver(SpecModel):
 class Delivery(SpecModel):
     """How Argo CD and/or Flux find and apply the rendered tree."""
 
-    engines: tuple[Literal["argocd", "flux"], ...] = ("argocd",)
+    engines: Items[Literal["argocd", "flux"]] = default(("argocd",))
     """GitOps engines to render entry points for (`argocd`, `flux` or both)."""
     repo_url: Token
     """Git repository the engines read the rendered tree from."""
@@ -228,13 +230,13 @@ class Monitoring(SpecModel):
 class Acceptances(SpecModel):
     """Risks the team accepts explicitly; everything here is refused unless named."""
 
-    alpha_features: tuple[FeatureGateName, ...] = ()
+    alpha_features: Items[FeatureGateName] = default(())
     """Driver alpha gates allowed in production or first-cutover waves (e.g. `DynamicMIG`)."""
     nim_preview: bool = False
     """Accept NIM DRA (Technology Preview) in production tenants and waves."""
 
 
-class Platform(SpecModel):
+class Platform(PlatformVerbs, SpecModel):
     """One cluster's GPU platform and the waves that move it from the device plugin to DRA."""
 
     name: DnsLabel
@@ -249,25 +251,25 @@ class Platform(SpecModel):
     """The NVIDIA GPU Operator release."""
     dra_driver: DraDriver
     """The NVIDIA DRA driver release, installed from the first wave after `baseline`."""
-    node_pools: tuple[NodePool, ...] = ()
+    node_pools: Items[NodePool] = default(())
     """GPU node pools; each moves from the device plugin to DRA in its `migratesIn` wave."""
-    tiers: tuple[ServiceTier, ...] = ()
+    tiers: Items[ServiceTier] = default(())
     """Service tiers, each a DeviceClass `<name>.<domain>` tenants claim from."""
-    bridges: tuple[BridgeClass, ...] = ()
+    bridges: Items[BridgeClass] = default(())
     """Extended-resource bridge classes that serve legacy `nvidia.com/gpu` requests from DRA."""
-    tenants: tuple[Tenant, ...] = ()
+    tenants: Items[Tenant] = default(())
     """Team namespaces: their tiers, claim templates, quota and admission policy."""
     tenant_policy: TenantPolicy = TenantPolicy()
     """Cluster-wide admission around the tenants: who may grant admin access, where claims may exist."""
-    nim_services: tuple[NimService, ...] = ()
+    nim_services: Items[NimService] = default(())
     """NIM services moved to DRA blue/green (a new NIMService with `draResources`)."""
-    workloads: tuple[Workload, ...] = ()
+    workloads: Items[Workload] = default(())
     """Legacy workloads converted to claims in their `movesIn` wave (hand-offs for their owners)."""
     validation: ValidationWorkload | None = None
     """The pilot Job that proves a claim reaches a container, from the first native-claim-pilot wave."""
-    waves: tuple[Wave, ...] = Field(min_length=1)
+    waves: Items[Wave] = Field(min_length=1)
     """The waves in order: baseline first, final-cutover last, stages in canonical order."""
-    active_wave: DnsLabel
+    active_wave: Ref[Wave]
     """The wave the entry points apply; advancing or rolling back is changing this."""
     delivery: Delivery
     """The Git repository and path of the rendered tree, and the engines that apply it."""
@@ -277,6 +279,16 @@ class Platform(SpecModel):
     """Risks accepted explicitly (alpha driver features, NIM preview in production)."""
     kueue: Kueue | None = None
     """Kueue's GPU ClusterQueues, whose quotas move with the pools (docs/kueue.md); absent: no Kueue."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Platform:
+        """Every name used is defined, nothing renders twice, the platform fits one cluster
+        (`model/checks.py`): a ValidationError located at the field, as for any other field.
+        Imported here: `import gpuplatform` need not load the checks (~25 ms)."""
+        from gpuplatform.model.checks import raise_platform_errors
+
+        raise_platform_errors(self)
+        return self
 
     @property
     def mode_label_key(self) -> str:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from gpuplatform.model.clouds import node_group_name_problem
 from gpuplatform.model.kueue import kueue_reference_errors, queue_errors
 from gpuplatform.model.nodes import NodePool
-from gpuplatform.model.platform import Platform
 from gpuplatform.model.waves import STAGES, Wave
+
+if TYPE_CHECKING:
+    from gpuplatform.model.platform import Platform
 
 __all__ = ["Loc", "known", "reference_errors", "stage_order_errors", "takeover_errors"]
 

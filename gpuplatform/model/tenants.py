@@ -16,6 +16,8 @@ from gpuplatform.model.base import (
     SpecModel,
     Token,
 )
+from gpuplatform.model.classes import ServiceTier
+from gpuplatform.model.fields import Items, Ref, Refs, default
 
 DEFAULT_TIER_DEVICES = 8
 """A tier's device limit when neither `quota.devices` nor `quota.tiers` gives one."""
@@ -28,11 +30,11 @@ class ClaimTemplate(SpecModel):
 
     name: DnsSubdomain
     """Name of the ResourceClaimTemplate in the tenant's namespace."""
-    tier: DnsLabel
+    tier: Ref[ServiceTier]
     """Tier (DeviceClass) the template requests; the tenant must be allowed to use it."""
     count: int = Field(default=1, strict=True, ge=1, le=32)
     """Devices the claim requests (all from one node)."""
-    selectors: tuple[str, ...] = ()
+    selectors: Items[str] = default(())
     """Extra CEL selectors ANDed with the tier's class selectors."""
     claims: NonNegativeInt32 = 1
     """Claims of this template in use at peak, one pod each (read by `gpuplatform capacity`)."""
@@ -104,18 +106,18 @@ class TenantGitOps(SpecModel):
     """Render the tenant's GitOps identity."""
     service_account: DnsLabel = "gitops-deployer"
     """Name of the ServiceAccount the tenant's applications sync as."""
-    source_repos: tuple[Token, ...] = ("*",)
+    source_repos: Items[Token] = default(("*",))
     """Repositories the tenant's AppProject lets its Applications read (Argo CD `sourceRepos`)."""
-    cluster_roles: tuple[DnsSubdomain, ...] = ()
+    cluster_roles: Items[DnsSubdomain] = default(())
     """ClusterRoles bound to the ServiceAccount inside the namespace (what the applications deploy)."""
 
 
 class TenantPolicy(SpecModel):
     """Cluster-wide admission around the tenants."""
 
-    admin_groups: tuple[CleanString, ...] = Field(default=("system:masters",), min_length=1)
+    admin_groups: Items[CleanString] = default(("system:masters",), min_length=1)
     """Groups that may set the `resource.kubernetes.io/admin-access` namespace label."""
-    allow_namespaces: tuple[DnsLabel, ...] = ()
+    allow_namespaces: Items[DnsLabel] = default(())
     """Namespaces besides the tenants' and the platform's where claims are not restricted
     (e.g. the users of another DRA driver); everywhere else ResourceClaims and templates are refused."""
 
@@ -129,11 +131,11 @@ class Tenant(SpecModel):
     """Defaults to the tenant's name."""
     environment: Literal["production", "development"] = "development"
     """Production tenants may not use sharing tiers or NIM preview features."""
-    tiers: tuple[DnsLabel, ...] = ()
+    tiers: Refs[ServiceTier] = default(())
     """Tiers the tenant may claim (admission policy and quota enforce it)."""
     bridge: bool = False
     """May use legacy `nvidia.com/gpu` requests served by the bridge class."""
-    groups: tuple[CleanString, ...] = ()
+    groups: Items[CleanString] = default(())
     """Groups bound to the claim-operator Role."""
     owner: LabelValue = ""
     """Sets the label `gpuplatform.dev/owner` on the Namespace and on claims from its templates."""
@@ -141,7 +143,7 @@ class Tenant(SpecModel):
     """Sets the label `gpuplatform.dev/cost-center` on the Namespace and on claims from its templates."""
     gitops: TenantGitOps = TenantGitOps()
     """The identity the tenant's own GitOps applications run under."""
-    claim_templates: tuple[ClaimTemplate, ...] = ()
+    claim_templates: Items[ClaimTemplate] = default(())
     """ResourceClaimTemplates rendered into the tenant's namespace."""
     quota: TenantQuota = TenantQuota()
     """Closed-world ResourceQuota of the namespace."""

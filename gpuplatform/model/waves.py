@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 from gpuplatform.model.base import Description, DnsLabel, SpecModel
+from gpuplatform.model.classes import BridgeClass, ServiceTier
+from gpuplatform.model.fields import Refs, default
+from gpuplatform.model.tenants import Tenant
 
 __all__ = ["STAGES", "Stage", "Wave"]
 
@@ -36,11 +39,11 @@ class Wave(SpecModel):
     """What the wave is in the migration; stages run in canonical order, `drain` between any two."""
     description: Description = ""
     """What the wave does, for people (the first line of its runbook)."""
-    tiers: tuple[DnsLabel, ...] = ()
+    tiers: Refs[ServiceTier] = default(())
     """Tiers published from this wave on."""
-    bridges: tuple[DnsLabel, ...] = ()
+    bridges: Refs[BridgeClass] = default(())
     """Bridge classes enabled from this wave on."""
-    tenants: tuple[DnsLabel, ...] = ()
+    tenants: Refs[Tenant] = default(())
     """Tenants onboarded from this wave on."""
     production: bool = False
     """The wave carries production traffic (preview features are refused unless accepted)."""

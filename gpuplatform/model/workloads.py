@@ -17,8 +17,12 @@ from gpuplatform.model.base import (
     RelativePath,
     SpecModel,
 )
+from gpuplatform.model.classes import ServiceTier
 from gpuplatform.model.containers import ContainerResources, Digest, ImageReference, ResourceAmounts
+from gpuplatform.model.fields import Items, OptionalRef, Ref, default
 from gpuplatform.model.kueue import QUEUED_KINDS
+from gpuplatform.model.tenants import Tenant
+from gpuplatform.model.waves import Wave
 
 __all__ = [
     "VALIDATION_IMAGE",
@@ -59,9 +63,9 @@ class Workload(SpecModel):
     """Name of the workload object."""
     gpus: int = Field(default=1, strict=True, ge=1, le=32)
     """GPUs one pod requests (the device plugin's `nvidia.com/gpu`, summed over its containers)."""
-    tier: DnsLabel
+    tier: Ref[ServiceTier]
     """Tier the converted workload claims from."""
-    moves_in: DnsLabel
+    moves_in: Ref[Wave]
     """Wave from which the workload uses a claim (its template exists; its owner gets a hand-off)."""
     manifest: RelativePath | None = None
     """Path of the original manifest; when given, the converted file is handed off in full."""
@@ -75,7 +79,7 @@ class Workload(SpecModel):
     """Extended resource the legacy pods request (`nvidia.com/mig-3g.40gb` on a MIG pool)."""
     node_selector: dict[LabelKey, LabelValue] = {}
     """The legacy pods' `nodeSelector` (capacity places them only on nodes with these labels)."""
-    tolerations: tuple[Toleration, ...] = ()
+    tolerations: Items[Toleration] = default(())
     """The legacy pods' tolerations (a DRA pool's taint keeps pods that lack one off it)."""
     queue: DnsLabel | None = None
     """LocalQueue the Job is submitted to (its `kueue.x-k8s.io/queue-name` label, on a CronJob's
@@ -144,13 +148,13 @@ class NimService(SpecModel):
     """Namespace of the NIMService: a tenant's namespace."""
     replaces: DnsSubdomain | None = None
     """The legacy NIMService it takes traffic from, retired by its owner in a later wave."""
-    tier: DnsLabel | None = None
+    tier: OptionalRef[ServiceTier] = default(None)
     """Tier (DeviceClass) of the claims; default: the chart's `gpu.nvidia.com` class."""
-    attribute_selectors: tuple[AttributeSelector, ...] = ()
+    attribute_selectors: Items[AttributeSelector] = default(())
     """NIM Operator `attributeSelectors` of the claim."""
-    capacity_selectors: tuple[CapacitySelector, ...] = ()
+    capacity_selectors: Items[CapacitySelector] = default(())
     """NIM Operator `capacitySelectors` of the claim."""
-    cel_expressions: tuple[str, ...] = ()
+    cel_expressions: Items[str] = default(())
     """NIM Operator `celExpressions` (instead of attribute and capacity selectors)."""
     count: int = Field(default=1, strict=True, ge=1, le=32)
     """Devices per replica."""
@@ -158,7 +162,7 @@ class NimService(SpecModel):
     """Replicas of the NIMService."""
     mode: Literal["claimCreationSpec", "template", "claim"] = "claimCreationSpec"
     """How `draResources` asks: the operator creates claims, or a tool-rendered template or claim."""
-    moves_in: DnsLabel
+    moves_in: Ref[Wave]
     """Wave in which the NIMService moves to DRA (its hand-off appears)."""
     manifest: RelativePath | None = None
     """Path of the team's original NIMService manifest, converted in full when given."""
@@ -213,7 +217,7 @@ class ValidationWorkload(GpuProbe):
     removes it and proves the claim was released. The bridge gate's pods run the same probe.
     """
 
-    tenant: DnsLabel
+    tenant: Ref[Tenant]
     """Tenant whose namespace runs the pilot Job."""
     claim_template: DnsSubdomain
     """The tenant's claim template the pilot claims from."""

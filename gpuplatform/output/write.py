@@ -7,7 +7,8 @@ digest its lock records. The
 staging and backup folders of a run carry a random run id (`.gpuplatform-staging.<run>.<platform>`)
 and are recorded in the state file `<out>/.gpuplatform.lock` before they are created; recovery acts
 on the recorded names only, never on names that merely look like ours, and only on a record sealed
-with this user's state key (`state_key.py`), never on one from a pull request or another machine.
+with the runtime's state key (the CLI's: this user's, `state_key.py`; a library call's: its
+process's), never on one from a pull request or another machine.
 Links are never followed.
 
 Protocol (one run at a time, under an flock on the state file):
@@ -51,7 +52,8 @@ from typing import Any
 from gpuplatform.errors import EnvironmentFailure, InputError, Problem
 from gpuplatform.model.limits import MAX_FILES
 from gpuplatform.output.state_check import BACKUP, STAGING, state_problems
-from gpuplatform.output.state_key import mac_problems, seal, state_key
+from gpuplatform.output.state_key import mac_problems, seal
+from gpuplatform.runtime import current
 
 __all__ = [
     "LOCK_ENTRY_MAX_BYTES",
@@ -366,7 +368,7 @@ class _StateFile:
     def __init__(self, out: Path, fd: int) -> None:
         self.out = out
         self.fd = fd
-        self.key = state_key()
+        self.key = current().state_key()
 
     @property
     def path(self) -> Path:

@@ -215,7 +215,7 @@ def drain_wave_moves(platform: Platform) -> list[tuple[int, NodePool, int]]:
 
     A drain wave changes no state: it empties the pools the *next* wave moves. A pool that moved in
     the drain wave itself would move while its nodes are being drained, so it must move in the wave
-    after the drain (references are assumed checked).
+    after the drain (every name is defined: a Platform checks its references when built).
     """
     index = {w.name: i for i, w in enumerate(platform.waves)}
     return [
@@ -226,7 +226,7 @@ def drain_wave_moves(platform: Platform) -> list[tuple[int, NodePool, int]]:
 
 
 def plan_platform(platform: Platform) -> Plan:
-    """Compute the state of every wave of `platform` (references are assumed checked)."""
+    """Compute the state of every wave of `platform` (whose references it checked when built)."""
     waves = platform.waves
     index = {w.name: i for i, w in enumerate(waves)}
     cutover = next((i for i, w in enumerate(waves) if w.stage == "final-cutover"), None)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import multiprocessing
-import os
 import signal
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuplatform.background import forks
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.evidence.snapshot import Snapshot, snapshot_or_pods
 from gpuplatform.load.stacks import LoadedPlatform
@@ -44,6 +43,15 @@ class PlatformReport:
     @property
     def steps(self) -> int:
         return sum(r.steps for r in self.results)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a replay broke an invariant, else 0."""
+        return 1 if self.failed else 0
+
+    def text(self) -> str:
+        """The terminal page (`report_text`)."""
+        return report_text(self)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -155,15 +163,11 @@ _FORKED: _Replays | None = None
 
 
 def _replay_engines(replays: _Replays, engines: Sequence[str]) -> list[TransitionResult]:
-    """Each engine's replays, in engine order: one forked worker per engine when the machine has
-    the cores (the engines share nothing but the read-only plan and tree), else one after the other."""
+    """Each engine's replays, in engine order: one forked worker per engine when the runtime asks
+    for children and the machine has the cores (`background.forks`; the engines share nothing but
+    the read-only plan and tree), else one after the other."""
     global _FORKED
-    if (
-        len(engines) < 2
-        or (os.cpu_count() or 1) < 2
-        or "fork" not in multiprocessing.get_all_start_methods()
-        or threading.active_count() > 1  # forking a threaded process can deadlock the child
-    ):
+    if len(engines) < 2 or not forks():
         entries: dict[str, Tree] = {}
         return [result for engine in engines for result in replays.replay(engine, entries)]
     _FORKED = replays

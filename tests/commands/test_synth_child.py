@@ -21,7 +21,10 @@ from tests.conftest import REPO
 from tests.forks import count_forks
 from tests.specs import minimal_spec, write_spec
 
-pytestmark = pytest.mark.skipif(not background.can_fork(), reason="needs fork and two cores")
+pytestmark = [
+    pytest.mark.skipif(not background.can_fork(), reason="needs fork and two cores"),
+    pytest.mark.usefixtures("cli_runtime"),
+]
 
 
 def _files(root: Path) -> dict[str, bytes]:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from gpuplatform import background
+from gpuplatform import background, runtime
 from gpuplatform.cli import main
 from gpuplatform.commands import verdicts
 from gpuplatform.load.stacks import load_stack
@@ -20,6 +20,8 @@ from tests.conftest import REPO
 from tests.forks import count_forks
 from tests.simulate.helpers import without_application_finalizer
 from tests.specs import minimal_spec, write_spec
+
+pytestmark = pytest.mark.usefixtures("cli_runtime")
 
 
 def run(*args: str) -> Result:
@@ -40,7 +42,7 @@ def unsafe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "cache"
-    monkeypatch.setenv(verdicts.CACHE_ENV, str(folder))
+    monkeypatch.setenv(runtime.CACHE_ENV, str(folder))
     return folder / "verdicts"
 
 
@@ -145,11 +147,11 @@ def test_a_cache_entry_that_cannot_be_verified_is_replayed(
 
 
 def test_an_empty_cache_variable_turns_the_cache_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(verdicts.CACHE_ENV, "")
-    assert verdicts.cache_folder() is None
-    monkeypatch.delenv(verdicts.CACHE_ENV)
+    monkeypatch.setenv(runtime.CACHE_ENV, "")
+    assert runtime.user_cache_folder() is None
+    monkeypatch.delenv(runtime.CACHE_ENV)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert verdicts.cache_folder() == tmp_path / "gpuplatform" / "verdicts"
+    assert runtime.user_cache_folder() == tmp_path / "gpuplatform" / "verdicts"
 
 
 def test_the_key_covers_the_sdk_version_and_the_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,7 +16,10 @@ from tests.evidence.builders import build
 from tests.forks import count_forks
 from tests.gates.harness import fleet_doc, load_platform
 
-pytestmark = pytest.mark.skipif(not background.can_fork(), reason="needs fork and two cores")
+pytestmark = [
+    pytest.mark.skipif(not background.can_fork(), reason="needs fork and two cores"),
+    pytest.mark.usefixtures("cli_runtime"),
+]
 
 
 @pytest.mark.parametrize("devices", ["published", "none"])

@@ -7,12 +7,16 @@ from typing import Any
 
 import pytest
 
+from gpuplatform.background import can_fork
+from gpuplatform.cli import cli_runtime
 from gpuplatform.load.stacks import LoadedPlatform, discover_stacks, load_stack, load_stacks
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.operator_handoff import operator_handoff_path
 from gpuplatform.render.tree import render_tree
-from gpuplatform.simulate import jobs, run
+from gpuplatform.runtime import using
+from gpuplatform.simulate import jobs
 from gpuplatform.simulate.run import PlatformReport, simulate_platform
+from tests.forks import count_forks
 from tests.simulate.helpers import simulate, violations
 from tests.specs import write_spec
 
@@ -154,14 +158,18 @@ def test_a_mixed_fleet_without_the_operator_handoff_loses_new_dra_nodes(tmp_path
 def test_engines_replayed_in_forked_workers_report_what_one_process_reports(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # GIVEN a stack replayed under both engines, once in one worker per engine and once in-process
-    [loaded] = load_stack(ROOT / "stacks" / "nim-lab.yaml")
-    if (run.os.cpu_count() or 1) < 2:
-        pytest.skip("one core: simulate replays the engines in-process only")
-    assert run.threading.active_count() == 1  # so the first replay forks
-    forked = simulate_platform(loaded, None, None, ENGINES)
-    monkeypatch.setattr(run.os, "cpu_count", lambda: 1)
+    # GIVEN a stack replayed under both engines, once as the CLI runs it (one worker per engine)
+    # and once as a library call does (in-process: it forks only when asked)
+    loaded = load_stack(ROOT / "stacks" / "reference.py")[0]
+    assert tuple(loaded.platform.delivery.engines) == ENGINES
+    if not can_fork():
+        pytest.skip("needs fork and two cores")
+    forks = count_forks(monkeypatch)
+    with using(cli_runtime()):
+        forked = simulate_platform(loaded, None, None, ENGINES)
+    workers = len(forks)
     alone = simulate_platform(loaded, None, None, ENGINES)
-    # THEN the reports are equal, results in engine order
+    # THEN the CLI's run forked a worker per engine, the library's none, and the reports are equal
+    assert (workers, len(forks)) == (len(ENGINES), len(ENGINES))
     assert forked.as_dict() == alone.as_dict()
     assert [r.engine for r in forked.results] == sorted(r.engine for r in forked.results)
