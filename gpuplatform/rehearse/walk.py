@@ -291,11 +291,19 @@ class Walker:
         (self.work / "state" / "merged").write_text(sha + "\n")
         revision = f"{self.plan.platform.delivery.revision}@sha1:{sha}" if self.engine_name == "flux" else sha
 
+        operator = threading.Lock()  # one operator: the steps run one at a time, in the runbook's order
+        here = not late
+        deferred: list[Item] = []
+
         def done(unit: str) -> None:
             self.record(self.engine_name, f"{unit} applied")
             for item in section.during if section else []:
                 if item.after == unit:
-                    self._item(item, a, b, steps)
+                    with operator:
+                        if here:
+                            self._item(item, a, b, steps)
+                        else:  # a late operator has not started the runbook yet
+                            deferred.append(item)
 
         self.cluster.apply(gates, "rehearsal-engine-entry")
         outcome: list[BaseException] = []
@@ -317,13 +325,17 @@ class Walker:
                 STUCK + 60,
                 "the sync stuck or done",
             )
-            if engine.is_alive() or outcome:
-                for action in late:
-                    action()
-            else:  # nothing held the sync: the steps before the merge are moot, the state is judged as it is
-                self.notes.add(
-                    f"{a.name} -> {b.name} with the operator late: the sync completed before the runbook's steps"
-                )
+            with operator:
+                if engine.is_alive() or outcome:
+                    for action in late:
+                        action()
+                else:  # nothing held the sync: the steps before the merge are moot
+                    self.notes.add(
+                        f"{a.name} -> {b.name} with the operator late: the sync completed before the runbook's steps"
+                    )
+                here = True  # the operator goes on in order: the steps of the units already applied
+                for item in deferred:
+                    self._item(item, a, b, steps)
             engine.join()
         if outcome:
             exc = outcome[0]
