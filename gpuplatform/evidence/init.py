@@ -5,7 +5,9 @@ Node pools come from the GPU Feature Discovery and MIG manager labels (`evidence
 count and MIG layout, provisioner-managed nodes (Karpenter, EKS/GKE/AKS node groups) by their
 provisioner, as provisioner pools; a GPU count or MIG layout that is guessed carries a `# TODO`; the workloads come
 from the register; what only a person can decide (tiers, waves, the chart mirror, the
-Git repository) is marked `# TODO` with a valid placeholder, so the file synthesises as it is.
+Git repository) is marked `# TODO` with a valid placeholder, so the file loads as it is. The
+placeholder waves convert the workloads before any pool is on DRA: `check` and `synth` refuse that
+(GP280, GP290: they would have nowhere to run) until the waves are decided.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ _COMMENTS = {
     "  draDriver:": "  # The chart comes from where it is published; set chartRepository to use a mirror.",
     "  delivery:": "  # TODO: the Git repository Argo CD or Flux reads dist/ from.",
     "  tiers:": "  # TODO: decide the service tiers (DeviceClasses) tenants will request; full-gpu is a start.",
-    "  waves:": "  # TODO: decide the waves: give pools a migratesIn wave (pilot-pool, then scale) and workloads theirs.",
+    "  waves:": "  # TODO: decide the waves: give pools a migratesIn wave (pilot-pool, then scale) and workloads theirs "
+    "(until then the workloads convert before any pool is on DRA: check refuses it, GP280).",
     "  workloads:": "  # From the register: every workload that requests nvidia.com/gpu today (movesIn is a placeholder).",
     "  tenantPolicy:": "  # TODO: declare tenants for these namespaces; until then claims there are not restricted.",
     "  tenants:": "  # The namespaces of Kueue's LocalQueues. TODO: give each its tiers, groups and quota.",

@@ -20,7 +20,7 @@ from gpuplatform.plan.gates import gates_for_wave
 from gpuplatform.plan.sync_order import SYNC_UNITS
 from gpuplatform.plan.waves import Plan, WaveState, validator_workaround
 
-__all__ = ["ARGOCD_APPS", "Step", "maintenance_steps", "transition_steps"]
+__all__ = ["ARGOCD_APPS", "Step", "drained_by_hand", "maintenance_steps", "transition_steps"]
 
 StepKind = Literal["manual", "merge", "sync"]
 #: The manual step that syncs a remote cluster's child Applications (Argo CD orders no two Applications).
@@ -33,7 +33,7 @@ class Step:
 
     `action` is the manual action (`taint`, `cordon`, `drain-gpu-pods`, `release-claims`,
     `apply-handoff`, `untaint`, `uncordon`, `convert-workloads`, `restore-legacy-workloads`,
-    `drain-claims`, `revalidate`; for new groups `create-node-group`, `take-nodes`,
+    `drain-pools` (a drain wave); around node maintenance `drain-claims`, `uncordon-node`, `revalidate`; for new groups `create-node-group`, `take-nodes`,
     `give-back-nodes`, `delete-node-group`), `merge`, or the sync unit's id; `layer` is the unit's
     folder.
     """
@@ -58,7 +58,7 @@ def _static(plan: Plan, pools: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(p for p in pools if plan.pools[p].provisioner is None)
 
 
-def _drained_by_hand(plan: Plan, pools: tuple[str, ...]) -> tuple[str, ...]:
+def drained_by_hand(plan: Plan, pools: tuple[str, ...]) -> tuple[str, ...]:
     """Pools whose nodes an operator cordons and drains: static pools, and node groups and Cluster API
     pools, whose new labels reach running nodes in place (GKE, EKS and AKS update a group's node labels
     and taints without replacing the nodes). Karpenter replaces drifted nodes and drains them itself."""
@@ -93,7 +93,7 @@ def _before(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools)
                 deleted,
             )
         )
-    if drained_back := _drained_by_hand(plan, back):
+    if drained_back := drained_by_hand(plan, back):
         steps.append(
             Step("manual", "cordon", "cordon the nodes that go back to the device plugin", drained_back)
         )
@@ -116,7 +116,7 @@ def _before(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools)
                 pools,
             )
         )
-    if pools := _drained_by_hand(plan, forward):
+    if pools := drained_by_hand(plan, forward):
         steps += [
             Step("manual", "cordon", "cordon the nodes that move to DRA", pools),
             Step(
@@ -233,7 +233,7 @@ def _after(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) 
                 after="00-operators",
             )
         )
-    if static_forward := _drained_by_hand(plan, forward):
+    if static_forward := drained_by_hand(plan, forward):
         steps.append(
             Step(
                 "manual",
@@ -255,10 +255,19 @@ def _after(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) 
                 after="10-nodes",
             ),
         ]
-    if pools := _drained_by_hand(plan, back):
+    if pools := drained_by_hand(plan, back):
         steps.append(
             Step(
                 "manual", "uncordon", "uncordon the nodes back on the device plugin", pools, after="10-nodes"
+            )
+        )
+    if pools := drained_by_hand(plan, a.drains if b.index < a.index else ()):
+        steps.append(
+            Step(
+                "manual",
+                "uncordon",
+                f"uncordon the nodes drain wave {a.name} drained: they stay legacy",
+                pools,
             )
         )
     if set(b.workloads) - set(a.workloads):
@@ -278,6 +287,17 @@ def _after(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) 
                 back,
             )
         )
+    if b.drains and b.index > a.index:
+        steps.append(
+            Step(
+                "manual",
+                "drain-pools",
+                "drain the pools the next wave moves between allocators (static pools and node groups are "
+                "cordoned and drained now and stay cordoned until that wave; Karpenter drains its nodes when it "
+                "replaces them)",
+                b.drains,
+            )
+        )
     return steps
 
 
@@ -294,21 +314,23 @@ def transition_steps(plan: Plan, a: WaveState, b: WaveState) -> tuple[Step, ...]
 
 def maintenance_steps(
     plan: Plan, state: WaveState, pool: str, event: Literal["restart", "driver-upgrade"]
-) -> tuple[Step, ...]:
-    """What the operator does around a node restart or a driver upgrade of `pool` in `state`.
+) -> tuple[tuple[Step, ...], tuple[Step, ...]]:
+    """What the operator does before and after a node restart or a driver upgrade done by hand of
+    `pool` in `state` (the runbook's node maintenance; an unattended upgrade is the GPU Operator's).
 
     Before a driver upgrade of a DRA node its claim holders are drained while the kubelet plugin
     runs: the driver manager takes the plugin away (NODE_LABEL_FOR_GPU_POD_EVICTION) in the same
     batch as the operands, before it drains GPU pods (NVIDIA/k8s-driver-manager
-    `evictAllGPUOperatorComponents`, v0.10.0-v0.12.0). On a pool that turns the operator-validator
-    off, nothing recreates `/run/nvidia/validations/toolkit-ready` after either event (only the
-    validator writes it), so the operator revalidates the node afterwards (`revalidate` comes last).
+    `evictAllGPUOperatorComponents`, v0.10.0-v0.12.0); the node is uncordoned after. On a pool that
+    turns the operator-validator off, nothing recreates `/run/nvidia/validations/toolkit-ready` after
+    either event (only the validator writes it), so the operator revalidates the node afterwards.
     """
     if state.pool_modes[pool] != "dra":
-        return ()
-    steps = []
+        return (), ()
+    before: list[Step] = []
+    after: list[Step] = []
     if event == "driver-upgrade":
-        steps.append(
+        before.append(
             Step(
                 "manual",
                 "drain-claims",
@@ -316,8 +338,11 @@ def maintenance_steps(
                 (pool,),
             )
         )
+        after.append(
+            Step("manual", "uncordon-node", "uncordon the node once its driver pod is Ready again", (pool,))
+        )
     if validator_workaround(plan.platform, plan.pools[pool], state.device_plugin_enabled):
-        steps.append(
+        after.append(
             Step(
                 "manual",
                 "revalidate",
@@ -327,4 +352,4 @@ def maintenance_steps(
                 (pool,),
             )
         )
-    return tuple(steps)
+    return tuple(before), tuple(after)

@@ -4,8 +4,8 @@ The sequence is the plan's (`plan.steps.transition_steps`, the one `plan --from/
 `simulate` replays): its manual steps before the merge, the sync units with the manual steps that
 wait for one of them, and its manual steps after the sync. This module gives each manual step its
 commands (pools in `runbook_pools`, owners in `runbook_owners`) and adds what the sequence leaves to
-the runbook: the blue/green steps of NIM services, the drains of a drain wave, and the checks of
-what changed (pools, driver, classes, tenants, the claim pilot). Forward and back are the same code.
+the runbook: the blue/green steps of NIM services and the checks of what changed (pools, driver,
+classes, tenants, the claim pilot). Forward and back are the same code.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from gpuplatform.render.operators import child_application_name, helm_charts
 from gpuplatform.render.runbook_actions import Action, Steps
 from gpuplatform.render.runbook_kueue import kueue_steps
 from gpuplatform.render.runbook_owners import OWNER_ACTIONS, nim_steps, owner_actions
-from gpuplatform.render.runbook_pools import POOL_ACTIONS, drain_steps, pool_actions, pool_checks
+from gpuplatform.render.runbook_pools import POOL_ACTIONS, pool_actions, pool_checks
 from gpuplatform.render.runbook_takeover import TAKEOVER_ACTIONS, takeover_actions
 from gpuplatform.render.validation import validation_jobs
 
@@ -155,8 +155,8 @@ def operator_steps(plan: Plan, a: WaveState, b: WaveState, sequence: tuple[Step,
 
     Before the merge: the owners of NIM services that leave switch back first, Kueue's owner maps the
     classes the wave adds (`runbook_kueue`), then the sequence's manual steps. During the sync: each sync unit, and the manual steps that wait for it. After it:
-    the sequence's remaining manual steps, Kueue's mappings that go away, the checks of what changed,
-    the drains of a drain wave and the NIM services' blue/green steps.
+    the sequence's remaining manual steps (the drains of a drain wave among them), Kueue's mappings that
+    go away, the checks of what changed and the NIM services' blue/green steps.
     """
     merge = next((i for i, s in enumerate(sequence) if s.kind == "merge"), len(sequence))
     nim = nim_steps(plan, a, b)
@@ -183,7 +183,6 @@ def operator_steps(plan: Plan, a: WaveState, b: WaveState, sequence: tuple[Step,
         *kueue.after,
         *pool_checks(plan, a, b),
         *cluster.after,
-        *drain_steps(plan, a, b),
         *nim.after,
     ]
     return steps

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplatform.plan.steps import Step
+from gpuplatform.plan.steps import Step, drained_by_hand
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.simulate.groups import pool_group
 from gpuplatform.simulate.model import Group
@@ -75,7 +75,8 @@ def _remove(world: World, group: Group, why: str) -> None:
 
 def _replace(world: World, group: Group, spec: dict[str, Any]) -> None:
     """The provisioner launches a node born with the hand-off's labels and taints, then drains and deletes the old one."""
-    _register(world, group.pool, f"{group.id}~new", [f"{n}-r" for n in group.nodes], spec)
+    new = _register(world, group.pool, f"{group.id}~new", [f"{n}-r" for n in group.nodes], spec)
+    new.elastic = group.elastic
     _remove(world, group, f"provisioner replaces {group.name}")
 
 
@@ -164,11 +165,16 @@ def apply_manual(world: World, step: Step, source: str, target: str) -> None:
     elif action == "untaint":
         for g in groups:
             _untaint(g, handoff(world, target, g.pool))
-    elif action in ("cordon", "uncordon"):
+    elif action in ("cordon", "uncordon", "uncordon-node"):
         for g in groups:
             g.cordoned = action == "cordon"
     elif action == "drain-gpu-pods":
         _evict(world, groups, claims_only=False, delete=False, why="drained before the allocator switch")
+    elif action == "drain-pools":
+        drained = _groups(world, drained_by_hand(world.plan, step.pools))
+        for g in drained:
+            g.cordoned = True
+        _evict(world, drained, claims_only=False, delete=False, why=f"drained in drain wave {target}")
     elif action in ("release-claims", "drain-claims"):
         if action == "drain-claims":
             for g in groups:
@@ -225,9 +231,9 @@ def _convert(world: World, source: str, target: str) -> None:
         spec = p.workloads[index]
         for w in world.cluster.workloads:
             if w.origin == "spec" and (w.namespace, w.workload) == (spec.namespace, spec.name):
-                w.moves = True
+                w.moves = w.converting = True
                 w.evict("converted", delete=True)
         fresh = converted(world.plan, index) if index in b.workloads else legacy(world.plan, index)
         for w in fresh:
-            w.moves = True
+            w.moves = w.converting = True
         world.cluster.workloads += fresh

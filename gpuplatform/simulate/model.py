@@ -75,6 +75,9 @@ class Group:
     """The `nvidia.com/mig.config` the MIG manager last failed to apply (it runs again on a new value)."""
     plugin_config: str = ""
     """What the registered device plugin advertises (`<strategy>:<mig config>`), set when it registers."""
+    elastic: bool = False
+    """A node the model gives a provisioner pool whose floor is 0 (`minNodes: 0`) so that its gates can
+    act: it exists only for the pods its provisioner adds nodes for (`capacity/growth.py`)."""
 
     @property
     def name(self) -> str:
@@ -147,6 +150,8 @@ class Workload:
     reason: str = ""
     moves: bool = False
     """The transition being replayed moves this workload (its pool changes allocator, or it converts)."""
+    converting: bool = False
+    """The transition being replayed is this workload's own declared move: it converts, or goes back."""
     deleted: bool = False
     """Deleted by its owner (not evicted): it does not come back once terminated."""
     mig_layout: tuple[str, ...] = ()

@@ -10,6 +10,9 @@ from click.testing import CliRunner
 from gpuplatform.cli import main
 from tests.evidence.builders import Cluster, node
 
+#: The placeholder waves convert the workloads before any pool is on DRA (GP280, GP290): allowed here.
+_PLACEHOLDER_WAVES = ("--allow", "GP280", "--allow", "GP290")
+
 
 def test_init_round_trips_through_synth(tmp_path: Path) -> None:
     folder = Cluster.healthy().write(tmp_path / "snap")
@@ -40,7 +43,15 @@ def test_init_round_trips_through_synth(tmp_path: Path) -> None:
         "movesIn": "application",
     } in doc["spec"]["workloads"]
     assert "ml" in doc["spec"]["tenantPolicy"]["allowNamespaces"]
-    synth = runner.invoke(main, ["synth", str(spec), "--out", str(tmp_path / "out")])
+    # THEN the placeholder waves convert the workloads before any pool is on DRA: refused until decided
+    refused = runner.invoke(main, ["synth", str(spec), "--out", str(tmp_path / "out")])
+    assert refused.exit_code == 1
+    assert (
+        "spec.waves[1]: GP280 wave 'application' does not fit at application: workload ml/trainer"
+        in refused.stderr
+    )
+    assert "check refuses it, GP280" in text
+    synth = runner.invoke(main, ["synth", str(spec), "--out", str(tmp_path / "out"), *_PLACEHOLDER_WAVES])
     assert synth.exit_code == 0, synth.output
     assert (tmp_path / "out" / "prod" / "gpuplatform.lock.json").is_file()
 
@@ -113,11 +124,11 @@ def test_init_groups_provisioner_nodes_and_maps_gfd_products_and_check_accepts_i
         in text
     )
     assert "  # EKS node group gpu-l4: its nodes (ip-10-0-3-3 today)" in text
-    # AND check and synth accept it unchanged
-    checked = runner.invoke(main, ["check", str(spec)])
+    # AND check and synth accept it unchanged but for its placeholder waves
+    checked = runner.invoke(main, ["check", str(spec), *_PLACEHOLDER_WAVES])
     assert checked.exit_code == 0, checked.stderr
     assert "error" not in checked.stderr.replace("0 error(s)", "")
-    synth = runner.invoke(main, ["synth", str(spec), "--out", str(tmp_path / "out")])
+    synth = runner.invoke(main, ["synth", str(spec), "--out", str(tmp_path / "out"), *_PLACEHOLDER_WAVES])
     assert synth.exit_code == 0, synth.stderr
 
 

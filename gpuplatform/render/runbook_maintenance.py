@@ -1,0 +1,60 @@
+"""The runbook's node maintenance while a wave is active: what the operator does around a driver
+upgrade or a node restart of each pool (`plan.steps.maintenance_steps`, the steps `simulate`
+replays around its disturbances), and what the GPU Operator does by itself.
+
+Driver upgrades run unattended by default (`driver.upgradePolicy.autoUpgrade`, the chart's default):
+the upgrade controller cordons and drains the node before it restarts the driver, because the
+platform renders `driver.upgradePolicy.drain.enable` (`render/helm_values.py`). An upgrade done by
+hand (autoUpgrade off) needs the plan's `drain-claims` step first.
+"""
+
+from __future__ import annotations
+
+from gpuplatform.gates.nodes import pool_selector
+from gpuplatform.plan.steps import Step, maintenance_steps
+from gpuplatform.plan.waves import Plan, WaveState
+from gpuplatform.render.runbook_actions import Action
+
+__all__ = ["maintenance_actions"]
+
+
+def _commands(step: Step) -> tuple[str, ...]:
+    """The commands of a maintenance step, on the node `$NODE`."""
+    if step.action == "drain-claims":
+        return (
+            'kubectl cordon "$NODE"',
+            'kubectl drain "$NODE" --ignore-daemonsets --delete-emptydir-data',
+        )
+    if step.action == "uncordon-node":
+        return ('kubectl uncordon "$NODE"',)
+    return ()
+
+
+def _steps(steps: tuple[Step, ...], when: str) -> list[Action]:
+    return [Action(f"{when}: {s.what}.", _commands(s)) for s in steps]
+
+
+def maintenance_actions(plan: Plan, state: WaveState) -> list[Action]:
+    """Per pool of `state` with maintenance steps: the unattended upgrade, then the steps by hand."""
+    actions: list[Action] = []
+    for name in state.pool_modes:
+        if not state.present(name):
+            continue
+        before, after = maintenance_steps(plan, state, name, "driver-upgrade")
+        _, restarted = maintenance_steps(plan, state, name, "restart")
+        if not (before or after or restarted):
+            continue
+        parts = _steps(before, "Before a driver upgrade by hand") + _steps(after, "After it")
+        parts += _steps(restarted, "After a node restart")
+        where = pool_selector(plan.pools[name]).describe()
+        actions.append(
+            Action(
+                f"Pool `{name}` ({where}), on DRA in this wave. Driver upgrades run unattended by default "
+                "(`driver.upgradePolicy.autoUpgrade`): the GPU Operator's upgrade controller cordons each node and "
+                "drains it (`driver.upgradePolicy.drain.enable`, in the values gpuplatform renders) before the driver "
+                "restarts, so every claim is released while the DRA kubelet plugin still runs, and uncordons it after. "
+                "By hand (autoUpgrade off), and after a restart, with `NODE` set to the node's name:",
+                parts=tuple(parts),
+            )
+        )
+    return actions
