@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from gpuplatform.capacity.codes import CAPACITY_CODES
 from gpuplatform.capacity.report import WaveCapacity, plan_capacity, transition_capacity
+from gpuplatform.capacity.run import stack_capacity
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.plan.waves import Plan, plan_platform
@@ -33,22 +34,27 @@ def capacity_verdicts(
     return {r.wave: r for r in plan_capacity(plan, waves, file, detail=False)}
 
 
-def capacity_problems(loaded: LoadedPlatform) -> list[Problem]:
+def capacity_problems(loaded: LoadedPlatform, snapshot: str | None = None) -> list[Problem]:
     """GP280/GP281/GP282 for every wave of a loaded platform, located at the wave in the file that
     wrote it (an overlay's waves in the overlay), the hint naming the platform; `check` and
-    `synth` both print these.
+    `synth` both print these. With a `snapshot` (`check --snapshot`), on the cluster's fleet and with
+    its running GPU pods, as `capacity --snapshot` and `simulate --snapshot` judge it.
 
     A fleet the catalog cannot model has no capacity answer (`check` reports it as GP301).
     """
     plan = plan_platform(loaded.platform)
     index = {w.name: i for i, w in enumerate(loaded.platform.waves)}
     try:
-        verdicts = capacity_verdicts(plan, file=loaded.source)
+        if snapshot is None:
+            verdicts = capacity_verdicts(plan, file=loaded.source)
+        else:
+            verdicts = {r.wave: r for r in stack_capacity([loaded], None, True, snapshot)}
     except InputError:
         return []
     command = " ".join(
         ["gpuplatform capacity", loaded.source, *(f"--overlay {o}" for o in loaded.overlays)]
-        + ([f"--platform {loaded.platform.name}"] if loaded.overlays else [])
+        + ([f"--platform {loaded.platform.name}"] if loaded.overlays or snapshot else [])
+        + ([f"--snapshot {snapshot}"] if snapshot else [])
     )
     problems = []
     for name, result in verdicts.items():

@@ -38,6 +38,8 @@ __all__ = ["initial_spec"]
 _WORKLOAD_KINDS = set(Workload.model_fields["kind"].annotation.__args__)  # type: ignore[union-attr]
 #: The most GPUs a MIG node is guessed to have (an 8-GPU HGX board).
 _MAX_GUESS = 8
+#: The release written when the snapshot gives none (with a TODO).
+DEFAULT_KUBERNETES = "1.36.1"
 _CHART = re.compile(r"^gpu-operator-v?(\d+\.\d+\.\d+)")
 _COMMENTS = {
     "  draDriver:": "  # The chart comes from where it is published; set chartRepository to use a mirror.",
@@ -240,9 +242,10 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
     version = _operator_version(snapshot)
     if version is not None:
         operator["version"] = version
+    kubernetes, guessed = _kubernetes_version(snapshot)
     spec: dict[str, Any] = {
         "domain": domain,
-        "kubernetes": {"version": _server_version(snapshot)},
+        "kubernetes": {"version": kubernetes},
         **({"gpuOperator": operator} if operator else {}),
         "draDriver": {"chartVersion": DRA_DRIVER_DEFAULT},
         "delivery": {"engines": ["argocd"], "repoUrl": "https://git.example.com/platform/gpu.git"},
@@ -280,6 +283,8 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
             lines.append(_COMMENTS[line])
         if line == "  kueue:":
             lines += [_comment(n) for n in kueue.notes]
+        if line == "  kubernetes:" and guessed:
+            lines.append(_comment(guessed))
         pool = (
             line.removeprefix("  - name: ")
             if section == "nodePools:" and line.startswith("  - name: ")
@@ -300,9 +305,32 @@ def _comment(text: str, indent: str = "  ") -> str:
     return f"{indent}# " + _BREAKS.sub(lambda m: json.dumps(m.group())[1:-1], text)
 
 
-def _server_version(snapshot: Snapshot) -> str:
+_RELEASE = re.compile(r"^v?(\d+\.\d+\.\d+)")
+
+
+def _kubernetes_version(snapshot: Snapshot) -> tuple[str, str]:
+    """The cluster's release and, when it is not the API server's own, the TODO that says why: the
+    manifest's `serverVersion` (`gpuplatform snapshot`), else the newest `status.nodeInfo.kubeletVersion`
+    of the nodes (plain `kubectl get -o json` files; the control plane may be newer, never older:
+    kubernetes version skew policy), else a placeholder."""
     manifest = snapshot.manifest or {}
-    version = manifest.get("serverVersion")
-    version = version if isinstance(version, str) else None
-    match = re.match(r"^v?(\d+\.\d+\.\d+)", version or "")
-    return match.group(1) if match else "1.36.1"
+    server = manifest.get("serverVersion")
+    found = _RELEASE.match(server if isinstance(server, str) else "")
+    if found:
+        return found.group(1), ""
+    kubelets = set()
+    for node in snapshot.items("nodes") or []:
+        info = (node.get("status") or {}).get("nodeInfo") or {}
+        match = _RELEASE.match(str(info.get("kubeletVersion") or ""))
+        if match:
+            kubelets.add(match.group(1))
+    if kubelets:
+        newest = max(kubelets, key=lambda v: tuple(int(p) for p in v.split(".")))
+        return newest, (
+            f"TODO: version {newest} is the newest kubeletVersion of the nodes ({', '.join(sorted(kubelets))}); "
+            "the API server may be newer: set the control plane's release (`kubectl version`)."
+        )
+    return DEFAULT_KUBERNETES, (
+        f"TODO: the snapshot gives no server or kubelet version: {DEFAULT_KUBERNETES} is a placeholder; "
+        "set the control plane's release (`kubectl version`)."
+    )

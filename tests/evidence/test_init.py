@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -163,3 +164,27 @@ def test_values_read_from_the_snapshot_cannot_break_out_of_a_comment(tmp_path: P
     assert "snap\\rspec: {}" in result.stdout.splitlines()[0]
     doc = yaml.safe_load(result.stdout)
     assert set(doc) == {"apiVersion", "kind", "metadata", "spec"} and doc["spec"]["nodePools"]
+
+
+def test_init_on_plain_kubectl_files_reads_the_kubelets_version_and_says_so(tmp_path: Path) -> None:
+    # GIVEN `kubectl get -o json` files of a 1.35 cluster: no manifest, so no server version
+    folder = Cluster.healthy().write(tmp_path / "snap")
+    (folder / "manifest.json").unlink()
+    nodes = json.loads((folder / "nodes.json").read_text())
+    for n, version in zip(nodes["items"], ("v1.35.2", "v1.35.4"), strict=True):
+        n["status"]["nodeInfo"] = {"kubeletVersion": version}
+    (folder / "nodes.json").write_text(json.dumps(nodes))
+    spec = tmp_path / "cluster.yaml"
+    # WHEN init writes the starting spec
+    result = CliRunner().invoke(main, ["init", "--snapshot", str(folder), "--out", str(spec)])
+    assert result.exit_code == 0, result.output
+    # THEN its release is the nodes' newest kubelet, marked as a guess
+    text = spec.read_text()
+    assert yaml.safe_load(text)["spec"]["kubernetes"] == {"version": "1.35.4"}
+    assert "  # TODO: version 1.35.4 is the newest kubeletVersion of the nodes (1.35.2, 1.35.4)" in text
+    # AND with no version at all, the placeholder says it is one
+    for n in nodes["items"]:
+        del n["status"]["nodeInfo"]
+    (folder / "nodes.json").write_text(json.dumps(nodes))
+    printed = CliRunner().invoke(main, ["init", "--snapshot", str(folder)])
+    assert "TODO: the snapshot gives no server or kubelet version: 1.36.1 is a placeholder" in printed.stdout
