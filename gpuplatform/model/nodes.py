@@ -29,7 +29,21 @@ class Taint(SpecModel):
     value: LabelValue = ""
     """Taint value (`dra`)."""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
-    """Taint effect."""
+    """Taint effect (`NoExecute` is refused: see `_no_execute`)."""
+
+    @model_validator(mode="after")
+    def _no_execute(self) -> Taint:
+        """A DRA pool's taint goes on before the runbook drains the pool's GPU pods, so a NoExecute one
+        would have the taint-eviction controller evict every pod that does not tolerate it at once,
+        CPU pods and PodDisruptionBudgets alike (kubernetes pkg/controller/tainteviction
+        `taint_eviction.go`: pods are deleted when a NoExecute taint they do not tolerate appears)."""
+        if self.effect == "NoExecute":
+            raise ValueError(
+                "effect NoExecute: the taint goes on before the runbook's GPU-only drain, and the taint-eviction "
+                "controller would evict every pod that does not tolerate it at once, past PodDisruptionBudgets; "
+                "use NoSchedule (the default): the drain step then empties the nodes of GPU pods only"
+            )
+        return self
 
 
 class Provisioner(SpecModel):
