@@ -103,7 +103,7 @@ def converted_job_admitted(ctx: RuleContext) -> Iterator[Finding]:
         for i in state.workloads:
             w = p.workloads[i]
             queue = workload_queue(p, w)
-            if queue is None:
+            if queue is None or not w.replicas:  # replicas 0: no pod waits for admission
                 continue
             have = queue_quotas(p, kueue, queue, state).get(resource, 0)
             need = w.gpus
