@@ -43,6 +43,24 @@ def argocd_apps_commands(plan: Plan, a: WaveState, b: WaveState) -> tuple[str, .
     return (f"argocd app sync {plan.platform.name}-apps --prune", *waits)
 
 
+def _chart_class(plan: Plan, b: WaveState) -> Action:
+    """What the chart's `gpu.nvidia.com` class serves once the driver is installed: `nvidia.com/gpu` only
+    from the wave that names it as the bridge; before, the release patches `extendedResourceName` away
+    (`render/operators.py` `chart_class_patches`), as `plan` says of the same wave."""
+    command = ("kubectl get deviceclass gpu.nvidia.com -o jsonpath='{.spec.extendedResourceName}'",)
+    if plan.chart_bridges(b):
+        return Action(
+            "The chart's `gpu.nvidia.com` DeviceClass serves `nvidia.com/gpu` from now on (this wave names it "
+            "as the bridge); only the DRA pools' taints keep unmigrated workloads off the DRA nodes:",
+            command,
+        )
+    return Action(
+        "The chart's `gpu.nvidia.com` DeviceClass serves no `nvidia.com/gpu` yet: the release removes its "
+        "`extendedResourceName` until a wave names it as the bridge. This prints nothing:",
+        command,
+    )
+
+
 def _driver(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
     ns = plan.platform.dra_driver.namespace
     if b.driver_installed and not a.driver_installed:
@@ -53,13 +71,7 @@ def _driver(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
             )
         )
         if plan.chart_bridge_live:
-            steps.after.append(
-                Action(
-                    "The chart's `gpu.nvidia.com` DeviceClass serves `nvidia.com/gpu` from now on; only the DRA pools' "
-                    "taints keep unmigrated workloads off the DRA nodes:",
-                    ("kubectl get deviceclass gpu.nvidia.com -o jsonpath='{.spec.extendedResourceName}'",),
-                )
-            )
+            steps.after.append(_chart_class(plan, b))
     if a.driver_installed and not b.driver_installed:
         steps.after.append(
             Action(

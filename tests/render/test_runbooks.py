@@ -288,3 +288,27 @@ def test_only_the_first_wave_bootstraps_each_engine_with_commands_that_run(
         path = entry["spec"].get("path") or entry["spec"]["source"]["path"]
         assert path.endswith("dist/reference/delivery/" + ("argocd" if "argocd" in command else "flux"))
         assert entry["metadata"]["name"] == ("reference-root" if "argocd" in command else "reference")
+
+
+def test_the_chart_class_check_says_what_the_wave_renders(reference: object) -> None:
+    """The pilot runbook said the chart's `gpu.nvidia.com` class serves `nvidia.com/gpu` from now on
+    while `plan` (and the rendered patch) said it has no extendedResourceName until the bridge wave."""
+    from gpuplatform.model.platform import Platform
+    from gpuplatform.render.runbooks import render_runbooks
+
+    assert isinstance(reference, Platform)
+    for bridge_source in ("chart", "platform"):
+        bridges = tuple(b.model_copy(update={"source": bridge_source}) for b in reference.bridges)
+        plan = plan_platform(reference.model_copy(update={"bridges": bridges}))
+        books = render_runbooks(plan, {})
+        seen = []
+        for state in plan.waves:
+            forward = books[f"{state.dir_name}.md"].split("## Rollback")[0]
+            if "DeviceClass serves `nvidia.com/gpu` from now on" in forward:
+                seen.append((state.name, True))
+                assert plan.chart_bridges(state), state.name
+            if "DeviceClass serves no `nvidia.com/gpu` yet" in forward:
+                seen.append((state.name, False))
+                assert not plan.chart_bridges(state), state.name
+        # the driver arrives in the pilot wave, before any bridge wave
+        assert seen == [("pilot-pool", False)], (bridge_source, seen)
