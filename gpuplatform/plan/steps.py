@@ -16,11 +16,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from gpuplatform.errors import InputError
+from gpuplatform.inventory.catalog import mig_profiles
 from gpuplatform.plan.gates import gates_for_wave
 from gpuplatform.plan.sync_order import SYNC_UNITS
 from gpuplatform.plan.waves import Plan, WaveState, validator_workaround
 
-__all__ = ["ARGOCD_APPS", "Step", "drained_by_hand", "maintenance_steps", "transition_steps"]
+__all__ = [
+    "ARGOCD_APPS",
+    "MaintenanceEvent",
+    "Step",
+    "drained_by_hand",
+    "maintenance_steps",
+    "mig_capable",
+    "transition_steps",
+]
 
 StepKind = Literal["manual", "merge", "sync"]
 #: The manual step that syncs a remote cluster's child Applications (Argo CD orders no two Applications).
@@ -33,7 +43,8 @@ class Step:
 
     `action` is the manual action (`taint`, `cordon`, `drain-gpu-pods`, `release-claims`,
     `apply-handoff`, `untaint`, `uncordon`, `convert-workloads`, `restore-legacy-workloads`,
-    `drain-pools` (a drain wave); around node maintenance `drain-claims`, `uncordon-node`, `revalidate`; for new groups `create-node-group`, `take-nodes`,
+    `drain-pools` (a drain wave); around node maintenance `drain-claims`, `uncordon-node`, `revalidate`,
+    `restart-kubelet-plugin`; for new groups `create-node-group`, `take-nodes`,
     `give-back-nodes`, `delete-node-group`), `merge`, or the sync unit's id; `layer` is the unit's
     folder.
     """
@@ -312,11 +323,31 @@ def transition_steps(plan: Plan, a: WaveState, b: WaveState) -> tuple[Step, ...]
     )
 
 
+#: Node maintenance events the runbook gives steps for (and `simulate` replays or tests).
+MaintenanceEvent = Literal["restart", "driver-upgrade", "mig-change"]
+
+
+def mig_capable(plan: Plan, pool: str) -> bool:
+    """Whether the pool's GPUs can be partitioned (its product has MIG profiles, or it declares a layout)."""
+    spec = plan.pools[pool]
+    try:
+        return bool(spec.mig_layout or mig_profiles(spec.product))
+    except InputError:  # a product the catalog does not know: its MIG support is unknown
+        return False
+
+
 def maintenance_steps(
-    plan: Plan, state: WaveState, pool: str, event: Literal["restart", "driver-upgrade"]
+    plan: Plan, state: WaveState, pool: str, event: MaintenanceEvent
 ) -> tuple[tuple[Step, ...], tuple[Step, ...]]:
-    """What the operator does before and after a node restart or a driver upgrade done by hand of
-    `pool` in `state` (the runbook's node maintenance; an unattended upgrade is the GPU Operator's).
+    """What the operator does before and after a node restart, a driver upgrade done by hand or a MIG
+    change (`nvidia.com/mig.config`) of `pool` in `state` (the runbook's node maintenance; an
+    unattended upgrade is the GPU Operator's).
+
+    A MIG change on a DRA node: the MIG manager cannot destroy GPU instances a pod uses, so the claim
+    holders are drained first; DRA driver v0.4.1 enumerates the node's devices once, when its kubelet
+    plugin starts, and never republishes them after a MIG change made outside it (the model's
+    `Group.published_layout`), so the plugin is restarted on the node once the MIG manager reports
+    success, before the node is uncordoned.
 
     Before a driver upgrade of a DRA node its claim holders are drained while the kubelet plugin
     runs: the driver manager takes the plugin away (NODE_LABEL_FOR_GPU_POD_EVICTION) in the same
@@ -341,6 +372,34 @@ def maintenance_steps(
         after.append(
             Step("manual", "uncordon-node", "uncordon the node once its driver pod is Ready again", (pool,))
         )
+    if event == "mig-change":
+        if not mig_capable(plan, pool):
+            return (), ()
+        before.append(
+            Step(
+                "manual",
+                "drain-claims",
+                "cordon the node and drain its GPU pods while its DRA kubelet plugin runs (the MIG manager "
+                "cannot destroy GPU instances a pod uses)",
+                (pool,),
+            )
+        )
+        after += [
+            Step(
+                "manual",
+                "restart-kubelet-plugin",
+                "once nvidia.com/mig.config.state is success, restart the DRA kubelet plugin on the node: "
+                "it publishes only the devices it found when it started",
+                (pool,),
+            ),
+            Step(
+                "manual",
+                "uncordon-node",
+                "uncordon the node once its ResourceSlices list the new devices",
+                (pool,),
+            ),
+        ]
+        return tuple(before), tuple(after)
     if validator_workaround(plan.platform, plan.pools[pool], state.device_plugin_enabled):
         after.append(
             Step(

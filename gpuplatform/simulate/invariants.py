@@ -19,7 +19,9 @@ Checked after every step (`STEP_CHECKS`):
   declares a bridge).
 Checked when the transition and each disturbance are over (`check_settled`):
 - operands: the driver and the operator's operands run on every GPU node, the device plugin on
-  legacy nodes and the DRA kubelet plugin on DRA nodes.
+  legacy nodes and the DRA kubelet plugin on DRA nodes;
+- mig-slices: a running DRA kubelet plugin publishes the node's MIG layout, not the one it found
+  when it started (`Group.published_layout`: DRA driver v0.4.1 does not republish after a MIG change).
 """
 
 from __future__ import annotations
@@ -162,6 +164,15 @@ def check_settled(world: World, why: str) -> None:
             down["device-plugin"] = g.operands.get("device-plugin", "absent")
         if mode == "dra" and g.kubelet_plugin != "running":
             down["dra-kubelet-plugin"] = g.kubelet_plugin
+        if g.kubelet_plugin == "running" and g.slices_layout != g.mig_layout:
+            old, new = (", ".join(x) or "whole GPUs" for x in (g.slices_layout, g.mig_layout))
+            world.fail(
+                "mig-slices",
+                f"{why}: {g.name}'s ResourceSlices still list the devices of MIG layout [{old}], but the GPUs "
+                f"are partitioned as [{new}]: the DRA kubelet plugin publishes only what it found when it "
+                "started; restart it on the node (the runbook's MIG change)",
+                [f"Node/{g.nodes[0]}", f"ResourceSlice/{g.nodes[0]}-gpu.nvidia.com"],
+            )
         if down:
             world.fail(
                 "operands",

@@ -210,6 +210,10 @@ def apply_manual(world: World, step: Step, source: str, target: str) -> None:
                 _delete_group(world, pool)
     elif action in ("convert-workloads", "restore-legacy-workloads"):
         _convert(world, source, target)
+    elif action == "restart-kubelet-plugin":  # kubectl delete pod: the DaemonSet starts it again
+        for g in groups:
+            if g.kubelet_plugin == "running":
+                g.kubelet_plugin, g.published_layout = "absent", None
     elif action == "revalidate":
         for g in groups:
             if (

@@ -15,9 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import pairwise
-from typing import Literal
 
-from gpuplatform.plan.steps import ARGOCD_APPS, Step, maintenance_steps, transition_steps
+from gpuplatform.plan.steps import ARGOCD_APPS, MaintenanceEvent, Step, maintenance_steps, transition_steps
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.operator_handoff import operator_handoff_path
@@ -376,7 +375,7 @@ class Replayer:
         result.notes = sorted(self.world.notes)
         return result
 
-    def _maintenance(self, group: Group, event: Literal["restart", "driver-upgrade"], *, after: bool) -> None:
+    def _maintenance(self, group: Group, event: MaintenanceEvent, *, after: bool) -> None:
         """The runbook's node maintenance steps before (or after) the event (on the pool's nodes)."""
         world = self.world
         before, later = maintenance_steps(self.plan, self.plan.wave(world.target), group.pool, event)
@@ -403,7 +402,7 @@ class Replayer:
         if "driver" in group.operands:
             group.operands["driver"] = "running"
         if group.kubelet_plugin == "running":
-            group.kubelet_plugin = "absent"
+            group.kubelet_plugin, group.published_layout = "absent", None
         for w in world.cluster.workloads:
             if w.group == group.id and w.phase == "running":
                 w.phase = "restarting"

@@ -116,7 +116,7 @@ def _free_devices(world: World, group: Group, device_class: str, usage: _Usage) 
     cls = world.cluster.classes.get(device_class)
     if cls is None:
         return 0
-    per_node = world.matcher.count((cls.expression,), group.pool, group.mig_layout)
+    per_node = world.matcher.count((cls.expression,), group.pool, group.slices_layout)
     return per_node * len(group.nodes) - usage.dra.get(group.id, 0)
 
 
@@ -237,7 +237,7 @@ def _preempt(world: World, w: Workload, bridged: str, groups: list[Group]) -> Re
 
 def _bind(world: World, w: Workload, group: Group, allocator: str) -> None:
     w.group, w.allocator, w.phase, w.reason = group.id, allocator, "running", ""  # type: ignore[assignment]
-    w.mig_layout = group.mig_layout
+    w.mig_layout = group.slices_layout if allocator in ("dra", "bridge") else group.mig_layout
     if allocator == "bridge" and not world.bridge_allowed:
         world.pending_failure = (
             "early-bridge",
@@ -276,6 +276,7 @@ def scheduler_reactions(world: World) -> list[Reaction]:
                 len(g.nodes),
                 g.slices,
                 g.mig_layout,
+                g.published_layout,
                 g.device_plugin_registered,
                 g.cordoned,
                 len(g.taints),

@@ -204,7 +204,7 @@ def _slices_of(world: World, group: Group, name: str) -> list[dict[str, Any]]:
         return []
     pool = _pool(world, group)
     release = world.plan.platform.dra_driver.chart_version
-    return list(_slices(name, pool.product, pool.gpus_per_node, release, group.mig_layout))
+    return list(_slices(name, pool.product, pool.gpus_per_node, release, group.slices_layout))
 
 
 NodeObjects = tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]
@@ -229,6 +229,7 @@ def node_objects(world: World, group: Group, name: str) -> NodeObjects:
         group.kubelet_plugin,
         group.slices,
         group.mig_layout,
+        group.published_layout,
         dra_chart_name(world) if group.kubelet_plugin != "absent" else "",
         tuple(_plugin_containers(world)) if group.kubelet_plugin != "absent" else (),
         id(world.plan),

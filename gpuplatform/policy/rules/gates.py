@@ -122,7 +122,9 @@ and `simulate` count those; nothing in the rendered tree sets `nvidia.com/mig.co
 label is what the MIG manager applies. A node whose live `nvidia.com/mig.config` names another
 config (or a whole-GPU pool's node carrying one other than `all-disabled`) publishes other devices
 than declared: the `inventory` gate never holds and every verdict counts the wrong devices. Declare
-the layout the nodes run (`gpuplatform init` reads it), or relabel the nodes first.
+the layout the nodes run (`gpuplatform init` reads it), or relabel the nodes first: on a node that
+is already on DRA, as the runbook's node maintenance says (drain its claims, relabel, then restart
+its DRA kubelet plugin, which publishes only the devices it found when it started).
 """,
 )
 def live_mig_config_differs(ctx: RuleContext) -> Iterator[Finding]:
@@ -148,5 +150,10 @@ def live_mig_config_differs(ctx: RuleContext) -> Iterator[Finding]:
                 f"spec.nodePools[{i}].migLayout",
                 f"node {node} of pool {pool.name!r} runs {MIG_CONFIG_LABEL}={live or '(none)'}, but the pool "
                 f"declares {declared}",
-                "declare the layout the nodes run (migLayout, migConfig), or relabel the nodes before this wave",
+                "declare the layout the nodes run (migLayout, migConfig), or relabel the nodes before this wave"
+                + (
+                    " (on DRA: the runbook's MIG change, which restarts the DRA kubelet plugin)"
+                    if active.pool_modes[pool.name] == "dra"
+                    else ""
+                ),
             )
