@@ -26,8 +26,9 @@ from gpuplatform.evidence.register import workload_rows
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.nodes import PROVISIONER_LABELS
 from gpuplatform.inventory.catalog import product_for_label
+from gpuplatform.kube.nodes import INSTANCE_TYPE_LABEL
 from gpuplatform.load.documents import API_VERSION, PLATFORM_KIND
-from gpuplatform.model.base import is_dns_label, is_dns_subdomain
+from gpuplatform.model.base import is_dns_label, is_dns_subdomain, label_value_problem
 from gpuplatform.model.kueue import QUEUED_KINDS
 from gpuplatform.model.workloads import Workload
 from gpuplatform.output.yaml import dump_yaml
@@ -125,6 +126,10 @@ def _pools(
     notes: dict[str, list[str]] = {}
     members: dict[str, list[str]] = {}
     seen: set[str] = set()
+    types = {
+        str(n["metadata"]["name"]): str((n["metadata"].get("labels") or {}).get(INSTANCE_TYPE_LABEL, ""))
+        for n in snapshot.items("nodes") or []
+    }
     for group in _groups(snapshot):
         first: NodeGpus = group.most(lambda n: n)
         label = group.most(lambda n: n.product) or "unknown"
@@ -148,6 +153,13 @@ def _pools(
                 0, f"{where} {group_name}: its nodes ({nodes} today) are found by label, not by name."
             )
         pool |= {"product": _product(label), "gpusPerNode": gpus}
+        found = sorted({types.get(n, "") for n, _ in group.nodes} - {""})
+        if len(found) == 1 and label_value_problem(found[0]) is None:
+            pool["instanceType"] = found[0]
+        elif len(found) > 1:
+            comments.append(
+                f"TODO: the nodes are of instance types {', '.join(found)}; a pool has one (instanceType)."
+            )
         if layout:
             pool["migLayout"] = list(layout)
             comments.append(

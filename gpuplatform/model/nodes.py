@@ -146,6 +146,10 @@ class NodePool(SpecModel):
     """GPU product, a catalog key (`H100-80GB`) or the driver's productName (`NVIDIA H100 80GB HBM3`)."""
     gpus_per_node: int = Field(default=8, strict=True, ge=1, le=128)
     """GPUs on each node of the pool."""
+    instance_type: LabelValue | None = None
+    """The cloud instance type of the pool's nodes (`node.kubernetes.io/instance-type`, which the cloud
+    provider sets): a workload's `nodeSelector` on it places pods on this pool in `capacity` and
+    `simulate`; `init` reads it from the nodes."""
     migrates_in: DnsLabel | None = None
     """Wave in which the pool moves to DRA; absent = legacy until the final-cutover wave."""
     taint: Taint | None = None

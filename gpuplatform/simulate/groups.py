@@ -33,7 +33,7 @@ def pool_group(pool: NodePool, gid: str, nodes: list[str], *, registered: bool =
     mig = {MIG_CONFIG: config, MIG_STATE: "success"} if config and not registered else {}
     nfd = {} if registered else {NFD_LABEL: "true"}
     member = pool_selector(pool).member_labels()
-    kubelet = well_known_labels(nodes[0])
+    kubelet = well_known_labels(nodes[0], pool.instance_type)
     return Group(
         gid,
         pool.name,

@@ -70,7 +70,11 @@ def _pool(world: World, group: Group) -> NodePool:
 def node_object(world: World, group: Group, name: str) -> dict[str, Any]:
     """The Node `name` of `group`."""
     pool = _pool(world, group)
-    labels = well_known_labels(name) | pool_selector(pool).member_labels() | gfd_labels(pool, group)
+    labels = (
+        well_known_labels(name, pool.instance_type)
+        | pool_selector(pool).member_labels()
+        | gfd_labels(pool, group)
+    )
     labels |= group.labels
     allocatable = {"cpu": "64", "memory": "1056457256Ki", "pods": "110"}
     if group.device_plugin_registered:

@@ -164,3 +164,34 @@ def test_the_same_plans_made_safe_pass_every_command(tmp_path: Path, doc: dict[s
     # WHEN check, simulate and capacity judge them THEN none refuses
     checked, simulated, capacity = _verdicts(spec)
     assert (checked.exit_code, simulated.exit_code, capacity.exit_code) == (0, 0, 0), checked.stderr
+
+
+def _instance_type(declared: bool) -> dict[str, Any]:
+    """vLLM pinned by `node.kubernetes.io/instance-type` to two A100 pools of one instance type: legacy on
+    the one that moves last, converted once the other is on DRA; the pools declare their instance
+    type or not (#38 item 9)."""
+    doc = _vllm("claims", pinned=False)
+    spec = doc["spec"]
+    spec["workloads"][0]["nodeSelector"] = {"node.kubernetes.io/instance-type": "p4d.24xlarge"}
+    spec["nodePools"] = [
+        {"name": "a100-a", "nodes": ["a100-01"], "product": "A100-40GB", "migratesIn": "pilot"},
+        {"name": "a100-b", "nodes": ["a100-02"], "product": "A100-40GB", "migratesIn": "move"},
+    ]
+    if declared:
+        for pool in spec["nodePools"]:
+            pool["instanceType"] = "p4d.24xlarge"
+    spec["waves"] = [w for w in spec["waves"] if w["name"] != "drain"]
+    return doc
+
+
+def test_an_instance_type_selector_places_pods_on_the_pool_of_that_type(tmp_path: Path) -> None:
+    # GIVEN vLLM pinned to an instance type, and the pool of that type declaring it
+    spec = str(write_spec(tmp_path / "lab.yaml", _instance_type(True)))
+    # THEN check, simulate and capacity place it there in every wave
+    checked, simulated, capacity = _verdicts(spec)
+    assert (checked.exit_code, simulated.exit_code, capacity.exit_code) == (0, 0, 0), checked.stderr
+    # AND without the declared type no modelled node carries the label: all three say so, at the first wave
+    undeclared = str(write_spec(tmp_path / "undeclared.yaml", _instance_type(False)))
+    checked, simulated, capacity = _verdicts(undeclared)
+    assert (checked.exit_code, simulated.exit_code, capacity.exit_code) == (1, 1, 1)
+    assert "spec.waves[0]: GP280" in checked.stderr and "workload research/vllm" in checked.stderr

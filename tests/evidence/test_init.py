@@ -67,6 +67,9 @@ def test_init_without_gpu_nodes_is_bad_input(tmp_path: Path) -> None:
     assert "no GPU node found" in result.stderr
 
 
+_TYPE = "node.kubernetes.io/instance-type"
+
+
 def _mixed_fleet(tmp_path: Path) -> Path:
     """Static A100 and H100 nodes, a Karpenter L40S NodePool and an EKS L4 node group, as GFD labels them."""
     cluster = Cluster.healthy()
@@ -74,9 +77,24 @@ def _mixed_fleet(tmp_path: Path) -> Path:
         node("a100-01", gpus="8", product="NVIDIA-A100-SXM4-40GB"),
         node("a100-02", gpus="8", product="NVIDIA-A100-SXM4-40GB"),
         node("h100-01", gpus="8", product="NVIDIA-H100-80GB-HBM3"),
-        node("ip-10-0-1-7", gpus="4", product="NVIDIA-L40S", labels={"karpenter.sh/nodepool": "gpu-l40s"}),
-        node("ip-10-0-2-9", gpus="4", product="NVIDIA-L40S", labels={"karpenter.sh/nodepool": "gpu-l40s"}),
-        node("ip-10-0-3-3", gpus="1", product="NVIDIA-L4", labels={"eks.amazonaws.com/nodegroup": "gpu-l4"}),
+        node(
+            "ip-10-0-1-7",
+            gpus="4",
+            product="NVIDIA-L40S",
+            labels={"karpenter.sh/nodepool": "gpu-l40s", _TYPE: "g6e.12xlarge"},
+        ),
+        node(
+            "ip-10-0-2-9",
+            gpus="4",
+            product="NVIDIA-L40S",
+            labels={"karpenter.sh/nodepool": "gpu-l40s", _TYPE: "g6e.24xlarge"},
+        ),
+        node(
+            "ip-10-0-3-3",
+            gpus="1",
+            product="NVIDIA-L4",
+            labels={"eks.amazonaws.com/nodegroup": "gpu-l4", _TYPE: "g6.xlarge"},
+        ),
         {"metadata": {"name": "cpu-1", "labels": {}}, "status": {"allocatable": {"cpu": "8"}}},
     ]
     for n in cluster.kinds["nodes"]:
@@ -111,6 +129,7 @@ def test_init_groups_provisioner_nodes_and_maps_gfd_products_and_check_accepts_i
             "provisioner": {"kind": "node-group", "name": "gpu-l4", "cloud": "eks"},
             "product": "L4",
             "gpusPerNode": 1,
+            "instanceType": "g6.xlarge",  # what a workload's instance-type nodeSelector is placed by
         },
         {
             "name": "nvidia-a100-sxm4-40gb",
@@ -125,6 +144,7 @@ def test_init_groups_provisioner_nodes_and_maps_gfd_products_and_check_accepts_i
         in text
     )
     assert "  # EKS node group gpu-l4: its nodes (ip-10-0-3-3 today)" in text
+    assert "  # TODO: the nodes are of instance types g6e.12xlarge, g6e.24xlarge; a pool has one" in text
     # AND check and synth accept it unchanged but for its placeholder waves
     checked = runner.invoke(main, ["check", str(spec), *_PLACEHOLDER_WAVES])
     assert checked.exit_code == 0, checked.stderr
