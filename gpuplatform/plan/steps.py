@@ -24,6 +24,7 @@ from gpuplatform.plan.waves import Plan, WaveState, validator_workaround
 
 __all__ = [
     "ARGOCD_APPS",
+    "OPERATOR_DEVICE_PLUGIN",
     "MaintenanceEvent",
     "Step",
     "drained_by_hand",
@@ -33,6 +34,8 @@ __all__ = [
 ]
 
 StepKind = Literal["manual", "merge", "sync"]
+#: The manual step of an unmanaged GPU Operator's owner: `devicePlugin.enabled` as the target wave says.
+OPERATOR_DEVICE_PLUGIN = "operator-device-plugin"
 #: The manual step that syncs a remote cluster's child Applications (Argo CD orders no two Applications).
 ARGOCD_APPS = "sync-argocd-apps"
 
@@ -92,8 +95,27 @@ def _deleted(a: WaveState, b: WaveState) -> Pools:
     return _created(b, a)
 
 
+def _owners_device_plugin(plan: Plan, a: WaveState, b: WaveState) -> Step | None:
+    """An unmanaged GPU Operator's device plugin switch, which no engine applies: its owner turns the
+    plugin back on before any node returns to it, or off once no pool is legacy."""
+    if plan.platform.gpu_operator.managed or a.device_plugin_enabled == b.device_plugin_enabled:
+        return None
+    state = (
+        "back on (devicePlugin.enabled=true) before any node goes back to it"
+        if b.device_plugin_enabled
+        else "off (devicePlugin.enabled=false): no pool is legacy any more"
+    )
+    return Step(
+        "manual",
+        OPERATOR_DEVICE_PLUGIN,
+        f"the GPU Operator is not gpuplatform's (gpuOperator.managed: false): its owner turns its device plugin {state}",
+    )
+
+
 def _before(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) -> list[Step]:
     steps: list[Step] = []
+    if (switch := _owners_device_plugin(plan, a, b)) is not None and b.device_plugin_enabled:
+        steps.append(switch)
     gone = tuple(t for t in a.tenants if t not in b.tenants)
     if deleted := _deleted(a, b):
         steps.append(
@@ -193,7 +215,7 @@ def _sync(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) -
         operators.append(
             f"DRA driver {'installed' if b.driver_installed else 'uninstalled'} ({p.dra_driver.namespace})"
         )
-    if a.device_plugin_enabled != b.device_plugin_enabled:
+    if a.device_plugin_enabled != b.device_plugin_enabled and p.gpu_operator.managed:
         operators.append(f"GPU Operator devicePlugin.enabled={str(b.device_plugin_enabled).lower()}")
     if operators:
         text["00-operators"] = "; ".join(operators)
@@ -298,6 +320,8 @@ def _after(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) 
                 back,
             )
         )
+    if (switch := _owners_device_plugin(plan, a, b)) is not None and not b.device_plugin_enabled:
+        steps.append(switch)
     if b.drains and b.index > a.index:
         steps.append(
             Step(

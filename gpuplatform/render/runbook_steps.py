@@ -10,7 +10,7 @@ classes, tenants, the claim pilot). Forward and back are the same code.
 
 from __future__ import annotations
 
-from gpuplatform.plan.steps import ARGOCD_APPS, Step
+from gpuplatform.plan.steps import ARGOCD_APPS, OPERATOR_DEVICE_PLUGIN, Step
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.operators import child_application_name, helm_charts
 from gpuplatform.render.runbook_actions import Action, Steps
@@ -158,6 +158,13 @@ def _manual(plan: Plan, a: WaveState, b: WaveState, step: Step) -> Action:
     if step.action in TAKEOVER_ACTIONS:
         parts += takeover_actions(plan, a, b, step)
     commands = argocd_apps_commands(plan, a, b) if step.action == ARGOCD_APPS else ()
+    if step.action == OPERATOR_DEVICE_PLUGIN:
+        op, enabled = plan.platform.gpu_operator, str(b.device_plugin_enabled).lower()
+        commands = (
+            f"helm -n {op.namespace} get values {op.release_name} -o yaml > gpu-operator-values.before-{b.name}.yaml",
+            f"helm upgrade {op.release_name} nvidia/gpu-operator -n {op.namespace} --version {op.version} "
+            f"--reuse-values --set devicePlugin.enabled={enabled}",
+        )
     when = f" (once `{step.after}` has applied; do not wait for the rest of the sync)" if step.after else ""
     return Action(step.what[:1].upper() + step.what[1:] + when + ".", commands, tuple(parts))
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplatform.plan.steps import Step, drained_by_hand
+from gpuplatform.plan.steps import OPERATOR_DEVICE_PLUGIN, Step, drained_by_hand
+from gpuplatform.render.helm_values import merge_values
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.simulate.groups import pool_group
 from gpuplatform.simulate.model import Group
@@ -210,6 +211,11 @@ def apply_manual(world: World, step: Step, source: str, target: str) -> None:
                 _delete_group(world, pool)
     elif action in ("convert-workloads", "restore-legacy-workloads"):
         _convert(world, source, target)
+    elif action == OPERATOR_DEVICE_PLUGIN:  # helm upgrade --reuse-values --set devicePlugin.enabled=...
+        enabled = world.plan.wave(target).device_plugin_enabled
+        world.operator_handoff = merge_values(
+            world.operator_handoff or {}, {"devicePlugin": {"enabled": enabled}}
+        )
     elif action == "restart-kubelet-plugin":  # kubectl delete pod: the DaemonSet starts it again
         for g in groups:
             if g.kubelet_plugin == "running":
