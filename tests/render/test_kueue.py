@@ -41,6 +41,7 @@ def _groups(plan: Plan, wave: int) -> dict[str, dict[str, int]]:
     return {
         g["coveredResources"][0]: {f["name"]: f["resources"][0]["nominalQuota"] for f in g["flavors"]}
         for g in queue["spec"]["resourceGroups"]
+        if g["flavors"][0]["name"] != "any-node.fleet.example.com"  # the queue's cpu and memory
     }
 
 
@@ -143,7 +144,10 @@ def test_flavors_select_only_labels_the_forward_path_applies_first(tmp_path: Pat
     plan = _plan(tmp_path, pools=pools)
     for i, state in enumerate(plan.waves):
         flavors = [o for o in render_kueue(plan, state) if o["kind"] == "ResourceFlavor"]
+        assert len(flavors) == 3  # the pools' and the any-node flavor of the queue's cpu and memory
         for flavor in flavors:
+            if not flavor["spec"]:
+                continue
             pool = flavor["metadata"]["name"].split(".")[0]
             # THEN every label a flavor adds to an admitted Job's nodeSelector is on the pool's nodes
             applied = _applied_forward(plan, i, pool)
