@@ -45,7 +45,7 @@ class Step:
     """One step: a manual action of the operator, the merge, or a sync unit the engine applies.
 
     `action` is the manual action (`taint`, `cordon`, `drain-gpu-pods`, `release-claims`,
-    `apply-handoff`, `untaint`, `uncordon`, `convert-workloads`, `restore-legacy-workloads`,
+    `apply-handoff`, `untaint`, `uncordon`, `convert-workloads`, `roll-back-workloads`, `restore-legacy-workloads`,
     `drain-pools` (a drain wave); around node maintenance `drain-claims`, `uncordon-node`, `revalidate`,
     `restart-kubelet-plugin`; for new groups `create-node-group`, `take-nodes`,
     `give-back-nodes`, `delete-node-group`), `merge`, or the sync unit's id; `layer` is the unit's
@@ -129,6 +129,16 @@ def _before(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools)
     if drained_back := drained_by_hand(plan, back):
         steps.append(
             Step("manual", "cordon", "cordon the nodes that go back to the device plugin", drained_back)
+        )
+    if set(a.workloads) - set(b.workloads):
+        steps.append(
+            Step(
+                "manual",
+                "roll-back-workloads",
+                "re-apply the legacy manifests of the workloads that go back, as a rolling update, and wait for it: "
+                "their nvidia.com/gpu pods start on device-plugin nodes before their claim pods stop, whose claims "
+                "are released while the kubelet plugin still runs (a workload is never scaled to zero)",
+            )
         )
     if gone or back or deleted:
         steps.append(
@@ -311,12 +321,12 @@ def _after(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) 
                 "apply the converted workload hand-offs (claims instead of nvidia.com/gpu)",
             )
         )
-    if set(a.workloads) - set(b.workloads) or back:
+    if back:
         steps.append(
             Step(
                 "manual",
                 "restore-legacy-workloads",
-                "restore the legacy manifests of the workloads that go back",
+                "the workloads removed from the pools that went back return on their legacy manifests",
                 back,
             )
         )

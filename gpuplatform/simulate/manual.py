@@ -209,7 +209,7 @@ def apply_manual(world: World, step: Step, source: str, target: str) -> None:
                 _give_back(world, pool, target)
             else:
                 _delete_group(world, pool)
-    elif action in ("convert-workloads", "restore-legacy-workloads"):
+    elif action in ("convert-workloads", "roll-back-workloads", "restore-legacy-workloads"):
         _convert(world, source, target)
     elif action == OPERATOR_DEVICE_PLUGIN:  # helm upgrade --reuse-values --set devicePlugin.enabled=...
         enabled = world.plan.wave(target).device_plugin_enabled
@@ -239,6 +239,16 @@ def _convert(world: World, source: str, target: str) -> None:
     p = world.plan.platform
     for index in sorted(set(a.workloads) ^ set(b.workloads)):
         spec = p.workloads[index]
+        kind = "claim" if index in b.workloads else "legacy"
+        pods = [
+            w
+            for w in world.cluster.workloads
+            if w.origin == "spec"
+            and (w.namespace, w.workload) == (spec.namespace, spec.name)
+            and w.phase != "done"
+        ]
+        if pods and all(w.kind == kind for w in pods):  # rolled back before the merge already
+            continue
         for w in world.cluster.workloads:
             if w.origin == "spec" and (w.namespace, w.workload) == (spec.namespace, spec.name):
                 w.moves = w.converting = True
