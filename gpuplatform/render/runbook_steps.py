@@ -126,11 +126,7 @@ def _objects(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
     ]
     gone += [b_ for b_ in a.bridges if b_ not in b.bridges]
     if gone:
-        steps.after.append(
-            Action(
-                f"The engine prunes what the target wave lacks ({', '.join(gone)}); tenant Namespaces are never deleted.",
-            )
-        )
+        steps.after.append(Action(_pruned(plan, gone)))
     pilot = validation_jobs(plan, b).data["validation"]
     if pilot is not None and not a.validation:
         ns, job, gates = pilot["namespace"], pilot["job"], p.delivery.gates_namespace
@@ -146,6 +142,26 @@ def _objects(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
                 ),
             )
         )
+
+
+def _pruned(plan: Plan, gone: list[str]) -> str:
+    """What happens to the objects the target wave lacks, per engine policy (`delivery.*Prune`)."""
+    d = plan.platform.delivery
+    keeps = [
+        name
+        for engine, name, prunes in (
+            ("argocd", "Argo CD (`delivery.argocdPrune: false`)", d.argocd_prune),
+            ("flux", "Flux (`delivery.fluxPrune: false`)", d.flux_prune),
+        )
+        if engine in d.engines and not prunes
+    ]
+    what = ", ".join(gone)
+    if not keeps:
+        return f"The engine prunes what the target wave lacks ({what}); tenant Namespaces are never deleted."
+    return (
+        f"{' and '.join(keeps)} does not prune: what the target wave lacks ({what}) stays until its owner "
+        "deletes it; tenant Namespaces are never deleted."
+    )
 
 
 def _manual(plan: Plan, a: WaveState, b: WaveState, step: Step) -> Action:

@@ -114,3 +114,17 @@ def test_self_heal_as_set_decides_whether_drift_is_written_back(tmp_path: Path, 
         assert found.value.violation.invariant == "driver-upgrade"
     else:
         replayer._upgrade(dra)  # nothing writes the paused label back: the driver unloads
+
+
+def test_the_runbook_says_when_the_engine_leaves_what_a_wave_removes(tmp_path: Path) -> None:
+    from gpuplatform.render.runbooks import render_runbooks
+
+    books = {}
+    for name, doc in (("on", sim_spec()), ("off", _policy(argocdPrune=False))):
+        (loaded,) = load_stack(write_spec(tmp_path / f"{name}.yaml", doc))
+        books[name] = render_runbooks(plan_platform(loaded.platform), {})["02-claims.md"].split(
+            "## Rollback"
+        )[1]
+    assert "The engine prunes what the target wave lacks" in books["on"]
+    assert "Argo CD (`delivery.argocdPrune: false`) does not prune" in books["off"]
+    assert "The engine prunes" not in books["off"]
