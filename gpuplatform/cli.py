@@ -421,6 +421,7 @@ def simulate(
     "--crds", default=None, metavar="DIR", help="Upstream CRD files to install (else schema-less CRDs)."
 )
 @click.option("--keep", is_flag=True, help="Keep the rehearsal's folder (logs, etcd) and print where it is.")
+@click.option("--no-late", "no_late", is_flag=True, help="Leave out the replays with the operator late.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @platform_option
 @guarded
@@ -435,6 +436,7 @@ def rehearse(
     assets: str | None,
     crds: str | None,
     keep: bool,
+    no_late: bool,
     fmt: str,
     platform: str | None,
 ) -> None:
@@ -451,6 +453,7 @@ def rehearse(
         Path(crds) if crds else None,
         Path(tree) if tree else None,
         keep,
+        late=not no_late,
         progress=lambda line: click.echo(line, err=True),
     )
     engines = ENGINES if engine == "both" else (engine,)

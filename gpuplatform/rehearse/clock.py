@@ -155,14 +155,18 @@ class Clock:
         with self._lock:
             return len(self._timers)
 
-    def advance(self, running: Iterable[str], *, step: float | None = None) -> bool:
+    def advance(self, running: Iterable[str], *, step: float | None = None, idle: bool = False) -> bool:
         """If every pod in `running` sleeps (or none runs), move to the first wake-up or timer (at
-        most `step` seconds on), wake and fire what is due. True if time moved."""
+        most `step` seconds on), wake and fire what is due. `idle`: nothing runs, so time passes
+        even without a wake-up or timer (what waits for the cluster waits in virtual time too).
+        True if time moved."""
         running = set(running)
         if not running <= self.sleeping_pods():
             return False
         with self._lock:
             candidates = [s.wake for s in self._sleepers[:1]] + [t.at for t in self._timers[:1]]
+            if idle and step is not None:
+                candidates.append(self.now + step)
             if not candidates:
                 return False
             target = min(candidates)

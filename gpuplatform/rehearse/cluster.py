@@ -28,7 +28,7 @@ from gpuplatform.rehearse.assets import Assets
 from gpuplatform.rehearse.client import Client, Obj
 from gpuplatform.rehearse.clock import Clock, write_shims
 from gpuplatform.rehearse.controlplane import ControlPlane
-from gpuplatform.rehearse.fleet import FleetNode, fleet_nodes
+from gpuplatform.rehearse.fleet import FleetNode, fleet_nodes, system_node
 from gpuplatform.rehearse.kubelet import Agents, Allocators
 from gpuplatform.rehearse.pods import NVIDIA_SMI, PodLauncher
 from gpuplatform.rehearse.runtime import Runtime
@@ -117,7 +117,7 @@ class Rehearsal:
                 self.stack.driver_release,
             )
             self.agents = Agents(self.client, self.clock, self.launcher, (), allocators)
-            for node in self.nodes or fleet_nodes(self.plan):
+            for node in [*(self.nodes or fleet_nodes(self.plan)), system_node()]:
                 self.agents.register(node)
             self._thread = threading.Thread(target=self._loop, name="rehearsal-agents", daemon=True)
             self._thread.start()
@@ -155,7 +155,8 @@ class Rehearsal:
             quiet = quiet + 1 if not wrote and revision == last else 0
             last = revision
             starting = self.agents.about_to_start(STARTING)
-            if quiet >= 2 and not starting and self.clock.advance(self.programs_running(), step=MAX_STEP):
+            running = self.programs_running()
+            if quiet >= 2 and not starting and self.clock.advance(running, step=MAX_STEP, idle=not running):
                 quiet = 0
             time.sleep(_PASS)
 

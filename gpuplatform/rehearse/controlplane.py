@@ -17,6 +17,7 @@ all three components. Left out, and why:
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import shutil
 import signal
@@ -34,7 +35,7 @@ from types import TracebackType
 from gpuplatform.rehearse.assets import Assets
 from gpuplatform.versions import KUBE_FEATURE_GATES
 
-__all__ = ["CONTROLLERS", "ControlPlane", "ControlPlaneFailed", "feature_gate_flag"]
+__all__ = ["CONTROLLERS", "ControlPlane", "ControlPlaneFailed", "die_with_parent", "feature_gate_flag"]
 
 #: What kube-controller-manager runs: the workload controllers the migration's objects need, the
 #: resourceclaim controller (claims from templates), the disruption controller (PodDisruptionBudget
@@ -63,6 +64,7 @@ CONTROLLERS = tuple(
 )
 _DISABLED_ADMISSION = ("TaintNodesByCondition",)
 _READY_TIMEOUT = 60.0
+_PR_SET_PDEATHSIG = 1
 
 
 class ControlPlaneFailed(Exception):
@@ -78,6 +80,13 @@ def feature_gate_flag(gates: Mapping[str, bool]) -> str:
         if stages != {"ga"}:
             items.append(f"{name}={'true' if on else 'false'}")
     return ",".join(items)
+
+
+def die_with_parent() -> None:
+    """In a child before exec: SIGKILL it when the thread that started it dies (prctl
+    PR_SET_PDEATHSIG), so a rehearsal killed outright leaves no apiserver or program behind."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _free_port() -> int:
@@ -222,6 +231,7 @@ class ControlPlane:
                 stdin=subprocess.DEVNULL,
                 cwd=self.folder,
                 start_new_session=True,
+                preexec_fn=die_with_parent,
             )
         self.processes.append(_Process(name, popen, log))
 

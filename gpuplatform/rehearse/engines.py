@@ -39,9 +39,9 @@ _KIND_FIRST = (
     "RoleBinding",
     "ConfigMap",
 )
-#: Virtual seconds an engine waits for a unit's health (Flux's Kustomization `timeout` is longer;
-#: a gate that does not hold fails its attempt first, which ends the wait).
-HEALTH_TIMEOUT = 3 * 3600.0
+#: Virtual seconds an engine waits for a unit's health: three attempts of a gate (a gate that does not
+#: hold fails its first attempt, which ends the wait sooner).
+HEALTH_TIMEOUT = 2700.0
 _ARGO_UNITS = {u.argo_wave: u.id for u in SYNC_UNITS if u.argo_hook in ("", "Sync")}
 _HOOK_UNITS = {"PreSync": "gates-pre", "PostSync": "gates-post"}
 
@@ -240,14 +240,23 @@ class Engine:
     def _failed_attempt(self, job: Obj) -> str:
         """A gate's or switch's attempt that failed (exit 3: its check did not hold within its
         timeout): the runbook's order gave the cluster that long, so the sync is stuck. A probe's
-        exit 3 is its own cadence (its gate removes it), not a verdict."""
+        exit 3 is its own cadence (its gate removes it), not a verdict. The Job's pods are the ones
+        its controller labelled with its name; a pod stopped by an eviction is no attempt."""
         meta = job["metadata"]
-        for process in self.cluster.runtime.processes.values():
-            if not process.pod.startswith(f"{meta.get('namespace')}/{meta['name']}-"):
+        namespace = str(meta.get("namespace", ""))
+        for pod in self.cluster.client.list(
+            "Pod", namespace, labelSelector=f"batch.kubernetes.io/job-name={meta['name']}"
+        ):
+            status = pod.get("status") or {}
+            if any(c.get("type") == "DisruptionTarget" for c in status.get("conditions") or []):
                 continue
-            if process.poll() not in (None, 0) and not process.signalled:
-                tail = process.log.read_text(errors="replace").strip().splitlines()[-6:]
-                return f"an attempt exited {process.exit_code}: " + " | ".join(tail)
+            for container in status.get("containerStatuses") or []:
+                code = ((container.get("state") or {}).get("terminated") or {}).get("exitCode")
+                if code not in (None, 0):
+                    log = (
+                        self.cluster.launcher.log(namespace, pod["metadata"]["name"], container["name"]) or ""
+                    )
+                    return f"an attempt exited {code}: " + " | ".join(log.strip().splitlines()[-6:])
         return ""
 
     # --- the entry objects the runbook reads ------------------------------------------------------

@@ -14,12 +14,18 @@ from typing import Any
 
 from gpuplatform.evidence.gfd import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL
 from gpuplatform.inventory.catalog import lookup_product
+from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.waves import Plan
 from gpuplatform.simulate.groups import mig_capable, pool_group
 from gpuplatform.simulate.snapshot_nodes import MIG_CAPABLE
 
-__all__ = ["FleetNode", "fleet_nodes", "node_manifest", "pool_node_names"]
+__all__ = ["SYSTEM_NODE", "FleetNode", "fleet_nodes", "node_manifest", "pool_node_names", "system_node"]
+
+#: The cluster's one node without GPUs, where what tolerates no GPU pool's taint runs (the gate and
+#: switch Jobs, the operators' controllers): every cluster has one, and in a final cutover every GPU
+#: node carries a DRA taint those Jobs do not tolerate.
+SYSTEM_NODE = "rehearsal-system-01"
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,11 @@ def fleet_nodes(plan: Plan, *, registered: bool = False) -> list[FleetNode]:
             labels = group.labels | ({} if registered else _gfd(pool))
             out.append(FleetNode(name, pool.name, pool.product, pool.gpus_per_node, pool.mig_layout, labels))
     return out
+
+
+def system_node() -> FleetNode:
+    """The node without GPUs: the kubelet's labels only."""
+    return FleetNode(SYSTEM_NODE, "", "", 0, (), well_known_labels(SYSTEM_NODE))
 
 
 def node_manifest(node: FleetNode, kubelet_port: int) -> dict[str, Any]:

@@ -343,6 +343,8 @@ class Agents:
     def _visible(self, pod: Obj, node: str, claimed: list[str], indexes: list[int]) -> list[str]:
         """`nvidia-smi -L` lines of the GPUs the container sees: its claims' devices, its device-plugin
         GPUs, or every GPU when it sets NVIDIA_VISIBLE_DEVICES=all."""
+        if not self.fleet[node].gpus:
+            return []
         devices = self.devices(node)
         by_name = {str(d["name"]): d for d in devices}
         product = lookup_product(self.fleet[node].product).product_name

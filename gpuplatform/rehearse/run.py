@@ -4,8 +4,11 @@ plane per engine; the report `simulate` prints.
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -37,6 +40,9 @@ class RehearsalOptions:
     crds: Path | None = None
     tree: Path | None = None
     keep: bool = False
+    late: bool = True
+    """After a transition whose runbook starts with the operator's steps, rehearse it again with the
+    operator late (the way back first)."""
     progress: Callable[[str], None] = field(default=lambda line: None, compare=False)
     """Told one line as each transition ends (the CLI prints it to stderr)."""
 
@@ -142,7 +148,8 @@ def _rehearse_engine(
         results: dict[tuple[str, str, bool], TransitionResult] = {}
         skipped: list[str] = []
         stopped = ""
-        for a, b, late in [(a, b, False) for a, b in lead] + _with_late(plan, pairs):
+        walk = _with_late(plan, pairs) if options.late else [(a, b, False) for a, b in pairs]
+        for a, b, late in [(a, b, False) for a, b in lead] + walk:
             wanted = (a, b) in pairs
             if stopped:
                 if wanted and (a, b, late) not in results:
@@ -210,6 +217,25 @@ def rehearse_platforms(
         raise InputError(problems)
     path = str(Path(stack).resolve())
     try:
-        return [rehearse_platform(lp, path, source, target, engines, options) for lp in loaded]
+        with _interrupted_by_sigterm():
+            return [rehearse_platform(lp, path, source, target, engines, options) for lp in loaded]
     except AssetsMissing as exc:
         raise InputError([Problem("--assets", "", "", str(exc))]) from None
+
+
+@contextmanager
+def _interrupted_by_sigterm() -> Iterator[None]:
+    """SIGTERM ends a rehearsal as Ctrl-C does: the control plane and every program are stopped on
+    the way out (the `with` blocks run), and the command exits 130."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)

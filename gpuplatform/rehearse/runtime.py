@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpuplatform.rehearse.controlplane import die_with_parent
+
 __all__ = ["Mount", "Process", "Runtime", "runtime_problem"]
 
 _LAUNCHER = r"""set -eu
@@ -176,6 +178,7 @@ class Runtime:
                 stdin=subprocess.DEVNULL,
                 env=full_env,
                 start_new_session=True,
+                preexec_fn=die_with_parent,
             )  # fmt: skip
         process = Process(pod, container, popen, log, root)
         self.processes[(pod, container)] = process

@@ -14,7 +14,7 @@ from gpuplatform.plan.waves import plan_platform
 from gpuplatform.rehearse.assets import Assets
 from gpuplatform.rehearse.cluster import Rehearsal
 from gpuplatform.rehearse.controlplane import ControlPlane
-from gpuplatform.rehearse.fleet import fleet_nodes
+from gpuplatform.rehearse.fleet import SYSTEM_NODE, fleet_nodes
 from gpuplatform.versions import kube_gates
 from tests.conftest import REPO
 
@@ -132,4 +132,5 @@ def test_the_fleet_registers_every_node_of_the_first_wave(assets_136: Assets, re
     plan = plan_platform(reference)
     with Rehearsal(plan, assets_136) as cluster:
         names = {n["metadata"]["name"] for n in cluster.client.list("Node")}
-    assert names == {n.name for n in fleet_nodes(plan)} == {"gpu-legacy-01", "gpu-dra-01"}
+    assert names == {n.name for n in fleet_nodes(plan)} | {SYSTEM_NODE}
+    assert names == {"gpu-legacy-01", "gpu-dra-01", "rehearsal-system-01"}
