@@ -131,8 +131,17 @@ class Clock:
             heapq.heappush(self._sleepers, sleeper)
 
     def stop(self) -> None:
-        """Wake every sleeper and stop serving."""
+        """Stop serving: the reader is woken by a line of its own and joined."""
         self._stop = True
+        try:
+            fd = os.open(self._fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            return
+        try:
+            os.write(fd, b"\n")
+        finally:
+            os.close(fd)
+        self._reader.join(timeout=5)
         with self._lock:
             sleepers, self._sleepers = self._sleepers, []
         for s in sleepers:

@@ -40,8 +40,10 @@ _KIND_FIRST = (
     "ConfigMap",
 )
 #: Virtual seconds an engine waits for a unit's health: three attempts of a gate (a gate that does not
-#: hold fails its first attempt, which ends the wait sooner).
+#: hold fails two attempts, which ends the wait sooner).
 HEALTH_TIMEOUT = 2700.0
+#: Failed attempts of a gate or switch that end the wait before the timeout.
+_ATTEMPTS = 2
 _ARGO_UNITS = {u.argo_wave: u.id for u in SYNC_UNITS if u.argo_hook in ("", "Sync")}
 _HOOK_UNITS = {"PreSync": "gates-pre", "PostSync": "gates-post"}
 
@@ -75,6 +77,7 @@ class Engine:
     releases: dict[str, ReleaseSpec] = field(default_factory=dict)
     """HelmRelease or child Application name -> the release it installed."""
     log: list[str] = field(default_factory=list)
+    _status_subresource: dict[str, bool] = field(default_factory=dict)
 
     @property
     def manager(self) -> str:
@@ -238,12 +241,15 @@ class Engine:
         return "healthy" if ready else "progressing"
 
     def _failed_attempt(self, job: Obj) -> str:
-        """A gate's or switch's attempt that failed (exit 3: its check did not hold within its
-        timeout): the runbook's order gave the cluster that long, so the sync is stuck. A probe's
-        exit 3 is its own cadence (its gate removes it), not a verdict. The Job's pods are the ones
-        its controller labelled with its name; a pod stopped by an eviction is no attempt."""
+        """A gate's or switch's second failed attempt (exit 3: its check did not hold within its
+        timeout, twice): the runbook's order gave the cluster that long, so the sync is stuck. One
+        failed attempt is no verdict: the Job's podFailurePolicy ignores exit 3 and starts the next
+        (a switch that finds its node changed before labelling it exits 3 at once). A probe's exit 3
+        is its own cadence (its gate removes it). The Job's pods are the ones its controller labelled
+        with its name; a pod stopped by an eviction is no attempt."""
         meta = job["metadata"]
         namespace = str(meta.get("namespace", ""))
+        failed: list[str] = []
         for pod in self.cluster.client.list(
             "Pod", namespace, labelSelector=f"batch.kubernetes.io/job-name={meta['name']}"
         ):
@@ -256,19 +262,25 @@ class Engine:
                     log = (
                         self.cluster.launcher.log(namespace, pod["metadata"]["name"], container["name"]) or ""
                     )
-                    return f"an attempt exited {code}: " + " | ".join(log.strip().splitlines()[-6:])
-        return ""
+                    failed.append(f"an attempt exited {code}: " + " | ".join(log.strip().splitlines()[-6:]))
+        return failed[-1] if len(failed) >= _ATTEMPTS else ""
 
     # --- the entry objects the runbook reads ------------------------------------------------------
 
     def _entry(self, wave: EngineWave, revision: str, phase: str) -> None:
+        """The entry objects applied (what the root Application or `flux-entry` syncs) and their
+        status as the engine writes it; SyncFailed when the apiserver refuses them."""
         objects = [o for o in wave.entry if o["kind"] in _ENGINE_KINDS]
         if not objects:
             return
         try:
             self.cluster.apply(objects, "rehearsal-engine-entry")
-        except ApplyFailed:
-            return
+            self._entry_status(objects, revision, phase)
+        except ApplyFailed as exc:
+            raise SyncFailed(f"the entry of {wave.wave}: {exc}") from None
+        self.revision = revision
+
+    def _entry_status(self, objects: list[Obj], revision: str, phase: str) -> None:
         if self.name == "argocd":
             for obj in objects:
                 if obj["kind"] != "Application":
@@ -282,8 +294,10 @@ class Engine:
                     "sync": {"status": "Synced" if succeeded else "OutOfSync", "revision": revision},
                     "health": {"status": "Healthy" if succeeded else "Progressing"},
                     "operationState": {
+                        "operation": {"sync": {"revision": revision}},
                         "phase": phase.split(":")[0],
                         "message": phase,
+                        "startedAt": _NOW,
                         "syncResult": {"revision": revision, "source": source},
                     },
                 }
@@ -298,7 +312,6 @@ class Engine:
                             "lastAttemptedRevision": revision,
                         },
                     )
-        self.revision = revision
 
     def _kustomization_ready(self, name: str) -> None:
         revision = getattr(self, "revision", "")
@@ -313,31 +326,34 @@ class Engine:
         )
 
     def _status(self, obj: Obj, status: Obj) -> None:
-        """Write an entry object's status as its controller does: observed at its current generation."""
+        """Write an entry object's status as its controller does: observed at its current generation,
+        through the status subresource when its CRD has one (Flux's), else with the object (Argo CD's
+        Application CRD has none: argo-cd manifests/crds/application-crd.yaml)."""
         meta = obj["metadata"]
-        live = self.cluster.get(
-            f"{obj['kind'].lower()}.{obj['apiVersion'].split('/')[0]}",
-            meta["name"],
-            meta.get("namespace", ""),
-        )
+        resource = f"{obj['kind'].lower()}.{obj['apiVersion'].split('/')[0]}"
+        live = self.cluster.get(resource, meta["name"], meta.get("namespace", ""))
         if live is None:
             return
-        generation = live["metadata"].get("generation", 1)
-        status = {**status, "observedGeneration": generation}
-        for condition in status.get("conditions") or []:
-            condition["observedGeneration"] = generation
+        if (
+            self.name == "flux"
+        ):  # Flux's status records the generation it saw; an Application's has no such field
+            generation = live["metadata"].get("generation", 1)
+            status = {**status, "observedGeneration": generation}
+            for condition in status.get("conditions") or []:
+                condition["observedGeneration"] = generation
         body = {
             "apiVersion": obj["apiVersion"],
             "kind": obj["kind"],
             "metadata": {"name": meta["name"], "namespace": meta.get("namespace", "")},
             "status": status,
         }
-        self.cluster.kubectl(
+        subresource = ["--subresource=status"] if self._has_status(obj) else []
+        written = self.cluster.kubectl(
             [
                 "apply",
                 "--server-side",
                 "--force-conflicts",
-                "--subresource=status",
+                *subresource,
                 "--field-manager=rehearsal-engine-status",
                 "-f",
                 "-",
@@ -345,6 +361,22 @@ class Engine:
             stdin=json.dumps(body),
             check=False,
         )
+        if written.returncode != 0:
+            raise ApplyFailed(f"the status of {obj['kind']} {meta['name']}: {written.stderr.strip()}")
+
+    def _has_status(self, obj: Obj) -> bool:
+        """Whether the installed CRD of `obj`'s kind serves a status subresource for its version."""
+        group, _, version = str(obj["apiVersion"]).rpartition("/")
+        key = f"{obj['kind']}.{group}/{version}"
+        if key not in self._status_subresource:
+            crd = self.cluster.get("crd", f"{obj['kind'].lower()}s.{group}".replace("ys.", "ies."))
+            versions = ((crd or {}).get("spec") or {}).get("versions") or []
+            served: Obj = next((v for v in versions if v.get("name") == version), {})
+            self._status_subresource[key] = "status" in (served.get("subresources") or {})
+        return self._status_subresource[key]
+
+
+_NOW = "2026-01-01T00:00:00Z"
 
 
 def _condition(status: str, reason: str, message: str) -> Obj:

@@ -30,6 +30,7 @@ __all__ = [
     "CONDITION_HEALTH",
     "HEALTH_CHECK",
     "HEALTH_KEY",
+    "INSTALLED_FROM_MANIFESTS",
     "argocd_cm_patch",
     "argocd_cm_step",
     "argocd_settings_files",
@@ -43,6 +44,9 @@ HEALTH_KEY = f"resource.customizations.health.{HEALTH_GROUP}_{HEALTH_KIND}"
 #: The files of the hand-off besides the `argocd-cm` patch.
 HEALTH_CHECK = "clusterpolicy-health.lua"
 HELM_VALUES = "argo-cd-values.json"
+#: How the runbook names the alternative for an Argo CD from plain manifests (`gpuplatform rehearse`
+#: runs that one: its Argo CD is a ConfigMap in a namespace).
+INSTALLED_FROM_MANIFESTS = "If Argo CD is installed from plain manifests"
 OPERATOR_CHECKS = "argocd-resourcehealthchecks.json"
 
 #: `status.state` of a ClusterPolicy (nvidia.com_clusterpolicies.yaml enum) -> Argo CD health, message.
@@ -160,15 +164,29 @@ def argocd_cm_step(plan: Plan) -> list[Action]:
             f"Argo CD: add the GPU Operator ClusterPolicy health check (`{HEALTH_KEY}`) to `argocd-cm`, so the "
             "operator's Application is Healthy only once the operator reports its operands ready, Progressing "
             "during a rollout and Degraded when a reconcile fails or NFD labels are missing (on the cluster "
-            "where Argo CD runs). Use the line for how Argo CD is installed — plain manifests, the argo-cd Helm "
-            "chart (`<release>`: yours; a patch of the ConfigMap would be reverted by the next upgrade), the "
-            "argocd-operator's `ArgoCD` resource (`<name>`):",
+            "where Argo CD runs), the one way that matches how Argo CD is installed:",
+            (),
             (
-                f"kubectl -n {ns} patch configmap argocd-cm --type merge "
-                f"--patch-file {ARGOCD_SETTINGS}/{file_name(patch)}",
-                f"helm -n {ns} upgrade <release> argo/argo-cd --reuse-values -f {ARGOCD_SETTINGS}/{HELM_VALUES}",
-                f"kubectl -n {ns} get argocd <name> -o json | jq --slurpfile checks "
-                f"{ARGOCD_SETTINGS}/{OPERATOR_CHECKS} '{merge}' | kubectl replace -f -",
+                Action(
+                    f"{INSTALLED_FROM_MANIFESTS} (merged into the ConfigMap):",
+                    (
+                        f"kubectl -n {ns} patch configmap argocd-cm --type merge --patch-file {ARGOCD_SETTINGS}/{file_name(patch)}",
+                    ),
+                ),
+                Action(
+                    "If Argo CD is installed with the argo-cd Helm chart (`<release>`: yours; a patch of the "
+                    "ConfigMap would be reverted by the next upgrade):",
+                    (
+                        f"helm -n {ns} upgrade <release> argo/argo-cd --reuse-values -f {ARGOCD_SETTINGS}/{HELM_VALUES}",
+                    ),
+                ),
+                Action(
+                    "If Argo CD is installed by the argocd-operator (its `ArgoCD` resource `<name>`):",
+                    (
+                        f"kubectl -n {ns} get argocd <name> -o json | jq --slurpfile checks "
+                        f"{ARGOCD_SETTINGS}/{OPERATOR_CHECKS} '{merge}' | kubectl replace -f -",
+                    ),
+                ),
             ),
         )
         for patch in argocd_cm_patch(plan)

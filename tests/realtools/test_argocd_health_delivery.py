@@ -43,7 +43,7 @@ def _handoff(reference: Platform, root: Path) -> list[str]:
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             (root / path).write_text(content)
     [step] = argocd_cm_step(plan)
-    return list(step.commands)
+    return [command for part in step.parts for command in part.commands]
 
 
 def test_the_argo_cd_chart_renders_the_check_into_argocd_cm(

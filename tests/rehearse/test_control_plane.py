@@ -3,6 +3,7 @@ and the shipped programs run as their ServiceAccount, on the virtual clock."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -129,8 +130,11 @@ def test_stopping_leaves_no_process(assets_136: Assets) -> None:
 
 
 def test_the_fleet_registers_every_node_of_the_first_wave(assets_136: Assets, reference: Platform) -> None:
+    """...and stopping leaves no thread behind (a process with threads may not fork its workers)."""
     plan = plan_platform(reference)
+    threads = threading.active_count()
     with Rehearsal(plan, assets_136) as cluster:
         names = {n["metadata"]["name"] for n in cluster.client.list("Node")}
+    assert threading.active_count() == threads
     assert names == {n.name for n in fleet_nodes(plan)} | {SYSTEM_NODE}
     assert names == {"gpu-legacy-01", "gpu-dra-01", "rehearsal-system-01"}

@@ -19,6 +19,7 @@ from gpuplatform.render.argocd_settings import (
     CLUSTER_POLICY_HEALTH,
     CONDITION_HEALTH,
     HEALTH_KEY,
+    INSTALLED_FROM_MANIFESTS,
     argocd_cm_patch,
     argocd_cm_step,
     cluster_policy_health_lua,
@@ -165,7 +166,10 @@ def test_the_argocd_cm_patch_is_a_merge_patch_of_the_health_key_only(reference: 
     path = f"{ARGOCD_SETTINGS}/configmap_argocd_argocd-cm.yaml"
     assert tree.files[path] == [patch]
     [step] = argocd_cm_step(plan)
-    patch_command, helm_command, operator_command = step.commands
+    # one alternative per way Argo CD is installed, each its own block: an operator runs one
+    assert [len(part.commands) for part in step.parts] == [1, 1, 1]
+    assert step.parts[0].text.startswith(INSTALLED_FROM_MANIFESTS)
+    patch_command, helm_command, operator_command = (part.commands[0] for part in step.parts)
     assert re.fullmatch(
         rf"kubectl -n argocd patch configmap argocd-cm --type merge --patch-file {path}", patch_command
     )
