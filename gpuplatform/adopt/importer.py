@@ -2,8 +2,9 @@
 
 The release the tool renders then upgrades the running one in place, with the team's values kept:
 `gpuOperator.values` becomes the release's user-supplied values, `driver.version` moves to
-`gpuOperator.driverVersion` (the one place the driver is pinned), and `managed`, `releaseName`
-and `namespace` are set. A YAML spec is edited round-trip (comments and key order kept, like
+`gpuOperator.driverVersion` (the one place the driver is pinned), and `releaseName` and `namespace`
+are set. `managed` is the spec's own decision and stays as it is: an unmanaged operator's values
+feed the migration's hand-off (`render/operator_handoff.py`), a managed one's the rendered release. A YAML spec is edited round-trip (comments and key order kept, like
 `convert`) and re-validated before it replaces the file; a Python stack is code, so the values go
 to a YAML file next to it and the lines to paste are printed. Nothing is written on any error.
 """
@@ -106,8 +107,7 @@ def _edit_spec(
     operator = spec.setdefault("gpuOperator", {})
     if not isinstance(operator, dict):
         raise InputError.single(str(stack), "spec.gpuOperator", "expected a mapping")
-    changed = ["managed: true"]
-    operator["managed"] = True
+    changed = [f"managed: {str(bool(operator.get('managed', False))).lower()} (as it was)"]
     if release is not None:
         operator["releaseName"] = release
         changed.append(f"releaseName: {release}")
@@ -167,7 +167,7 @@ def _python_stack(
     header = f"# The running release's user-supplied values, imported from {source.name} by gpuplatform.\n"
     write_file(target, (header + (dump_yaml(values) if values else "{}\n")).encode())
     relative = os.path.relpath(target, stack.parent)
-    arguments = ["managed=True"]
+    arguments = []
     if release is not None:
         arguments.append(f"release_name={release!r}")
     if namespace is not None:
@@ -179,7 +179,7 @@ def _python_stack(
         f"wrote {target}; in {stack} set (with `import yaml` and `from pathlib import Path`):",
         "    gpu_operator=GpuOperator(",
         *[f"        {a}," for a in arguments],
-        "        # ...the other GpuOperator fields as before",
+        "        # ...the other GpuOperator fields as before, `managed` included",
         "    ),",
     ]
 

@@ -14,6 +14,7 @@ import binascii
 import gzip
 import io
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,10 +142,13 @@ def load_running_releases(snapshot: Path) -> dict[tuple[str, str], RunningReleas
 
 def read_running_values(path: Path) -> tuple[dict[str, Any], RunningRelease | None]:
     """The user-supplied values in `path`: `helm get values -o yaml` output (the table form's
-    `USER-SUPPLIED VALUES:` header is accepted) or a snapshot's captured release JSON."""
+    `USER-SUPPLIED VALUES:` header, its first line, is accepted) or a snapshot's captured release JSON.
+    Any other line that is not a value is refused: a header further down, or `helm get values --all`'s
+    `COMPUTED VALUES:`, would otherwise become a value of the release."""
     text = read_text(path)
-    if text.startswith("USER-SUPPLIED VALUES:"):
-        text = text.split("\n", 1)[1] if "\n" in text else ""
+    first, _, rest = text.lstrip("\ufeff").partition("\n")
+    if first.strip() == _HEADER:
+        text = rest
     doc = parse_yaml(text, str(path)) if text.strip() else None
     if isinstance(doc, dict) and {"chart", "chartVersion", "values"} <= doc.keys():
         release = _from_snapshot_file(doc, str(path))
@@ -153,7 +157,21 @@ def read_running_values(path: Path) -> tuple[dict[str, Any], RunningRelease | No
         return {}, None
     if not isinstance(doc, dict):
         raise InputError.single(str(path), "", "expected `helm get values -o yaml` output (a mapping)")
+    for key in doc:
+        if _NOT_A_VALUE.search(str(key)):
+            raise InputError.single(
+                str(path),
+                str(key),
+                f"{key!r} is not a value of the chart but a line `helm get values` prints around them; "
+                f"import `helm get values <release> -n <namespace> -o yaml` (only its first line may be {_HEADER!r})",
+            )
     return doc, None
+
+
+#: The first line of `helm get values` without `-o yaml`.
+_HEADER = "USER-SUPPLIED VALUES:"
+#: A top-level key no chart value has: Helm's headers (`USER-SUPPLIED VALUES`, `COMPUTED VALUES`).
+_NOT_A_VALUE = re.compile(r"\s|^[A-Z][A-Z-]*$")
 
 
 def capture_releases(

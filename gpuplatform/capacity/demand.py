@@ -99,14 +99,15 @@ def wave_demands(plan: Plan, state: WaveState) -> list[Demand]:
     out: list[Demand] = []
     for i, w in enumerate(p.workloads):
         name, loc = f"workload {w.namespace}/{w.name}", f"spec.workloads[{i}]"
-        if i in state.workloads:
+        own = tuple(_toleration(t) for t in w.tolerations)
+        if i in state.workloads:  # the converted manifest keeps its placement, with the DRA taints tolerated
             claim = claim_for(f"{w.name}-gpu", w.namespace, p.class_name(w.tier), w.gpus)
-            out.append(Demand(name, loc, w.replicas, w.gpus, claims=(claim,), tolerations=dra))
-        else:
-            tolerations = tuple(_toleration(t) for t in w.tolerations)
+            tolerations = own + tuple(t for t in dra if t not in own)
             out.append(
-                Demand(name, loc, w.replicas, w.gpus, w.resource, (), False, w.node_selector, tolerations)
+                Demand(name, loc, w.replicas, w.gpus, "", (claim,), False, w.node_selector, tolerations)
             )
+        else:
+            out.append(Demand(name, loc, w.replicas, w.gpus, w.resource, (), False, w.node_selector, own))
     for i, nim in enumerate(p.nim_services):
         name, loc = f"NIM service {nim.namespace}/{nim.name}", f"spec.nimServices[{i}]"
         moved = nim.name in state.nim_services

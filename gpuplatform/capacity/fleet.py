@@ -23,7 +23,7 @@ from gpuplatform.errors import InputError, Problem
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import lookup_product, slices_for_node
 from gpuplatform.inventory.resource_slices import normalise_slice
-from gpuplatform.kube.nodes import Node
+from gpuplatform.kube.nodes import INSTANCE_TYPE_LABEL, Node
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.render.nodes import node_labels, pool_taint
@@ -152,6 +152,8 @@ def mode_labels(platform: Platform, pool: NodePool, mode: str, product: str, gpu
     Discovery's product and count."""
     labels = node_labels(platform, pool, "dra" if mode == "dra" else "legacy")
     labels.update(pool_selector(pool).member_labels())
+    if pool.instance_type is not None:  # the other well-known labels name the node, never its pool
+        labels[INSTANCE_TYPE_LABEL] = pool.instance_type
     labels[PRODUCT_LABEL] = product.replace(" ", "-")
     labels[COUNT_LABEL] = str(gpus)
     return labels

@@ -36,7 +36,7 @@ from typing import Any
 
 from gpuplatform.cel.quantity import QuantityError, parse_quantity
 from gpuplatform.gates.nodes import PROVISIONER_LABELS, pool_selector
-from gpuplatform.kube.nodes import taints_tolerated
+from gpuplatform.kube.nodes import INSTANCE_TYPE_LABEL, taints_tolerated
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.render.nodes import node_labels
@@ -124,6 +124,8 @@ def pool_growth(platform: Platform, pool: NodePool) -> Growth | None:
     template = None
     if p.kind == "karpenter":
         own = {PROVISIONER_LABELS[("karpenter", None)]: p.name, **pool_selector(pool).member_labels()}
+        if pool.instance_type is not None:
+            own[INSTANCE_TYPE_LABEL] = pool.instance_type
         template = {m: {**node_labels(platform, pool, m), **own} for m in ("legacy", "dra")}
     floor = p.min_nodes if limit is None else min(p.min_nodes, limit)
     return Growth(p.kind, p.name, floor, limit, caveat, claims, template)

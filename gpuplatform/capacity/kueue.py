@@ -28,7 +28,7 @@ def kueue_shortfalls(plan: Plan, state: WaveState) -> tuple[str, ...]:
             if admitter is None or admitter.name != queue.name:
                 continue
             resource = kueue.resource_name(p.domain) if i in state.workloads else LEGACY_RESOURCE
-            asked[resource] = asked.get(resource, 0) + w.gpus * max(w.replicas, 1)
+            asked[resource] = asked.get(resource, 0) + w.gpus * w.replicas  # replicas 0: none runs
         for resource, n in sorted(asked.items()):
             have = quotas.get(resource, 0)
             if n > have:

@@ -1,10 +1,11 @@
 """The moments of a migration whose capacity is checked: every wave, and each drain inside a transition.
 
 A transition from wave A to wave B that moves pools between allocators drains them first: while a
-pool is moved it is in neither mode, and the workloads of A still run on the rest. The drain
-moments are derived from `plan/` (the step model of the transition simulator, #11, had not landed
-when this was written): one drain moment per transition that moves a pool, with every moving pool
-drained at once, which is what applying the wave's `10-nodes` layer in one sync does.
+pool is moved it is in neither mode, and the workloads of A still run on the rest: one drain moment
+per transition that moves a pool, with every moving pool drained at once, which is what applying the
+wave's `10-nodes` layer in one sync does. A `drain` wave reached from before it is itself drained
+as its runbook drains it (`plan.steps`' `drain-pools`): its static and node-group pools are empty
+and cordoned in it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from gpuplatform.capacity.claims import DeviceClass
 from gpuplatform.capacity.demand import CHART_GPU_CLASS, Demand, wave_demands
 from gpuplatform.charts.model import render_dra_driver
 from gpuplatform.inventory.gpu_facts import driver_device_classes
+from gpuplatform.plan.steps import drained_by_hand
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.helm_values import dra_driver_values
 from gpuplatform.render.operators import chart_class_patches
@@ -70,9 +72,22 @@ def transition_moments(
         label = f"{source.name} -> {target.name}: {', '.join(moving)} drained"
         given = plan.given_all(source)
         out.append(Moment(label, source, _active(source, modes), demand_of(source), moving, given))
-    modes = _active(target, dict(target.pool_modes))
-    out.append(Moment(target.name, target, modes, demand_of(target), given=plan.given_all(target)))
+    drained = _drain_wave(plan, source, target)
+    modes = {p: ("draining" if p in drained else m) for p, m in target.pool_modes.items()}
+    label = f"{target.name}: {', '.join(drained)} drained" if drained else target.name
+    out.append(
+        Moment(label, target, _active(target, modes), demand_of(target), drained, plan.given_all(target))
+    )
     return out
+
+
+def _drain_wave(plan: Plan, source: WaveState | None, target: WaveState) -> tuple[str, ...]:
+    """The pools a drain wave's runbook has drained once it is reached from before it: static pools and
+    node groups stay cordoned and empty until the next wave moves them (Karpenter pools are drained
+    when it replaces their nodes, in that wave)."""
+    if source is not None and source.index > target.index:
+        return ()
+    return drained_by_hand(plan, target.drains)
 
 
 def _active(state: WaveState, modes: dict[str, str]) -> dict[str, str]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuplatform.capacity.answers import PlacementCache
+from gpuplatform.capacity.codes import TIGHT_USE
 from gpuplatform.capacity.demand import Demand
 from gpuplatform.capacity.fleet import Fleet, build_fleet
 from gpuplatform.capacity.kueue import kueue_shortfalls
@@ -34,9 +35,6 @@ __all__ = [
     "transition_capacity",
     "wave_capacity",
 ]
-
-#: A moment is tight when an allocator that serves demand has this share of its capacity in use.
-TIGHT_USE = 0.9
 
 
 def _depends(pool: PoolUse) -> str:
@@ -155,6 +153,8 @@ class WaveCapacity:
 
     kueue: tuple[str, ...] = ()
     """Queued GPUs the wave's Kueue quotas leave suspended (`capacity/kueue.py`)."""
+    unused: tuple[str, ...] = ()
+    """The wave's claim templates no declared workload uses: a note, not demand."""
 
     @property
     def fits(self) -> bool:
@@ -198,7 +198,7 @@ class WaveCapacity:
             "verdict": self.verdict,
             "peakDemand": self.peak,
             "counted": self.counted,
-            "notes": list(self.notes),
+            "notes": [*self.notes, *self.unused],
             "kueue": list(self.kueue),
             "moments": [m.as_dict() for m in self.moments],
         }
@@ -217,7 +217,13 @@ def wave_capacity(
     with `source`, of the transition from it instead of from the previous wave. `detail` counts
     the free devices of each tier and says why every misfit does not fit (the report's; a verdict
     needs only the first reason)."""
-    out = WaveCapacity(plan.platform.name, state.name, notes=fleet.notes, kueue=kueue_shortfalls(plan, state))
+    out = WaveCapacity(
+        plan.platform.name,
+        state.name,
+        notes=fleet.notes,
+        kueue=kueue_shortfalls(plan, state),
+        unused=_unused_templates(plan, state),
+    )
     demands_of = cache.demands(plan)
     if source is None:
         moments = wave_moments(plan, state, demands_of)
@@ -240,6 +246,24 @@ def wave_capacity(
             cache.moments[key] = outcome
         out.moments.append(MomentCapacity(moment, outcome, demands))
     return out
+
+
+def _unused_templates(plan: Plan, state: WaveState) -> tuple[str, ...]:
+    """The claim templates of the wave's tenants that no declared workload uses (`claims: 0`): a note,
+    not demand (a tenant may use them later)."""
+    unused = [
+        f"{t.ns}/{c.name}"
+        for t in plan.platform.tenants
+        if t.name in state.tenants
+        for c in t.claim_templates
+        if not c.claims
+    ]
+    if not unused:
+        return ()
+    return (
+        f"claim template(s) no declared workload uses, not counted (a tenant may use them later; "
+        f"`claims: N` counts N claims): {', '.join(unused)}",
+    )
 
 
 def _cache(plan: Plan) -> PlacementCache:
@@ -310,6 +334,7 @@ def capacity_text(results: list[WaveCapacity]) -> str:
         lines += [f"  note: {note}" for note in found[0].notes]
         for r in found:
             lines.append(f"  wave {r.wave}: {r.verdict} (peak demand {r.peak}); counted {r.counted}")
+            lines += [f"    note: {note}" for note in r.unused]
             lines += [f"    {line}" for line in r.kueue]
             for m in r.moments:
                 lines += _moment_lines(m)

@@ -1,15 +1,18 @@
 """Capacity verdicts for other commands: `check` findings, `plan --from/--to` lines, runbook notes.
 
-GP280 (warning): a wave, or the drain moment of the transition into it, does not fit.
+GP280 (error): a wave, or the drain moment of the transition into it, leaves a declared workload
+with nowhere to run: refused by `check` and `synth` unless `--allow GP280` (recorded in the lock
+file), as `simulate` refuses the same wave (`workload-disrupted`) and `capacity` exits 1.
 GP281 (info): a wave fits with an allocator that serves demand at least 90% in use.
 GP282 (warning): a wave fits only if a provisioner adds nodes that no declared limit bounds.
-Warnings, not errors: the placement is a packing heuristic, and `synth` must not refuse a spec
-for it; `gpuplatform capacity` exits 1 on the same verdicts.
+The codes' texts are in `capacity/codes.py`, which `explain` and `--allow` read without the model.
 """
 
 from __future__ import annotations
 
-from gpuplatform.capacity.report import TIGHT_USE, WaveCapacity, plan_capacity, transition_capacity
+from gpuplatform.capacity.codes import CAPACITY_CODES
+from gpuplatform.capacity.report import WaveCapacity, plan_capacity, transition_capacity
+from gpuplatform.capacity.run import stack_capacity
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.plan.waves import Plan, plan_platform
@@ -23,32 +26,6 @@ __all__ = [
     "transition_verdict",
 ]
 
-#: code -> (severity, title, explanation), for `gpuplatform explain`.
-CAPACITY_CODES: dict[str, tuple[str, str, str]] = {
-    "GP280": (
-        "warning",
-        "a wave whose workloads do not fit",
-        "Placing the wave's workloads on the modelled fleet failed: unmigrated ones on device-plugin "
-        "GPUs, migrated ones through their claims (with Kubernetes' allocator), in the wave and while "
-        "the pools the transition moves are drained. Run `gpuplatform capacity STACK --wave W` for the "
-        "first workload that does not fit and why; add nodes, move fewer pools at once, or move workloads later.",
-    ),
-    "GP281": (
-        "info",
-        "a tight wave",
-        f"The wave fits, but an allocator that serves demand has at least {TIGHT_USE:.0%} of its capacity "
-        "in use; a node failure or a surge will leave pods pending.",
-    ),
-    "GP282": (
-        "warning",
-        "a wave that fits only if a provisioner adds nodes without a declared limit",
-        "Placing the wave's workloads needs nodes that a provisioner-managed pool has to add, and the "
-        "spec declares no limit the tool can evaluate (`provisioner.maxNodes`, or Karpenter `limits` on "
-        "`nodes` or `nvidia.com/gpu`; limits on cpu or memory depend on instance types). Whether it fits "
-        "depends on the provisioner. Declare the pool's limit to get a verdict.",
-    ),
-}
-
 
 def capacity_verdicts(
     plan: Plan, waves: list[str] | None = None, file: str = "<spec>"
@@ -57,22 +34,27 @@ def capacity_verdicts(
     return {r.wave: r for r in plan_capacity(plan, waves, file, detail=False)}
 
 
-def capacity_problems(loaded: LoadedPlatform) -> list[Problem]:
+def capacity_problems(loaded: LoadedPlatform, snapshot: str | None = None) -> list[Problem]:
     """GP280/GP281/GP282 for every wave of a loaded platform, located at the wave in the file that
     wrote it (an overlay's waves in the overlay), the hint naming the platform; `check` and
-    `synth` both print these.
+    `synth` both print these. With a `snapshot` (`check --snapshot`), on the cluster's fleet and with
+    its running GPU pods, as `capacity --snapshot` and `simulate --snapshot` judge it.
 
     A fleet the catalog cannot model has no capacity answer (`check` reports it as GP301).
     """
     plan = plan_platform(loaded.platform)
     index = {w.name: i for i, w in enumerate(loaded.platform.waves)}
     try:
-        verdicts = capacity_verdicts(plan, file=loaded.source)
+        if snapshot is None:
+            verdicts = capacity_verdicts(plan, file=loaded.source)
+        else:
+            verdicts = {r.wave: r for r in stack_capacity([loaded], None, True, snapshot)}
     except InputError:
         return []
     command = " ".join(
         ["gpuplatform capacity", loaded.source, *(f"--overlay {o}" for o in loaded.overlays)]
-        + ([f"--platform {loaded.platform.name}"] if loaded.overlays else [])
+        + ([f"--platform {loaded.platform.name}"] if loaded.overlays or snapshot else [])
+        + ([f"--snapshot {snapshot}"] if snapshot else [])
     )
     problems = []
     for name, result in verdicts.items():
@@ -84,7 +66,7 @@ def capacity_problems(loaded: LoadedPlatform) -> list[Problem]:
                     loc,
                     "GP280",
                     f"wave {name!r} {result.verdict}",
-                    "warning",
+                    "error",
                     f"{command} --wave {name}",
                 )
             )

@@ -89,7 +89,7 @@ def check_platform(
     platform = loaded.platform
     report = CheckReport(platform.name)
     with (
-        Background(partial(_capacity_problems, loaded)) as capacity,
+        Background(partial(_capacity_problems, loaded, snapshot)) as capacity,
         simulated or Simulated([loaded], snapshot=snapshot) as simulation,
     ):
         compiled = compile_targets(platform, selector_targets(platform), loaded.source)
@@ -128,11 +128,12 @@ def _published_pools(
     return lambda name: found.get(name, True)
 
 
-def _capacity_problems(loaded: LoadedPlatform) -> list[Problem]:
-    """`capacity_problems`, the capacity model imported by `check`'s child only (~60 ms)."""
+def _capacity_problems(loaded: LoadedPlatform, snapshot: Snapshot | None) -> list[Problem]:
+    """`capacity_problems` (on the snapshot's cluster when given), the capacity model imported by
+    `check`'s child only (~60 ms)."""
     from gpuplatform.capacity.verdicts import capacity_problems
 
-    return capacity_problems(loaded)
+    return capacity_problems(loaded, str(snapshot.folder) if snapshot is not None else None)
 
 
 def cluster_node_names(snapshot: Path) -> frozenset[str]:

@@ -198,9 +198,10 @@ def policy_findings(
     allow: Sequence[str] = (),
     trees: Mapping[str, Tree] | None = None,
     simulated: Mapping[str, tuple[Refusal, ...]] | None = None,
+    capacity: Sequence[Problem] = (),
 ) -> list[Problem]:
-    """Every rule finding of every platform (GP290 from `simulated` verdicts where given);
-    PolicyRefusal when an error is not in `allow`.
+    """Every rule finding of every platform (GP290 from `simulated` verdicts where given) and the
+    `capacity` verdicts (GP280-GP282); PolicyRefusal when an error is not in `allow`.
 
     An `allow` code that names no rule is bad input: a typo must not pass for an override.
     """
@@ -215,6 +216,7 @@ def policy_findings(
         for lp in loaded
         for p in run_rules(lp, tree=trees.get(lp.platform.name), simulated=simulated.get(lp.platform.name))
     ]
+    problems += [allowed(p, allow) for p in capacity]
     blocking = [p for p in problems if p.severity == "error"]
     if blocking:
         raise PolicyRefusal(problems)
@@ -348,8 +350,8 @@ def _judged(
     so that the error names every invalid object)."""
     from gpuplatform.capacity.verdicts import capacity_problems  # in the child only, as `check` does
 
-    findings = policy_findings(loaded, overrides, trees, verdicts)
-    findings += [p for lp in loaded for p in capacity_problems(lp)]  # as `check` prints them
+    capacity = [p for lp in loaded for p in capacity_problems(lp)]  # as `check` prints them
+    findings = policy_findings(loaded, overrides, trees, verdicts, capacity)
     notes = {lp.platform.name: _capacity_notes(lp.platform) for lp in loaded}
     try:
         files = {

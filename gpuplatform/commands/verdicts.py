@@ -5,8 +5,9 @@ The cache is the runtime's folder, none in a library call unless asked for; the 
 user's (`runtime.user_cache_folder()`), never the output folder: `check` has none, `dist/` must stay byte-equal to what `synth` writes, and a verdict
 depends on the spec and the SDK only, not on where a tree is written. An entry is trusted only when
 it is a regular file whose recorded key is the one computed now: the sha256 of the SDK version, the
-package's own code and data, the spec document and the manifests it names. With a `--snapshot`, the
-verdict depends on the cluster's pods too and is never cached.
+package's own code and data, the stack's path (the hints name it), the spec document and the
+manifests it names. With a `--snapshot`, the verdict depends on the cluster's pods too and is never
+cached.
 """
 
 from __future__ import annotations
@@ -47,8 +48,11 @@ def _code_digest() -> bytes:
 
 
 def verdict_key(loaded: LoadedPlatform) -> str:
-    """The key of a platform's verdict: SDK version, package code, spec document and manifests."""
+    """The key of a platform's verdict: SDK version, package code, spec document and manifests, and
+    the stack's path as given (a refusal's hint names it: another invocation's entry must never print
+    its path)."""
     digest = hashlib.sha256(SDK_VERSION.encode() + b"\0" + _code_digest())
+    digest.update(json.dumps([loaded.source, *loaded.overlays]).encode() + b"\0")
     digest.update(json.dumps(loaded.document, sort_keys=True, separators=(",", ":")).encode())
     digest.update(json.dumps(loaded.manifests, sort_keys=True).encode())
     return digest.hexdigest()

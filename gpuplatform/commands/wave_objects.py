@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gpuplatform.capacity.verdicts import capacity_problems
 from gpuplatform.commands.synth import policy_findings
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.documents import platform_document, platform_from_document
@@ -64,7 +65,8 @@ def synth_wave_objects(
     if wave not in [w.name for w in plan.waves]:
         raise InputError([Problem(source, "wave", "", plan.no_wave(wave))])
     tree = render_tree(plan)
-    policy_findings([LoadedPlatform(platform, source, (), document)], allow, {platform.name: tree})
+    loaded = LoadedPlatform(platform, source, (), document)
+    policy_findings([loaded], allow, {platform.name: tree}, capacity=capacity_problems(loaded))
     root = f"waves/{plan.wave(wave).dir_name}/"
     others = set(ENGINE_GROUPS.values()) - {chosen}
     picked: dict[str, list[Obj]] = {}

@@ -5,7 +5,9 @@ Node pools come from the GPU Feature Discovery and MIG manager labels (`evidence
 count and MIG layout, provisioner-managed nodes (Karpenter, EKS/GKE/AKS node groups) by their
 provisioner, as provisioner pools; a GPU count or MIG layout that is guessed carries a `# TODO`; the workloads come
 from the register; what only a person can decide (tiers, waves, the chart mirror, the
-Git repository) is marked `# TODO` with a valid placeholder, so the file synthesises as it is.
+Git repository) is marked `# TODO` with a valid placeholder, so the file loads as it is. The
+placeholder waves convert the workloads before any pool is on DRA: `check` and `synth` refuse that
+(GP280, GP290: they would have nowhere to run) until the waves are decided.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from gpuplatform.evidence.register import workload_rows
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.nodes import PROVISIONER_LABELS
 from gpuplatform.inventory.catalog import product_for_label
+from gpuplatform.kube.nodes import INSTANCE_TYPE_LABEL
 from gpuplatform.load.documents import API_VERSION, PLATFORM_KIND
-from gpuplatform.model.base import is_dns_label, is_dns_subdomain
+from gpuplatform.model.base import is_dns_label, is_dns_subdomain, label_value_problem
 from gpuplatform.model.kueue import QUEUED_KINDS
 from gpuplatform.model.workloads import Workload
 from gpuplatform.output.yaml import dump_yaml
@@ -36,12 +39,15 @@ __all__ = ["initial_spec"]
 _WORKLOAD_KINDS = set(Workload.model_fields["kind"].annotation.__args__)  # type: ignore[union-attr]
 #: The most GPUs a MIG node is guessed to have (an 8-GPU HGX board).
 _MAX_GUESS = 8
+#: The release written when the snapshot gives none (with a TODO).
+DEFAULT_KUBERNETES = "1.36.1"
 _CHART = re.compile(r"^gpu-operator-v?(\d+\.\d+\.\d+)")
 _COMMENTS = {
     "  draDriver:": "  # The chart comes from where it is published; set chartRepository to use a mirror.",
     "  delivery:": "  # TODO: the Git repository Argo CD or Flux reads dist/ from.",
     "  tiers:": "  # TODO: decide the service tiers (DeviceClasses) tenants will request; full-gpu is a start.",
-    "  waves:": "  # TODO: decide the waves: give pools a migratesIn wave (pilot-pool, then scale) and workloads theirs.",
+    "  waves:": "  # TODO: decide the waves: give pools a migratesIn wave (pilot-pool, then scale) and workloads theirs "
+    "(until then the workloads convert before any pool is on DRA: check refuses it, GP280).",
     "  workloads:": "  # From the register: every workload that requests nvidia.com/gpu today (movesIn is a placeholder).",
     "  tenantPolicy:": "  # TODO: declare tenants for these namespaces; until then claims there are not restricted.",
     "  tenants:": "  # The namespaces of Kueue's LocalQueues. TODO: give each its tiers, groups and quota.",
@@ -120,6 +126,10 @@ def _pools(
     notes: dict[str, list[str]] = {}
     members: dict[str, list[str]] = {}
     seen: set[str] = set()
+    types = {
+        str(n["metadata"]["name"]): str((n["metadata"].get("labels") or {}).get(INSTANCE_TYPE_LABEL, ""))
+        for n in snapshot.items("nodes") or []
+    }
     for group in _groups(snapshot):
         first: NodeGpus = group.most(lambda n: n)
         label = group.most(lambda n: n.product) or "unknown"
@@ -143,6 +153,13 @@ def _pools(
                 0, f"{where} {group_name}: its nodes ({nodes} today) are found by label, not by name."
             )
         pool |= {"product": _product(label), "gpusPerNode": gpus}
+        found = sorted({types.get(n, "") for n, _ in group.nodes} - {""})
+        if len(found) == 1 and label_value_problem(found[0]) is None:
+            pool["instanceType"] = found[0]
+        elif len(found) > 1:
+            comments.append(
+                f"TODO: the nodes are of instance types {', '.join(found)}; a pool has one (instanceType)."
+            )
         if layout:
             pool["migLayout"] = list(layout)
             comments.append(
@@ -237,9 +254,10 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
     version = _operator_version(snapshot)
     if version is not None:
         operator["version"] = version
+    kubernetes, guessed = _kubernetes_version(snapshot)
     spec: dict[str, Any] = {
         "domain": domain,
-        "kubernetes": {"version": _server_version(snapshot)},
+        "kubernetes": {"version": kubernetes},
         **({"gpuOperator": operator} if operator else {}),
         "draDriver": {"chartVersion": DRA_DRIVER_DEFAULT},
         "delivery": {"engines": ["argocd"], "repoUrl": "https://git.example.com/platform/gpu.git"},
@@ -277,6 +295,8 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
             lines.append(_COMMENTS[line])
         if line == "  kueue:":
             lines += [_comment(n) for n in kueue.notes]
+        if line == "  kubernetes:" and guessed:
+            lines.append(_comment(guessed))
         pool = (
             line.removeprefix("  - name: ")
             if section == "nodePools:" and line.startswith("  - name: ")
@@ -297,9 +317,32 @@ def _comment(text: str, indent: str = "  ") -> str:
     return f"{indent}# " + _BREAKS.sub(lambda m: json.dumps(m.group())[1:-1], text)
 
 
-def _server_version(snapshot: Snapshot) -> str:
+_RELEASE = re.compile(r"^v?(\d+\.\d+\.\d+)")
+
+
+def _kubernetes_version(snapshot: Snapshot) -> tuple[str, str]:
+    """The cluster's release and, when it is not the API server's own, the TODO that says why: the
+    manifest's `serverVersion` (`gpuplatform snapshot`), else the newest `status.nodeInfo.kubeletVersion`
+    of the nodes (plain `kubectl get -o json` files; the control plane may be newer, never older:
+    kubernetes version skew policy), else a placeholder."""
     manifest = snapshot.manifest or {}
-    version = manifest.get("serverVersion")
-    version = version if isinstance(version, str) else None
-    match = re.match(r"^v?(\d+\.\d+\.\d+)", version or "")
-    return match.group(1) if match else "1.36.1"
+    server = manifest.get("serverVersion")
+    found = _RELEASE.match(server if isinstance(server, str) else "")
+    if found:
+        return found.group(1), ""
+    kubelets = set()
+    for node in snapshot.items("nodes") or []:
+        info = (node.get("status") or {}).get("nodeInfo") or {}
+        match = _RELEASE.match(str(info.get("kubeletVersion") or ""))
+        if match:
+            kubelets.add(match.group(1))
+    if kubelets:
+        newest = max(kubelets, key=lambda v: tuple(int(p) for p in v.split(".")))
+        return newest, (
+            f"TODO: version {newest} is the newest kubeletVersion of the nodes ({', '.join(sorted(kubelets))}); "
+            "the API server may be newer: set the control plane's release (`kubectl version`)."
+        )
+    return DEFAULT_KUBERNETES, (
+        f"TODO: the snapshot gives no server or kubelet version: {DEFAULT_KUBERNETES} is a placeholder; "
+        "set the control plane's release (`kubectl version`)."
+    )

@@ -5,7 +5,9 @@ LocalQueues' namespaces) and it holds `nvidia.com/gpu` quota: each flavor's `nom
 pool the flavor's `nodeLabels` select (every GPU node they match is in that one pool); a flavor that
 selects no pool, or several, is a `# TODO`. The release is read from the kueue-controller-manager
 pod's image tag (`registry.k8s.io/kueue/kueue:v0.19.2`, as kubernetes-sigs/kueue v0.19.2
-config/components/manager and charts/kueue ship it), else the default with a `# TODO`.
+config/components/manager and charts/kueue ship it), else the default with a `# TODO`. The queue's
+other resources (cpu, memory, ...) become its `resources`, summed over its flavors: the rendered queue
+replaces the team's, and Kueue admits no Job asking for a resource its queue does not cover.
 """
 
 from __future__ import annotations
@@ -15,13 +17,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuplatform.evidence.snapshot import Snapshot
-from gpuplatform.model.base import is_dns_label, is_dns_subdomain
+from gpuplatform.model.base import (
+    DEVICE_PLUGIN_RESOURCE_PREFIX,
+    is_dns_label,
+    is_dns_subdomain,
+    label_key_problem,
+)
 from gpuplatform.plan.kueue import LEGACY_RESOURCE
 from gpuplatform.versions import KUEUE_DEFAULT
 
 __all__ = ["KueueSection", "kueue_section"]
 
 _IMAGE = re.compile(r"^(?:.+/)?kueue:v?(\d+\.\d+\.\d+)(?:@.*)?$")
+_AMOUNT = re.compile(r"^(\d{1,15})(|m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)$")
 
 
 @dataclass
@@ -48,6 +56,36 @@ def _version(snapshot: Snapshot) -> tuple[str, str | None]:
 def _quota(value: Any) -> int | None:
     text = str(value)
     return int(text) if text.isascii() and text.isdigit() and int(text) < 2**31 else None
+
+
+def _total(amounts: list[str]) -> str | None:
+    """The sum of whole quantities with one suffix (`64` + `32`, `128Gi` + `64Gi`); None otherwise."""
+    found = [_AMOUNT.match(a) for a in amounts]
+    suffixes = {m.group(2) for m in found if m is not None}
+    if None in found or len(suffixes) != 1:
+        return None
+    return f"{sum(int(m.group(1)) for m in found if m is not None)}{suffixes.pop()}"
+
+
+def _other_resources(name: str, spec: dict[str, Any], notes: list[str]) -> dict[str, str]:
+    """The queue's quotas of resources other than GPUs, each summed over its flavors."""
+    amounts: dict[str, list[str]] = {}
+    for group in spec.get("resourceGroups") or []:
+        for flavor in group.get("flavors") or []:
+            for resource in flavor.get("resources") or []:
+                key = str(resource.get("name", ""))
+                if key and not key.startswith(DEVICE_PLUGIN_RESOURCE_PREFIX):
+                    amounts.setdefault(key, []).append(str(resource.get("nominalQuota")))
+    out: dict[str, str] = {}
+    for key, values in sorted(amounts.items()):
+        total = _total(values)
+        if total is None or label_key_problem(key) is not None:
+            notes.append(
+                f"TODO: ClusterQueue {name} holds {key} {' + '.join(values)}: declare it in resources."
+            )
+            continue
+        out[key] = total
+    return out
 
 
 def _flavor_pools(snapshot: Snapshot, members: dict[str, list[str]]) -> dict[str, tuple[str | None, str]]:
@@ -142,6 +180,8 @@ def kueue_section(snapshot: Snapshot, members: dict[str, list[str]]) -> KueueSec
             taken.add(ns)
             section.local_queues[ns] = lq
         entry["quotas"] = quotas
+        if others := _other_resources(name, spec, section.notes):
+            entry["resources"] = others
         entries.append(entry)
     if not entries:
         return section

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "INSTANCE_TYPE_LABEL",
     "Node",
     "Taint",
     "Toleration",
@@ -27,12 +28,21 @@ Taint = dict[str, str]
 Toleration = dict[str, Any]
 
 
-def well_known_labels(node: str) -> dict[str, str]:
+#: The cloud instance type of a node (k8s.io/api core/v1 well_known_labels.go `LabelInstanceTypeStable`),
+#: set by the cloud provider's node controller (or the kubelet's, with an in-tree provider).
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+
+
+def well_known_labels(node: str, instance_type: str | None = None) -> dict[str, str]:
     """The labels the kubelet puts on every node it registers (kubernetes/kubernetes
     pkg/kubelet/kubelet_node_status.go `initialNode`: `kubernetes.io/hostname`, `kubernetes.io/os`,
-    `kubernetes.io/arch`; names in k8s.io/api core/v1 well_known_labels.go). Every GPU product of
-    the catalog is a PCIe/SXM part of an x86-64 server, hence `amd64`."""
-    return {"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": node, "kubernetes.io/os": "linux"}
+    `kubernetes.io/arch`; names in k8s.io/api core/v1 well_known_labels.go), and the instance type
+    when the pool declares one (`NodePool.instanceType`). Every GPU product of the catalog is a
+    PCIe/SXM part of an x86-64 server, hence `amd64`."""
+    labels = {"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": node, "kubernetes.io/os": "linux"}
+    if instance_type is not None:
+        labels[INSTANCE_TYPE_LABEL] = instance_type
+    return dict(sorted(labels.items()))
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """Overlay merge: mappings merge, lists of named items merge by `name`, other lists replace.
 
 An overlay says what it means: an item of a named list must name an item of the base (it changes
-that item), unless it is marked `$add: true` (it is appended). Anything else is refused at the
-overlay's own path, so a typo cannot append a wave, a pool or a tenant.
+that item), unless it is marked `$add: true` (it is appended) or `$remove: true` (the base's item is
+dropped: a staging overlay without a production workload). Anything else is refused at the
+overlay's own path, so a typo cannot append, or remove, a wave, a pool or a tenant.
 
 The merge remembers where every list item of the result came from, so that an error found in the
 merged document is reported in the file that wrote the field, at that file's own index.
@@ -16,10 +17,12 @@ from typing import Any
 
 from gpuplatform.errors import InputError, Problem, format_loc
 
-__all__ = ["ADD_MARKER", "Loc", "Origin", "merge_spec", "parse_loc"]
+__all__ = ["ADD_MARKER", "REMOVE_MARKER", "Loc", "Origin", "merge_spec", "parse_loc"]
 
 #: The key that marks an overlay list item as an addition (`$add: true`); removed before validation.
 ADD_MARKER = "$add"
+#: The key that marks an overlay list item as the removal of the base's item of that name.
+REMOVE_MARKER = "$remove"
 
 Loc = tuple[int | str, ...]
 _TOKEN = re.compile(r'\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]|\.?([^.\[\]]+)')
@@ -50,37 +53,42 @@ class Origin:
     def locate(self, loc: Loc) -> tuple[str, Loc]:
         """The file that wrote `loc` of the merged document, and the path in that file."""
         for layer in reversed(self.layers):
-            written, mine = _through(layer, loc)
+            written, loc_there = _through(layer, loc)
             if written:
-                return layer.file, mine
+                return layer.file, loc_there
+            loc = loc_there
         return self.file, loc
 
 
 def _through(layer: _Layer, loc: Loc) -> tuple[bool, Loc]:
-    """(True, path in the overlay) when `layer` wrote `loc`, else (False, `loc`): base items keep
-    their index in the merge, so a path the overlay did not write is the same path before it.
+    """(True, path in the overlay) when `layer` wrote `loc`, else (False, the path before the layer):
+    base items keep their index unless the layer removed an item before them (`$remove`).
 
     Inside an item the overlay added, or a list it replaced, everything is the overlay's.
     """
     node: Any = layer.doc
     mine: list[int | str] = []
+    base: list[int | str] = []
     for depth, part in enumerate(loc):
-        sources = layer.items.get(loc[:depth]) if isinstance(part, int) else None
+        sources = layer.items.get(tuple(base)) if isinstance(part, int) else None
         if sources is not None and isinstance(part, int) and part < len(sources):
             base_index, overlay_index = sources[part]
             if overlay_index is None:
-                return False, loc
+                assert base_index is not None
+                return False, (*base, base_index, *loc[depth + 1 :])
             node = node[overlay_index]
             mine.append(overlay_index)
             if base_index is None:
                 return True, (*mine, *loc[depth + 1 :])
+            base.append(base_index)
             continue
         if isinstance(part, int) and isinstance(node, list):
             return True, (*mine, *loc[depth:])
         if not isinstance(node, dict) or part not in node:
-            return False, loc
+            return False, (*base, *loc[depth:])
         node = node[part]  # null included: an overlay's `key: null` is written by the overlay
         mine.append(part)
+        base.append(part)
     return True, tuple(mine)
 
 
@@ -114,10 +122,9 @@ class _Merge:
             return base
         if isinstance(overlay, list):
             for i, item in enumerate(overlay):
-                if isinstance(item, dict) and ADD_MARKER in item:
-                    self.refuse(
-                        (*mine, i, ADD_MARKER), f"only items of a list merged by name take {ADD_MARKER}"
-                    )
+                for marker in (ADD_MARKER, REMOVE_MARKER):
+                    if isinstance(item, dict) and marker in item:
+                        self.refuse((*mine, i, marker), f"only items of a list merged by name take {marker}")
         return overlay
 
     def merge_named(self, base: list[Any], overlay: list[Any], at: Loc, mine: Loc) -> list[Any]:
@@ -126,12 +133,29 @@ class _Merge:
         merged = list(base)
         sources: list[tuple[int | None, int | None]] = [(i, None) for i in range(len(base))]
         names = ", ".join(index) or "none"
+        removed: set[int] = set()
         for k, item in enumerate(overlay):
             add = item.get(ADD_MARKER, False)
-            body = {key: value for key, value in item.items() if key != ADD_MARKER}
+            remove = item.get(REMOVE_MARKER, False)
+            body = {key: value for key, value in item.items() if key not in (ADD_MARKER, REMOVE_MARKER)}
             here = (*mine, k)
             if add not in (True, False):
                 self.refuse((*here, ADD_MARKER), f"must be true (found {add!r})")
+            elif remove not in (True, False):
+                self.refuse((*here, REMOVE_MARKER), f"must be true (found {remove!r})")
+            elif remove and (add or set(body) != {"name"}):
+                self.refuse(
+                    (*here, REMOVE_MARKER),
+                    f"an item marked {REMOVE_MARKER} has only its name: it removes the base's item, "
+                    "it changes or adds nothing",
+                )
+            elif remove and item["name"] not in index:
+                self.refuse(
+                    (*here, "name"),
+                    f"{item['name']!r} names nothing in the base's {format_loc(at)} (names: {names})",
+                )
+            elif remove:
+                removed.add(index[item["name"]])
             elif add and item["name"] in index:
                 self.refuse(
                     (*here, "name"),
@@ -150,8 +174,9 @@ class _Merge:
                 i = index[item["name"]]
                 merged[i] = self.merge(base[i], body, (*at, i), here)
                 sources[i] = (i, k)
-        self.items[at] = sources
-        return merged
+        kept = [i for i in range(len(merged)) if i not in removed]
+        self.items[at] = [sources[i] for i in kept]
+        return [merged[i] for i in kept]
 
 
 def merge_spec(

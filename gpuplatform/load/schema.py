@@ -17,7 +17,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from gpuplatform.load.documents import API_VERSION, OVERLAY_KIND, PLATFORM_KIND
-from gpuplatform.load.merge import ADD_MARKER
+from gpuplatform.load.merge import ADD_MARKER, REMOVE_MARKER
 from gpuplatform.model.platform import Platform
 
 __all__ = ["YAML_READING", "overlay_schema", "schema_objects", "spec_schema"]
@@ -26,6 +26,12 @@ _ADD = {
     "title": "Add this item",
     "description": "Marks an overlay item whose name is not in the base as an addition (appended); "
     "without it an unknown name is refused. Removed before validation.",
+    "const": True,
+}
+_REMOVE = {
+    "title": "Remove this item",
+    "description": "Removes the base's item of this name (the overlay item has only its name). Removed before "
+    "validation.",
     "const": True,
 }
 
@@ -183,7 +189,7 @@ def spec_schema() -> dict[str, Any]:
 
 
 def overlay_schema() -> dict[str, Any]:
-    """The spec schema made partial: nothing required, `$add` on items of lists merged by name."""
+    """The spec schema made partial: nothing required, `$add` and `$remove` on items of lists merged by name."""
     platform = spec_schema()
     spec, defs = platform["properties"]["spec"], copy.deepcopy(platform["$defs"])
     spec = copy.deepcopy(spec)
@@ -192,5 +198,6 @@ def overlay_schema() -> dict[str, Any]:
         node.pop("required", None)
         if name in items and "name" in node.get("properties", {}):
             node["properties"][ADD_MARKER] = dict(_ADD)
+            node["properties"][REMOVE_MARKER] = dict(_REMOVE)
     spec["title"] = "PlatformOverlaySpec"
     return _envelope(OVERLAY_KIND, spec, defs, required=["apiVersion", "kind"])

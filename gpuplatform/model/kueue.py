@@ -18,7 +18,9 @@ from gpuplatform.model.base import (
     DnsSubdomain,
     ExtendedResourceName,
     FeatureGateName,
+    LabelKey,
     NonNegativeInt32,
+    Quantity,
     ReleaseNumber,
     SpecModel,
 )
@@ -52,6 +54,11 @@ class ClusterQueue(SpecModel):
     quotas: dict[DnsLabel, NonNegativeInt32] = Field(min_length=1)
     """GPUs per node pool (`nominalQuota` of the pool's ResourceFlavor), on `nvidia.com/gpu` while
     the pool is legacy and on `kueue.resource` once it is DRA."""
+    resources: dict[LabelKey, Quantity] = Field(default={}, max_length=16)
+    """The queue's quotas of its other resources (`cpu`, `memory`, ...), as the team's ClusterQueue
+    holds them (`init` reads them): the rendered queue replaces the team's, and Kueue admits no
+    Job asking for a resource its queue does not cover. Rendered as one resource group on the
+    flavor `any-node.<domain>` (no node labels)."""
 
     @property
     def local_queue_name(self) -> str:
@@ -115,11 +122,22 @@ def _need(loc: Loc, kind: str, name: str, known_names: Iterable[str]) -> Iterato
 
 
 def kueue_reference_errors(
-    kueue: Kueue, pools: Iterable[str], tenants: Iterable[str]
+    kueue: Kueue, pools: Iterable[str], tenants: Iterable[str], domain: str, bridged: Iterable[str] = ()
 ) -> list[tuple[Loc, str]]:
-    """Pools and tenants a ClusterQueue names that the spec does not define, and duplicates."""
+    """Pools and tenants a ClusterQueue names that the spec does not define, duplicates, other
+    resources that are GPU resources, and a logical resource pods request as an extended resource
+    (`bridged`: the bridge classes' `extendedResourceName`s)."""
     pools, tenants = list(pools), list(tenants)
     errors: list[tuple[Loc, str]] = []
+    logical = kueue.resource_name(domain)
+    if logical in set(bridged):
+        errors.append(
+            (
+                ("spec", "kueue", "resource"),
+                f"{logical!r} is the extended resource a bridge class serves: Kueue would count the pods that "
+                "request it and the DRA devices as one quota; name a resource no pod requests",
+            )
+        )
     seen_queues: set[str] = set()
     seen_tenants: dict[str, str] = {}
     for i, queue in enumerate(kueue.cluster_queues):
@@ -137,6 +155,14 @@ def kueue_reference_errors(
             seen_tenants[tenant] = queue.name
         for pool in queue.quotas:
             errors += _need((*loc, "quotas", pool), "nodePool", pool, pools)
+        for name in queue.resources:
+            if name == logical or name.startswith(DEVICE_PLUGIN_RESOURCE_PREFIX):
+                errors.append(
+                    (
+                        (*loc, "resources", name),
+                        f"{name!r} is a GPU resource: the queue's GPU quota is `quotas`, per pool",
+                    )
+                )
     return errors
 
 

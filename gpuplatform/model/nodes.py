@@ -31,7 +31,21 @@ class Taint(SpecModel):
     value: LabelValue = ""
     """Taint value (`dra`)."""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
-    """Taint effect."""
+    """Taint effect (`NoExecute` is refused: see `_no_execute`)."""
+
+    @model_validator(mode="after")
+    def _no_execute(self) -> Taint:
+        """A DRA pool's taint goes on before the runbook drains the pool's GPU pods, so a NoExecute one
+        would have the taint-eviction controller evict every pod that does not tolerate it at once,
+        CPU pods and PodDisruptionBudgets alike (kubernetes pkg/controller/tainteviction
+        `taint_eviction.go`: pods are deleted when a NoExecute taint they do not tolerate appears)."""
+        if self.effect == "NoExecute":
+            raise ValueError(
+                "effect NoExecute: the taint goes on before the runbook's GPU-only drain, and the taint-eviction "
+                "controller would evict every pod that does not tolerate it at once, past PodDisruptionBudgets; "
+                "use NoSchedule (the default): the drain step then empties the nodes of GPU pods only"
+            )
+        return self
 
 
 class Provisioner(SpecModel):
@@ -134,6 +148,10 @@ class NodePool(SpecModel):
     """GPU product, a catalog key (`H100-80GB`) or the driver's productName (`NVIDIA H100 80GB HBM3`)."""
     gpus_per_node: int = Field(default=8, strict=True, ge=1, le=128)
     """GPUs on each node of the pool."""
+    instance_type: LabelValue | None = None
+    """The cloud instance type of the pool's nodes (`node.kubernetes.io/instance-type`, which the cloud
+    provider sets): a workload's `nodeSelector` on it places pods on this pool in `capacity` and
+    `simulate`; `init` reads it from the nodes."""
     migrates_in: OptionalRef[Wave] = default(None)
     """Wave in which the pool moves to DRA; absent = legacy until the final-cutover wave."""
     taint: Taint | None = None

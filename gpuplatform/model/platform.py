@@ -169,8 +169,19 @@ class Delivery(SpecModel):
     argocd_service_account: DnsLabel = "argocd-application-controller"
     """Argo CD's application controller (in `argocdNamespace`): on its own cluster, the identity
     allowed to impersonate the platform's sync ServiceAccounts (`delivery/argocd-sync/`)."""
+    argocd_self_heal: bool = True
+    """Argo CD `syncPolicy.automated.selfHeal` of the platform's Applications: an object that drifts
+    from Git is synced back. Off: the drift stays until the next sync (`simulate` replays it so)."""
+    argocd_prune: bool = True
+    """Argo CD `syncPolicy.automated.prune`: what a new wave no longer renders is deleted. Off: it stays,
+    OutOfSync, and the sync still succeeds (`simulate` replays it so). Nodes and tenant Namespaces are
+    never pruned either way."""
     flux_namespace: DnsLabel = "flux-system"
     """Namespace of Flux (its GitRepository and Kustomizations)."""
+    flux_prune: bool = True
+    """`spec.prune` of the wave's layer Kustomizations: what a new wave no longer renders is deleted.
+    Off: it stays (`simulate` replays it so). The entry that holds the chain (`clusters/<name>/`)
+    always prunes: a stale layer Kustomization would go on applying an old wave's folder."""
     flux_version: ReleaseNumber = str(FLUX_DEFAULT)
     """Flux release of the clusters (`flux version`): picks OCIRepository + `chartRef` from 2.6 and the
     HelmRelease `RetryOnFailure` upgrade strategy from 2.7 (`versions.py`); 2.3 is the minimum."""

@@ -146,7 +146,13 @@ def reference_errors(p: Platform) -> list[tuple[Loc, str]]:
                 )
             )
     if p.kueue is not None:
-        errors += kueue_reference_errors(p.kueue, (pool.name for pool in p.node_pools), tenants)
+        errors += kueue_reference_errors(
+            p.kueue,
+            (pool.name for pool in p.node_pools),
+            tenants,
+            p.domain,
+            (b.extended_resource_name for b in p.bridges),
+        )
     errors += queue_errors(
         p.kueue, {t.name: t.ns for t in p.tenants}, ((w.namespace, w.queue) for w in p.workloads)
     )

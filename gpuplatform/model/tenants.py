@@ -36,8 +36,10 @@ class ClaimTemplate(SpecModel):
     """Devices the claim requests (all from one node)."""
     selectors: Items[str] = default(())
     """Extra CEL selectors ANDed with the tier's class selectors."""
-    claims: NonNegativeInt32 = 1
-    """Claims of this template in use at peak, one pod each (read by `gpuplatform capacity`)."""
+    claims: NonNegativeInt32 = 0
+    """Claims of this template in use at peak, one pod each (read by `gpuplatform capacity`). 0 (the
+    default): no declared workload uses the template yet, so it is a note, not demand: capacity counts
+    what runs (`--snapshot` counts the claims a cluster holds of it)."""
 
 
 class TenantQuota(SpecModel):

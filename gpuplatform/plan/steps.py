@@ -16,13 +16,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from gpuplatform.errors import InputError
+from gpuplatform.inventory.catalog import mig_profiles
 from gpuplatform.plan.gates import gates_for_wave
 from gpuplatform.plan.sync_order import SYNC_UNITS
 from gpuplatform.plan.waves import Plan, WaveState, validator_workaround
 
-__all__ = ["ARGOCD_APPS", "Step", "maintenance_steps", "transition_steps"]
+__all__ = [
+    "ARGOCD_APPS",
+    "OPERATOR_DEVICE_PLUGIN",
+    "MaintenanceEvent",
+    "Step",
+    "drained_by_hand",
+    "maintenance_steps",
+    "mig_capable",
+    "transition_steps",
+]
 
 StepKind = Literal["manual", "merge", "sync"]
+#: The manual step of an unmanaged GPU Operator's owner: `devicePlugin.enabled` as the target wave says.
+OPERATOR_DEVICE_PLUGIN = "operator-device-plugin"
 #: The manual step that syncs a remote cluster's child Applications (Argo CD orders no two Applications).
 ARGOCD_APPS = "sync-argocd-apps"
 
@@ -32,8 +45,9 @@ class Step:
     """One step: a manual action of the operator, the merge, or a sync unit the engine applies.
 
     `action` is the manual action (`taint`, `cordon`, `drain-gpu-pods`, `release-claims`,
-    `apply-handoff`, `untaint`, `uncordon`, `convert-workloads`, `restore-legacy-workloads`,
-    `drain-claims`, `revalidate`; for new groups `create-node-group`, `take-nodes`,
+    `apply-handoff`, `untaint`, `uncordon`, `convert-workloads`, `roll-back-workloads`, `restore-legacy-workloads`,
+    `drain-pools` (a drain wave); around node maintenance `drain-claims`, `uncordon-node`, `revalidate`,
+    `restart-kubelet-plugin`; for new groups `create-node-group`, `take-nodes`,
     `give-back-nodes`, `delete-node-group`), `merge`, or the sync unit's id; `layer` is the unit's
     folder.
     """
@@ -58,7 +72,7 @@ def _static(plan: Plan, pools: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(p for p in pools if plan.pools[p].provisioner is None)
 
 
-def _drained_by_hand(plan: Plan, pools: tuple[str, ...]) -> tuple[str, ...]:
+def drained_by_hand(plan: Plan, pools: tuple[str, ...]) -> tuple[str, ...]:
     """Pools whose nodes an operator cordons and drains: static pools, and node groups and Cluster API
     pools, whose new labels reach running nodes in place (GKE, EKS and AKS update a group's node labels
     and taints without replacing the nodes). Karpenter replaces drifted nodes and drains them itself."""
@@ -81,8 +95,27 @@ def _deleted(a: WaveState, b: WaveState) -> Pools:
     return _created(b, a)
 
 
+def _owners_device_plugin(plan: Plan, a: WaveState, b: WaveState) -> Step | None:
+    """An unmanaged GPU Operator's device plugin switch, which no engine applies: its owner turns the
+    plugin back on before any node returns to it, or off once no pool is legacy."""
+    if plan.platform.gpu_operator.managed or a.device_plugin_enabled == b.device_plugin_enabled:
+        return None
+    state = (
+        "back on (devicePlugin.enabled=true) before any node goes back to it"
+        if b.device_plugin_enabled
+        else "off (devicePlugin.enabled=false): no pool is legacy any more"
+    )
+    return Step(
+        "manual",
+        OPERATOR_DEVICE_PLUGIN,
+        f"the GPU Operator is not gpuplatform's (gpuOperator.managed: false): its owner turns its device plugin {state}",
+    )
+
+
 def _before(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) -> list[Step]:
     steps: list[Step] = []
+    if (switch := _owners_device_plugin(plan, a, b)) is not None and b.device_plugin_enabled:
+        steps.append(switch)
     gone = tuple(t for t in a.tenants if t not in b.tenants)
     if deleted := _deleted(a, b):
         steps.append(
@@ -93,9 +126,19 @@ def _before(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools)
                 deleted,
             )
         )
-    if drained_back := _drained_by_hand(plan, back):
+    if drained_back := drained_by_hand(plan, back):
         steps.append(
             Step("manual", "cordon", "cordon the nodes that go back to the device plugin", drained_back)
+        )
+    if set(a.workloads) - set(b.workloads):
+        steps.append(
+            Step(
+                "manual",
+                "roll-back-workloads",
+                "re-apply the legacy manifests of the workloads that go back, as a rolling update, and wait for it: "
+                "their nvidia.com/gpu pods start on device-plugin nodes before their claim pods stop, whose claims "
+                "are released while the kubelet plugin still runs (a workload is never scaled to zero)",
+            )
         )
     if gone or back or deleted:
         steps.append(
@@ -116,7 +159,7 @@ def _before(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools)
                 pools,
             )
         )
-    if pools := _drained_by_hand(plan, forward):
+    if pools := drained_by_hand(plan, forward):
         steps += [
             Step("manual", "cordon", "cordon the nodes that move to DRA", pools),
             Step(
@@ -182,7 +225,7 @@ def _sync(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) -
         operators.append(
             f"DRA driver {'installed' if b.driver_installed else 'uninstalled'} ({p.dra_driver.namespace})"
         )
-    if a.device_plugin_enabled != b.device_plugin_enabled:
+    if a.device_plugin_enabled != b.device_plugin_enabled and p.gpu_operator.managed:
         operators.append(f"GPU Operator devicePlugin.enabled={str(b.device_plugin_enabled).lower()}")
     if operators:
         text["00-operators"] = "; ".join(operators)
@@ -233,7 +276,7 @@ def _after(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) 
                 after="00-operators",
             )
         )
-    if static_forward := _drained_by_hand(plan, forward):
+    if static_forward := drained_by_hand(plan, forward):
         steps.append(
             Step(
                 "manual",
@@ -255,10 +298,19 @@ def _after(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) 
                 after="10-nodes",
             ),
         ]
-    if pools := _drained_by_hand(plan, back):
+    if pools := drained_by_hand(plan, back):
         steps.append(
             Step(
                 "manual", "uncordon", "uncordon the nodes back on the device plugin", pools, after="10-nodes"
+            )
+        )
+    if pools := drained_by_hand(plan, a.drains if b.index < a.index else ()):
+        steps.append(
+            Step(
+                "manual",
+                "uncordon",
+                f"uncordon the nodes drain wave {a.name} drained: they stay legacy",
+                pools,
             )
         )
     if set(b.workloads) - set(a.workloads):
@@ -269,13 +321,26 @@ def _after(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) 
                 "apply the converted workload hand-offs (claims instead of nvidia.com/gpu)",
             )
         )
-    if set(a.workloads) - set(b.workloads) or back:
+    if back:
         steps.append(
             Step(
                 "manual",
                 "restore-legacy-workloads",
-                "restore the legacy manifests of the workloads that go back",
+                "the workloads removed from the pools that went back return on their legacy manifests",
                 back,
+            )
+        )
+    if (switch := _owners_device_plugin(plan, a, b)) is not None and not b.device_plugin_enabled:
+        steps.append(switch)
+    if b.drains and b.index > a.index:
+        steps.append(
+            Step(
+                "manual",
+                "drain-pools",
+                "drain the pools the next wave moves between allocators (static pools and node groups are "
+                "cordoned and drained now and stay cordoned until that wave; Karpenter drains its nodes when it "
+                "replaces them)",
+                b.drains,
             )
         )
     return steps
@@ -292,23 +357,45 @@ def transition_steps(plan: Plan, a: WaveState, b: WaveState) -> tuple[Step, ...]
     )
 
 
+#: Node maintenance events the runbook gives steps for (and `simulate` replays or tests).
+MaintenanceEvent = Literal["restart", "driver-upgrade", "mig-change"]
+
+
+def mig_capable(plan: Plan, pool: str) -> bool:
+    """Whether the pool's GPUs can be partitioned (its product has MIG profiles, or it declares a layout)."""
+    spec = plan.pools[pool]
+    try:
+        return bool(spec.mig_layout or mig_profiles(spec.product))
+    except InputError:  # a product the catalog does not know: its MIG support is unknown
+        return False
+
+
 def maintenance_steps(
-    plan: Plan, state: WaveState, pool: str, event: Literal["restart", "driver-upgrade"]
-) -> tuple[Step, ...]:
-    """What the operator does around a node restart or a driver upgrade of `pool` in `state`.
+    plan: Plan, state: WaveState, pool: str, event: MaintenanceEvent
+) -> tuple[tuple[Step, ...], tuple[Step, ...]]:
+    """What the operator does before and after a node restart, a driver upgrade done by hand or a MIG
+    change (`nvidia.com/mig.config`) of `pool` in `state` (the runbook's node maintenance; an
+    unattended upgrade is the GPU Operator's).
+
+    A MIG change on a DRA node: the MIG manager cannot destroy GPU instances a pod uses, so the claim
+    holders are drained first; DRA driver v0.4.1 enumerates the node's devices once, when its kubelet
+    plugin starts, and never republishes them after a MIG change made outside it (the model's
+    `Group.published_layout`), so the plugin is restarted on the node once the MIG manager reports
+    success, before the node is uncordoned.
 
     Before a driver upgrade of a DRA node its claim holders are drained while the kubelet plugin
     runs: the driver manager takes the plugin away (NODE_LABEL_FOR_GPU_POD_EVICTION) in the same
     batch as the operands, before it drains GPU pods (NVIDIA/k8s-driver-manager
-    `evictAllGPUOperatorComponents`, v0.10.0-v0.12.0). On a pool that turns the operator-validator
-    off, nothing recreates `/run/nvidia/validations/toolkit-ready` after either event (only the
-    validator writes it), so the operator revalidates the node afterwards (`revalidate` comes last).
+    `evictAllGPUOperatorComponents`, v0.10.0-v0.12.0); the node is uncordoned after. On a pool that
+    turns the operator-validator off, nothing recreates `/run/nvidia/validations/toolkit-ready` after
+    either event (only the validator writes it), so the operator revalidates the node afterwards.
     """
     if state.pool_modes[pool] != "dra":
-        return ()
-    steps = []
+        return (), ()
+    before: list[Step] = []
+    after: list[Step] = []
     if event == "driver-upgrade":
-        steps.append(
+        before.append(
             Step(
                 "manual",
                 "drain-claims",
@@ -316,8 +403,39 @@ def maintenance_steps(
                 (pool,),
             )
         )
+        after.append(
+            Step("manual", "uncordon-node", "uncordon the node once its driver pod is Ready again", (pool,))
+        )
+    if event == "mig-change":
+        if not mig_capable(plan, pool):
+            return (), ()
+        before.append(
+            Step(
+                "manual",
+                "drain-claims",
+                "cordon the node and drain its GPU pods while its DRA kubelet plugin runs (the MIG manager "
+                "cannot destroy GPU instances a pod uses)",
+                (pool,),
+            )
+        )
+        after += [
+            Step(
+                "manual",
+                "restart-kubelet-plugin",
+                "once nvidia.com/mig.config.state is success, restart the DRA kubelet plugin on the node: "
+                "it publishes only the devices it found when it started",
+                (pool,),
+            ),
+            Step(
+                "manual",
+                "uncordon-node",
+                "uncordon the node once its ResourceSlices list the new devices",
+                (pool,),
+            ),
+        ]
+        return tuple(before), tuple(after)
     if validator_workaround(plan.platform, plan.pools[pool], state.device_plugin_enabled):
-        steps.append(
+        after.append(
             Step(
                 "manual",
                 "revalidate",
@@ -327,4 +445,4 @@ def maintenance_steps(
                 (pool,),
             )
         )
-    return tuple(steps)
+    return tuple(before), tuple(after)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from gpuplatform.capacity.codes import CAPACITY_CODES
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.policy.rules import RULES
 
@@ -12,11 +13,13 @@ __all__ = ["allowed", "refuse_unknown_codes"]
 
 
 def refuse_unknown_codes(allow: Sequence[str]) -> None:
-    """InputError for an `--allow` code that names no rule: a typo must not pass for an override."""
-    unknown = sorted(set(allow) - set(RULES))
+    """InputError for an `--allow` code that names no error-level rule or capacity verdict (GP280): a
+    typo must not pass for an override."""
+    known = set(RULES) | {code for code, (severity, _, _) in CAPACITY_CODES.items() if severity == "error"}
+    unknown = sorted(set(allow) - known)
     if unknown:
         raise InputError.single(
-            "--allow", "", f"no rule {', '.join(unknown)} (rules: {', '.join(sorted(RULES))})"
+            "--allow", "", f"no rule {', '.join(unknown)} (rules: {', '.join(sorted(known))})"
         )
 
 

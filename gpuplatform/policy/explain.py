@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuplatform.capacity.verdicts import CAPACITY_CODES
+from gpuplatform.capacity.codes import CAPACITY_CODES
 from gpuplatform.errors import InputError
 from gpuplatform.policy.rules import RULES
 

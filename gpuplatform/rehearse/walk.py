@@ -366,6 +366,7 @@ class Walker:
         step = self._owner_action(item, steps)
         if step is not None:
             act: dict[str, Callable[[], list[str]]] = {
+                "roll-back-workloads": lambda: self.owners.restore(a, b),
                 "release-claims": lambda: self.owners.release_claims(a, b, step.pools),
                 "convert-workloads": lambda: self.owners.convert(a, b),
                 "restore-legacy-workloads": lambda: self.owners.restore(a, b),

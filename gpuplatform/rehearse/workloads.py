@@ -158,7 +158,8 @@ class Owners:
         return done
 
     def restore(self, a: WaveState, b: WaveState) -> list[str]:
-        """`restore-legacy-workloads`: each workload that leaves its claim in `b` gets its legacy form back."""
+        """`roll-back-workloads` (before the merge; `restore-legacy-workloads` after it finds them done):
+        each workload that leaves its claim in `b` gets its legacy form back."""
         done = []
         for i, w in enumerate(self.plan.platform.workloads):
             if i in a.workloads and i not in b.workloads:
@@ -203,8 +204,8 @@ class Owners:
     def release_claims(self, a: WaveState, b: WaveState, pools: tuple[str, ...]) -> list[str]:
         """`release-claims`, what the runbook leaves to the owners: the tenants that leave remove
         their claim workloads; the owners of claim-holding pods on the pools that go back move them off
-        (the pod goes, its controller makes another wherever the scheduler puts it). The claim-using
-        form of a converted workload is the runbook's own command (`kubectl scale ... --replicas=0`)."""
+        (the pod goes, its controller makes another wherever the scheduler puts it). A converted
+        workload that goes back was rolled back before (`roll-back-workloads`, `restore`)."""
         done = []
         gone = {t.ns for t in self.plan.platform.tenants if t.name in a.tenants and t.name not in b.tenants}
         for obj in self.claim_workloads(a):

@@ -4,7 +4,8 @@ An alternative to each cluster's own `delivery/argocd/` entry, for an Argo CD th
 clusters: apply one or the other, not both (they generate the same Applications). The sets
 generate exactly each platform's entry Applications (`delivery.entry_apps`): `<stack>` the
 automated ones (each cluster's wave and gate identity, deployed to that cluster), `<stack>-apps`
-the remote clusters' child Applications (on Argo CD's cluster, synced by hand). Each member tree
+the remote clusters' child Applications (on Argo CD's cluster, synced by hand); members that turn
+Argo CD's prune or selfHeal off get sets of their own (`<stack>-noprune`, ...). Each member tree
 carries the same folder, so every tree stays self-contained.
 """
 
@@ -81,11 +82,12 @@ def render_applicationsets(name: str, members: Sequence[tuple[Plan, TreeFiles]])
     members = sorted(members, key=lambda m: m[0].platform.name)
     first = members[0][0].platform
     wave = "-".join(sorted({plan.platform.active_wave for plan, _ in members}))[:63].strip("-")
-    elements: dict[bool, list[Obj]] = {True: [], False: []}
+    elements: dict[tuple[bool, bool] | None, list[Obj]] = {}
     for plan, _ in members:
         d = plan.platform.delivery
+        chosen = (d.argocd_prune, d.argocd_self_heal)
         for app in entry_apps(plan):
-            elements[app.automated].append(
+            elements.setdefault(chosen if app.automated else None, []).append(
                 {
                     "app": app.name,
                     "project": app.project or plan.platform.name,
@@ -99,8 +101,16 @@ def render_applicationsets(name: str, members: Sequence[tuple[Plan, TreeFiles]])
             )
     ns = first.delivery.argocd_namespace
     objects = [render_app_project(plan, files) for plan, files in members]
-    for automated, suffix in ((True, ""), (False, "-apps")):
-        if elements[automated]:
-            policy = entry_sync_policy(automated)
-            objects.append(_applicationset(f"{name}{suffix}", wave, ns, elements[automated], policy))
+    for key, found in sorted(elements.items(), key=lambda e: (e[0] is None, e[0] != (True, True), str(e[0]))):
+        policy = entry_sync_policy(None if key is None else {"prune": key[0], "selfHeal": key[1]})
+        objects.append(_applicationset(f"{name}{_suffix(key)}", wave, ns, found, policy))
     return objects
+
+
+def _suffix(policy: tuple[bool, bool] | None) -> str:
+    """The set's name suffix: none for the default policy, `-apps` for the child Applications synced by
+    hand, `-noprune`/`-noselfheal` for platforms that turn those off (a set has one syncPolicy)."""
+    if policy is None:
+        return "-apps"
+    prune, heal = policy
+    return "-noprune" * (not prune) + "-noselfheal" * (not heal)

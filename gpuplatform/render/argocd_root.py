@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from gpuplatform.model.platform import IN_CLUSTER
 from gpuplatform.plan.waves import Plan
-from gpuplatform.render.delivery import ROOT_PROJECT, entry_sync_policy, platform_root
+from gpuplatform.render.delivery import ROOT_PROJECT, automated_policy, entry_sync_policy, platform_root
 from gpuplatform.render.meta import MANAGED_BY, Obj, order_keys
 
 __all__ = ["render_root_application", "root_application_name"]
@@ -51,7 +51,8 @@ def render_root_application(plan: Plan, name: str, folder: str) -> Obj:
                     "path": f"{platform_root(plan)}/{folder}",
                 },
                 "destination": {"server": IN_CLUSTER, "namespace": d.argocd_namespace},
-                "syncPolicy": entry_sync_policy(True),
+                # always pruning: a stale entry Application would go on syncing an old wave
+                "syncPolicy": entry_sync_policy(automated_policy(None)),
             },
         }
     )

@@ -32,8 +32,13 @@ list (`@sh`), passed on with `set --`, so an optional field the source lacks is 
 - EKS (AWS CLI): `eks create-nodegroup --cluster-name --nodegroup-name --scaling-config
   minSize=,maxSize=,desiredSize= --subnets --node-role --instance-types --ami-type --capacity-type
   --disk-size --launch-template --labels --taints` (`diskSize` must not be given with a launch
-  template); `eks wait nodegroup-active` and `nodegroup-deleted` poll `describe-nodegroup` every
-  30 s; `eks update-nodegroup-config --scaling-config` resizes, `eks delete-nodegroup` deletes.
+  template; `--ami-type` must not be given when the launch template's AMI is custom, which
+  `describe-nodegroup` shows as `amiType: CUSTOM`: API `CreateNodegroup`, "If you specify
+  launchTemplate, and your launch template uses a custom AMI, then don't specify amiType");
+  `eks wait nodegroup-active` and `nodegroup-deleted` poll `describe-nodegroup` every 30 s;
+  `eks update-nodegroup-config --scaling-config` resizes, `eks delete-nodegroup` deletes; an update
+  is asynchronous (it returns an `Update`), so the runbook waits on `eks describe-update` until it is
+  `Successful`.
 - AKS (azure-cli `acs/_help.py`): `az aks nodepool add --node-vm-size --node-count --zones 1 2 3
   --node-osdisk-size --node-osdisk-type --os-sku --vnet-subnet-id --pod-subnet-id --max-pods
   --gpu-instance-profile --mode --kubernetes-version --labels k=v … --node-taints k=v:Effect,…
@@ -119,9 +124,20 @@ def _eks(
         taint_update["addOrUpdateTaints"] = [eks_taint(t) for t in taints]
     if remove_taints:
         taint_update["removeTaints"] = [eks_taint(t) for t in remove_taints]
-    return (
-        f'aws eks update-nodegroup-config --cluster-name "$CLUSTER" --nodegroup-name {name} '
-        f"--labels {_json(label_update)} --taints {_json(taint_update)}"
+    return _eks_update(name, f"--labels {_json(label_update)} --taints {_json(taint_update)}")
+
+
+def _eks_update(name: str, arguments: str) -> str:
+    """`aws eks update-nodegroup-config` and the wait for it: the call only starts an update (AWS EKS
+    API `UpdateNodegroupConfig` returns an `Update` in progress), so the chain polls `describe-update`
+    until it is `Successful` and fails on `Failed` or `Cancelled` (API `Update.status`)."""
+    where = _eks_where(name)
+    return _chain(
+        f"update=$(aws eks update-nodegroup-config {where} {arguments} --query update.id --output text)",
+        '[ -n "$update" ]',
+        f'while status=$(aws eks describe-update --name "$CLUSTER" --nodegroup-name {name} --update-id "$update" '
+        '--query update.status --output text) && [ "$status" = InProgress ]; do sleep 30; done',
+        '[ "$status" = Successful ]',
     )
 
 
@@ -321,7 +337,8 @@ else . end
 | ["--scaling-config", "minSize=\\($nodes),maxSize=\\($max // $nodes),desiredSize=\\($nodes)",
    "--node-role", $g.nodeRole, "--subnets"] + $g.subnets
   + (if $g.instanceTypes then ["--instance-types"] + $g.instanceTypes else [] end)
-  + opt("--ami-type"; $g.amiType) + opt("--capacity-type"; $g.capacityType)
+  + opt("--ami-type"; if $g.amiType == "CUSTOM" then null else $g.amiType end)
+  + opt("--capacity-type"; $g.capacityType)
   + (if $g.launchTemplate then
        ["--launch-template", ($g.launchTemplate | if .id then "id=\\(.id)" else "name=\\(.name)" end
                               + ",version=\\(.version)")]
@@ -511,7 +528,7 @@ def node_group_resize(cloud: str, name: str, delta: int) -> tuple[str, ...]:
         return (
             _chain(
                 *_read_then(read, _EKS_RESIZE, {"name": name, **change}, "scaling"),
-                f'aws eks update-nodegroup-config {_eks_where(group)} --scaling-config "$1"',
+                _eks_update(group, '--scaling-config "$1"'),
             ),
         )
     if cloud == "gke":

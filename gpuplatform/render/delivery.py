@@ -27,6 +27,7 @@ __all__ = [
     "EntryApp",
     "TreeFiles",
     "argocd_installs",
+    "automated_policy",
     "entry_apps",
     "entry_sync_policy",
     "is_remote",
@@ -201,12 +202,21 @@ class EntryApp:
 ENTRY_SYNC_OPTIONS = ["ServerSideApply=true", "PruneLast=true"]
 
 
-def entry_sync_policy(automated: bool) -> Obj:
+def automated_policy(plan: Plan | None) -> Obj:
+    """`syncPolicy.automated` of the platform's automated Applications: prune and selfHeal as
+    `delivery.argocdPrune` and `delivery.argocdSelfHeal` say (both on by default; None: both on)."""
+    if plan is None:
+        return {"prune": True, "selfHeal": True}
+    d = plan.platform.delivery
+    return {"prune": d.argocd_prune, "selfHeal": d.argocd_self_heal}
+
+
+def entry_sync_policy(automated: Obj | None) -> Obj:
     """An entry Application's `syncPolicy`, the same whether the entry or an ApplicationSet renders it:
-    automated ones prune, self-heal and retry without limit (`operators.SYNC_RETRY`)."""
+    automated ones (`automated`, from `automated_policy`) retry without limit (`operators.SYNC_RETRY`)."""
     sync: Obj = {"syncOptions": list(ENTRY_SYNC_OPTIONS)}
-    if automated:
-        sync = {"automated": {"prune": True, "selfHeal": True}, **sync, "retry": dict(SYNC_RETRY)}
+    if automated is not None:
+        sync = {"automated": dict(automated), **sync, "retry": dict(SYNC_RETRY)}
     return sync
 
 
@@ -263,6 +273,6 @@ def render_argocd_entry(plan: Plan, files: TreeFiles) -> list[Obj]:
             automated=entry.automated,
         )
         app["spec"]["project"] = entry.project or plan.platform.name
-        app["spec"]["syncPolicy"] = entry_sync_policy(entry.automated)
+        app["spec"]["syncPolicy"] = entry_sync_policy(automated_policy(plan) if entry.automated else None)
         objects.append(app)
     return objects

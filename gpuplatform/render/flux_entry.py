@@ -85,7 +85,7 @@ def render_flux_entry(plan: Plan, folders: list[str]) -> list[Obj]:
             "interval": "10m",
             "retryInterval": RETRY_INTERVAL,
             "path": f"./{p.delivery.path}/{p.name}/waves/{state.dir_name}/{folder}",
-            "prune": True,
+            "prune": p.delivery.flux_prune,
             "wait": True,
             "timeout": f"{_timeout(plan, folder)}m",
             "sourceRef": _source_ref(plan),

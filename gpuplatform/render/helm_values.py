@@ -21,6 +21,7 @@ from gpuplatform.versions import DCGM_EXPORTER_DRA_ENV
 __all__ = [
     "EVICTION_ENV",
     "EXPORTER_DRA_ENV",
+    "UPGRADE_DRAIN",
     "dra_driver_chart",
     "dra_driver_values",
     "gpu_operator_chart",
@@ -32,6 +33,14 @@ __all__ = [
 #: The GPU Operator's driver manager evicts the DRA kubelet plugin on driver upgrades (dra-api.md §10;
 #: versions.DRIVER_MANAGER_EVICTION_LABEL_SINCE).
 EVICTION_ENV = {"name": "NODE_LABEL_FOR_GPU_POD_EVICTION", "value": DRA_PLUGIN_LABEL}
+#: The upgrade controller drains a node (`kubectl drain`: every pod, claim holders included) before it
+#: restarts the driver, so unattended upgrades (`driver.upgradePolicy.autoUpgrade`, the chart default)
+#: release claims while the DRA kubelet plugin still runs: without it the controller deletes only the
+#: pods requesting `nvidia.com/gpu*` (NVIDIA/gpu-operator v26.3.1 `cmd/gpu-operator/main.go`
+#: `gpuPodSpecFilter`) and the claim holders keep the driver loaded. The drain-required state comes
+#: before pod-restart-required, whose new driver pod pauses the plugin (NVIDIA/k8s-operator-libs
+#: a0a0256, the version v26.3.1 requires: `pkg/upgrade/upgrade_state.go`, `drain_manager.go`).
+UPGRADE_DRAIN = {"driver": {"upgradePolicy": {"drain": {"enable": True}}}}
 #: DCGM exporter's DRA mode: its metrics name the pods of DRA-allocated GPUs too
 #: (versions.DCGM_EXPORTER_DRA_ENV; the read it needs is `render.dcgm_exporter`).
 EXPORTER_DRA_ENV = {"name": DCGM_EXPORTER_DRA_ENV, "value": "true"}
@@ -88,12 +97,13 @@ def _nest(path: tuple[str, ...], value: Any) -> dict[str, Any]:
 
 def operator_settings(platform: Platform) -> dict[str, Any]:
     """What the running GPU Operator needs in every wave, managed or not: the driver-manager
-    eviction env, DCGM exporter's DRA mode (unless the team's values set it; GP256 then checks it),
-    and operand and NFD worker tolerations for every taint the spec puts on GPU nodes."""
+    eviction env, the upgrade controller's drain, DCGM exporter's DRA mode (unless the team's values
+    set it; GP256 then checks it), and operand and NFD worker tolerations for every taint the spec
+    puts on GPU nodes."""
     op = platform.gpu_operator
     chart = gpu_operator_chart(platform)
     ours: dict[str, Any] = merge_values(
-        {"driver": {"manager": {"env": [dict(EVICTION_ENV)]}}},
+        merge_values({"driver": {"manager": {"env": [dict(EVICTION_ENV)]}}}, UPGRADE_DRAIN),
         _nest(OPERAND_TOLERATIONS, _tolerations(op.values, chart, OPERAND_TOLERATIONS, platform)),
     )
     exporter_env = value_at(op.values, ("dcgmExporter", "env"))

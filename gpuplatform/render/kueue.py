@@ -8,7 +8,10 @@ ResourceFlavor's `nodeLabels` are added to an admitted pod's node selector and i
 tolerations (apis/kueue/v1beta2/resourceflavor_types.go); a Workload's claims are counted per
 DeviceClass (`exactly.count`, pkg/dra/claims.go `countDevicesPerClass`) and turned into the logical
 resource its Configuration maps the class to, an unmapped class making the Workload inadmissible
-(`GetResourceRequestsForResourceClaimTemplates`).
+(`GetResourceRequestsForResourceClaimTemplates`). A Workload asking for a resource its ClusterQueue
+does not cover is not admitted ("resource cpu unavailable in ClusterQueue"), so the rendered queue keeps
+the team's other resources (`ClusterQueue.resources`) in a resource group of their own, on a flavor
+no GPU group names.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from gpuplatform.versions import KUEUE_API_VERSION, kueue_dra_gate, parse_releas
 __all__ = [
     "QUEUED_KINDS",
     "QUEUE_LABEL",
+    "flavor_labels",
     "flavor_name",
     "kueue_configuration_handoff",
     "kueue_facts",
@@ -39,10 +43,29 @@ def flavor_name(platform: Platform, pool: NodePool) -> str:
     return f"{pool.name}.{platform.domain}"
 
 
+def _any_node(platform: Platform) -> str:
+    """The flavor of the queues' other resources: no node labels, so it constrains no pod."""
+    return f"any-node.{platform.domain}"
+
+
+def flavor_labels(platform: Platform, pool: NodePool, mode: str) -> dict[str, str]:
+    """The node labels of the pool's flavor: only labels its nodes carry before the flavor is applied.
+
+    The pool's own labels (a provisioner's), and the mode label where the forward path sets it first:
+    a static pool's in every wave (`10-nodes` syncs before `40-tenants`), a provisioner pool's once it
+    is DRA (the runbook applies the hand-off, or creates the group, before the merge). A provisioner
+    pool that was never moved has never been given `mode=legacy` (only a rollback's hand-off sets it),
+    and an admitted Job would stay Pending on a label no node has.
+    """
+    labels = dict(pool_selector(pool).labels)
+    if pool.provisioner is None or mode == "dra":
+        labels[platform.mode_label_key] = mode
+    return dict(sorted(labels.items()))
+
+
 def _flavor(platform: Platform, pool: NodePool, state: WaveState) -> Obj:
     mode = state.pool_modes[pool.name]
-    labels = {platform.mode_label_key: mode, **dict(pool_selector(pool).labels)}
-    spec: Obj = {"nodeLabels": dict(sorted(labels.items()))}
+    spec: Obj = {"nodeLabels": flavor_labels(platform, pool, mode)}
     if mode == "dra":
         taint = pool_taint(platform, pool)
         spec["tolerations"] = [{"operator": "Equal", **taint}]
@@ -72,6 +95,19 @@ def _cluster_queue(platform: Platform, kueue: Kueue, queue: ClusterQueue, state:
         {"coveredResources": [resource], "flavors": sorted(flavors, key=lambda f: f["name"])}
         for resource, flavors in sorted(groups.items(), key=lambda g: g[0] != LEGACY_RESOURCE)
     ]
+    if queue.resources:
+        names = sorted(queue.resources)
+        spec["resourceGroups"].append(
+            {
+                "coveredResources": names,
+                "flavors": [
+                    {
+                        "name": _any_node(platform),
+                        "resources": [{"name": n, "nominalQuota": queue.resources[n]} for n in names],
+                    }
+                ],
+            }
+        )
     return k8s_object(KUEUE_API_VERSION, "ClusterQueue", queue.name, wave=state.name, spec=spec)
 
 
@@ -83,6 +119,10 @@ def render_kueue(plan: Plan, state: WaveState) -> list[Obj]:
         return []
     used = {pool for queue in kueue.cluster_queues for pool in queue.quotas}
     objects = [_flavor(p, pool, state) for pool in p.node_pools if pool.name in used]
+    if any(queue.resources for queue in kueue.cluster_queues):
+        objects.append(
+            k8s_object(KUEUE_API_VERSION, "ResourceFlavor", _any_node(p), wave=state.name, spec={})
+        )
     tenants = {t.name: t for t in p.tenants}
     for queue in kueue.cluster_queues:
         objects.append(_cluster_queue(p, kueue, queue, state))

@@ -302,7 +302,9 @@ def argocd_application(
     p = plan.platform
     sync: Obj = {"syncOptions": ["CreateNamespace=false", "ServerSideApply=true"]}
     if automated:
-        sync = {"automated": {"prune": True, "selfHeal": True}, **sync, "retry": dict(SYNC_RETRY)}
+        d = p.delivery
+        sync = {"automated": {"prune": d.argocd_prune, "selfHeal": d.argocd_self_heal}, **sync}
+        sync["retry"] = dict(SYNC_RETRY)
     app = k8s_object(
         "argoproj.io/v1alpha1",
         "Application",

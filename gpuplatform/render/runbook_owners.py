@@ -1,7 +1,7 @@
 """Runbook commands for what other teams own: NIM services (blue/green) and converted workloads.
 
-The workload steps follow the plan's sequence (`plan.steps`: release-claims before the merge,
-convert-workloads and restore-legacy-workloads after it). A NIM service moves blue/green: its owner
+The workload steps follow the plan's sequence (`plan.steps`: roll-back-workloads and release-claims
+before the merge, convert-workloads and restore-legacy-workloads after it). A NIM service moves blue/green: its owner
 creates, verifies and switches to the new NIMService after the sync (its claim template exists
 from then on), and going back switches to the old one and deletes the new one before the sync.
 """
@@ -121,23 +121,37 @@ def _workload_in(plan: Plan, state: WaveState, w: Workload) -> list[Action]:
     ]
 
 
-def _remove(w: Workload) -> str:
-    if w.kind in ("Deployment", "StatefulSet"):
-        return f"kubectl -n {w.namespace} scale {w.kind.lower()}/{w.name} --replicas=0"
-    return f"kubectl -n {w.namespace} delete {w.kind.lower()}/{w.name}"
+def _roll_back(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Action]:
+    """Each workload that goes back: a controller that rolls (Deployment, StatefulSet, DaemonSet) replaces
+    its claim pods by a rolling update, never by scaling to zero; a Pod or a Job is re-created."""
+    actions = []
+    for i, w in enumerate(plan.platform.workloads):
+        if i not in a.workloads or i in b.workloads:
+            continue
+        legacy = f"`{w.manifest}`" if w.manifest else "its legacy manifest (`nvidia.com/gpu` limits)"
+        if w.kind in ("Deployment", "StatefulSet", "DaemonSet"):
+            text = (
+                f"{w.kind} `{w.namespace}/{w.name}` goes back to `nvidia.com/gpu`: its owner re-applies {legacy} and "
+                "waits for the rollout, until no claim of it is left (if the legacy pods find no room, the rollout "
+                "waits with the claim pods still serving: stop here, never scale it to zero):"
+            )
+            commands: tuple[str, ...] = (_rollout(w), f"kubectl -n {w.namespace} get resourceclaims -o wide")
+        else:
+            text = (
+                f"{w.kind} `{w.namespace}/{w.name}` goes back to `nvidia.com/gpu`: its owner deletes the claim-using "
+                f"version while the kubelet plugin can release its claims, and creates it again from {legacy}:"
+            )
+            commands = (
+                f"kubectl -n {w.namespace} delete {w.kind.lower()}/{w.name}",
+                f"kubectl -n {w.namespace} get resourceclaims -o wide",
+            )
+        actions.append(Action(text, commands))
+    return actions
 
 
 def _release(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Action]:
     p = plan.platform
-    actions = [
-        Action(
-            f"{w.kind} `{w.namespace}/{w.name}` goes back to `nvidia.com/gpu`: its owner removes the claim-using "
-            "version now, while the kubelet plugin can still release its claims:",
-            (_remove(w), f"kubectl -n {w.namespace} get resourceclaims -o wide"),
-        )
-        for i, w in enumerate(p.workloads)
-        if i in a.workloads and i not in b.workloads
-    ]
+    actions: list[Action] = []
     actions += [
         Action(
             f"Tenant `{t.ns}` leaves: its owners remove the workloads that hold claims; wait until none is left:",
@@ -167,16 +181,6 @@ def _convert(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Action]
 
 def _restore(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Action]:
     actions = []
-    for i, w in enumerate(plan.platform.workloads):
-        if i in a.workloads and i not in b.workloads:
-            legacy = f"`{w.manifest}`" if w.manifest else "its legacy manifest"
-            actions.append(
-                Action(
-                    f"{w.kind} `{w.namespace}/{w.name}`: its owner re-applies {legacy} (`nvidia.com/gpu` limits) and "
-                    "checks the rollout:",
-                    (_rollout(w),),
-                )
-            )
     if step.pools:
         actions.append(
             Action(
@@ -188,6 +192,7 @@ def _restore(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Action]
 
 #: The manual owner actions of `plan.steps` this module gives commands for.
 OWNER_ACTIONS = {
+    "roll-back-workloads": _roll_back,
     "release-claims": _release,
     "convert-workloads": _convert,
     "restore-legacy-workloads": _restore,

@@ -30,7 +30,6 @@ __all__ = [
     "HOLDS_TEXT",
     "POOL_ACTIONS",
     "check_each_node",
-    "drain_steps",
     "each_node",
     "handoff_file",
     "handoff_spec",
@@ -397,8 +396,22 @@ def _uncordon(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
     return [Action(f"Pool `{pool.name}`:", (f"kubectl uncordon {node_target(pool)}",))]
 
 
+def _drain_pool(plan: Plan, b: WaveState, pool: NodePool) -> list[Action]:
+    """Arriving at a drain wave: empty a pool the next wave moves."""
+    return _drain(plan, pool, plan.waves[b.index + 1].name)
+
+
 #: The manual pool actions of `plan.steps` this module gives commands for.
-POOL_ACTIONS = ("taint", "cordon", "drain-gpu-pods", "release-claims", "apply-handoff", "untaint", "uncordon")
+POOL_ACTIONS = (
+    "taint",
+    "cordon",
+    "drain-gpu-pods",
+    "drain-pools",
+    "release-claims",
+    "apply-handoff",
+    "untaint",
+    "uncordon",
+)
 
 
 def pool_actions(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Action]:
@@ -416,6 +429,7 @@ def pool_actions(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Act
             render = {
                 "taint": _taint_nodes,
                 "cordon": _cordon,
+                "drain-pools": _drain_pool,
                 "release-claims": _release_claims,
                 "untaint": _untaint,
                 "uncordon": _uncordon,
@@ -470,16 +484,4 @@ def pool_checks(plan: Plan, a: WaveState, b: WaveState) -> list[Action]:
                     ),
                 )
             )
-    return actions
-
-
-def drain_steps(plan: Plan, a: WaveState, b: WaveState) -> list[Action]:
-    """Arriving at a drain wave from before it: empty the pools the next wave moves."""
-    if not b.drains or b.index < a.index:
-        return []
-    nxt = plan.waves[b.index + 1].name
-    actions: list[Action] = []
-    for name in b.drains:
-        pool = plan.pools[name]
-        actions += _drain(plan, pool, nxt) if pool_selector(pool).resolvable else [_unfindable(pool)]
     return actions

@@ -4,19 +4,19 @@ The sequence is the plan's (`plan.steps.transition_steps`, the one `plan --from/
 `simulate` replays): its manual steps before the merge, the sync units with the manual steps that
 wait for one of them, and its manual steps after the sync. This module gives each manual step its
 commands (pools in `runbook_pools`, owners in `runbook_owners`) and adds what the sequence leaves to
-the runbook: the blue/green steps of NIM services, the drains of a drain wave, and the checks of
-what changed (pools, driver, classes, tenants, the claim pilot). Forward and back are the same code.
+the runbook: the blue/green steps of NIM services and the checks of what changed (pools, driver,
+classes, tenants, the claim pilot). Forward and back are the same code.
 """
 
 from __future__ import annotations
 
-from gpuplatform.plan.steps import ARGOCD_APPS, Step
+from gpuplatform.plan.steps import ARGOCD_APPS, OPERATOR_DEVICE_PLUGIN, Step
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.operators import child_application_name, helm_charts
 from gpuplatform.render.runbook_actions import Action, Steps
 from gpuplatform.render.runbook_kueue import kueue_steps
 from gpuplatform.render.runbook_owners import OWNER_ACTIONS, nim_steps, owner_actions
-from gpuplatform.render.runbook_pools import POOL_ACTIONS, drain_steps, pool_actions, pool_checks
+from gpuplatform.render.runbook_pools import POOL_ACTIONS, pool_actions, pool_checks
 from gpuplatform.render.runbook_takeover import TAKEOVER_ACTIONS, takeover_actions
 from gpuplatform.render.validation import validation_jobs
 
@@ -43,6 +43,24 @@ def argocd_apps_commands(plan: Plan, a: WaveState, b: WaveState) -> tuple[str, .
     return (f"argocd app sync {plan.platform.name}-apps --prune", *waits)
 
 
+def _chart_class(plan: Plan, b: WaveState) -> Action:
+    """What the chart's `gpu.nvidia.com` class serves once the driver is installed: `nvidia.com/gpu` only
+    from the wave that names it as the bridge; before, the release patches `extendedResourceName` away
+    (`render/operators.py` `chart_class_patches`), as `plan` says of the same wave."""
+    command = ("kubectl get deviceclass gpu.nvidia.com -o jsonpath='{.spec.extendedResourceName}'",)
+    if plan.chart_bridges(b):
+        return Action(
+            "The chart's `gpu.nvidia.com` DeviceClass serves `nvidia.com/gpu` from now on (this wave names it "
+            "as the bridge); only the DRA pools' taints keep unmigrated workloads off the DRA nodes:",
+            command,
+        )
+    return Action(
+        "The chart's `gpu.nvidia.com` DeviceClass serves no `nvidia.com/gpu` yet: the release removes its "
+        "`extendedResourceName` until a wave names it as the bridge. This prints nothing:",
+        command,
+    )
+
+
 def _driver(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
     ns = plan.platform.dra_driver.namespace
     if b.driver_installed and not a.driver_installed:
@@ -53,13 +71,7 @@ def _driver(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
             )
         )
         if plan.chart_bridge_live:
-            steps.after.append(
-                Action(
-                    "The chart's `gpu.nvidia.com` DeviceClass serves `nvidia.com/gpu` from now on; only the DRA pools' "
-                    "taints keep unmigrated workloads off the DRA nodes:",
-                    ("kubectl get deviceclass gpu.nvidia.com -o jsonpath='{.spec.extendedResourceName}'",),
-                )
-            )
+            steps.after.append(_chart_class(plan, b))
     if a.driver_installed and not b.driver_installed:
         steps.after.append(
             Action(
@@ -114,11 +126,7 @@ def _objects(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
     ]
     gone += [b_ for b_ in a.bridges if b_ not in b.bridges]
     if gone:
-        steps.after.append(
-            Action(
-                f"The engine prunes what the target wave lacks ({', '.join(gone)}); tenant Namespaces are never deleted.",
-            )
-        )
+        steps.after.append(Action(_pruned(plan, gone)))
     pilot = validation_jobs(plan, b).data["validation"]
     if pilot is not None and not a.validation:
         ns, job, gates = pilot["namespace"], pilot["job"], p.delivery.gates_namespace
@@ -136,6 +144,26 @@ def _objects(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
         )
 
 
+def _pruned(plan: Plan, gone: list[str]) -> str:
+    """What happens to the objects the target wave lacks, per engine policy (`delivery.*Prune`)."""
+    d = plan.platform.delivery
+    keeps = [
+        name
+        for engine, name, prunes in (
+            ("argocd", "Argo CD (`delivery.argocdPrune: false`)", d.argocd_prune),
+            ("flux", "Flux (`delivery.fluxPrune: false`)", d.flux_prune),
+        )
+        if engine in d.engines and not prunes
+    ]
+    what = ", ".join(gone)
+    if not keeps:
+        return f"The engine prunes what the target wave lacks ({what}); tenant Namespaces are never deleted."
+    return (
+        f"{' and '.join(keeps)} does not prune: what the target wave lacks ({what}) stays until its owner "
+        "deletes it; tenant Namespaces are never deleted."
+    )
+
+
 def _manual(plan: Plan, a: WaveState, b: WaveState, step: Step) -> Action:
     """One manual step of the sequence with its commands, as parts per owner and per pool."""
     parts: list[Action] = []
@@ -146,6 +174,13 @@ def _manual(plan: Plan, a: WaveState, b: WaveState, step: Step) -> Action:
     if step.action in TAKEOVER_ACTIONS:
         parts += takeover_actions(plan, a, b, step)
     commands = argocd_apps_commands(plan, a, b) if step.action == ARGOCD_APPS else ()
+    if step.action == OPERATOR_DEVICE_PLUGIN:
+        op, enabled = plan.platform.gpu_operator, str(b.device_plugin_enabled).lower()
+        commands = (
+            f"helm -n {op.namespace} get values {op.release_name} -o yaml > gpu-operator-values.before-{b.name}.yaml",
+            f"helm upgrade {op.release_name} nvidia/gpu-operator -n {op.namespace} --version {op.version} "
+            f"--reuse-values --set devicePlugin.enabled={enabled}",
+        )
     when = f" (once `{step.after}` has applied; do not wait for the rest of the sync)" if step.after else ""
     return Action(step.what[:1].upper() + step.what[1:] + when + ".", commands, tuple(parts))
 
@@ -155,8 +190,8 @@ def operator_steps(plan: Plan, a: WaveState, b: WaveState, sequence: tuple[Step,
 
     Before the merge: the owners of NIM services that leave switch back first, Kueue's owner maps the
     classes the wave adds (`runbook_kueue`), then the sequence's manual steps. During the sync: each sync unit, and the manual steps that wait for it. After it:
-    the sequence's remaining manual steps, Kueue's mappings that go away, the checks of what changed,
-    the drains of a drain wave and the NIM services' blue/green steps.
+    the sequence's remaining manual steps (the drains of a drain wave among them), Kueue's mappings that
+    go away, the checks of what changed and the NIM services' blue/green steps.
     """
     merge = next((i for i, s in enumerate(sequence) if s.kind == "merge"), len(sequence))
     nim = nim_steps(plan, a, b)
@@ -183,7 +218,6 @@ def operator_steps(plan: Plan, a: WaveState, b: WaveState, sequence: tuple[Step,
         *kueue.after,
         *pool_checks(plan, a, b),
         *cluster.after,
-        *drain_steps(plan, a, b),
         *nim.after,
     ]
     return steps

@@ -26,6 +26,7 @@ from gpuplatform.render.gate_jobs import gate_job_names
 from gpuplatform.render.markdown import markdown_text
 from gpuplatform.render.operator_handoff import operator_handoff_path
 from gpuplatform.render.runbook_actions import Action, numbered
+from gpuplatform.render.runbook_maintenance import maintenance_actions
 from gpuplatform.render.runbook_steps import operator_steps
 
 __all__ = ["ChangedUnits", "render_runbooks", "runbook"]
@@ -234,6 +235,8 @@ def runbook(
         f"`gpuplatform evidence {_STACK} --platform {p.name} --wave {state.name} --snapshot evidence/{state.dir_name}`.",
         f"- `kubectl -n {p.delivery.gates_namespace} get jobs -l gpuplatform.dev/wave={state.name}`: all Complete.",
     ]
+    if maintenance := maintenance_actions(plan, state):
+        lines += ["", "## Node maintenance while this wave is active", "", *numbered(maintenance)]
     if prev is not None:
         lines += ["", f"## Rollback to {prev.dir_name}", "", *_transition(plan, state, prev, changed)]
     return "\n".join(lines) + "\n"

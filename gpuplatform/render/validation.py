@@ -26,6 +26,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuplatform.gates.matchers import GPU_RESOURCE
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.model.containers import pinned_image
 from gpuplatform.model.workloads import GpuProbe
@@ -38,6 +39,7 @@ from gpuplatform.render.meta import (
     restricted_security_context,
 )
 from gpuplatform.render.tenants import dra_pool_tolerations
+from gpuplatform.render.workload_handoff import extended_resource_toleration
 
 __all__ = [
     "PHASE_LABEL",
@@ -146,11 +148,21 @@ def _claim_pilot(plan: Plan, state: WaveState, out: ValidationJobs) -> None:
         {"claims": [{"name": _CLAIM}]},
         {
             "resourceClaims": [{"name": _CLAIM, "resourceClaimTemplateName": v.claim_template}],
-            "tolerations": dra_pool_tolerations(plan.platform),
+            "tolerations": probe_tolerations(plan),
         },
     )
     out.objects.append(job)
     out.data["validation"] = {"namespace": tenant.ns, "job": job["metadata"]["name"], "claim": _CLAIM}
+
+
+def probe_tolerations(plan: Plan) -> list[Obj]:
+    """A probe on DRA nodes tolerates the DRA pools' taints and the GPU nodes' own `nvidia.com/gpu`
+    taint: a new node group is created as a copy of the old one, taints included (`aws eks
+    create-nodegroup`, `render/cloud_commands.py`), and GPU groups carry it as the ExtendedResourceToleration
+    convention has it (a pod with claims gets no such toleration added; `workload_handoff` adds the
+    same to converted workloads)."""
+    gpu = extended_resource_toleration(GPU_RESOURCE)
+    return [*dra_pool_tolerations(plan.platform), gpu]
 
 
 def _terms(plan: Plan, mode: str, state: WaveState) -> list[Obj]:
@@ -180,7 +192,7 @@ def _bridge(plan: Plan, state: WaveState, out: ValidationJobs) -> None:
             }
         }
         if side == "dra":
-            pod["tolerations"] = dra_pool_tolerations(plan.platform)
+            pod["tolerations"] = probe_tolerations(plan)
         job = _job(
             plan,
             state,

@@ -1,10 +1,13 @@
 """A driver upgrade on one node: the GPU Operator's upgrade controller, then NVIDIA/k8s-driver-manager.
 
 - Upgrade controller (NVIDIA/gpu-operator v26.3.1 `controllers/upgrade_controller.go`, k8s-operator-libs
-  `pkg/upgrade`): with `driver.upgradePolicy.autoUpgrade` (the chart default) it cordons the node and
-  deletes the pods `gpuPodSpecFilter` selects (`cmd/gpu-operator/main.go`: Running or Pending pods whose
-  containers request `nvidia.com/gpu*` or `nvidia.com/mig-*`), never a pod holding only a claim, and
-  then restarts the driver pod. The operator annotates the node `nvidia.com/gpu-driver-upgrade-enabled`
+  `pkg/upgrade` at a0a0256): with `driver.upgradePolicy.autoUpgrade` (the chart default) it cordons the
+  node and deletes the pods `gpuPodSpecFilter` selects (`cmd/gpu-operator/main.go`: Running or Pending
+  pods whose containers request `nvidia.com/gpu*` or `nvidia.com/mig-*`), never a pod holding only a
+  claim; with `driver.upgradePolicy.drain.enable` (which gpuplatform renders, `render/helm_values.py`)
+  it then drains the node (`drain_manager.go`: `kubectl drain` of every pod, claim holders included),
+  and only then restarts the driver pod (`upgrade_state.go`: drain-required before
+  pod-restart-required), whose driver manager pauses the DRA kubelet plugin. The operator annotates the node `nvidia.com/gpu-driver-upgrade-enabled`
   (`controllers/state_manager.go`), which turns the driver manager's own eviction off.
 - Driver manager (`cmd/driver-manager/main.go`, the version the release ships, see `versions.py`):
   `evictAllGPUOperatorComponents` sets every `nvidia.com/gpu.deploy.*` label that is `true` to
@@ -70,12 +73,10 @@ def upgrade_driver(world: World, group: Group, correct_drift: Callable[[World], 
     """Run the upgrade controller and the driver manager on `group` (one node), drift correction mid-way."""
     op = world.operator()
     if op.auto_upgrade:
-        _evict(
-            world,
-            group,
-            "gpu-operator upgrade controller",
-            [w for w in _on(world, group) if w.kind == "legacy"],
-        )
+        actor = "gpu-operator upgrade controller"
+        _evict(world, group, actor, [w for w in _on(world, group) if w.kind == "legacy"])
+        if op.upgrade_drain:
+            _evict(world, group, f"{actor} (drain)", _on(world, group))
     label = op.eviction_label
     keys = [k for k in group.labels if k.startswith(DEPLOY_PREFIX) and k != DEPLOY_PREFIX + "driver"]
     if label and group.labels.get(label):

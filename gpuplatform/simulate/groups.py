@@ -4,14 +4,19 @@ group the runbook creates later (`takesOverFrom`) are made here."""
 
 from __future__ import annotations
 
+from gpuplatform.capacity.fleet import COUNT_LABEL
+from gpuplatform.evidence.register import PRODUCT_LABEL
 from gpuplatform.gates.nodes import pool_selector
+from gpuplatform.inventory.catalog import lookup_product
 from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.simulate.mig_layouts import MIG_CONFIG, MIG_STATE
 from gpuplatform.simulate.model import Group
-from gpuplatform.simulate.operator import NFD_LABEL
+from gpuplatform.simulate.operator import NFD_LABEL, PRESENT
 
-__all__ = ["mig_capable", "pool_group"]
+__all__ = ["MIG_CAPABLE", "gfd_labels", "mig_capable", "pool_group"]
+
+MIG_CAPABLE = "nvidia.com/mig.capable"
 
 
 def mig_capable(product: str) -> bool:
@@ -28,7 +33,7 @@ def pool_group(pool: NodePool, gid: str, nodes: list[str], *, registered: bool =
     mig = {MIG_CONFIG: config, MIG_STATE: "success"} if config and not registered else {}
     nfd = {} if registered else {NFD_LABEL: "true"}
     member = pool_selector(pool).member_labels()
-    kubelet = well_known_labels(nodes[0])
+    kubelet = well_known_labels(nodes[0], pool.instance_type)
     return Group(
         gid,
         pool.name,
@@ -46,3 +51,16 @@ def pool_group(pool: NodePool, gid: str, nodes: list[str], *, registered: bool =
         mig_layout=pool.mig_layout,
         nfd_labelled=not registered,
     )
+
+
+def gfd_labels(pool: NodePool, group: Group) -> dict[str, str]:
+    """GPU Feature Discovery's product, count and `nvidia.com/mig.capable` once the GPU Operator has
+    labelled the group's nodes (`nvidia.com/gpu.present`); none before (gpu-operator v26.3.1
+    `controllers/state_manager.go` reads the same keys). The scheduler and the written Node read them."""
+    if PRESENT not in group.labels:
+        return {}
+    return {
+        PRODUCT_LABEL: lookup_product(pool.product).product_name.replace(" ", "-"),
+        COUNT_LABEL: str(group.gpus),
+        MIG_CAPABLE: str(group.mig_capable).lower(),
+    }

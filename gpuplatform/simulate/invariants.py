@@ -10,21 +10,27 @@ Checked after every step (`STEP_CHECKS`):
   node no longer has: the MIG manager reconfigured the GPUs under it. (`mig-reconfigure`, a
   reconfiguration refused because GPU pods run on the node, is raised by the MIG manager's model.)
 - workload-disrupted: no running workload evicted, hung or refused unless the transition moves it;
+  and, once the controllers have settled (`SETTLED_CHECKS`), every declared workload (the spec's,
+  and with `--snapshot` the cluster's GPU pods) has somewhere to run: none of its pods is Pending
+  outside its own declared move (the transition that converts it or takes it back);
 - early-bridge (checked where the scheduler binds): no unmigrated `nvidia.com/gpu` pod placed on a
   DRA node through a class's `extendedResourceName` before a wave at or after the
   `compatibility-bridge` stage that enables a bridge (the stages decide, not where the spec
   declares a bridge).
 Checked when the transition and each disturbance are over (`check_settled`):
 - operands: the driver and the operator's operands run on every GPU node, the device plugin on
-  legacy nodes and the DRA kubelet plugin on DRA nodes.
+  legacy nodes and the DRA kubelet plugin on DRA nodes;
+- mig-slices: a running DRA kubelet plugin publishes the node's MIG layout, not the one it found
+  when it started (`Group.published_layout`: DRA driver v0.4.1 does not republish after a MIG change).
 """
 
 from __future__ import annotations
 
 from gpuplatform.simulate.kueue import KUEUE_SUSPENDED
+from gpuplatform.simulate.model import Workload
 from gpuplatform.simulate.world import World
 
-__all__ = ["STEP_CHECKS", "check_settled"]
+__all__ = ["SETTLED_CHECKS", "STEP_CHECKS", "check_settled", "workload_name"]
 
 _OPERANDS = ("driver", "container-toolkit", "gpu-feature-discovery", "dcgm", "dcgm-exporter", "mig-manager")
 
@@ -112,7 +118,39 @@ def workload_disrupted(world: World) -> None:
             )
 
 
+def workload_name(w: Workload) -> str:
+    """The declared workload a pod belongs to, named as `capacity` names its demand."""
+    if w.origin == "spec":
+        return f"workload {w.namespace}/{w.workload}"
+    return f"snapshot workload {w.controller or 'Pod'} {w.namespace}/{w.workload or w.name}"
+
+
+def workload_stranded(world: World) -> None:
+    """Every declared workload has somewhere to run once the controllers settle, but in its own move."""
+    if world.disturbance:
+        return
+    stranded: dict[str, list[Workload]] = {}
+    for w in world.cluster.workloads:
+        if w.origin in ("spec", "snapshot") and w.phase == "pending" and not w.converting:
+            stranded.setdefault(workload_name(w), []).append(w)
+    if not stranded:
+        return
+    parts = []
+    for name, pods in sorted(stranded.items()):
+        why = next((p.reason for p in pods if p.reason), "")
+        parts.append(
+            f"{name} has nowhere to run: {len(pods)} pod(s) Pending, no node can take them"
+            + (f" (since: {why})" if why else "")
+        )
+    world.fail(
+        "workload-disrupted",
+        "; ".join(parts),
+        [f"Pod/{p.key}" for pods in stranded.values() for p in pods],
+    )
+
+
 STEP_CHECKS = (one_allocator, claim_stranded, mig_devices, workload_disrupted)
+SETTLED_CHECKS = (workload_stranded,)
 
 
 def check_settled(world: World, why: str) -> None:
@@ -126,6 +164,15 @@ def check_settled(world: World, why: str) -> None:
             down["device-plugin"] = g.operands.get("device-plugin", "absent")
         if mode == "dra" and g.kubelet_plugin != "running":
             down["dra-kubelet-plugin"] = g.kubelet_plugin
+        if g.kubelet_plugin == "running" and g.slices_layout != g.mig_layout:
+            old, new = (", ".join(x) or "whole GPUs" for x in (g.slices_layout, g.mig_layout))
+            world.fail(
+                "mig-slices",
+                f"{why}: {g.name}'s ResourceSlices still list the devices of MIG layout [{old}], but the GPUs "
+                f"are partitioned as [{new}]: the DRA kubelet plugin publishes only what it found when it "
+                "started; restart it on the node (the runbook's MIG change)",
+                [f"Node/{g.nodes[0]}", f"ResourceSlice/{g.nodes[0]}-gpu.nvidia.com"],
+            )
         if down:
             world.fail(
                 "operands",

@@ -14,6 +14,8 @@
 - The kubelet plugin DaemonSet (chart templates/kubeletplugin.yaml) runs where its nodeSelector and
   required affinity match and every NoSchedule/NoExecute taint is tolerated; its init container
   waits for the driver root (`kubelet-plugin-prestart.sh`), so it needs a loaded driver.
+- The plugin enumerates the node's devices when it starts and publishes that list for as long as it
+  runs (`Group.published_layout`): after a MIG change only a restart of the plugin republishes.
 """
 
 from __future__ import annotations
@@ -55,6 +57,17 @@ def _device_plugin(world: World, group: Group) -> list[Reaction]:
     return []
 
 
+def _start_plugin(group: Group) -> None:
+    """The plugin enumerates the node's devices once, as the MIG layout is now (`Group.published_layout`)."""
+    group.kubelet_plugin = "running"
+    group.published_layout = group.mig_layout
+
+
+def _plugin_gone(group: Group) -> None:
+    group.kubelet_plugin = "absent"
+    group.published_layout = None
+
+
 def _kubelet_plugin(world: World, group: Group) -> list[Reaction]:
     dra = world.dra()
     wanted = (
@@ -69,7 +82,7 @@ def _kubelet_plugin(world: World, group: Group) -> list[Reaction]:
             Reaction(
                 START,
                 f"DRA kubelet plugin starts on {group.name}",
-                lambda: setattr(group, "kubelet_plugin", "running"),
+                partial(_start_plugin, group),
             )
         )
     elif not wanted and group.kubelet_plugin == "running":
@@ -85,7 +98,7 @@ def _kubelet_plugin(world: World, group: Group) -> list[Reaction]:
             Reaction(
                 STOP,
                 f"DRA kubelet plugin gone from {group.name}",
-                lambda: setattr(group, "kubelet_plugin", "absent"),
+                partial(_plugin_gone, group),
             )
         )
     if group.kubelet_plugin == "running" and group.slices != "published":

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplatform.plan.steps import Step
+from gpuplatform.plan.steps import OPERATOR_DEVICE_PLUGIN, Step, drained_by_hand
+from gpuplatform.render.helm_values import merge_values
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.simulate.groups import pool_group
 from gpuplatform.simulate.model import Group
@@ -75,7 +76,8 @@ def _remove(world: World, group: Group, why: str) -> None:
 
 def _replace(world: World, group: Group, spec: dict[str, Any]) -> None:
     """The provisioner launches a node born with the hand-off's labels and taints, then drains and deletes the old one."""
-    _register(world, group.pool, f"{group.id}~new", [f"{n}-r" for n in group.nodes], spec)
+    new = _register(world, group.pool, f"{group.id}~new", [f"{n}-r" for n in group.nodes], spec)
+    new.elastic = group.elastic
     _remove(world, group, f"provisioner replaces {group.name}")
 
 
@@ -164,11 +166,16 @@ def apply_manual(world: World, step: Step, source: str, target: str) -> None:
     elif action == "untaint":
         for g in groups:
             _untaint(g, handoff(world, target, g.pool))
-    elif action in ("cordon", "uncordon"):
+    elif action in ("cordon", "uncordon", "uncordon-node"):
         for g in groups:
             g.cordoned = action == "cordon"
     elif action == "drain-gpu-pods":
         _evict(world, groups, claims_only=False, delete=False, why="drained before the allocator switch")
+    elif action == "drain-pools":
+        drained = _groups(world, drained_by_hand(world.plan, step.pools))
+        for g in drained:
+            g.cordoned = True
+        _evict(world, drained, claims_only=False, delete=False, why=f"drained in drain wave {target}")
     elif action in ("release-claims", "drain-claims"):
         if action == "drain-claims":
             for g in groups:
@@ -202,8 +209,17 @@ def apply_manual(world: World, step: Step, source: str, target: str) -> None:
                 _give_back(world, pool, target)
             else:
                 _delete_group(world, pool)
-    elif action in ("convert-workloads", "restore-legacy-workloads"):
+    elif action in ("convert-workloads", "roll-back-workloads", "restore-legacy-workloads"):
         _convert(world, source, target)
+    elif action == OPERATOR_DEVICE_PLUGIN:  # helm upgrade --reuse-values --set devicePlugin.enabled=...
+        enabled = world.plan.wave(target).device_plugin_enabled
+        world.operator_handoff = merge_values(
+            world.operator_handoff or {}, {"devicePlugin": {"enabled": enabled}}
+        )
+    elif action == "restart-kubelet-plugin":  # kubectl delete pod: the DaemonSet starts it again
+        for g in groups:
+            if g.kubelet_plugin == "running":
+                g.kubelet_plugin, g.published_layout = "absent", None
     elif action == "revalidate":
         for g in groups:
             if (
@@ -223,11 +239,21 @@ def _convert(world: World, source: str, target: str) -> None:
     p = world.plan.platform
     for index in sorted(set(a.workloads) ^ set(b.workloads)):
         spec = p.workloads[index]
+        kind = "claim" if index in b.workloads else "legacy"
+        pods = [
+            w
+            for w in world.cluster.workloads
+            if w.origin == "spec"
+            and (w.namespace, w.workload) == (spec.namespace, spec.name)
+            and w.phase != "done"
+        ]
+        if pods and all(w.kind == kind for w in pods):  # rolled back before the merge already
+            continue
         for w in world.cluster.workloads:
             if w.origin == "spec" and (w.namespace, w.workload) == (spec.namespace, spec.name):
-                w.moves = True
+                w.moves = w.converting = True
                 w.evict("converted", delete=True)
         fresh = converted(world.plan, index) if index in b.workloads else legacy(world.plan, index)
         for w in fresh:
-            w.moves = True
+            w.moves = w.converting = True
         world.cluster.workloads += fresh

@@ -71,16 +71,32 @@ class Group:
     """The labels the GitOps engine applied last (what its drift correction restores)."""
     mig_layout: tuple[str, ...] = ()
     """The MIG profiles each GPU is partitioned into now (empty: whole GPUs): the devices that exist."""
+    published_layout: tuple[str, ...] | None = None
+    """The MIG layout the running DRA kubelet plugin enumerated when it started (None: no plugin), which
+    its ResourceSlices keep describing: DRA driver v0.4.1 enumerates the devices once, at start-up
+    (kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 cmd/gpu-kubelet-plugin/device_state.go
+    `NewDeviceState` -> `enumerateAllPossibleDevices`), and every later publish, after prepare and
+    unprepare with PassthroughSupport or on a health event (driver.go `nodePrepareResource`,
+    `nodeUnprepareResource`, `deviceHealthEvents`), republishes that list: a MIG change made outside the
+    driver is published only once the plugin restarts."""
     mig_failed: str = ""
     """The `nvidia.com/mig.config` the MIG manager last failed to apply (it runs again on a new value)."""
     plugin_config: str = ""
     """What the registered device plugin advertises (`<strategy>:<mig config>`), set when it registers."""
+    elastic: bool = False
+    """A node the model gives a provisioner pool whose floor is 0 (`minNodes: 0`) so that its gates can
+    act: it exists only for the pods its provisioner adds nodes for (`capacity/growth.py`)."""
 
     @property
     def name(self) -> str:
         """`pool/first-node` (+N more): how reports name the group."""
         more = f" (+{len(self.nodes) - 1} more)" if len(self.nodes) > 1 else ""
         return f"{self.pool}/{self.nodes[0]}{more}"
+
+    @property
+    def slices_layout(self) -> tuple[str, ...]:
+        """The MIG layout the node's ResourceSlices describe (the devices the scheduler allocates)."""
+        return self.mig_layout if self.published_layout is None else self.published_layout
 
     @property
     def allocatable_gpu(self) -> int:
@@ -147,6 +163,8 @@ class Workload:
     reason: str = ""
     moves: bool = False
     """The transition being replayed moves this workload (its pool changes allocator, or it converts)."""
+    converting: bool = False
+    """The transition being replayed is this workload's own declared move: it converts, or goes back."""
     deleted: bool = False
     """Deleted by its owner (not evicted): it does not come back once terminated."""
     mig_layout: tuple[str, ...] = ()

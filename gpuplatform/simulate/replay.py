@@ -15,9 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import pairwise
-from typing import Literal
 
-from gpuplatform.plan.steps import ARGOCD_APPS, Step, maintenance_steps, transition_steps
+from gpuplatform.plan.steps import ARGOCD_APPS, MaintenanceEvent, Step, maintenance_steps, transition_steps
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.operator_handoff import operator_handoff_path
@@ -29,7 +28,7 @@ from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.driver_manager import upgrade_driver
 from gpuplatform.simulate.flux import FluxEngine
 from gpuplatform.simulate.groups import pool_group
-from gpuplatform.simulate.invariants import STEP_CHECKS, check_settled
+from gpuplatform.simulate.invariants import SETTLED_CHECKS, STEP_CHECKS, check_settled
 from gpuplatform.simulate.kubelet import kubelet_reactions
 from gpuplatform.simulate.manual import apply_manual
 from gpuplatform.simulate.mig_manager import mig_manager_reactions
@@ -40,7 +39,7 @@ from gpuplatform.simulate.scheduler import scheduler_reactions
 from gpuplatform.simulate.workloads import workload_mix
 from gpuplatform.simulate.world import StepRecord, Violation, ViolationFound, World
 
-__all__ = ["TransitionResult", "declared_modes", "replay_platform"]
+__all__ = ["TransitionResult", "declared_modes", "replay_platform", "replays_late"]
 
 Engine = ArgoEngine | FluxEngine
 
@@ -59,6 +58,9 @@ class TransitionResult:
     notes: list[str] = field(default_factory=list)
     tail: list[StepRecord] = field(default_factory=list)
     """The last steps before the violation."""
+    not_replayed: str = ""
+    """Why this accepted transition was not replayed ("" when it was): its source wave was never
+    reached, because the walk there broke an invariant."""
 
 
 def declared_modes(plan: Plan, tree: Tree) -> dict[str, dict[str, str]]:
@@ -84,7 +86,9 @@ def _cluster(plan: Plan) -> Cluster:
             continue
         count = max(1, pool.provisioner.min_nodes) if pool.provisioner is not None else 0
         nodes = list(pool.nodes) or [f"{pool.name}-node-{i}" for i in range(count)]
-        groups.append(pool_group(pool, pool.name, nodes))
+        group = pool_group(pool, pool.name, nodes)
+        group.elastic = pool.provisioner is not None and pool.provisioner.min_nodes == 0
+        groups.append(group)
     return Cluster(groups)
 
 
@@ -110,6 +114,7 @@ class Replayer:
         """The tree rendered with each `activeWave`, shared by the engines' replayers."""
         self.world = World(plan, tree, engine, _cluster(plan), matcher, declared)
         self.world.checks = list(STEP_CHECKS)
+        self.world.settled_checks = list(SETTLED_CHECKS)
         self.world.reactors = [
             gpu_operator_reactions,
             mig_manager_reactions,
@@ -181,7 +186,7 @@ class Replayer:
         fresh = [w for w in workload_mix(self.plan, self.plan.wave(wave), self.observed) if w.key not in have]
         self.world.cluster.workloads += fresh
         for w in self.world.cluster.workloads:
-            w.moves = False
+            w.moves = w.converting = False
         if fresh:
             self.world.record("workloads", f"{len(fresh)} workload(s) of {wave} created")
             self.world.settle()
@@ -272,6 +277,10 @@ class Replayer:
         for step in steps[merge + 1 :]:
             if step.kind == "manual" and (not step.after or step in waiting):
                 self._manual(step, source, target)
+        for w in world.cluster.workloads:  # its own move is over: from now on it must run
+            w.converting = False
+        for check in world.settled_checks:
+            check(world)
         check_settled(world, f"after {source} -> {target}")
         self._check_leftovers(target)
         self._check_synced(target)
@@ -366,11 +375,12 @@ class Replayer:
         result.notes = sorted(self.world.notes)
         return result
 
-    def _maintenance(self, group: Group, event: Literal["restart", "driver-upgrade"], *, after: bool) -> None:
+    def _maintenance(self, group: Group, event: MaintenanceEvent, *, after: bool) -> None:
+        """The runbook's node maintenance steps before (or after) the event (on the pool's nodes)."""
         world = self.world
-        for step in maintenance_steps(self.plan, self.plan.wave(world.target), group.pool, event):
-            if (step.action == "revalidate") == after:
-                apply_manual(world, step, world.target, world.target)
+        before, later = maintenance_steps(self.plan, self.plan.wave(world.target), group.pool, event)
+        for step in later if after else before:
+            apply_manual(world, step, world.target, world.target)
 
     def _one_node(self, group: Group) -> Group:
         if len(group.nodes) == 1:
@@ -392,7 +402,7 @@ class Replayer:
         if "driver" in group.operands:
             group.operands["driver"] = "running"
         if group.kubelet_plugin == "running":
-            group.kubelet_plugin = "absent"
+            group.kubelet_plugin, group.published_layout = "absent", None
         for w in world.cluster.workloads:
             if w.group == group.id and w.phase == "running":
                 w.phase = "restarting"
@@ -404,15 +414,20 @@ class Replayer:
         check_settled(world, f"after a restart of {group.name}")
 
     def _upgrade(self, group: Group) -> None:
+        """A driver upgrade: unattended (`autoUpgrade`, the chart default) nobody runs the runbook's
+        steps before it, only the upgrade controller acts; by hand, the runbook's maintenance steps."""
         world = self.world
         if host_driver(world):  # no driver DaemonSet, no driver manager: the host's own procedure
             return
-        self._maintenance(group, "driver-upgrade", after=False)
+        unattended = world.operator().auto_upgrade
+        if not unattended:
+            self._maintenance(group, "driver-upgrade", after=False)
         heals = self.rendered(world.target).self_heal
         upgrade_driver(world, group, self.engine.correct_drift if heals else _no_drift_correction)
-        group.cordoned = False
-        world.record("operator", f"uncordon {group.name}")
-        world.settle()
+        if unattended:  # k8s-operator-libs `ProcessUncordonRequiredNodes`
+            group.cordoned = False
+            world.record("gpu-operator upgrade controller", f"uncordons {group.name}")
+            world.settle()
         self._maintenance(group, "driver-upgrade", after=True)
         check_settled(world, f"after a driver upgrade of {group.name}")
 
@@ -432,7 +447,9 @@ def replay_platform(
     The waves are walked forward from the first; a pair whose runbook starts with manual steps is
     replayed again with the operator late. The disturbances (a restart, a driver upgrade) run after
     the transitions between adjacent waves, forward and back: every wave's state is disturbed
-    whichever way it is reached, and a jump over waves ends in one of those states.
+    whichever way it is reached, and a jump over waves ends in one of those states. Once the walk
+    breaks an invariant, the waves after it have no state to start from: each pair from them is
+    listed as not replayed, with why, so that every accepted transition has an outcome.
     """
     declared = declared_modes(plan, tree)
     names = [w.name for w in plan.waves]
@@ -442,11 +459,14 @@ def replay_platform(
     try:
         replayer.bootstrap()
     except ViolationFound as exc:
-        return [
-            TransitionResult(engine, names[0], names[0], steps=replayer.world.steps, violation=exc.violation)
-        ]
+        adopted = TransitionResult(
+            engine, names[0], names[0], steps=replayer.world.steps, violation=exc.violation
+        )
+        why = f"the first wave {names[0]} was not adopted ({exc.violation.invariant})"
+        return [adopted, *_not_replayed(plan, engine, pairs, why)]
     states = {names[0]: replayer.fork()}
     results: list[TransitionResult] = []
+    broken = ""
     furthest = max((max(names.index(a), names.index(b)) for a, b in pairs), default=0)
     for i in range(furthest):
         a, b = names[i], names[i + 1]
@@ -456,15 +476,32 @@ def replay_platform(
         if result.violation is not None:
             if (a, b) not in pairs:
                 results.append(result)
+            broken = f"the walk to it broke at {a} -> {b} ({result.violation.invariant})"
             break
         states[b] = replayer.fork()
     for a, b in pairs:
         if a not in states:
+            results += _not_replayed(plan, engine, [(a, b)], f"wave {a} was never reached: {broken}")
             continue
         if names.index(b) != names.index(a) + 1:
             adjacent = abs(names.index(b) - names.index(a)) == 1
             results.append(replayer.run(states[a], a, b, late=False, disturb=adjacent))
-        steps = transition_steps(plan, plan.wave(a), plan.wave(b))
-        if steps and steps[0].kind == "manual":
+        if replays_late(plan, a, b):
             results.append(replayer.run(states[a], a, b, late=True, disturb=False))
     return results
+
+
+def replays_late(plan: Plan, a: str, b: str) -> bool:
+    """Whether `a` -> `b` is replayed again with the operator late (its runbook starts with manual steps)."""
+    steps = transition_steps(plan, plan.wave(a), plan.wave(b))
+    return bool(steps) and steps[0].kind == "manual"
+
+
+def _not_replayed(plan: Plan, engine: str, pairs: list[tuple[str, str]], why: str) -> list[TransitionResult]:
+    """The results of `pairs` (and their late-operator variants) that could not be replayed, with why."""
+    out = []
+    for a, b in pairs:
+        out.append(TransitionResult(engine, a, b, not_replayed=why))
+        if replays_late(plan, a, b):
+            out.append(TransitionResult(engine, a, b, late=True, not_replayed=why))
+    return out

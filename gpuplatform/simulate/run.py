@@ -41,6 +41,15 @@ class PlatformReport:
         return [r for r in self.results if r.violation is not None]
 
     @property
+    def not_replayed(self) -> list[TransitionResult]:
+        """Accepted transitions the replay could not reach (their source wave's state was never built)."""
+        return [r for r in self.results if r.not_replayed]
+
+    @property
+    def proven(self) -> int:
+        return len(self.results) - len(self.failed) - len(self.not_replayed)
+
+    @property
     def steps(self) -> int:
         return sum(r.steps for r in self.results)
 
@@ -65,12 +74,15 @@ class PlatformReport:
                     "operatorLate": r.late,
                     "steps": r.steps,
                     "violation": r.violation.as_dict() if r.violation else None,
+                    "notReplayed": r.not_replayed or None,
                     "notes": r.notes,
                 }
                 for r in self.results
             ],
             "skipped": self.skipped,
-            "proven": len(self.results) - len(self.failed),
+            "proven": self.proven,
+            "failed": len(self.failed),
+            "notReplayed": len(self.not_replayed),
             "steps": self.steps,
         }
 
@@ -239,10 +251,12 @@ def report_text(report: PlatformReport) -> str:
     lines = [f"platform {report.platform} ({', '.join(report.engines) or 'no engine'})"]
     for result in report.results:
         late = " (operator late)" if result.late else ""
+        what = f"  {result.engine:6} {result.source} -> {result.target}{late}"
+        if result.not_replayed:
+            lines.append(f"{what}: not replayed: {result.not_replayed}")
+            continue
         verdict = "ok" if result.violation is None else f"VIOLATION {result.violation.invariant}"
-        lines.append(
-            f"  {result.engine:6} {result.source} -> {result.target}{late}: {result.steps} steps, {verdict}"
-        )
+        lines.append(f"{what}: {result.steps} steps, {verdict}")
     first = next(iter(report.failed), None)
     if first is not None and first.violation is not None:
         v = first.violation
@@ -262,6 +276,8 @@ def report_text(report: PlatformReport) -> str:
     lines += [f"  skipped: {s}" for s in report.skipped if s not in refused]
     if refused:
         lines.append(f"  not replayed: {len(refused)} transition(s) plan refuses (see `plan --from/--to`)")
-    proven = len(report.results) - len(report.failed)
-    lines.append(f"{proven} of {len(report.results)} transition replays proven, {report.steps} steps")
+    counts = [f"{report.proven} of {len(report.results)} transition replays proven"]
+    counts += [f"{len(report.failed)} violated"] * bool(report.failed)
+    counts += [f"{len(report.not_replayed)} not replayed"] * bool(report.not_replayed)
+    lines.append(f"{', '.join(counts)}, {report.steps} steps")
     return "\n".join(lines)

@@ -10,7 +10,13 @@
   whenever one is feasible (the dangerous choice).
 - Claims: a device is allocatable when the class selectors select it on a node whose slices the
   scheduler sees (stale slices too); NoSchedule/NoExecute taints must be tolerated, and a pod's
-  `nodeSelector` must match the node's labels (NodeAffinity filter).
+  `nodeSelector` must match the node's labels, GPU Feature Discovery's included (NodeAffinity filter).
+- A node the model gives a pool whose provisioner keeps no floor (`minNodes: 0`) takes a claim pod
+  only where the provisioner adds nodes for pods with ResourceClaims (Karpenter ignores them while
+  IGNORE_DRA_REQUESTS is true, its default: kubernetes-sigs/karpenter v1.14.1
+  pkg/operator/options/options.go, `Scheduler.add`; `capacity/growth.py`).
+- Priority: the declared workloads (the spec's, a snapshot's pods) are placed before the model's
+  own stand-in pods and preempt them when nothing else is free (DefaultPreemption).
 - A pod with no GPU request that reaches the GPUs through `NVIDIA_VISIBLE_DEVICES` fits any node its
   selector and tolerations allow: the scheduler counts nothing for it.
 - Admission: the tenant's ValidatingAdmissionPolicy allows only its own classes; ResourceQuota
@@ -24,6 +30,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Any
 
+from gpuplatform.capacity.growth import pool_growth
+from gpuplatform.simulate.groups import gfd_labels
 from gpuplatform.simulate.kueue import kueue_refusal
 from gpuplatform.simulate.model import Cluster, Group, Workload, untolerated
 from gpuplatform.simulate.world import START, STOP, Reaction, World
@@ -32,6 +40,8 @@ from gpuplatform.versions import SCHEDULER_EXPLICIT_ZERO_FIX, kube_gate_enabled,
 __all__ = ["bridge_class", "scheduler_reactions"]
 
 _SCHEDULING = ("NoSchedule", "NoExecute")
+#: The origins of the workloads the platform must keep running: the spec's and a snapshot's pods.
+DECLARED = ("spec", "snapshot")
 GPU = "nvidia.com/gpu"
 
 
@@ -65,10 +75,13 @@ class _Usage:
     """(namespace, quota key) -> charged amount."""
 
     @classmethod
-    def of(cls, cluster: Cluster) -> _Usage:
+    def of(cls, cluster: Cluster, *, declared_only: bool = False) -> _Usage:
+        """What every pod holds (`declared_only`: what the pods a preemption cannot evict hold)."""
         usage = cls()
         for w in cluster.workloads:
             if w.phase not in ("running", "restarting", "terminating", "stuck-terminating"):
+                continue
+            if declared_only and w.origin == "default" and w.phase == "running":
                 continue
             if w.group:
                 table = usage.dra if w.allocator in ("dra", "bridge") else usage.legacy
@@ -103,7 +116,7 @@ def _free_devices(world: World, group: Group, device_class: str, usage: _Usage) 
     cls = world.cluster.classes.get(device_class)
     if cls is None:
         return 0
-    per_node = world.matcher.count((cls.expression,), group.pool, group.mig_layout)
+    per_node = world.matcher.count((cls.expression,), group.pool, group.slices_layout)
     return per_node * len(group.nodes) - usage.dra.get(group.id, 0)
 
 
@@ -158,12 +171,29 @@ def _feasible_indexes(shape: _Hashable, groups: tuple[_Hashable, ...]) -> tuple[
     )
 
 
+def _selects(world: World, group: Group, selector: dict[str, str]) -> bool:
+    """`nodeSelector` against the node's labels: the group's and GPU Feature Discovery's."""
+    if not selector:
+        return True
+    labels = gfd_labels(world.plan.pools[group.pool], group) | group.labels
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def _provisioned_for_claims(world: World, group: Group) -> bool:
+    """A node of a pool with no floor exists for a claim pod only if its provisioner adds nodes for
+    pods with ResourceClaims: Karpenter ignores them by default (`capacity/growth.py`)."""
+    if not group.elastic:
+        return True
+    growth = pool_growth(world.plan.platform, world.plan.pools[group.pool])
+    return growth is not None and growth.claims
+
+
 def _place(
     world: World, w: Workload, usage: _Usage, bridged: str, groups: list[Group]
 ) -> tuple[Group, str] | None:
     if w.kind == "claim":
         for g in groups:
-            if _free_devices(world, g, w.device_class, usage) >= w.gpus:
+            if _free_devices(world, g, w.device_class, usage) >= w.gpus and _provisioned_for_claims(world, g):
                 return g, "dra"
         return None
     if w.kind == "unallocated":
@@ -178,9 +208,36 @@ def _place(
     return None
 
 
+def _preempt(world: World, w: Workload, bridged: str, groups: list[Group]) -> Reaction | None:
+    """A declared pod that fits nowhere evicts the model's own pods in its way (DefaultPreemption: the
+    mix's stand-in pods have the lowest priority, so that a declared workload never waits for them;
+    kubernetes pkg/scheduler/framework/plugins/defaultpreemption). None when that would not help."""
+    if w.origin not in DECLARED:
+        return None
+    found = _place(world, w, _Usage.of(world.cluster, declared_only=True), bridged, groups)
+    if found is None:
+        return None
+    group, _ = found
+    victims = [
+        v
+        for v in world.cluster.workloads
+        if v.group == group.id and v.origin == "default" and v.phase == "running"
+    ]
+    if not victims:
+        return None
+
+    def evict() -> None:
+        for v in victims:
+            v.moves = True
+            v.evict(f"preempted by {w.key}")
+
+    names = ", ".join(v.key for v in victims)
+    return Reaction(STOP, f"scheduler preempts {names} on {group.name} for {w.key}", evict)
+
+
 def _bind(world: World, w: Workload, group: Group, allocator: str) -> None:
     w.group, w.allocator, w.phase, w.reason = group.id, allocator, "running", ""  # type: ignore[assignment]
-    w.mig_layout = group.mig_layout
+    w.mig_layout = group.slices_layout if allocator in ("dra", "bridge") else group.mig_layout
     if allocator == "bridge" and not world.bridge_allowed:
         world.pending_failure = (
             "early-bridge",
@@ -206,7 +263,9 @@ def scheduler_reactions(world: World) -> list[Reaction]:
     """Admit and place every pending GPU pod that can run now (capacity reserved within the pass)."""
     out: list[Reaction] = []
     cluster = world.cluster
-    pending = [w for w in cluster.workloads if w.phase == "pending"]
+    pending = sorted(
+        (w for w in cluster.workloads if w.phase == "pending"), key=lambda w: w.origin not in DECLARED
+    )
     if not pending:
         return out
     state = (
@@ -217,6 +276,7 @@ def scheduler_reactions(world: World) -> list[Reaction]:
                 len(g.nodes),
                 g.slices,
                 g.mig_layout,
+                g.published_layout,
                 g.device_plugin_registered,
                 g.cordoned,
                 len(g.taints),
@@ -247,10 +307,13 @@ def scheduler_reactions(world: World) -> list[Reaction]:
             feasible[shape] = [
                 g
                 for g in (cluster.groups[i] for i in _feasible_indexes(shape, groups))
-                if all(g.labels.get(k) == v for k, v in w.node_selector.items())
+                if _selects(world, g, w.node_selector)
             ]
         found = _place(world, w, usage, bridged, feasible[shape])
         if found is None:
+            preemption = _preempt(world, w, bridged, feasible[shape])
+            if preemption is not None:
+                out.append(preemption)
             unplaceable.add(shape)
             continue
         group, allocator = found

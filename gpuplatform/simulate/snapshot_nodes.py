@@ -21,23 +21,22 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from gpuplatform.capacity.fleet import COUNT_LABEL
 from gpuplatform.charts.facts import chart_facts
 from gpuplatform.errors import InputError
-from gpuplatform.evidence.register import PRODUCT_LABEL
 from gpuplatform.evidence.summary import summarise
 from gpuplatform.gates.matchers import DEVICE_PLUGIN_LABEL, DRA_KUBELET_PLUGIN_SUFFIX, GPU_RESOURCE, OPERANDS
 from gpuplatform.gates.nodes import pool_selector
-from gpuplatform.inventory.catalog import lookup_product, slices_for_node
+from gpuplatform.inventory.catalog import slices_for_node
 from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.simulate.controllers import owner_references, suffix
+from gpuplatform.simulate.groups import MIG_CAPABLE, gfd_labels
 from gpuplatform.simulate.model import Group
-from gpuplatform.simulate.operator import PRESENT
 from gpuplatform.simulate.world import World
 from gpuplatform.versions import DCGM_EXPORTER_DRA_ENV
 
 __all__ = [
+    "MIG_CAPABLE",
     "OPERAND_DAEMONSETS",
     "device_list",
     "dra_chart_name",
@@ -49,7 +48,6 @@ __all__ = [
 ]
 
 #: GPU Feature Discovery; gpu-operator v26.3.1 controllers/state_manager.go `migCapableLabelKey`.
-MIG_CAPABLE = "nvidia.com/mig.capable"
 #: Operand -> (its DaemonSet, its pods' labels), from gpu-operator v26.3.1 `assets/state-*/`.
 OPERAND_DAEMONSETS: dict[str, tuple[str, dict[str, str]]] = {
     "driver": ("nvidia-driver-daemonset", {"app": "nvidia-driver-daemonset"}),
@@ -72,14 +70,11 @@ def _pool(world: World, group: Group) -> NodePool:
 def node_object(world: World, group: Group, name: str) -> dict[str, Any]:
     """The Node `name` of `group`."""
     pool = _pool(world, group)
-    labels = well_known_labels(name) | pool_selector(pool).member_labels()
-    if PRESENT in group.labels:
-        product = lookup_product(pool.product)
-        labels |= {
-            PRODUCT_LABEL: product.product_name.replace(" ", "-"),
-            COUNT_LABEL: str(group.gpus),
-            MIG_CAPABLE: str(group.mig_capable).lower(),
-        }
+    labels = (
+        well_known_labels(name, pool.instance_type)
+        | pool_selector(pool).member_labels()
+        | gfd_labels(pool, group)
+    )
     labels |= group.labels
     allocatable = {"cpu": "64", "memory": "1056457256Ki", "pods": "110"}
     if group.device_plugin_registered:
@@ -213,7 +208,7 @@ def _slices_of(world: World, group: Group, name: str) -> list[dict[str, Any]]:
         return []
     pool = _pool(world, group)
     release = world.plan.platform.dra_driver.chart_version
-    return list(_slices(name, pool.product, pool.gpus_per_node, release, group.mig_layout))
+    return list(_slices(name, pool.product, pool.gpus_per_node, release, group.slices_layout))
 
 
 NodeObjects = tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]
@@ -238,6 +233,7 @@ def node_objects(world: World, group: Group, name: str) -> NodeObjects:
         group.kubelet_plugin,
         group.slices,
         group.mig_layout,
+        group.published_layout,
         dra_chart_name(world) if group.kubelet_plugin != "absent" else "",
         tuple(_plugin_containers(world)) if group.kubelet_plugin != "absent" else (),
         id(world.plan),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 
-from gpuplatform.evidence.register import gpu_count, visible_devices
+from gpuplatform.evidence.register import gpu_count, visible_devices, workload_of
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.matchers import is_gpu_stack_pod, stack_namespaces
 from gpuplatform.plan.waves import Plan, WaveState
@@ -92,13 +92,17 @@ def legacy(plan: Plan, index: int) -> list[Workload]:
 
 
 def snapshot_workloads(plan: Plan, snapshot: Snapshot) -> tuple[list[Workload], list[str]]:
-    """The unmigrated GPU pods of a cluster snapshot, pinned to their node's pool; and what was left out.
+    """The unmigrated GPU pods of a cluster snapshot and what was left out.
 
-    Pods with resource claims are left out (their claims' classes are not in the snapshot's register).
-    A pod that reaches GPUs through NVIDIA_VISIBLE_DEVICES with no GPU request is kept as what it is,
-    a third allocator (`unallocated`).
+    A pod of a spec workload (its controller, through a ReplicaSet or a Job, is the workload, in its
+    namespace: `register.workload_of`) is the spec's workload, replayed as the spec declares it: it is
+    counted once. The others keep their own placement (`nodeSelector`, tolerations), not the node
+    they ran on: their controller recreates an evicted pod wherever the scheduler finds room. Pods
+    with resource claims are left out (their claims' classes are not in the snapshot's register). A
+    pod that reaches GPUs through NVIDIA_VISIBLE_DEVICES with no GPU request is kept as what it is, a
+    third allocator (`unallocated`).
     """
-    pools = {n: pool.name for pool in plan.platform.node_pools for n in pool.nodes}
+    declared = {(w.namespace, w.kind, w.name) for w in plan.platform.workloads}
     namespaces = stack_namespaces(plan.platform.gpu_operator, plan.platform.dra_driver)
     out, left = [], []
     for pod in snapshot.items("pods") or []:
@@ -106,20 +110,25 @@ def snapshot_workloads(plan: Plan, snapshot: Snapshot) -> tuple[list[Workload], 
         visible = visible_devices(pod, namespaces)
         if is_gpu_stack_pod(pod, namespaces) or not (gpu_count(pod) or visible):
             continue
-        key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        namespace = str(meta.get("namespace", ""))
+        kind, owner = workload_of(pod, snapshot)
+        if (namespace, kind, owner) in declared:
+            continue
+        key = f"{namespace}/{meta.get('name', '')}"
         if spec.get("resourceClaims"):
             left.append(f"pod {key} (resource claims are not taken from snapshots)")
             continue
         out.append(
             Workload(
                 str(meta.get("name", "")),
-                str(meta.get("namespace", "")),
+                namespace,
                 "unallocated" if visible else "legacy",
                 gpu_count(pod),
                 "snapshot",
                 tolerations=[dict(t) for t in spec.get("tolerations") or [] if isinstance(t, dict)],
-                pool=pools.get(str(spec.get("nodeName", "")), ""),
                 node_selector={str(k): str(v) for k, v in (spec.get("nodeSelector") or {}).items()},
+                controller=kind,
+                workload=owner,
             )
         )
     return out, left

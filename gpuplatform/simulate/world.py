@@ -4,7 +4,8 @@ Controllers react to what the previous step changed. Reactions are applied in ba
 reactions that start something (a pod, a registration, a placement) before those that stop
 something, which is the most dangerous interleaving of two concurrent controllers (for example the
 DRA kubelet plugin registering before the device plugin has left). Invariants are checked after
-every batch.
+every batch; what needs a steady state (every declared workload has somewhere to run) once nothing
+reacts any more.
 """
 
 from __future__ import annotations
@@ -118,6 +119,9 @@ class World:
     trace: list[StepRecord] = field(default_factory=list)
     notes: set[str] = field(default_factory=set)
     checks: list[Callable[[World], None]] = field(default_factory=list)
+    settled_checks: list[Callable[[World], None]] = field(default_factory=list)
+    """Checked once the controllers have nothing left to do (a pod between eviction and its new node is
+    not judged mid-way)."""
     reactors: list[Callable[[World], list[Reaction]]] = field(default_factory=list)
     observe: Callable[[World, str], None] | None = None
     """Called at every checkpoint (a gate Job judged, the cluster settled) with what it is."""
@@ -227,6 +231,9 @@ class World:
                 if (stops or r.priority == START) and (delayed or not r.delayed)
             ]
             if not reactions:
+                if stops:
+                    for check in self.settled_checks:
+                        check(self)
                 return
             first = min(r.priority for r in reactions)
             batch = [r for r in reactions if r.priority == first]

@@ -38,8 +38,10 @@ def _invoke(*args: str) -> object:
 
 
 def test_a_yaml_spec_gets_the_running_values_and_keeps_its_comments(tmp_path: Path) -> None:
-    # GIVEN a spec with a comment and the output of `helm get values`
-    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    # GIVEN a spec with a comment that renders the operator release, and the output of `helm get values`
+    doc = minimal_spec()
+    doc["spec"]["gpuOperator"] = {"managed": True}
+    spec = write_spec(tmp_path / "lab.yaml", doc)
     spec.write_text("# the lab cluster\n" + spec.read_text())
     (tmp_path / "running.yaml").write_text(RUNNING)
     # WHEN it is imported
@@ -65,6 +67,46 @@ def test_a_yaml_spec_gets_the_running_values_and_keeps_its_comments(tmp_path: Pa
         "ENABLE_AUTO_DRAIN",
         "NODE_LABEL_FOR_GPU_POD_EVICTION",
     ]
+
+
+def test_an_unmanaged_operator_stays_unmanaged(tmp_path: Path) -> None:
+    # GIVEN a spec that leaves the GPU Operator to its team (`managed: false`)
+    doc = minimal_spec()
+    doc["spec"]["gpuOperator"] = {"managed": False}
+    spec = write_spec(tmp_path / "lab.yaml", doc)
+    (tmp_path / "running.yaml").write_text(RUNNING)
+    # WHEN the running values are imported
+    result = _invoke(str(tmp_path / "running.yaml"), "--stack", str(spec))
+    # THEN they are its values (the hand-off's base), and the decision is the spec's
+    assert result.exit_code == 0, result.output
+    assert "managed: false (as it was)" in result.output
+    op = load_stack(spec)[0].platform.gpu_operator
+    assert op.managed is False and op.values["toolkit"]["env"][0]["name"] == "CONTAINERD_SOCKET"
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("\nUSER-SUPPLIED VALUES:\n" + RUNNING, "USER-SUPPLIED VALUES"),  # the header, not first
+        ("COMPUTED VALUES:\n" + RUNNING, "COMPUTED VALUES"),  # helm get values --all
+    ],
+    ids=["header-not-first", "computed-values"],
+)
+def test_a_line_that_is_not_a_value_is_refused(tmp_path: Path, text: str, key: str) -> None:
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    before = spec.read_text()
+    (tmp_path / "running.yaml").write_text(text)
+    result = _invoke(str(tmp_path / "running.yaml"), "--stack", str(spec))
+    assert result.exit_code == 2  # type: ignore[attr-defined]
+    assert f"error: {tmp_path / 'running.yaml'}:{key}: '{key}' is not a value of the chart" in result.stderr  # type: ignore[attr-defined]
+    assert spec.read_text() == before
+
+
+def test_the_header_of_helm_get_values_is_its_first_line(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    (tmp_path / "running.yaml").write_text("USER-SUPPLIED VALUES:\r\n" + RUNNING)
+    assert _invoke(str(tmp_path / "running.yaml"), "--stack", str(spec)).exit_code == 0  # type: ignore[attr-defined]
+    assert "USER-SUPPLIED VALUES" not in spec.read_text()
 
 
 def test_a_snapshot_capture_names_the_release(tmp_path: Path) -> None:

@@ -44,9 +44,11 @@ def test_a_fitting_wave_exits_0_and_json_has_every_moment() -> None:
     ]
     cutover = waves[-1]
     assert [m["moment"] for m in cutover["moments"]] == ["drain -> cutover: a100 drained", "cutover"]
-    assert cutover["peakDemand"] == 7
+    assert cutover["peakDemand"] == 6
     nim = next(w for w in waves if w["wave"] == "nim")["moments"][-1]
-    assert nim["demand"] == {"devicePlugin": 2, "dra": 7}
+    # the inference tenant's template one-hopper is used by no declared workload: a note, not demand
+    assert nim["demand"] == {"devicePlugin": 2, "dra": 6}
+    assert any("inference/one-hopper" in note for note in waves[-1]["notes"])
 
 
 def test_a_wave_that_does_not_fit_exits_1_and_names_the_workload(tmp_path: Path) -> None:

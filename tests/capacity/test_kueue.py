@@ -52,3 +52,15 @@ def test_a_job_without_queue_is_not_held_by_the_quota(tmp_path: Path) -> None:
     (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", doc))
     verdicts = capacity_verdicts(plan_platform(loaded.platform))
     assert verdicts["apps"].kueue == ()
+
+
+def test_a_job_with_no_replicas_asks_for_no_quota(tmp_path: Path) -> None:
+    # GIVEN the queued training Job scaled to none (an overlay's `replicas: 0`) and too little DRA quota
+    doc: dict[str, Any] = yaml.safe_load((REPO / "stacks" / "kueue-fleet.yaml").read_text())
+    doc["spec"]["kueue"]["clusterQueues"][0]["quotas"] = {"h100": 4, "a100": 8}
+    doc["spec"]["workloads"][0]["replicas"] = 0
+    (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", doc))
+    # THEN no pod of it waits for admission: nothing stays suspended (it counted as 8 GPUs)
+    verdicts = capacity_verdicts(plan_platform(loaded.platform))
+    assert all(v.kueue == () for v in verdicts.values())
+    assert [p for p in capacity_problems(loaded) if p.code == "GP280"] == []

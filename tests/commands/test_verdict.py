@@ -161,6 +161,21 @@ def test_the_key_covers_the_sdk_version_and_the_spec(tmp_path: Path, monkeypatch
     assert verdicts.verdict_key(loaded) != key
 
 
+def test_a_cached_verdict_never_prints_another_invocations_path(
+    tmp_path: Path, cache: Path, unsafe: Path
+) -> None:
+    # GIVEN the same spec checked from another folder first (its verdict cached)
+    other = tmp_path / "someone-else" / "lab.yaml"
+    other.parent.mkdir()
+    other.write_text(unsafe.read_text())
+    assert f"hint: gpuplatform simulate {other} " in run("check", str(other)).stderr
+    # WHEN this one is checked
+    checked = run("check", str(unsafe))
+    # THEN its hints name its own path, never the other's
+    assert f"hint: gpuplatform simulate {unsafe} --from pilot --to base" in checked.stderr
+    assert str(other) not in checked.stderr
+
+
 @pytest.mark.skipif(not background.can_fork(), reason="needs fork and two cores")
 def test_check_replays_in_a_forked_child_only_when_the_cache_misses(
     tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, unsafe: Path

@@ -3,8 +3,8 @@ one verdict and none crashes (exit 70).
 
 One verdict means: `synth` refuses exactly what `check` refuses; `simulate` fails exactly where
 `check` reports GP290 (an error, so `check` never exits 0 where `simulate` exits 1); `capacity`
-fails exactly where `check` reports its verdict (GP280/GP282, warnings by design: the placement is
-a packing heuristic, capacity/verdicts.py).
+fails exactly where `check` reports its verdict (GP280, an error since issue #38; GP282, a warning:
+capacity/verdicts.py).
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ MIXES = [*combinations(RESOURCES, 2), tuple(RESOURCES)]
 def _spec(kinds: tuple[str, ...], mig_pool: bool, bridged: bool) -> dict[str, Any]:
     doc = minimal_spec()
     spec = doc["spec"]
+    spec["nodePools"][0]["gpusPerNode"] = 8  # room for every mix's pods once the pilot node is drained
     if mig_pool:
         spec["nodePools"][0]["migLayout"] = ["3g.20gb", "3g.20gb"]
     if bridged:

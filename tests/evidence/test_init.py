@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -9,6 +10,9 @@ from click.testing import CliRunner
 
 from gpuplatform.cli import main
 from tests.evidence.builders import Cluster, node
+
+#: The placeholder waves convert the workloads before any pool is on DRA (GP280, GP290): allowed here.
+_PLACEHOLDER_WAVES = ("--allow", "GP280", "--allow", "GP290")
 
 
 def test_init_round_trips_through_synth(tmp_path: Path) -> None:
@@ -40,7 +44,15 @@ def test_init_round_trips_through_synth(tmp_path: Path) -> None:
         "movesIn": "application",
     } in doc["spec"]["workloads"]
     assert "ml" in doc["spec"]["tenantPolicy"]["allowNamespaces"]
-    synth = runner.invoke(main, ["synth", str(spec), "--out", str(tmp_path / "out")])
+    # THEN the placeholder waves convert the workloads before any pool is on DRA: refused until decided
+    refused = runner.invoke(main, ["synth", str(spec), "--out", str(tmp_path / "out")])
+    assert refused.exit_code == 1
+    assert (
+        "spec.waves[1]: GP280 wave 'application' does not fit at application: workload ml/trainer"
+        in refused.stderr
+    )
+    assert "check refuses it, GP280" in text
+    synth = runner.invoke(main, ["synth", str(spec), "--out", str(tmp_path / "out"), *_PLACEHOLDER_WAVES])
     assert synth.exit_code == 0, synth.output
     assert (tmp_path / "out" / "prod" / "gpuplatform.lock.json").is_file()
 
@@ -55,6 +67,9 @@ def test_init_without_gpu_nodes_is_bad_input(tmp_path: Path) -> None:
     assert "no GPU node found" in result.stderr
 
 
+_TYPE = "node.kubernetes.io/instance-type"
+
+
 def _mixed_fleet(tmp_path: Path) -> Path:
     """Static A100 and H100 nodes, a Karpenter L40S NodePool and an EKS L4 node group, as GFD labels them."""
     cluster = Cluster.healthy()
@@ -62,9 +77,24 @@ def _mixed_fleet(tmp_path: Path) -> Path:
         node("a100-01", gpus="8", product="NVIDIA-A100-SXM4-40GB"),
         node("a100-02", gpus="8", product="NVIDIA-A100-SXM4-40GB"),
         node("h100-01", gpus="8", product="NVIDIA-H100-80GB-HBM3"),
-        node("ip-10-0-1-7", gpus="4", product="NVIDIA-L40S", labels={"karpenter.sh/nodepool": "gpu-l40s"}),
-        node("ip-10-0-2-9", gpus="4", product="NVIDIA-L40S", labels={"karpenter.sh/nodepool": "gpu-l40s"}),
-        node("ip-10-0-3-3", gpus="1", product="NVIDIA-L4", labels={"eks.amazonaws.com/nodegroup": "gpu-l4"}),
+        node(
+            "ip-10-0-1-7",
+            gpus="4",
+            product="NVIDIA-L40S",
+            labels={"karpenter.sh/nodepool": "gpu-l40s", _TYPE: "g6e.12xlarge"},
+        ),
+        node(
+            "ip-10-0-2-9",
+            gpus="4",
+            product="NVIDIA-L40S",
+            labels={"karpenter.sh/nodepool": "gpu-l40s", _TYPE: "g6e.24xlarge"},
+        ),
+        node(
+            "ip-10-0-3-3",
+            gpus="1",
+            product="NVIDIA-L4",
+            labels={"eks.amazonaws.com/nodegroup": "gpu-l4", _TYPE: "g6.xlarge"},
+        ),
         {"metadata": {"name": "cpu-1", "labels": {}}, "status": {"allocatable": {"cpu": "8"}}},
     ]
     for n in cluster.kinds["nodes"]:
@@ -99,6 +129,7 @@ def test_init_groups_provisioner_nodes_and_maps_gfd_products_and_check_accepts_i
             "provisioner": {"kind": "node-group", "name": "gpu-l4", "cloud": "eks"},
             "product": "L4",
             "gpusPerNode": 1,
+            "instanceType": "g6.xlarge",  # what a workload's instance-type nodeSelector is placed by
         },
         {
             "name": "nvidia-a100-sxm4-40gb",
@@ -113,11 +144,12 @@ def test_init_groups_provisioner_nodes_and_maps_gfd_products_and_check_accepts_i
         in text
     )
     assert "  # EKS node group gpu-l4: its nodes (ip-10-0-3-3 today)" in text
-    # AND check and synth accept it unchanged
-    checked = runner.invoke(main, ["check", str(spec)])
+    assert "  # TODO: the nodes are of instance types g6e.12xlarge, g6e.24xlarge; a pool has one" in text
+    # AND check and synth accept it unchanged but for its placeholder waves
+    checked = runner.invoke(main, ["check", str(spec), *_PLACEHOLDER_WAVES])
     assert checked.exit_code == 0, checked.stderr
     assert "error" not in checked.stderr.replace("0 error(s)", "")
-    synth = runner.invoke(main, ["synth", str(spec), "--out", str(tmp_path / "out")])
+    synth = runner.invoke(main, ["synth", str(spec), "--out", str(tmp_path / "out"), *_PLACEHOLDER_WAVES])
     assert synth.exit_code == 0, synth.stderr
 
 
@@ -152,3 +184,27 @@ def test_values_read_from_the_snapshot_cannot_break_out_of_a_comment(tmp_path: P
     assert "snap\\rspec: {}" in result.stdout.splitlines()[0]
     doc = yaml.safe_load(result.stdout)
     assert set(doc) == {"apiVersion", "kind", "metadata", "spec"} and doc["spec"]["nodePools"]
+
+
+def test_init_on_plain_kubectl_files_reads_the_kubelets_version_and_says_so(tmp_path: Path) -> None:
+    # GIVEN `kubectl get -o json` files of a 1.35 cluster: no manifest, so no server version
+    folder = Cluster.healthy().write(tmp_path / "snap")
+    (folder / "manifest.json").unlink()
+    nodes = json.loads((folder / "nodes.json").read_text())
+    for n, version in zip(nodes["items"], ("v1.35.2", "v1.35.4"), strict=True):
+        n["status"]["nodeInfo"] = {"kubeletVersion": version}
+    (folder / "nodes.json").write_text(json.dumps(nodes))
+    spec = tmp_path / "cluster.yaml"
+    # WHEN init writes the starting spec
+    result = CliRunner().invoke(main, ["init", "--snapshot", str(folder), "--out", str(spec)])
+    assert result.exit_code == 0, result.output
+    # THEN its release is the nodes' newest kubelet, marked as a guess
+    text = spec.read_text()
+    assert yaml.safe_load(text)["spec"]["kubernetes"] == {"version": "1.35.4"}
+    assert "  # TODO: version 1.35.4 is the newest kubeletVersion of the nodes (1.35.2, 1.35.4)" in text
+    # AND with no version at all, the placeholder says it is one
+    for n in nodes["items"]:
+        del n["status"]["nodeInfo"]
+    (folder / "nodes.json").write_text(json.dumps(nodes))
+    printed = CliRunner().invoke(main, ["init", "--snapshot", str(folder)])
+    assert "TODO: the snapshot gives no server or kubelet version: 1.36.1 is a placeholder" in printed.stdout

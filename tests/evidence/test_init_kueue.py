@@ -130,6 +130,8 @@ def test_init_writes_the_gpu_cluster_queues_and_the_jobs_queue(tmp_path: Path) -
                 "tenants": ["training"],
                 "localQueue": "team-q",
                 "quotas": {"h100": 16, "nvidia-a100-sxm4-40gb": 8},
+                # the team's cpu quota, over both flavors: the rendered queue replaces the team's
+                "resources": {"cpu": "96"},
             }
         ],
     }

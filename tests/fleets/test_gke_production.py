@@ -40,7 +40,9 @@ def test_the_gke_production_cluster_passes_every_command(
     assert not [line for line in out.splitlines() if line.startswith(("warning:", "error:"))], out
     code, out = _run("simulate", spec, *overlay, "--all")
     assert code == 0, out
-    assert "72 of 72 transition replays proven" in out
+    # 72 until rollbacks that take workloads back began with the owners' rolling update (#38 item 8):
+    # their runbooks now start with a manual step, so each is replayed with the operator late too
+    assert "76 of 76 transition replays proven" in out
     # every wave fits: the MIG CronJob runs on the zone-b MIG nodes while zone a moves, and on
     # zone a's DRA slices once it asks for claims, before zone b moves
     code, out = _run("capacity", spec, *overlay, "--all")

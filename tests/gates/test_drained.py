@@ -20,7 +20,7 @@ from gpuplatform.load.stacks import load_stack
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.steps import transition_steps
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.runbook_pools import GPU_PODS, HOLDS_GPU_JQ, drain_steps, pool_actions
+from gpuplatform.render.runbook_pools import GPU_PODS, HOLDS_GPU_JQ, pool_actions
 from tests.evidence.builders import Cluster, build, pod
 from tests.gates.test_twins import _lines
 from tests.specs import minimal_spec, write_spec
@@ -66,15 +66,10 @@ def _runbook_jq(pods: list[dict[str, Any]]) -> list[str]:
 
 
 def _drained(platform: Platform) -> Cluster:
-    """The model's cluster of the drain wave once the operator has drained pool `old` as the runbook
-    says: every pod its check lists on the pool's node is gone (the replay never runs that step, which
-    comes after the wave's sync)."""
+    """The model's cluster of the drain wave: the replay drains pool `old` after the wave's sync as the
+    runbook says (`drain-pools`), so the runbook's check finds no GPU pod on the pool's node."""
     cluster = build(platform, "drain")
-    held = set(_runbook_jq(cluster.pods_on("gpu-01")))
-    assert held, "the model runs GPU pods on the pool before the drain"
-    cluster.kinds["pods"] = [
-        p for p in cluster.list("pods") if f"{p['metadata']['namespace']}/{p['metadata']['name']}" not in held
-    ]
+    assert _runbook_jq(cluster.pods_on("gpu-01")) == []
     return cluster
 
 
@@ -128,7 +123,13 @@ def test_the_drained_check_belongs_to_drain_waves_only(tmp_path: Path) -> None:
 def test_the_runbook_drain_and_rollback_checks_run_the_same_definition(tmp_path: Path) -> None:
     plan = plan_platform(_platform(tmp_path))
     claims, drain, cutover = plan.wave("claims"), plan.wave("drain"), plan.wave("cutover")
-    commands = [c for a in drain_steps(plan, claims, drain) for c in a.commands]
+    commands = [
+        c
+        for step in transition_steps(plan, claims, drain)
+        if step.action == "drain-pools"
+        for a in pool_actions(plan, claims, drain, step)
+        for c in a.commands
+    ]
     back = [
         c
         for step in transition_steps(plan, cutover, drain)

@@ -120,7 +120,9 @@ def test_the_validation_pod_holds_its_claim_until_removed(reference: Platform) -
             "operator": "Equal",
             "value": "dra",
             "effect": "NoSchedule",
-        }
+        },
+        # a new node group copies the old group's GPU taint (#38 item 8)
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
     ]
 
 

@@ -157,3 +157,69 @@ def test_a_null_list_is_refused_with_what_an_overlay_does_instead() -> None:
     # an empty base list, or a mapping, is replaced as before
     assert _merge({"tiers": []}, {"tiers": None})[0] == {"tiers": None}
     assert _merge({"kueue": {"a": 1}}, {"kueue": None})[0] == {"kueue": None}
+
+
+def test_an_item_marked_remove_drops_the_base_item_and_errors_still_find_their_file() -> None:
+    # GIVEN a staging overlay without the production workload (#38 item 9) that changes a later one
+    base = {
+        "spec": {"workloads": [{"name": "vllm", "gpus": 8}, {"name": "train", "gpus": 1}, {"name": "nb"}]}
+    }
+    overlay = {"spec": {"workloads": [{"name": "vllm", "$remove": True}, {"name": "nb", "gpus": 2}]}}
+    merged, origin = _merge(base, overlay)
+    # THEN the workload is gone, and each remaining field is blamed on the file and index that wrote it
+    assert merged["spec"]["workloads"] == [{"name": "train", "gpus": 1}, {"name": "nb", "gpus": 2}]
+    assert origin.locate(parse_loc("spec.workloads[0].gpus")) == (
+        "stack.yaml",
+        parse_loc("spec.workloads[1].gpus"),
+    )
+    assert origin.locate(parse_loc("spec.workloads[1].gpus")) == (
+        "overlay.yaml",
+        parse_loc("spec.workloads[1].gpus"),
+    )
+    assert origin.locate(parse_loc("spec.workloads[1].kind")) == (
+        "stack.yaml",
+        parse_loc("spec.workloads[2].kind"),
+    )
+
+
+def test_a_removal_says_only_what_it_removes() -> None:
+    base = {"waves": [{"name": "a"}], "engines": ["argocd"]}
+    assert _refused(base, {"waves": [{"name": "b", "$remove": True}]}) == [
+        "error: overlay.yaml:waves[0].name: 'b' names nothing in the base's waves (names: a)"
+    ]
+    assert _refused(base, {"waves": [{"name": "a", "$remove": True, "stage": "x"}]}) == [
+        "error: overlay.yaml:waves[0].$remove: an item marked $remove has only its name: it removes the "
+        "base's item, it changes or adds nothing"
+    ]
+    assert _refused(base, {"waves": [{"name": "a", "$remove": "yes"}]}) == [
+        "error: overlay.yaml:waves[0].$remove: must be true (found 'yes')"
+    ]
+    assert _refused(base, {"engines": [{"$remove": True}]}) == [
+        "error: overlay.yaml:engines[0].$remove: only items of a list merged by name take $remove"
+    ]
+
+
+def test_a_staging_overlay_removes_a_workload_from_the_cli(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from gpuplatform.cli import main
+
+    doc = minimal_spec()
+    doc["spec"]["workloads"] = [
+        {
+            "kind": "Deployment",
+            "namespace": "team-a",
+            "name": "big",
+            "gpus": 1,
+            "tier": "full",
+            "movesIn": "claims",
+        }
+    ]
+    stack = write_spec(tmp_path / "lab.yaml", doc)
+    gone = write_overlay(tmp_path / "staging.yaml", {"workloads": [{"name": "big", "$remove": True}]})
+    (loaded,) = load_stack(stack, [gone])
+    assert loaded.platform.workloads == ()
+    typo = write_overlay(tmp_path / "typo.yaml", {"workloads": [{"name": "bgi", "$remove": True}]})
+    result = CliRunner().invoke(main, ["check", str(stack), "--overlay", str(typo)])
+    assert result.exit_code == 2
+    assert f"error: {typo}:spec.workloads[0].name: 'bgi' names nothing" in result.stderr

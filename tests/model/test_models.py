@@ -72,3 +72,11 @@ def test_mode_label_defaults_from_the_domain() -> None:
     p = _platform()
     assert p.mode_label_key == "gpu-scheduling.lab.example.com/mode"
     assert p.class_name("full") == "full.lab.example.com"
+
+
+def test_a_no_execute_dra_taint_is_refused() -> None:
+    # the taint goes on before the GPU-only drain: NoExecute would evict every non-tolerating pod at once
+    taint = {"key": "example.com/dra", "effect": "NoExecute"}
+    with pytest.raises(ValidationError, match="taint-eviction controller would evict every pod"):
+        NodePool(name="p", nodes=["n"], product="H100-80GB", taint=taint)
+    assert NodePool(name="p", nodes=["n"], product="H100-80GB", taint={**taint, "effect": "NoSchedule"}).taint

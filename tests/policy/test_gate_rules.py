@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from gpuplatform.cli import main
+from gpuplatform.load.stacks import load_stack
+from tests.evidence.builders import build
 from tests.policy.helpers import codes, findings
-from tests.specs import minimal_spec
+from tests.specs import minimal_spec, write_spec
 
 DIGEST = "sha256:" + "0" * 64
 
@@ -61,3 +66,28 @@ def test_gp234_a_layout_the_default_mig_config_does_not_apply(tmp_path: Path) ->
     assert "GP234" not in codes(tmp_path, doc)
     doc["spec"]["nodePools"][1].update(migLayout=["1g.10gb", "1g.10gb"], migConfig="two-small")
     assert "GP234" not in codes(tmp_path, doc)
+
+
+def test_gp235_a_live_mig_config_other_than_the_declared_layout(tmp_path: Path) -> None:
+    # GIVEN an A100 pool cut into 3g.20gb and the model's cluster of it (the MIG manager applied it)
+    doc = minimal_spec()
+    doc["spec"]["nodePools"][0]["migLayout"] = ["3g.20gb", "3g.20gb"]
+    (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", doc))
+    cluster = build(loaded.platform, "pilot")
+    spec = str(tmp_path / "lab.yaml")
+    healthy = CliRunner().invoke(main, ["check", spec, "--snapshot", str(cluster.write(tmp_path / "ok"))])
+    assert "GP235" not in healthy.stderr
+    # WHEN the node runs another config (someone relabelled it), or a whole-GPU pool's node one at all
+    cluster.named("nodes", "gpu-01")["metadata"]["labels"]["nvidia.com/mig.config"] = "all-1g.5gb"
+    cluster.named("nodes", "gpu-02")["metadata"]["labels"]["nvidia.com/mig.config"] = "all-1g.10gb"
+    checked = CliRunner().invoke(main, ["check", spec, "--snapshot", str(cluster.write(tmp_path / "bad"))])
+    # THEN each is an error at the pool's layout
+    assert checked.exit_code == 1
+    assert (
+        "spec.nodePools[0].migLayout: GP235 node gpu-01 of pool 'old' runs nvidia.com/mig.config=all-1g.5gb, "
+        "but the pool declares all-3g.20gb (2 x 3g.20gb per GPU)" in checked.stderr
+    )
+    assert (
+        "GP235 node gpu-02 of pool 'new' runs nvidia.com/mig.config=all-1g.10gb, but the pool declares whole GPUs"
+        in (checked.stderr)
+    )

@@ -88,9 +88,15 @@ elif tool == "az":
     assert args[2] == "update", args
     group["nodeLabels"] = dict(kv.split("=", 1) for kv in words_after("--labels"))
     group["nodeTaints"] = [t for t in flag("--node-taints").split(",") if t]
+elif args[:2] == ["eks", "describe-update"]:  # the update the call below started (asynchronous)
+    assert flag("--name") == "prod" and flag("--nodegroup-name") == group["nodegroupName"], args
+    assert flag("--update-id") == "u-1" and flag("--query") == "update.status", args
+    print(group.pop("updateStatus", "Successful"))
 else:
     assert tool == "aws" and args[:2] == ["eks", "update-nodegroup-config"], args
     assert flag("--cluster-name") == "prod" and flag("--nodegroup-name") == group["nodegroupName"]
+    assert flag("--query") == "update.id", args
+    print("u-1")
     labels, taints = json.loads(flag("--labels")), json.loads(flag("--taints"))
     assert set(labels) <= {{"addOrUpdateLabels", "removeLabels"}} and set(taints) <= {{"addOrUpdateTaints", "removeTaints"}}
     group["labels"].update(labels.get("addOrUpdateLabels", {{}}))
@@ -157,6 +163,21 @@ def _run(plan: Plan, a: WaveState, b: WaveState, state: Path, tmp_path: Path) ->
     commands = [c for c in action.commands if not c.startswith("kubectl")]
     subprocess.run(["dash", "-ec", "\n".join(commands)], env=env, check=True, timeout=60)
     return commands
+
+
+def test_the_eks_update_is_waited_for_and_a_failed_one_stops_the_runbook(tmp_path: Path) -> None:
+    # GIVEN EKS, whose update-nodegroup-config only starts an update
+    plan = _plan("eks")
+    state = tmp_path / "group.json"
+    state.write_text(json.dumps(_live("eks", "h100")))
+    # WHEN the pilot's commands run: THEN they ask for the update's status before going on
+    _run(plan, plan.wave("base"), plan.wave("pilot"), state, tmp_path)
+    calls = [json.loads(line)[1:3] for line in Path(f"{state}.log").read_text().splitlines()]
+    assert calls == [["eks", "update-nodegroup-config"], ["eks", "describe-update"]]
+    # AND an update that failed stops them
+    state.write_text(json.dumps({**_live("eks", "h100"), "updateStatus": "Failed"}))
+    with pytest.raises(subprocess.CalledProcessError):
+        _run(plan, plan.wave("pilot"), plan.wave("base"), state, tmp_path)
 
 
 @pytest.mark.parametrize("cloud", ["gke", "eks", "aks"])
@@ -259,7 +280,11 @@ if tool == "kubectl" and args[:1] == ["create"]:
 with open(path + ".log", "a") as log:
     log.write(json.dumps(entry) + "\\n")
 reads = {{"gcloud": "describe", "aws": "describe-nodegroup", "az": "show", "kubectl": "get"}}
-if reads[tool] in args:
+if tool == "aws" and "update-nodegroup-config" in args:
+    print("u-1")
+elif tool == "aws" and "describe-update" in args:
+    print("Successful")
+elif reads[tool] in args:
     recorded = json.load(open(path))
     if tool == "kubectl":
         # kubectl get KIND: the KIND of the context named (`--context=C`), else of the current one
@@ -432,6 +457,21 @@ def test_eks_copies_the_source_group_and_waits_for_it(tmp_path: Path) -> None:
 
 
 @needs_jq
+def test_eks_gives_no_ami_type_for_a_custom_ami_launch_template(tmp_path: Path) -> None:
+    # describe-nodegroup says CUSTOM for a launch template's own AMI, which create-nodegroup refuses
+    # (EKS API CreateNodegroup `amiType`: "don't specify amiType, or the node group deployment will fail")
+    group = {
+        **SOURCES["eks"]["nodegroup"],
+        "amiType": "CUSTOM",
+        "launchTemplate": {"id": "lt-1", "version": "3"},
+    }
+    commands = node_group_create("eks", "h100-dra", "h100", 2, None, DRA_LABELS, [DRA_TAINT])
+    _, create, _ = _record(commands, {"aws": {"nodegroup": group}}, tmp_path)
+    assert "--ami-type" not in create
+    assert _after(create, "--launch-template") == ["id=lt-1,version=3"] and "--disk-size" not in create
+
+
+@needs_jq
 def test_aks_copies_the_source_pool_without_aks_driver(tmp_path: Path) -> None:
     commands = node_group_create("aks", "h100dra", "h100", 2, 4, DRA_LABELS, [DRA_TAINT])
     _, create = _record(commands, {"az": SOURCES["aks"]}, tmp_path)
@@ -482,9 +522,10 @@ def test_gke_and_eks_refuse_names_they_would_reject() -> None:
     ],
 )
 def test_eks_resize_moves_the_size_and_its_limits(delta: int, scaling: str, tmp_path: Path) -> None:
-    _, update = _record(node_group_resize("eks", "h100", delta), {"aws": SOURCES["eks"]}, tmp_path)
+    _, update, wait = _record(node_group_resize("eks", "h100", delta), {"aws": SOURCES["eks"]}, tmp_path)
     assert update[:3] == ["aws", "eks", "update-nodegroup-config"]
     assert _after(update, "--scaling-config") == [scaling]
+    assert wait[:3] == ["aws", "eks", "describe-update"] and _after(wait, "--update-id") == ["u-1"]
 
 
 @needs_jq

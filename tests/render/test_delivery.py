@@ -368,3 +368,38 @@ def test_sync_failed_notifications_subscribe_the_project_only_when_asked(referen
     assert project["metadata"]["annotations"] == {
         "notifications.argoproj.io/subscribe.on-sync-failed.slack": "gpu-oncall;gpu-leads"
     }
+
+
+def test_a_member_that_turns_prune_off_gets_a_set_of_its_own_that_generates_its_applications(
+    reference_loaded: list[LoadedPlatform],
+) -> None:
+    # GIVEN reference-staging's Argo CD without automated prune (an ApplicationSet has one syncPolicy)
+    from gpuplatform.commands.synth import render_all
+
+    members = []
+    for lp in reference_loaded:
+        if lp.platform.name == "reference-staging":
+            delivery = lp.platform.delivery.model_copy(update={"argocd_prune": False})
+            lp = LoadedPlatform(
+                lp.platform.model_copy(update={"delivery": delivery}), lp.source, lp.overlays, lp.document
+            )
+        members.append(lp)
+    rendered = render_all(members)
+    folder = "delivery/argocd-applicationset"
+    generated = {}
+    for path, text in rendered["reference"].items():
+        if path.startswith(f"{folder}/applicationset_"):
+            for app in _generate(yaml.safe_load(text)):
+                generated[app["metadata"]["name"]] = app
+    # THEN its Applications come from `<stack>-noprune`, and every set generates the entry Applications
+    assert f"{folder}/applicationset_argocd_reference-noprune.yaml" in rendered["reference"]
+    for files in rendered.values():
+        for path, text in files.items():
+            if path.startswith("delivery/argocd/application_"):
+                app = yaml.safe_load(text)
+                assert generated[app["metadata"]["name"]] == app
+    assert generated["reference-staging"]["spec"]["syncPolicy"]["automated"] == {
+        "prune": False,
+        "selfHeal": True,
+    }
+    assert generated["reference"]["spec"]["syncPolicy"]["automated"] == {"prune": True, "selfHeal": True}

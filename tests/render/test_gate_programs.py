@@ -91,7 +91,8 @@ def test_the_reference_bridge_wave_diff_is_short() -> None:
     text = diff_waves(
         render_files(loaded), "reference", plan.wave("native-claim-pilot"), plan.wave("compatibility-bridge")
     ).unified()
-    assert len(text.splitlines()) < 400
+    # 400 until the DRA side's probe tolerated nvidia.com/gpu too (#38 item 8: +3 lines in its Job)
+    assert len(text.splitlines()) < 410
 
 
 def test_facts_larger_than_an_argument_reach_the_program(tmp_path: Path) -> None:

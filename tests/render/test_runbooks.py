@@ -184,8 +184,8 @@ def test_nim_runbook_is_blue_green_with_its_rollback(mixed_books: dict[str, str]
     _in_order(back, "Switch traffic back to `llm`", "kubectl -n serving delete nimservice llm-dra")
 
 
-def test_workload_owner_converts_after_the_sync_and_back_releases_before_restoring(
-    mixed_books: dict[str, str],
+def test_workload_owner_converts_after_the_sync_and_rolls_back_before_the_merge_never_to_zero(
+    mixed_books: dict[str, str], reference_books: dict[str, str]
 ) -> None:
     text = mixed_books["04-apps.md"]
     forward = _section(text, "### After the sync", "## Evidence")
@@ -193,15 +193,17 @@ def test_workload_owner_converts_after_the_sync_and_back_releases_before_restori
     assert "template `notebook-gpu`" in forward
     assert "kubectl -n research rollout status deployment/notebook" in forward
     back = _section(text, "## Rollback")
+    # the rollback replaces the claim pods by a rolling update before the merge, while the kubelet
+    # plugin can release their claims; the workload is never scaled to zero (#38 item 8)
     _in_order(
         back,
         "### Before the merge",
-        "its owner removes the claim-using version now",
-        "kubectl -n research scale deployment/notebook --replicas=0",
+        "Deployment `research/notebook` goes back to `nvidia.com/gpu`: its owner re-applies its legacy manifest",
+        "kubectl -n research rollout status deployment/notebook",
         "### Sync",
-        "### After the sync",
-        "its owner re-applies its legacy manifest",
     )
+    for book in [*mixed_books.values(), *reference_books.values()]:
+        assert "--replicas=0" not in book
 
 
 def test_drain_runbook_says_what_to_drain_and_how_to_check(mixed_books: dict[str, str]) -> None:
@@ -288,3 +290,27 @@ def test_only_the_first_wave_bootstraps_each_engine_with_commands_that_run(
         path = entry["spec"].get("path") or entry["spec"]["source"]["path"]
         assert path.endswith("dist/reference/delivery/" + ("argocd" if "argocd" in command else "flux"))
         assert entry["metadata"]["name"] == ("reference-root" if "argocd" in command else "reference")
+
+
+def test_the_chart_class_check_says_what_the_wave_renders(reference: object) -> None:
+    """The pilot runbook said the chart's `gpu.nvidia.com` class serves `nvidia.com/gpu` from now on
+    while `plan` (and the rendered patch) said it has no extendedResourceName until the bridge wave."""
+    from gpuplatform.model.platform import Platform
+    from gpuplatform.render.runbooks import render_runbooks
+
+    assert isinstance(reference, Platform)
+    for bridge_source in ("chart", "platform"):
+        bridges = tuple(b.model_copy(update={"source": bridge_source}) for b in reference.bridges)
+        plan = plan_platform(reference.model_copy(update={"bridges": bridges}))
+        books = render_runbooks(plan, {})
+        seen = []
+        for state in plan.waves:
+            forward = books[f"{state.dir_name}.md"].split("## Rollback")[0]
+            if "DeviceClass serves `nvidia.com/gpu` from now on" in forward:
+                seen.append((state.name, True))
+                assert plan.chart_bridges(state), state.name
+            if "DeviceClass serves no `nvidia.com/gpu` yet" in forward:
+                seen.append((state.name, False))
+                assert not plan.chart_bridges(state), state.name
+        # the driver arrives in the pilot wave, before any bridge wave
+        assert seen == [("pilot-pool", False)], (bridge_source, seen)

@@ -233,7 +233,7 @@ def test_7_a_late_operator_deadlocks_argo_cd_without_sync_retry(
 
     entry_policy = delivery.entry_sync_policy
 
-    def entry_default_retry(automated: bool) -> dict[str, Any]:
+    def entry_default_retry(automated: dict[str, Any] | None) -> dict[str, Any]:
         policy = entry_policy(automated)
         policy.pop("retry", None)
         return policy

@@ -9,7 +9,10 @@ from typing import Any
 
 import pytest
 
+from gpuplatform.plan.steps import maintenance_steps
+from gpuplatform.render.runbooks import render_runbooks
 from gpuplatform.simulate.invariants import check_settled
+from gpuplatform.simulate.manual import apply_manual
 from gpuplatform.simulate.mig_layouts import MIG_CONFIG, MIG_STATE, advertised, layout_of
 from gpuplatform.simulate.mig_manager import MIG_PAUSED
 from gpuplatform.simulate.model import Group, Release
@@ -130,6 +133,65 @@ def test_claims_on_a_dra_mig_node_block_its_layout_change(tmp_path: Path) -> Non
     # THEN the reconfiguration fails on the claim pods
     assert caught.value.violation.invariant == "mig-reconfigure"
     assert any(w.key in caught.value.violation.message for w in claims)
+
+
+def _dra_mig(tmp_path: Path) -> Replayer:
+    """The pilot pool on DRA, partitioned 2 x 3g.40gb, with the tenant's claims allocated there."""
+    doc = sim_spec()
+    doc["spec"]["nodePools"][1]["migLayout"] = ["3g.40gb", "3g.40gb"]
+    doc["spec"]["tiers"] = [{"name": "full", "deviceType": "mig"}]
+    replayer = _adopted(tmp_path, doc)
+    replayer.transition("base", "pilot")
+    replayer.transition("pilot", "claims")
+    replayer._add_workloads("claims")
+    return replayer
+
+
+@pytest.mark.parametrize("restart", [False, True], ids=["runbook-without-restart", "runbook"])
+def test_a_mig_change_on_a_dra_node_is_published_only_once_its_kubelet_plugin_restarts(
+    tmp_path: Path, restart: bool
+) -> None:
+    """DRA driver v0.4.1 enumerates the devices when its kubelet plugin starts and republishes that
+    list only (kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 cmd/gpu-kubelet-plugin/device_state.go
+    `NewDeviceState`, driver.go `publishResources`): the runbook's MIG change restarts the plugin."""
+    # GIVEN claims on the DRA pool's MIG devices, drained as the runbook's MIG change says
+    replayer = _dra_mig(tmp_path)
+    world, plan = replayer.world, replayer.plan
+    new = _pool(world, "new")
+    before, after = maintenance_steps(plan, plan.wave("claims"), "new", "mig-change")
+    assert [s.action for s in before] == ["drain-claims"]
+    assert [s.action for s in after] == ["restart-kubelet-plugin", "uncordon-node"]
+    for step in before:
+        apply_manual(world, step, "claims", "claims")
+    # WHEN the MIG manager applies another layout
+    _relabel(world, new, "all-7g.80gb")
+    assert new.labels[MIG_STATE] == "success" and new.mig_layout == ("7g.80gb",)
+    assert new.published_layout == ("3g.40gb", "3g.40gb")  # the slices still list the old devices
+    # THEN without the plugin's restart the node is unsafe; with the runbook's steps it publishes the new layout
+    if not restart:
+        with pytest.raises(ViolationFound) as caught:
+            check_settled(world, "after the MIG change")
+        assert caught.value.violation.invariant == "mig-slices"
+        # and once uncordoned, a claim pod is allocated a device the layout no longer has
+        with pytest.raises(ViolationFound) as caught:
+            apply_manual(world, after[-1], "claims", "claims")
+        assert caught.value.violation.invariant == "mig-devices"
+        return
+    for step in after:
+        apply_manual(world, step, "claims", "claims")
+    check_settled(world, "after the MIG change")
+    assert new.published_layout == ("7g.80gb",) and not new.cordoned
+    claims = [w for w in world.cluster.workloads if w.group == new.id and w.allocator == "dra"]
+    assert claims and all(w.mig_layout == ("7g.80gb",) and w.phase == "running" for w in claims)
+
+
+def test_the_runbook_renders_the_mig_change_of_a_dra_pool(tmp_path: Path) -> None:
+    replayer = _dra_mig(tmp_path)
+    text = render_runbooks(replayer.plan, {})["02-claims.md"]
+    section = text[text.index("## Node maintenance") :]
+    assert "Before a MIG change (`nvidia.com/mig.config`) of the node" in section
+    assert "restart the DRA kubelet plugin on the node" in section
+    assert "-kubelet-plugin- | xargs -r kubectl -n nvidia-dra-driver-gpu delete --wait" in section
 
 
 def test_a_claim_left_on_devices_the_layout_removed_is_caught(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from gpuplatform.charts.model import helm_merge
 from gpuplatform.evidence.register import workload_rows
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import load_stack
+from gpuplatform.render import helm_values
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.simulate import flux, replay
 from gpuplatform.simulate.driver_manager import upgrade_driver
@@ -39,18 +40,37 @@ def _on_claims(tmp_path: Path) -> Replayer:
     return replayer
 
 
-def test_a_driver_upgrade_without_the_runbooks_drain_strands_the_claims(
+def test_a_driver_upgrade_by_hand_without_the_runbooks_drain_strands_the_claims(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # GIVEN the runbook without its drain of claim holders before a driver upgrade
-    monkeypatch.setattr(replay, "maintenance_steps", lambda *args: ())
+    # GIVEN driver upgrades by hand (autoUpgrade off) and the runbook without its drain of claim holders
+    monkeypatch.setattr(replay, "maintenance_steps", lambda *args: ((), ()))
+    doc = sim_spec()
+    doc["spec"]["gpuOperator"]["values"] = {"driver": {"upgradePolicy": {"autoUpgrade": False}}}
     # WHEN the claims wave is reached and a DRA node gets a driver upgrade
-    report = simulate(tmp_path, sim_spec(), "pilot", "claims", engines=("flux",))
+    report = simulate(tmp_path, doc, "pilot", "claims", engines=("flux",))
     # THEN the driver manager pauses the kubelet plugin (NODE_LABEL_FOR_GPU_POD_EVICTION) while the
     # tenant's claim is still allocated there
     [(_, _, _, violation)] = violations(report)
     assert violation.invariant == "claim-stranded"
     assert "team-a/one-gpu-user" in violation.message
+
+
+def test_an_unattended_driver_upgrade_without_the_rendered_drain_strands_the_claims(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN unattended upgrades (autoUpgrade, the chart default) without driver.upgradePolicy.drain:
+    # the upgrade controller deletes only nvidia.com/gpu pods (gpu-operator v26.3.1 gpuPodSpecFilter)
+    monkeypatch.setattr(helm_values, "UPGRADE_DRAIN", {})
+    # WHEN the claims wave is reached and a DRA node gets a driver upgrade nobody attends
+    report = simulate(tmp_path, sim_spec(), "pilot", "claims", engines=("flux",))
+    # THEN the claim holder is still there when the driver manager pauses the kubelet plugin
+    [(_, _, _, violation)] = violations(report)
+    assert violation.invariant == "claim-stranded"
+    assert "team-a/one-gpu-user" in violation.message
+    # AND with the drain the platform renders, the upgrade controller releases it first
+    monkeypatch.undo()
+    assert not violations(simulate(tmp_path, sim_spec(), "pilot", "claims", engines=("flux",)))
 
 
 def test_resource_slices_outlive_their_plugin_until_the_kubelet_wipes_them(tmp_path: Path) -> None:
@@ -154,10 +174,15 @@ def test_spec_workloads_keep_their_node_selector_and_tolerations(tmp_path: Path)
         }
     ]
     replayer = _replayer(tmp_path, doc, "flux")
-    replayer.bootstrap()
+    # THEN it keeps both, the scheduler leaves it pending, and a declared workload with nowhere to run
+    # is a violation
+    with pytest.raises(ViolationFound) as found:
+        replayer.bootstrap()
+    assert found.value.violation.invariant == "workload-disrupted"
+    assert "workload team-a/train has nowhere to run" in found.value.violation.message
     world = replayer.world
+    world.settled_checks = []
     [train] = [w for w in world.cluster.workloads if w.workload == "train"]
-    # THEN it keeps both and the scheduler leaves it pending
     assert tolerates(train.tolerations, {"key": "example.com/batch", "value": "", "effect": "NoSchedule"})
     assert train.phase == "pending"
     # WHEN a node gets the label, it is placed there (NodeAffinity filter)

@@ -183,5 +183,6 @@ def test_the_operator_handoff_keeps_the_teams_list_items(tmp_path: Path) -> None
     # THEN the hand-off's list is the team's with ours added, and nothing else of theirs
     assert values is not None
     assert values["driver"] == {
-        "manager": {"env": [{"name": "DRAIN_USE_FORCE", "value": "true"}, helm_values.EVICTION_ENV]}
+        "manager": {"env": [{"name": "DRAIN_USE_FORCE", "value": "true"}, helm_values.EVICTION_ENV]},
+        **helm_values.UPGRADE_DRAIN["driver"],
     }

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import default_mig_config
 from gpuplatform.policy.registry import Finding, RuleContext, rule
+from gpuplatform.render.nodes import MIG_CONFIG_LABEL
+from gpuplatform.simulate.mig_layouts import DISABLED
 
 __all__: list[str] = []
 
@@ -107,4 +109,51 @@ def mig_layout_not_applied(ctx: RuleContext) -> Iterator[Finding]:
                 f"pool {pool.name!r} declares {len(pool.mig_layout)} x {pool.mig_layout[0]} per GPU, but {name} "
                 f"(the GPU Operator's default config) applies {len(applied)}",
                 f"declare migLayout as {len(applied)} x {applied[0]}, or name your own config in migConfig",
+            )
+
+
+@rule(
+    "GP235",
+    "error",
+    "a node's live MIG config is not the layout its pool declares (check --snapshot)",
+    """
+The spec's `migLayout` (and `migConfig`) say which devices a pool's nodes have, and gates, capacity
+and `simulate` count those; nothing in the rendered tree sets `nvidia.com/mig.config`, so the live
+label is what the MIG manager applies. A node whose live `nvidia.com/mig.config` names another
+config (or a whole-GPU pool's node carrying one other than `all-disabled`) publishes other devices
+than declared: the `inventory` gate never holds and every verdict counts the wrong devices. Declare
+the layout the nodes run (`gpuplatform init` reads it), or relabel the nodes first: on a node that
+is already on DRA, as the runbook's node maintenance says (drain its claims, relabel, then restart
+its DRA kubelet plugin, which publishes only the devices it found when it started).
+""",
+)
+def live_mig_config_differs(ctx: RuleContext) -> Iterator[Finding]:
+    if ctx.snapshot is None:
+        return
+    nodes = ctx.snapshot.items("nodes") or []
+    labels = {str(n["metadata"]["name"]): (n["metadata"].get("labels") or {}) for n in nodes}
+    active = ctx.plan.active
+    for i, pool in enumerate(ctx.platform.node_pools):
+        if not active.present(pool.name):
+            continue
+        wanted = pool.mig_config_name
+        for node in pool_selector(ctx.plan.pool_in(active, pool.name)).found(nodes):
+            live = str(labels[node].get(MIG_CONFIG_LABEL, ""))
+            if live == (wanted or "") or (wanted is None and live == DISABLED):
+                continue
+            declared = (
+                f"{wanted} ({len(pool.mig_layout)} x {pool.mig_layout[0]} per GPU)"
+                if wanted
+                else "whole GPUs"
+            )
+            yield Finding(
+                f"spec.nodePools[{i}].migLayout",
+                f"node {node} of pool {pool.name!r} runs {MIG_CONFIG_LABEL}={live or '(none)'}, but the pool "
+                f"declares {declared}",
+                "declare the layout the nodes run (migLayout, migConfig), or relabel the nodes before this wave"
+                + (
+                    " (on DRA: the runbook's MIG change, which restarts the DRA kubelet plugin)"
+                    if active.pool_modes[pool.name] == "dra"
+                    else ""
+                ),
             )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuplatform.model.kueue import Kueue
-from gpuplatform.plan.kueue import queue_quotas, workload_queue
+from gpuplatform.plan.kueue import LEGACY_RESOURCE, queue_quotas, workload_queue
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.kueue import kueue_configuration_handoff, render_kueue
@@ -103,7 +103,7 @@ def converted_job_admitted(ctx: RuleContext) -> Iterator[Finding]:
         for i in state.workloads:
             w = p.workloads[i]
             queue = workload_queue(p, w)
-            if queue is None:
+            if queue is None or not w.replicas:  # replicas 0: no pod waits for admission
                 continue
             have = queue_quotas(p, kueue, queue, state).get(resource, 0)
             need = w.gpus
@@ -156,8 +156,11 @@ def class_mapped(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def rendered_quota_totals(plan: Plan, state: WaveState) -> dict[str, int]:
-    """GPUs each rendered ClusterQueue of `state` admits, over every resource group and flavor."""
+    """GPUs each rendered ClusterQueue of `state` admits, over every resource group and flavor (its
+    other resources, cpu or memory, are not GPUs)."""
     totals: dict[str, int] = {}
+    kueue = plan.platform.kueue
+    gpus = {LEGACY_RESOURCE, kueue.resource_name(plan.platform.domain)} if kueue is not None else set()
     for obj in render_kueue(plan, state):
         if obj["kind"] != "ClusterQueue":
             continue
@@ -166,6 +169,7 @@ def rendered_quota_totals(plan: Plan, state: WaveState) -> dict[str, int]:
             for group in obj["spec"]["resourceGroups"]
             for flavor in group["flavors"]
             for r in flavor["resources"]
+            if r["name"] in gpus
         )
         totals[obj["metadata"]["name"]] = quota
     return totals

@@ -45,7 +45,7 @@ def _labels(ctx: RuleContext, state: WaveState, pool_index: int) -> dict[str, st
         p, pool, mode, state.device_plugin_enabled
     )
     node = pool.nodes[0] if pool.nodes else f"{pool.name}-node-0"
-    labels |= {**well_known_labels(node), NFD_LABEL: "true", PRESENT: "true"}
+    labels |= {**well_known_labels(node, pool.instance_type), NFD_LABEL: "true", PRESENT: "true"}
     if mode == "dra":
         labels[DRA_PLUGIN_LABEL] = "true"
     return labels
