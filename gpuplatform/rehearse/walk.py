@@ -180,7 +180,7 @@ class Walker:
                 }
             )
         self.cluster.apply(setup, "rehearsal-setup")
-        self.owners.start(first)
+        self.owners.start()
         self.record(
             "cluster",
             f"the running cluster: {len(self.cluster.agents.fleet)} GPU node(s), the GPU Operator, the unmigrated workloads",

@@ -20,7 +20,6 @@ from gpuplatform.rehearse.client import Obj
 from gpuplatform.rehearse.cluster import Rehearsal
 from gpuplatform.render.tenants import dra_pool_tolerations
 from gpuplatform.render.workload_handoff import extended_resource_toleration, workload_template_name
-from gpuplatform.simulate.workloads import LEGACY_NAMESPACE
 
 __all__ = ["Declared", "Owners"]
 
@@ -82,11 +81,6 @@ def _container(resources: Obj | None = None, claims: list[str] | None = None) ->
     return container
 
 
-def _pool_affinity(nodes: list[str]) -> Obj:
-    term = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}]}
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
-
-
 @dataclass
 class Owners:
     """The teams whose workloads the migration moves, acting on the rehearsal cluster."""
@@ -94,25 +88,11 @@ class Owners:
     cluster: Rehearsal
     plan: Plan
 
-    def start(self, state: WaveState) -> None:
-        """What runs before the migration: the unmigrated pods and every spec workload in its legacy form."""
-        objects: list[Obj] = [_namespace(LEGACY_NAMESPACE)]
-        for pool in state.legacy_pools:
-            nodes = [n for n, spec in self.cluster.agents.fleet.items() if spec.pool == pool]
-            pod = {"affinity": _pool_affinity(nodes), "containers": [_container({"nvidia.com/gpu": "1"})]}
-            objects.append(_controller("Deployment", LEGACY_NAMESPACE, f"legacy-{pool}", 1, pod))
-        if state.legacy_pools:
-            # Every taint the migration sets, by key: nothing but the scheduler keeps it off DRA nodes.
-            # Not a bare `operator: Exists`, which also tolerates a cordon (`node.kubernetes.io/
-            # unschedulable`, kube-scheduler's NodeUnschedulable plugin), so no drain could keep it off
-            # a moving node; simulate's scheduler never places anything on a cordoned group, and the
-            # two are compared (docs/rehearse.md).
-            keys = [
-                {"key": "nvidia.com/gpu", "operator": "Exists"},
-                *dra_pool_tolerations(self.plan.platform),
-            ]
-            pod = {"tolerations": keys, "containers": [_container({"nvidia.com/gpu": "1"})]}
-            objects.append(_controller("Deployment", LEGACY_NAMESPACE, "legacy-tolerates-all", 1, pod))
+    def start(self) -> None:
+        """What runs before the migration: every spec workload in its legacy form. Nothing the spec
+        does not declare: the runbook's preflight (`check --snapshot`) refuses a cluster whose GPU
+        pods the plan leaves with nowhere to run (GP280), as it should on a real one."""
+        objects: list[Obj] = []
         for w in self.plan.platform.workloads:
             objects += [_namespace(w.namespace), self._legacy(w)]
         self.cluster.apply(_unique(objects), _MANAGER)
