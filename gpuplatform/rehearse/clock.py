@@ -133,15 +133,8 @@ class Clock:
     def stop(self) -> None:
         """Stop serving: the reader is woken by a line of its own and joined."""
         self._stop = True
-        try:
-            fd = os.open(self._fifo, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError:
-            return
-        try:
-            os.write(fd, b"\n")
-        finally:
-            os.close(fd)
-        self._reader.join(timeout=5)
+        if _write_line(str(self._fifo)):
+            self._reader.join(timeout=5)
         with self._lock:
             sleepers, self._sleepers = self._sleepers, []
         for s in sleepers:
@@ -214,13 +207,19 @@ def _alive(pid: int) -> bool:
 
 
 def _wake(sleeper: Sleeper) -> None:
+    _write_line(sleeper.reply)
+
+
+def _write_line(fifo: str) -> bool:
+    """One newline into `fifo` if a reader holds it open; whether it was written."""
     try:
-        fd = os.open(sleeper.reply, os.O_WRONLY | os.O_NONBLOCK)
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
     except OSError:
-        return
+        return False
     try:
         os.write(fd, b"\n")
+        return True
     except OSError:
-        pass
+        return False
     finally:
         os.close(fd)
