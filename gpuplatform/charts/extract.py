@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from gpuplatform.charts.facts import CLUSTER_SCOPED_KINDS, Component
+from gpuplatform.charts.facts import CLUSTER_SCOPED_KINDS, NAMESPACE, RBAC_KINDS, RELEASE, Component
 
 __all__ = [
     "EXTRACT_CONFIG",
@@ -40,6 +40,10 @@ __all__ = [
 _VALUES_REF = re.compile(r"\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 _CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
 KUBE_VERSION = "1.36.1"
+#: The release and namespace facts are extracted with; in names they become `facts.RELEASE` and
+#: `facts.NAMESPACE`.
+_MARKER_RELEASE = "gpuplatform"
+_MARKER_NAMESPACE = "chart-namespace"
 
 
 class HelmError(Exception):
@@ -105,7 +109,7 @@ def helm_template(
     chart: Path,
     values: Mapping[str, Any],
     *,
-    release: str = "gpuplatform",
+    release: str = _MARKER_RELEASE,
     namespace: str = "gpuplatform",
     kube_version: str = KUBE_VERSION,
 ) -> list[dict[str, Any]]:
@@ -189,8 +193,37 @@ def _kinds(
             namespaced = True
         else:
             raise HelmError(f"cannot tell whether {gk[1]} ({gk[0] or 'core'}) is namespaced")
-        kinds.add((*gk, namespaced, meta.get("name", "") if gk == _CRD else ""))
+        kinds.add((*gk, namespaced, _name(doc) if gk == _CRD or gk in RBAC_KINDS else ""))
     return kinds
+
+
+def _name(doc: Mapping[str, Any]) -> str:
+    """An object's name, the release's part as `facts.RELEASE`."""
+    return _templated(str((doc.get("metadata") or {}).get("name", "")))
+
+
+def _templated(name: str) -> str:
+    return name.replace(_MARKER_NAMESPACE, NAMESPACE).replace(_MARKER_RELEASE, RELEASE)
+
+
+def _rbac(renders: Sequence[Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+    """`Kind/name` of every role any render holds -> its rules (the union over renders, in order),
+    and of every binding -> the `Kind/name` of the role it binds."""
+    roles: dict[str, list[Any]] = {}
+    bindings: dict[str, str] = {}
+    for docs in renders:
+        for doc in docs:
+            gk = (_group(doc), str(doc["kind"]))
+            if gk not in RBAC_KINDS:
+                continue
+            key = f"{gk[1]}/{_name(doc)}"
+            if "roleRef" in doc:
+                ref = doc["roleRef"]
+                bindings[key] = f"{ref['kind']}/{_templated(str(ref['name']))}"
+            else:
+                rules = roles.setdefault(key, [])
+                rules += [r for r in doc.get("rules") or [] if r not in rules]
+    return {"roles": dict(sorted(roles.items())), "bindings": dict(sorted(bindings.items()))}
 
 
 def _crd_scopes(docs: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], bool]:
@@ -208,7 +241,13 @@ def extract_facts(helm: str, chart: Path) -> dict[str, Any]:
     patches = {"": config.base} | {name: coalesce(config.base, p) for name, p in config.toggles.items()}
     with ThreadPoolExecutor(max_workers=4) as pool:
         done = dict(
-            zip(patches, pool.map(lambda v: helm_template(helm, chart, v), patches.values()), strict=True)
+            zip(
+                patches,
+                pool.map(
+                    lambda v: helm_template(helm, chart, v, namespace=_MARKER_NAMESPACE), patches.values()
+                ),
+                strict=True,
+            )
         )
     base = done.pop("")
     renders = done
@@ -237,6 +276,7 @@ def extract_facts(helm: str, chart: Path) -> dict[str, Any]:
         "repository": config.repository,
         "toggles": config.toggles,
         "objects": objects,
+        "rbac": _rbac([base, *renders.values()]),
         "reads": sorted(list(r) for r in static_reads(chart)),
         "defaults": default_values(chart),
     }

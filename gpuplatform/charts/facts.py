@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any, Literal
@@ -21,17 +21,31 @@ from gpuplatform.versions import Release, parse_release
 __all__ = [
     "CLUSTER_SCOPED_KINDS",
     "MISSING",
+    "NAMESPACE",
+    "RBAC_KINDS",
+    "RELEASE",
     "ChartFacts",
     "ChartKind",
+    "ChartRbac",
     "Component",
     "Match",
     "all_chart_facts",
     "chart_facts",
     "leaf_paths",
+    "named",
     "value_at",
 ]
 
 Component = Literal["gpu-operator", "dra-driver"]
+#: In a name the facts record, the release's part (`<release>-node-feature-discovery`).
+RELEASE = "{release}"
+#: In a name the facts record, the release namespace's part.
+NAMESPACE = "{namespace}"
+#: Kinds recorded by name, with their rules or the role they bind: the sync identity holds what a
+#: chart's roles grant and the AppProject names them (render/sync_identity.py).
+RBAC_KINDS: frozenset[tuple[str, str]] = frozenset(
+    ("rbac.authorization.k8s.io", k) for k in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+)
 Path = tuple[str, ...]
 MISSING: Any = object()
 
@@ -68,6 +82,11 @@ CLUSTER_SCOPED_KINDS: frozenset[tuple[str, str]] = frozenset(
 )
 
 
+def named(template: str, release: str, namespace: str) -> str:
+    """A name the facts record, in release `release` in `namespace`."""
+    return template.replace(RELEASE, release).replace(NAMESPACE, namespace)
+
+
 def value_at(values: Any, path: Path) -> Any:
     """The value at `path` in nested mappings, or MISSING."""
     for key in path:
@@ -99,6 +118,24 @@ class ChartKind:
     absent_with: tuple[str, ...] = ()
     """Not rendered when any of these toggles is applied."""
 
+    def named(self, release: str, namespace: str) -> str:
+        """The object's name in release `release` in `namespace` ("" when the facts name none)."""
+        return named(self.name, release, namespace)
+
+
+#: Values keys that rename a chart's objects (Helm's `<chart>.fullname` convention).
+_RENAMING = frozenset({"nameOverride", "fullnameOverride"})
+
+
+@dataclass
+class ChartRbac:
+    """What a release grants: its roles (kind, name or "" when unknown, rules), its bindings (kind,
+    name) and the roles they bind (kind, name)."""
+
+    roles: list[tuple[str, str, tuple[Mapping[str, Any], ...]]] = field(default_factory=list)
+    bindings: list[tuple[str, str]] = field(default_factory=list)
+    bound: set[tuple[str, str]] = field(default_factory=set)
+
 
 @dataclass(frozen=True)
 class ChartFacts:
@@ -117,6 +154,10 @@ class ChartFacts:
     objects: tuple[ChartKind, ...]
     extra_objects: str = ""
     """Top-level values key whose list items the chart renders verbatim (`extraObjects`)."""
+    roles: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+    """`Kind/name` of each Role and ClusterRole (name with `RELEASE`) -> its rules."""
+    bindings: Mapping[str, str] = field(default_factory=dict)
+    """`Kind/name` of each RoleBinding and ClusterRoleBinding -> the `Kind/name` of its role."""
 
     @property
     def release(self) -> Release:
@@ -158,6 +199,32 @@ class ChartFacts:
                 kinds.append(ChartKind(group, item["kind"], namespaced))
         return kinds
 
+    def rbac(self, values: Mapping[str, Any], release: str, namespace: str) -> ChartRbac:
+        """The roles (with their rules) and bindings the chart renders with `values` as `release` in
+        `namespace`, `extraObjects` included. Names are "" when the values rename the chart's objects
+        (`nameOverride`, `fullnameOverride`): the facts know the names of the default only."""
+        renamed = any(p[-1] in _RENAMING and v for p, v in leaf_paths(values))
+        out = ChartRbac()
+        for kind in self.installs(values):
+            key = f"{kind.kind}/{kind.name}"
+            name = "" if renamed else kind.named(release, namespace)
+            if key in self.roles:
+                out.roles.append((kind.kind, name, self.roles[key]))
+            elif key in self.bindings:
+                role_kind, _, role = self.bindings[key].partition("/")
+                out.bindings.append((kind.kind, name))
+                out.bound.add((role_kind, "" if renamed else named(role, release, namespace)))
+        extra = value_at(values, (self.extra_objects,)) if self.extra_objects else MISSING
+        for item in extra if isinstance(extra, list) else []:
+            if isinstance(item, Mapping) and ("rbac.authorization.k8s.io", item.get("kind")) in RBAC_KINDS:
+                name = str((item.get("metadata") or {}).get("name", ""))
+                if isinstance(ref := item.get("roleRef"), Mapping):
+                    out.bindings.append((str(item["kind"]), name))
+                    out.bound.add((str(ref.get("kind", "")), str(ref.get("name", ""))))
+                else:
+                    out.roles.append((str(item["kind"]), name, tuple(item.get("rules") or ())))
+        return out
+
     def renders(self, group: str, kind: str, values: Mapping[str, Any]) -> bool:
         """Whether the chart renders an object of `group`/`kind` with `values` (e.g. the DRA driver's
         controller Deployment, only with `resources.computeDomains.enabled`)."""
@@ -189,6 +256,8 @@ def _from_json(doc: dict[str, Any]) -> ChartFacts:
             for o in doc["objects"]
         ),
         extra_objects=doc.get("extraObjects", ""),
+        roles={key: tuple(rules) for key, rules in doc["rbac"]["roles"].items()},
+        bindings=dict(doc["rbac"]["bindings"]),
     )
 
 

@@ -9,13 +9,15 @@ A local cluster's wave holds its child Applications itself. Flux's entry is `flu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from gpuplatform.charts.facts import RBAC_KINDS
 from gpuplatform.model.platform import IN_CLUSTER, SYNC_FAILED_SUBSCRIPTION
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.meta import Obj, k8s_object
-from gpuplatform.render.operators import SYNC_RETRY, argocd_application, helm_charts
+from gpuplatform.render.operators import SYNC_RETRY, HelmChart, argocd_application, helm_charts
 
 __all__ = [
     "APPS_FOLDER",
@@ -73,6 +75,19 @@ class ArgoInstalls:
     """(server, group, kind, namespaced, name or "" for any) of every object, for the sync identity."""
     kept: set[tuple[str, str, str]] = field(default_factory=set)
     """(group, kind, name) of objects Argo CD must never delete (`Delete=false`)."""
+    granted: list[Obj] = field(default_factory=list)
+    """The rules of every Role and ClusterRole installed, each once."""
+    roles: set[tuple[str, str]] = field(default_factory=set)
+    """(kind, name) of the roles installed; the name "" when a chart's are unknown."""
+    bound: set[tuple[str, str]] = field(default_factory=set)
+    """(kind, name) of the roles the installed bindings bind."""
+
+    def grant(self, kind: str, name: str, rules: Iterable[Mapping[str, Any]]) -> None:
+        """Record a role the platform installs and the rules it grants."""
+        self.roles.add((kind, name))
+        for rule in rules:
+            if rule not in self.granted:
+                self.granted.append(dict(rule))
 
     def add(self, server: str, group: str, kind: str, namespace: str | None, name: str | None) -> None:
         """Record one object; `name` None: any object of the kind (a chart's)."""
@@ -106,6 +121,11 @@ def argocd_installs(plan: Plan, files: TreeFiles) -> ArgoInstalls:
                 server = IN_CLUSTER if _group(obj) == "argoproj.io" else target
                 meta = obj["metadata"]
                 installs.add(server, _group(obj), obj["kind"], meta.get("namespace"), meta["name"])
+                if (_group(obj), obj["kind"]) in RBAC_KINDS and server == target:
+                    if "roleRef" in obj:
+                        installs.bound.add((obj["roleRef"]["kind"], obj["roleRef"]["name"]))
+                    else:
+                        installs.grant(obj["kind"], meta["name"], obj.get("rules") or [])
                 options = (meta.get("annotations") or {}).get("argocd.argoproj.io/sync-options", "")
                 if "Delete=false" in options:
                     installs.kept.add((_group(obj), obj["kind"], meta["name"]))
@@ -113,10 +133,26 @@ def argocd_installs(plan: Plan, files: TreeFiles) -> ArgoInstalls:
         for chart in helm_charts(plan, state):
             installs.repositories.add(chart.repository.removeprefix("oci://"))
             for kind in chart.facts.installs(chart.values):
-                namespace = chart.namespace if kind.namespaced else None
-                name = kind.name if kind.kind == "CustomResourceDefinition" else None
-                installs.add(target, kind.group, kind.kind, namespace, name)
+                if (kind.group, kind.kind) not in RBAC_KINDS:
+                    namespace = chart.namespace if kind.namespaced else None
+                    name = kind.name if kind.kind == "CustomResourceDefinition" else None
+                    installs.add(target, kind.group, kind.kind, namespace, name)
+            grants = chart.facts.rbac(chart.values, chart.release, chart.namespace)
+            for role_kind, name, rules in grants.roles:
+                installs.add(target, _RBAC, role_kind, _in(chart, role_kind), name or None)
+                installs.grant(role_kind, name, rules)
+            for binding_kind, name in grants.bindings:
+                installs.add(target, _RBAC, binding_kind, _in(chart, binding_kind), name or None)
+            installs.bound |= grants.bound
     return installs
+
+
+_RBAC = "rbac.authorization.k8s.io"
+
+
+def _in(chart: HelmChart, kind: str) -> str | None:
+    """The namespace of a chart's RBAC object of `kind`: the release's for Roles and RoleBindings."""
+    return chart.namespace if kind in ("Role", "RoleBinding") else None
 
 
 #: The platform's sync identity on its cluster (`delivery/argocd-sync/cluster/`).

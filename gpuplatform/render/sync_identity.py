@@ -12,9 +12,14 @@ platform is remote, re-applied whenever the spec changes what they may touch.
 
 RBAC is derived from what the AppProject permits (`delivery.argocd_installs`): a known object is
 granted by name, Nodes are patched only (never created or deleted), and nothing marked
-`Delete=false` may be deleted. Creating the charts' roles needs `bind` and `escalate`: a role
-granting what its creator does not hold is refused otherwise (Kubernetes RBAC, privilege
-escalation prevention).
+`Delete=false` may be deleted. The identity has no `escalate` and no `bind` but on named roles: the
+API server lets it write a role only when it holds every rule of it, and bind a role only when it
+holds the role's rules or may `bind` that role by name (Kubernetes RBAC, "Privilege escalation
+prevention and bootstrapping"; k8s.io/kubernetes v1.36.3 pkg/registry/rbac/escalation_check.go). So
+it holds the rules of every role the platform installs (the tree's, and the charts' from their facts,
+`charts.facts.ChartFacts.rbac`) and may bind only the roles the tree binds without installing them.
+Like every namespaced kind it may write, a Role's rules are held cluster-wide: the AppProject's
+destinations keep Argo CD to the platform's namespaces.
 """
 
 from __future__ import annotations
@@ -32,14 +37,11 @@ from gpuplatform.render.delivery import (
 )
 from gpuplatform.render.meta import NEVER_DELETE_ANNOTATIONS, Obj, k8s_object
 
-__all__ = ["SYNC_FOLDER", "plural", "render_sync_identity"]
+__all__ = ["SYNC_FOLDER", "held_rules", "plural", "render_sync_identity"]
 
+_RBAC = "rbac.authorization.k8s.io"
 _READ = ["get", "list", "watch"]
 _WRITE = ["create", "update", "patch", "delete"]
-#: `bind` and `escalate` are verbs of roles only: the API server checks `bind` on the role a binding
-#: names and `escalate` on the role being written (Kubernetes RBAC, "Restrictions on role creation or
-#: update" and "on role binding creation or update"); on bindings they grant nothing.
-_ROLE_KINDS = {"Role", "ClusterRole"}
 #: The identity of a cluster Secret made by `argocd cluster add` (argo-cd v3.5.1
 #: util/clusterauth/clusterauth.go `ArgoCDManagerServiceAccount`, in kube-system).
 CLUSTER_ADD_ACCOUNT = ("kube-system", "argocd-manager")
@@ -65,21 +67,35 @@ def _rules(installs: ArgoInstalls, server: str) -> list[Obj]:
     rules: list[Obj] = []
     for (group, kind), names in sorted(kinds.items()):
         resource = {"apiGroups": [group], "resources": [plural(kind)]}
-        extra = ["bind", "escalate"] if group == "rbac.authorization.k8s.io" and kind in _ROLE_KINDS else []
         if "" in names:
-            rules.append({**resource, "verbs": _READ + _WRITE + extra})
+            rules.append({**resource, "verbs": _READ + _WRITE})
             continue
         deletable = sorted(n for n in names if (group, kind, n) not in installs.kept)
         if kind == "Node":
             rules.append({**resource, "verbs": ["list", "watch"]})
             rules.append({**resource, "resourceNames": sorted(names), "verbs": ["get", "patch"]})
             continue
-        rules.append({**resource, "verbs": ["list", "watch", "create", *extra]})
+        rules.append({**resource, "verbs": ["list", "watch", "create"]})
         every = deletable == sorted(names)
         by_name = ["get", "update", "patch", *(["delete"] if every else [])]
         rules.append({**resource, "resourceNames": sorted(names), "verbs": by_name})
         if deletable and not every:
             rules.append({**resource, "resourceNames": deletable, "verbs": ["delete"]})
+    return rules
+
+
+def held_rules(installs: ArgoInstalls) -> list[Obj]:
+    """What the identity must hold to write and bind the platform's roles: their rules, and `bind` on
+    each role a binding names that the platform does not install (a role's `bind` is checked on the
+    role a binding names; Kubernetes RBAC, "Restrictions on role binding creation or update")."""
+    rules = list(installs.granted)
+    for kind in ("ClusterRole", "Role"):
+        names = sorted(n for k, n in installs.bound - installs.roles if k == kind and n)
+        if names:
+            resource = plural(kind)
+            rules.append(
+                {"apiGroups": [_RBAC], "resources": [resource], "resourceNames": names, "verbs": ["bind"]}
+            )
     return rules
 
 
@@ -129,7 +145,9 @@ def render_sync_identity(plan: Plan, files: TreeFiles) -> dict[str, list[Obj]]:
     cluster = [
         k8s_object("v1", "Namespace", ns_name, wave=wave, annotations=dict(NEVER_DELETE_ANNOTATIONS)),
         _account(wave, ns_name, account),
-        _role("ClusterRole", SYNC_ACCOUNT, wave, None, _rules(installs, d.cluster_server)),
+        _role(
+            "ClusterRole", SYNC_ACCOUNT, wave, None, _rules(installs, d.cluster_server) + held_rules(installs)
+        ),
         _binding("ClusterRoleBinding", SYNC_ACCOUNT, wave, None, (ns_name, account), SYNC_ACCOUNT),
         *_impersonator(wave, ns_name, account, controller),
     ]

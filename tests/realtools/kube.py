@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
-__all__ = ["permitted", "schedulable", "tolerated"]
+__all__ = ["may_bind", "permitted", "rbac_covers", "schedulable", "tolerated"]
 
 
 def _tolerates(t: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
@@ -90,3 +90,42 @@ def permitted(project: Mapping[str, Any], obj: Mapping[str, Any], server: str, n
         and (not w.get("name") or fnmatchcase(meta["name"], w["name"]))
         for w in spec.get("clusterResourceWhitelist", [])
     )
+
+
+def _atoms(rule: Mapping[str, Any]) -> list[tuple[str, str, str, str | None]]:
+    names: Sequence[str | None] = rule.get("resourceNames") or [None]
+    return [
+        (g, r, v, n)
+        for g in rule.get("apiGroups", [])
+        for r in rule.get("resources", [])
+        for v in rule["verbs"]
+        for n in names
+    ]
+
+
+def _allows(rule: Mapping[str, Any], atom: tuple[str, str, str, str | None]) -> bool:
+    group, resource, verb, name = atom
+    return (
+        any(g in ("*", group) for g in rule.get("apiGroups", []))
+        and any(r in ("*", resource) for r in rule.get("resources", []))
+        and any(v in ("*", verb) for v in rule["verbs"])
+        and (not rule.get("resourceNames") or name in rule["resourceNames"])
+    )
+
+
+def rbac_covers(held: Sequence[Mapping[str, Any]], rule: Mapping[str, Any]) -> bool:
+    """Whether rules `held` grant everything `rule` does (k8s.io/component-helpers auth/rbac
+    validation `Covers`: each (group, resource, verb, name) of the rule allowed by some held rule; a
+    rule for any name is covered only by a rule for any name)."""
+    return all(any(_allows(h, atom) for h in held) for atom in _atoms(rule))
+
+
+def may_bind(
+    held: Sequence[Mapping[str, Any]], role_kind: str, role: str, rules: Sequence[Mapping[str, Any]]
+) -> bool:
+    """Whether an identity holding `held` may create a binding to `role` (k8s.io/kubernetes
+    pkg/registry/rbac/escalation_check.go `BindingAuthorized`, then `ConfirmNoEscalation`): `bind`
+    on that role, or every rule of it held."""
+    resource = "clusterroles" if role_kind == "ClusterRole" else "roles"
+    atom = ("rbac.authorization.k8s.io", resource, "bind", role)
+    return any(_allows(h, atom) for h in held) or all(rbac_covers(held, r) for r in rules)

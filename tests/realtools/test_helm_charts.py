@@ -17,12 +17,19 @@ from typing import Any
 
 import pytest
 
-from gpuplatform.charts.facts import CLUSTER_SCOPED_KINDS, ChartFacts, chart_facts, leaf_paths, value_at
+from gpuplatform.charts.facts import (
+    CLUSTER_SCOPED_KINDS,
+    RBAC_KINDS,
+    ChartFacts,
+    chart_facts,
+    leaf_paths,
+    value_at,
+)
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.versions import CHART_DEVICE_CLASSES
 from tests.realtools.conftest import Helm, Rendered, chart_folder, releases
-from tests.realtools.kube import permitted, schedulable, tolerated
+from tests.realtools.kube import may_bind, permitted, rbac_covers, schedulable, tolerated
 
 #: Labels the GPU Operator (GFD) and NFD put on every GPU node; the DRA chart's default node
 #: affinity requires one of them (dra-driver-nvidia-gpu 0.4.1 values.yaml `kubeletPlugin.affinity`).
@@ -266,6 +273,41 @@ def test_the_app_project_permits_every_object_the_charts_render(
             )
 
 
+def _sync_rules(rendered: Rendered, platform: str) -> list[dict[str, Any]]:
+    files = rendered.trees[platform].files
+    [role] = [
+        o
+        for p, c in files.items()
+        if p.startswith("delivery/argocd-sync/cluster/") and isinstance(c, list)
+        for o in c
+        if o["kind"] == "ClusterRole"
+    ]
+    return list(role["rules"])
+
+
+def test_the_sync_identity_may_write_and_bind_every_role_the_charts_render_without_escalate(
+    charted: list[tuple[Release, list[dict[str, Any]]]], rendered: Rendered
+) -> None:
+    # GIVEN the sync identity of each Argo CD platform, which has no `escalate`
+    for r, docs in charted:
+        if "argocd" not in rendered.plans[r.platform].platform.delivery.engines:
+            continue
+        held = _sync_rules(rendered, r.platform)
+        assert not any("escalate" in h["verbs"] or "*" in h["verbs"] for h in held)
+        roles = {(d["kind"], d["metadata"]["name"]): d.get("rules") or [] for d in docs if "rules" in d}
+        where = f"{r.platform}/{r.wave.name}/{r.chart}"
+        # THEN the API server lets it write every role helm renders (it holds each rule: escalation
+        # prevention) and bind every role the chart's bindings name
+        for (kind, name), rules in roles.items():
+            for rule in rules:
+                assert rbac_covers(held, rule), f"{where}: {kind}/{name} grants {rule}, not held"
+        for doc in docs:
+            if "roleRef" in doc:
+                ref = doc["roleRef"]
+                rules = roles.get((ref["kind"], ref["name"]), [{"verbs": ["*"], "apiGroups": ["*"]}])
+                assert may_bind(held, ref["kind"], ref["name"], rules), f"{where}: cannot bind {ref}"
+
+
 def test_an_object_outside_the_whitelist_is_refused(rendered: Rendered) -> None:
     project = _project(rendered, "reference")
     crd = {
@@ -282,11 +324,15 @@ def test_the_chart_facts_predict_what_helm_renders(
     charted: list[tuple[Release, list[dict[str, Any]]]],
 ) -> None:
     for r, docs in charted:
-        predicted = {(k.group, k.kind, k.namespaced, k.name) for k in r.facts.installs(r.values)}
+        predicted = {
+            (k.group, k.kind, k.namespaced, k.named(r.release, r.namespace))
+            for k in r.facts.installs(r.values)
+        }
         actual = set()
         for doc in docs:
             group = doc["apiVersion"].rsplit("/", 1)[0] if "/" in doc["apiVersion"] else ""
-            name = doc["metadata"]["name"] if doc["kind"] == "CustomResourceDefinition" else ""
+            by_name = doc["kind"] == "CustomResourceDefinition" or (group, doc["kind"]) in RBAC_KINDS
+            name = doc["metadata"]["name"] if by_name else ""
             actual.add((group, doc["kind"], _namespaced(doc, r.facts), name))
         assert predicted == actual, f"{r.platform}/{r.wave.name}/{r.chart}"
         assert {(g, k) for g, k, n, _ in actual if not n} <= CLUSTER_SCOPED_KINDS | r.facts.cluster_scoped()

@@ -6,18 +6,23 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from gpuplatform.charts.extract import find_helm, helm_template
 from gpuplatform.model.platform import Platform
+from gpuplatform.output.yaml import dump_documents
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.rehearse.assets import Assets
 from gpuplatform.rehearse.cluster import Rehearsal
 from gpuplatform.rehearse.controlplane import ControlPlane
 from gpuplatform.rehearse.fleet import SYSTEM_NODE, fleet_nodes
+from gpuplatform.render.operators import helm_charts
 from gpuplatform.versions import kube_gates
 from tests.conftest import REPO
+from tests.realtools.conftest import chart_folder
 
 _CLASS = {
     "apiVersion": "resource.k8s.io/v1",
@@ -138,3 +143,72 @@ def test_the_fleet_registers_every_node_of_the_first_wave(assets_136: Assets, re
     assert threading.active_count() == threads
     assert names == {n.name for n in fleet_nodes(plan)} | {SYSTEM_NODE}
     assert names == {"gpu-legacy-01", "gpu-dra-01", "rehearsal-system-01"}
+
+
+def _documents(folder: Path) -> list[dict[str, Any]]:
+    return [
+        d
+        for path in sorted(folder.rglob("*.yaml"))
+        if path.name != "kustomization.yaml"
+        for d in yaml.safe_load_all(path.read_text())
+        if d
+    ]
+
+
+def test_rbac_lets_the_sync_identity_write_the_platforms_roles_and_grant_itself_nothing(
+    assets_136: Assets, reference: Platform
+) -> None:
+    """Without `escalate`, the API server's escalation check decides: the sync identity writes and
+    binds every role of the last wave (the tree's and the charts', rendered by the real helm), and
+    is refused a role or a binding that grants more than it holds."""
+    helm = find_helm(REPO)
+    if helm is None:
+        pytest.skip("helm is not installed (.ci/setup-tools installs it)")
+    plan = plan_platform(reference)
+    last = plan.waves[-1]
+    rbac = [
+        d
+        for d in _documents(REPO / "dist" / reference.name / "waves" / last.dir_name / "argocd")
+        + _documents(REPO / "dist" / reference.name / "delivery" / "gates")
+        if d["apiVersion"].startswith("rbac.authorization.k8s.io/")
+    ]
+    namespaces = {d["metadata"]["namespace"] for d in rbac if "namespace" in d["metadata"]}
+    for chart in helm_charts(plan, last):
+        folder = chart_folder(chart.chart, chart.version)
+        assert folder is not None, chart.chart
+        docs = helm_template(helm, folder, chart.values, release=chart.release, namespace=chart.namespace)
+        rbac += [d for d in docs if d["apiVersion"].startswith("rbac.authorization.k8s.io/")]
+        namespaces.add(chart.namespace)
+    identity = _documents(REPO / "dist" / reference.name / "delivery" / "argocd-sync" / "cluster")
+    identity.sort(key=lambda o: o["kind"] != "Namespace")
+    who = "--as=system:serviceaccount:gpuplatform-sync:gpuplatform-sync"
+    with Rehearsal(plan, assets_136) as cluster:
+        cluster.apply(identity + [_namespace(n) for n in sorted(namespaces)], "admin")
+        # WHEN the identity applies the roles and bindings, roles first
+        rbac.sort(key=lambda o: "roleRef" in o)
+        applied = cluster.kubectl(
+            ["apply", "--server-side", who, "-f", "-"], stdin=dump_documents(rbac), check=False
+        )
+        # THEN the API server accepts them all
+        assert applied.returncode == 0, applied.stderr
+        # AND refuses what it does not hold: cluster-admin, a role of everything
+        grab = cluster.kubectl(
+            [
+                "create",
+                "clusterrolebinding",
+                "grab",
+                "--clusterrole=cluster-admin",
+                who,
+                "--serviceaccount=gpuplatform-sync:gpuplatform-sync",
+            ],
+            check=False,
+        )
+        wider = cluster.kubectl(
+            ["create", "clusterrole", "grab", "--verb=*", "--resource=*.*", who], check=False
+        )
+    assert grab.returncode != 0 and "forbidden" in grab.stderr, grab.stderr
+    assert wider.returncode != 0 and "forbidden" in wider.stderr, wider.stderr
+
+
+def _namespace(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}

@@ -10,7 +10,8 @@ import pytest
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.platform import IN_CLUSTER
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.sync_identity import SYNC_FOLDER, plural
+from gpuplatform.render.delivery import ArgoInstalls
+from gpuplatform.render.sync_identity import SYNC_FOLDER, held_rules, plural
 from gpuplatform.render.tree import render_tree
 
 Obj = dict[str, Any]
@@ -127,14 +128,24 @@ def test_plural_follows_the_api_servers_default() -> None:
     ]
 
 
-def test_bind_and_escalate_are_granted_on_roles_only(rendered: tuple[Any, Any]) -> None:
+def test_no_escalate_and_bind_only_by_name_on_roles_bound_but_not_installed(
+    rendered: tuple[Any, Any],
+) -> None:
+    # GIVEN every role of the sync identity folders and the roles the platform binds and installs
     _, files = rendered
     roles = [o for o in _objects(files, f"{SYNC_FOLDER}/") if o["kind"] in ("ClusterRole", "Role")]
+    synced = _objects(files, "waves/") + _objects(files, "delivery/gates/")
+    installed = {(o["kind"], o["metadata"]["name"]) for o in synced if o["kind"] in ("ClusterRole", "Role")}
+    bound = {(o["roleRef"]["kind"], o["roleRef"]["name"]) for o in synced if "roleRef" in o}
+    # THEN none may escalate, and `bind` names the roles it binds without installing them
     for role in roles:
         for rule in role["rules"]:
-            if {"bind", "escalate"} & set(rule["verbs"]):
-                assert rule["apiGroups"] == ["rbac.authorization.k8s.io"], rule
-                assert set(rule["resources"]) <= {"roles", "clusterroles"}, rule
+            assert "escalate" not in rule["verbs"], rule
+            if "bind" in rule["verbs"]:
+                assert rule["verbs"] == ["bind"] and rule.get("resourceNames"), rule
+                kind = "ClusterRole" if rule["resources"] == ["clusterroles"] else "Role"
+                for name in rule["resourceNames"]:
+                    assert (kind, name) in bound - installed, (kind, name)
 
 
 def test_the_identity_rides_the_root_s_sync_in_the_root_s_project(rendered: tuple[Any, Any]) -> None:
@@ -159,4 +170,21 @@ def test_the_identity_rides_the_root_s_sync_in_the_root_s_project(rendered: tupl
     assert {a["spec"]["project"] for n, a in apps.items() if n not in wanted} == {plan.platform.name}
     assert {"server": d.cluster_server, "namespace": "gpuplatform-sync"} not in project["spec"][
         "destinations"
+    ]
+
+
+def test_bind_names_only_the_roles_bound_and_not_installed() -> None:
+    # GIVEN a platform that installs one role and binds it and a built-in one
+    installs = ArgoInstalls()
+    installs.grant("ClusterRole", "mine", [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}])
+    installs.bound |= {("ClusterRole", "mine"), ("ClusterRole", "view"), ("Role", "")}
+    # THEN it holds its role's rules, and may bind the built-in one by name (a nameless role: never)
+    assert held_rules(installs) == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": ["clusterroles"],
+            "resourceNames": ["view"],
+            "verbs": ["bind"],
+        },
     ]
