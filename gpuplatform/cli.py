@@ -184,9 +184,19 @@ def _pause_cycle_collector(ctx: click.Context) -> None:
 @click.option(
     "--allow", "allow", multiple=True, metavar="CODE", help="Override an error-level rule (recorded)."
 )
+@click.option(
+    "--recover",
+    is_flag=True,
+    help="Recover a killed run from the folders it left, without trusting its record (a lost key).",
+)
 @guarded
 def synth(
-    stack: str | None, overlays: tuple[str, ...], out: str | None, check: bool, allow: tuple[str, ...]
+    stack: str | None,
+    overlays: tuple[str, ...],
+    out: str | None,
+    check: bool,
+    allow: tuple[str, ...],
+    recover: bool,
 ) -> None:
     """Render STACK (default: every stack in stacks/) into dist/<platform>/.
 
@@ -207,7 +217,9 @@ def synth(
         click.echo(drift.text())
         _notes(drift.notes)
         return
-    report = synth_command(loaded, resolved, shown=target, prune=stack is None, overrides=allow)
+    report = synth_command(
+        loaded, resolved, shown=target, prune=stack is None, overrides=allow, recover=recover
+    )
     _notes(report.findings)
     if report.refused:
         _fail(f"error: {report.summary()}", EXIT_FINDINGS)

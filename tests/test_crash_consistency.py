@@ -11,8 +11,11 @@ from typing import Any
 
 import pytest
 
-from gpuplatform.output.state_key import mac_problems, state_key
+from gpuplatform.errors import InputError
+from gpuplatform.load.stacks import load_stack
+from gpuplatform.output.state_key import key_path, mac_problems, state_key
 from gpuplatform.output.write import exclusive_output, recover
+from gpuplatform.runtime import Runtime, using
 from tests.specs import minimal_spec, python_stack, write_spec
 
 #: Runs the CLI: argv[1] "exchange" or "no-exchange" (renameat2 disabled: the two-rename path);
@@ -202,3 +205,78 @@ def test_synth_check_shows_what_a_killed_run_left(tmp_path: Path) -> None:
 def _check(spec: Path, out: Path) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "gpuplatform.cli", "synth", str(spec), "--out", str(out), "--check"]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def _synth_recover(spec: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "gpuplatform.cli", "synth", str(spec), "--out", str(out), "--recover"]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.mark.parametrize(
+    ("point", "exchange"), POINTS, ids=[f"{p}-{'exchange' if e else 'renames'}" for p, e in POINTS]
+)
+def test_a_killed_run_whose_key_is_gone_is_recovered_from_its_folders(
+    tmp_path: Path, point: str, exchange: bool
+) -> None:
+    # GIVEN a synth killed at `point`, and then the state key replaced (issue 39: a new key)
+    old, new = _specs(tmp_path)
+    out = tmp_path / "out"
+    assert _synth(old, out) == 0
+    nth = 2 if point == "writing-late" else 1
+    assert _synth(new, out, crash_at=point.removesuffix("-late"), exchange=exchange, nth=nth) == 86
+    key_path().unlink()
+    # WHEN the next run starts / THEN it refuses the record it cannot verify, and --check shows why
+    if (out / ".gpuplatform.lock").stat().st_size:
+        assert _synth(new, out) == 2
+    # AND `synth --recover` recovers from the folders alone, then writes the new tree
+    recovered = _synth_recover(new, out)
+    assert recovered.returncode == 0, recovered.stderr
+    assert _complete_tree(out / "lab") == "claims"
+    assert sorted(p.name for p in out.iterdir()) == [".gpuplatform.lock", "lab"]
+    assert _check(new, out).returncode == 0
+
+
+def test_recovery_from_the_folders_puts_the_old_tree_back_and_never_moves_a_live_one(tmp_path: Path) -> None:
+    # GIVEN a run killed between its two renames (the old tree only at its backup name), its key gone
+    old, new = _specs(tmp_path)
+    out = tmp_path / "out"
+    assert _synth(old, out) == 0
+    assert _synth(new, out, crash_at="moved-old", exchange=False) == 86
+    key_path().unlink()
+    with exclusive_output(out) as state:
+        # WHEN only the recovery runs, without the record
+        warnings = recover(state, from_disk=True)
+    # THEN the old tree is back at its place, and the new one, only staged, is gone
+    assert _complete_tree(out / "lab") == "pilot"
+    assert sorted(p.name for p in out.iterdir()) == [".gpuplatform.lock", "lab"]
+    assert [w.message for w in warnings] == [
+        w.message for w in warnings if w.message.startswith("restored from")
+    ]
+    # AND with a forged record that says `lab` was being created (the record once deleted a live tree)
+    (out / ".gpuplatform.lock").write_text(
+        json.dumps({"format": "gpuplatform.dev/output-state/v1", "phase": "swapping", "entries": []}) + "\n"
+    )
+    (out / ".gpuplatform-staging.0123456789abcdef.lab").mkdir()
+    with exclusive_output(out) as state:
+        recover(state, from_disk=True)
+    # THEN the live tree stays, and only the writer's folder goes
+    assert _complete_tree(out / "lab") == "pilot"
+    assert sorted(p.name for p in out.iterdir()) == [".gpuplatform.lock", "lab"]
+
+
+def test_a_library_synth_recovers_a_killed_run_though_its_key_is_its_process_s(tmp_path: Path) -> None:
+    # GIVEN a run killed once it staged (its record sealed with a key this process does not hold)
+    old, new = _specs(tmp_path)
+    out = tmp_path / "out"
+    assert _synth(old, out) == 0
+    assert _synth(new, out, crash_at="staged") == 86
+    [loaded] = load_stack(new)
+    with using(Runtime()):  # a library call: this process's key
+        # WHEN the platform is written from Python / THEN the record is refused, as from the CLI
+        with pytest.raises(InputError, match="MAC"):
+            loaded.platform.synth(out)
+        # AND with recover=True the folders are recovered and the tree written
+        report = loaded.platform.synth(out, recover=True)
+    assert (report.exit_code, report.written) == (0, ["lab"])
+    assert _complete_tree(out / "lab") == "claims"
+    assert sorted(p.name for p in out.iterdir()) == [".gpuplatform.lock", "lab"]

@@ -278,14 +278,21 @@ def _prunable(out: Path, rendered: Mapping[str, object]) -> list[str]:
 
 
 def synth_tree(
-    loaded: Sequence[LoadedPlatform], out: Path, *, prune: bool = False, overrides: Sequence[str] = ()
+    loaded: Sequence[LoadedPlatform],
+    out: Path,
+    *,
+    prune: bool = False,
+    overrides: Sequence[str] = (),
+    recover: bool = False,
 ) -> tuple[list[str], list[Problem]]:
     """Render and validate every platform in memory, then replace all their trees at once.
 
     Returns the platforms written and the findings (rule warnings, overridden errors as warnings,
     and the writer's warnings about folders it left in place).
 
-    With `prune`, platform trees of ours that no loaded stack renders any more are removed.
+    With `prune`, platform trees of ours that no loaded stack renders any more are removed. With
+    `recover`, a killed run's folders are recovered from what they hold, its record unread
+    (`output.write.recover`: for a record sealed with a key that is gone).
     Refuses (PolicyRefusal) when an error-level rule fires whose code is not in `overrides`;
     nothing in `out` changes unless every platform is written. The rules, the runbooks' capacity
     notes and the hand-offs' files are computed by a forked child (`Background`) while the parent
@@ -321,7 +328,7 @@ def synth_tree(
     for lp in loaded:  # before anything is staged: a path must not leave its tree
         check_paths(lp.source, files[lp.platform.name])
     with Background(partial(_completions, loaded, files, overrides, notes)) as completions:
-        findings += write_trees(out, files, prune=prune, rest=completions.result)
+        findings += write_trees(out, files, prune=prune, rest=completions.result, recover_from_disk=recover)
     return sorted(files), findings
 
 
@@ -424,13 +431,14 @@ def synth_command(
     shown: Path | None = None,
     prune: bool = False,
     overrides: Sequence[str] = (),
+    recover: bool = False,
 ) -> SynthReport:
     """`synth`: check where the tree goes (`output.location`), render, judge and write every
     platform into `out` (an absolute path: a stack may have changed directory); `shown` is how the
-    report names it (default `out`)."""
+    report names it (default `out`); `recover`: see `synth_tree`."""
     notes = check_location(loaded, out)
     try:
-        written, findings = synth_tree(loaded, out, prune=prune, overrides=overrides)
+        written, findings = synth_tree(loaded, out, prune=prune, overrides=overrides, recover=recover)
     except PolicyRefusal as exc:
         return SynthReport(shown or out, [], exc.problems, notes, refused=True)
     return SynthReport(shown or out, written, findings, notes)

@@ -64,14 +64,19 @@ def synth(
     allow: Sequence[str] = (),
     fork: bool | None = None,
     cache: Path | None = None,
+    recover: bool = False,
 ) -> SynthReport:
     """`gpuplatform synth --out OUT`: render, judge and write every platform into `out/<name>/`,
-    all or nothing; nothing else is written (no cache, no state key) unless asked."""
+    all or nothing; nothing else is written (no cache, no state key) unless asked. `recover`: a
+    killed run's folders are recovered from what they hold (`synth --recover`): a library call's
+    state key is its process's, so another process's record never verifies."""
     if not platforms:
         raise InputError.single("synth", "", "name at least one platform to write")
     loaded = [loaded_platform(p, source) for p in platforms]
     with _asked(fork, cache):
-        return synth_command(loaded, Path(os.path.abspath(out)), shown=Path(out), overrides=allow)
+        return synth_command(
+            loaded, Path(os.path.abspath(out)), shown=Path(out), overrides=allow, recover=recover
+        )
 
 
 def check(

@@ -57,12 +57,16 @@ class PlatformVerbs:
         allow: Sequence[str] = (),
         fork: bool | None = None,
         cache: Path | None = None,
+        recover: bool = False,
     ) -> SynthReport:
         """Render, judge and write the tree into `out/<name>/` (`gpuplatform synth --out`); nothing
-        else is written unless asked (`cache=`). Several platforms: `gpuplatform.synth(out, *platforms)`."""
+        else is written unless asked (`cache=`). `recover`: recover a killed run's folders from
+        what they hold (`synth --recover`). Several platforms: `gpuplatform.synth(out, *platforms)`."""
         from gpuplatform.commands import verbs
 
-        return verbs.synth(out, cast("Platform", self), source=source, allow=allow, fork=fork, cache=cache)
+        return verbs.synth(
+            out, cast("Platform", self), source=source, allow=allow, fork=fork, cache=cache, recover=recover
+        )
 
     def check(
         self,

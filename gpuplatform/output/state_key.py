@@ -173,8 +173,8 @@ def mac_problems(doc: dict[str, Any], key: bytes, file: str) -> list[Problem]:
             f"{what}: this record was not written by gpuplatform for this user on this machine (key "
             f"{key_path()}); it may come from a pull request, another machine or an edit. Nothing was changed",
             hint="if no synth of yours was interrupted in this folder, inspect the file, remove it and "
-            "run again (the trees are in Git); if one was, and the key was replaced since, `synth --check` "
-            "lists the staging and backup folders it left: keep the complete tree at its platform's name, "
-            "remove them and the file",
+            "run again (the trees are in Git); if one was, and its key is gone (a library call's key is "
+            "its process's), `synth --check` lists the folders it left and `synth --recover` recovers "
+            "them from what they hold, without the record",
         )
     ]

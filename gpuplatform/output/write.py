@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplatform.errors import EnvironmentFailure, InputError, Problem
+from gpuplatform.model.base import is_dns_label
 from gpuplatform.model.limits import MAX_FILES
 from gpuplatform.output.state_check import BACKUP, STAGING, state_problems
 from gpuplatform.output.state_key import mac_problems, seal
@@ -548,9 +549,59 @@ def _finish(state: _StateFile, recorded: _State, warnings: list[Problem]) -> lis
     return leftovers
 
 
-def recover(state: _StateFile) -> list[Problem]:
-    """Finish or undo what a killed run recorded (call with the lock held); warnings for leftovers."""
+#: A staging or backup folder name of any run: its kind, run id and platform.
+_LEFT = re.compile(rf"({re.escape(STAGING)}|{re.escape(BACKUP)})\.[0-9a-f]{{16}}\.(.+)")
+
+
+def _left_folders(out: Path) -> dict[str, list[Path]]:
+    """Platform -> the staging and backup folders of earlier runs in `out` that this user created
+    (real folders, this user's, named the writer's way for a platform name), backups first."""
+    found: dict[str, list[Path]] = {}
+    for entry in sorted(os.scandir(out), key=lambda e: (not e.name.startswith(BACKUP), e.name)):
+        match = _LEFT.fullmatch(entry.name)
+        if match is None or not is_dns_label(match.group(2)) or not entry.is_dir(follow_symlinks=False):
+            continue
+        if entry.stat(follow_symlinks=False).st_uid == os.geteuid():
+            found.setdefault(match.group(2), []).append(out / entry.name)
+    return found
+
+
+def _recover_from_disk(out: Path, warnings: list[Problem]) -> None:
+    """Undo a killed run without trusting its record (`synth --recover`): a platform whose place holds
+    a tree keeps it; an empty place gets back the one complete tree a backup folder holds. The
+    other staging and backup folders go. A tree at a platform's place is never moved or removed."""
+    for name, folders in sorted(_left_folders(out).items()):
+        target = out / name
+        if not os.path.lexists(target):
+            backups = [f for f in folders if f.name.startswith(BACKUP)]
+            complete = [f for f in backups if isinstance(owned_tree(f, name, digests=True), OwnedTree)]
+            if len(complete) > 1 or (backups and not complete):
+                what = "several complete trees" if complete else "no complete tree"
+                warnings.append(
+                    Problem(str(target), "", "", f"left as is: its backup folders hold {what}", "warning")
+                )
+                continue
+            if complete:
+                complete[0].rename(target)
+                folders.remove(complete[0])
+                warnings.append(Problem(str(target), "", "", f"restored from {complete[0].name}", "warning"))
+        for folder in folders:
+            _remove(folder, warnings)
+    _fsync_dir(out)
+
+
+def recover(state: _StateFile, *, from_disk: bool = False) -> list[Problem]:
+    """Finish or undo what a killed run recorded (call with the lock held); warnings for leftovers.
+    `from_disk`: the record is not read at all (it may be sealed with a key that is gone): the run's
+    folders are judged by what they hold (`_recover_from_disk`)."""
     warnings: list[Problem] = []
+    if from_disk:
+        try:
+            _recover_from_disk(state.out, warnings)
+        except OSError as exc:
+            raise _fail(state.out, "cannot recover the interrupted run's folders", exc) from None
+        state.write(None)
+        return warnings
     recorded = state.read()
     if recorded is not None:
         try:
@@ -705,9 +756,11 @@ def write_trees(
     prune: bool = False,
     timeout: float = LOCK_TIMEOUT_SECONDS,
     rest: Callable[[], Mapping[str, Mapping[str, bytes]]] | None = None,
+    recover_from_disk: bool = False,
 ) -> list[Problem]:
     """Replace `<out>/<name>` by each of `trees` (and, with `prune`, remove our trees not in it),
     all or nothing. Returns warnings (leftovers that could not be removed, trees not pruned).
+    `recover_from_disk`: recover a killed run from its folders, not from its record (`recover`).
 
     `rest`, when given, returns more files of the same platforms, none of them in `trees`: it is
     called once `trees` are staged, so that a caller can compute them meanwhile (synth's child
@@ -719,7 +772,7 @@ def write_trees(
     """
     refuse_linked_folder(out)
     with exclusive_output(out, timeout) as state, contextlib.ExitStack() as late:
-        warnings = recover(state)
+        warnings = recover(state, from_disk=recover_from_disk)
         leftovers = (state.read() or _State("idle", [])).leftovers
         entries, found = _plan(out, trees, prune)
         warnings += found

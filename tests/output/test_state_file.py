@@ -206,9 +206,9 @@ def test_synth_with_a_record_not_written_here_exits_2_and_says_how_to_proceed(tm
         f"user on this machine (key {state_key_path()}); it may come from a pull request, another machine "
         "or an edit. Nothing was changed\n"
         "  hint: if no synth of yours was interrupted in this folder, inspect the file, remove it and run "
-        "again (the trees are in Git); if one was, and the key was replaced since, `synth --check` lists the "
-        "staging and backup folders it left: keep the complete tree at its platform's name, remove them and "
-        "the file\n"
+        "again (the trees are in Git); if one was, and its key is gone (a library call's key is its "
+        "process's), `synth --check` lists the folders it left and `synth --recover` recovers them from what "
+        "they hold, without the record\n"
     )
     assert listing(out) == before
 
