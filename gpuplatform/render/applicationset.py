@@ -23,7 +23,7 @@ from gpuplatform.render.delivery import (
     platform_root,
     render_app_project,
 )
-from gpuplatform.render.meta import MANAGED_BY, WAVE_LABEL, Obj, k8s_object
+from gpuplatform.render.meta import MANAGED_BY, Obj, for_every_wave, k8s_object
 
 __all__ = ["APPLICATIONSET_FOLDER", "applicationset_name", "render_applicationsets"]
 
@@ -40,7 +40,7 @@ def _field(key: str) -> str:
     return "{{." + key + "}}"
 
 
-def _applicationset(name: str, wave: str, namespace: str, elements: list[Obj], policy: Obj) -> Obj:
+def _applicationset(name: str, namespace: str, elements: list[Obj], policy: Obj) -> Obj:
     """One set; every generated Application carries the entry's labels and `policy` (its syncPolicy).
 
     Go templates with `missingkey=error` (a key an element lacks fails the set instead of rendering
@@ -51,7 +51,7 @@ def _applicationset(name: str, wave: str, namespace: str, elements: list[Obj], p
         "argoproj.io/v1alpha1",
         "ApplicationSet",
         name,
-        wave=wave,
+        wave=None,
         namespace=namespace,
         spec={
             "goTemplate": True,
@@ -60,7 +60,7 @@ def _applicationset(name: str, wave: str, namespace: str, elements: list[Obj], p
             "template": {
                 "metadata": {
                     "name": _field("app"),
-                    "labels": {MANAGED_BY: "gpuplatform", WAVE_LABEL: _field("wave")},
+                    "labels": {MANAGED_BY: "gpuplatform"},
                 },
                 "spec": {
                     "project": _field("project"),
@@ -81,7 +81,6 @@ def render_applicationsets(name: str, members: Sequence[tuple[Plan, TreeFiles]])
     """Every member's AppProject and the ApplicationSets of their entry Applications."""
     members = sorted(members, key=lambda m: m[0].platform.name)
     first = members[0][0].platform
-    wave = "-".join(sorted({plan.platform.active_wave for plan, _ in members}))[:63].strip("-")
     elements: dict[tuple[bool, bool] | None, list[Obj]] = {}
     for plan, _ in members:
         d = plan.platform.delivery
@@ -96,14 +95,13 @@ def render_applicationsets(name: str, members: Sequence[tuple[Plan, TreeFiles]])
                     "path": f"{platform_root(plan)}/{app.path}",
                     "repoURL": d.repo_url,
                     "revision": d.revision,
-                    "wave": plan.active.name,
                 }
             )
     ns = first.delivery.argocd_namespace
-    objects = [render_app_project(plan, files) for plan, files in members]
+    objects = for_every_wave([render_app_project(plan, files) for plan, files in members])
     for key, found in sorted(elements.items(), key=lambda e: (e[0] is None, e[0] != (True, True), str(e[0]))):
         policy = entry_sync_policy(None if key is None else {"prune": key[0], "selfHeal": key[1]})
-        objects.append(_applicationset(f"{name}{_suffix(key)}", wave, ns, found, policy))
+        objects.append(_applicationset(f"{name}{_suffix(key)}", ns, found, policy))
     return objects
 
 

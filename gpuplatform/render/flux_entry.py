@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.meta import WAVE_LABEL, Obj, k8s_object
+from gpuplatform.render.meta import Obj, k8s_object
 from gpuplatform.render.rollout import driver_timeout_minutes
 
 __all__ = [
@@ -111,11 +111,11 @@ def render_cluster_entry(plan: Plan) -> Obj:
     and the gate identity) from bootstrap's source. It names no wave, so it never changes when
     `activeWave` does; it does not wait, the chain it applies does."""
     p = plan.platform
-    obj = k8s_object(
+    return k8s_object(
         "kustomize.toolkit.fluxcd.io/v1",
         "Kustomization",
         p.name,
-        wave="",
+        wave=None,
         namespace=p.delivery.flux_namespace,
         spec={
             "interval": "10m",
@@ -125,5 +125,3 @@ def render_cluster_entry(plan: Plan) -> Obj:
             "sourceRef": _source_ref(plan),
         },
     )
-    del obj["metadata"]["labels"][WAVE_LABEL]
-    return obj

@@ -13,6 +13,7 @@ __all__ = [
     "WAVE_LABEL",
     "Obj",
     "file_name",
+    "for_every_wave",
     "k8s_object",
     "order_keys",
     "restricted_security_context",
@@ -90,21 +91,31 @@ def k8s_object(
     kind: str,
     name: str,
     *,
-    wave: str,
+    wave: str | None,
     namespace: str | None = None,
     labels: dict[str, str] | None = None,
     annotations: dict[str, str] | None = None,
     **body: Any,
 ) -> Obj:
-    """A Kubernetes object carrying `managed-by: gpuplatform` and the wave label, its keys in the
-    order `order_keys` gives (built in that order: every rendered object passes here)."""
+    """A Kubernetes object carrying `managed-by: gpuplatform` and the wave label (none for an object
+    of every wave: `wave` None), its keys in the order `order_keys` gives (built in that order:
+    every rendered object passes here)."""
     meta: Obj = {"name": name}
     if namespace is not None:
         meta["namespace"] = namespace
-    meta["labels"] = dict(sorted({MANAGED_BY: "gpuplatform", WAVE_LABEL: wave, **(labels or {})}.items()))
+    own = {MANAGED_BY: "gpuplatform"} | ({WAVE_LABEL: wave} if wave is not None else {})
+    meta["labels"] = dict(sorted((own | (labels or {})).items()))
     if annotations:
         meta["annotations"] = dict(sorted(annotations.items()))
     return _conventional({"apiVersion": api_version, "kind": kind, "metadata": meta, **body}, _TOP)
+
+
+def for_every_wave(objects: list[Obj]) -> list[Obj]:
+    """`objects` without the wave label: the objects of `delivery/` serve every wave, so a wave PR
+    changes only what the wave changes there (the entry's paths), not every object's label."""
+    for obj in objects:
+        obj["metadata"].get("labels", {}).pop(WAVE_LABEL, None)
+    return objects
 
 
 def cluster_identity(

@@ -18,7 +18,7 @@ from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate
 from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.hook_cleanup import cleanup_identity, cleanup_job, cleanup_namespace_access
 from gpuplatform.render.kueue import render_kueue, render_kueue_handoffs
-from gpuplatform.render.meta import Obj, file_name
+from gpuplatform.render.meta import Obj, file_name, for_every_wave
 from gpuplatform.render.nim import render_nim_handoffs, render_nim_owned
 from gpuplatform.render.nodes import render_nodes
 from gpuplatform.render.operator_handoff import operator_handoff, operator_handoff_path, operator_handoff_text
@@ -365,18 +365,21 @@ def render_delivery(tree: Tree, plan: Plan) -> None:
     p = plan.platform
     tree.add_folder(
         "delivery/gates",
-        gate_identity(plan, p.active_wave)
-        + switch_identity(plan, p.active_wave)
-        + cleanup_identity(plan, p.active_wave),
+        for_every_wave(
+            gate_identity(plan, p.active_wave)
+            + switch_identity(plan, p.active_wave)
+            + cleanup_identity(plan, p.active_wave)
+        ),
     )
     if "argocd" in p.delivery.engines:
-        tree.add_folder("delivery/argocd", render_argocd_entry(plan, tree.files), engines=False)
+        entry = for_every_wave(render_argocd_entry(plan, tree.files))
+        tree.add_folder("delivery/argocd", entry, engines=False)
         if settings := argocd_cm_patch(plan):
-            tree.add_folder(ARGOCD_SETTINGS, settings, listed=False, engines=False)
+            tree.add_folder(ARGOCD_SETTINGS, for_every_wave(settings), listed=False, engines=False)
         for path, text in argocd_settings_files(plan).items():
             tree.files[path] = text
         for folder, objects in render_sync_identity(plan, tree.files).items():
-            tree.add_folder(folder, objects, engines=False)
+            tree.add_folder(folder, for_every_wave(objects), engines=False)
     if "flux" in p.delivery.engines:
         root = f"waves/{plan.active.dir_name}/"
         folders = [f for f in tree.folders(root) if f and f.split("/")[-1] not in ("argocd", APPS_FOLDER)]
@@ -386,7 +389,7 @@ def render_delivery(tree: Tree, plan: Plan) -> None:
             if ("/" not in f and f != SWITCH_LAYER) or f.endswith("/flux") or f.startswith(f"{SWITCH_LAYER}/")
         ]
         entry = render_flux_entry(plan, layer_folders)
-        tree.add_folder("delivery/flux", entry, engines=False, extra=("../gates",))
+        tree.add_folder("delivery/flux", for_every_wave(entry), engines=False, extra=("../gates",))
 
 
 def render_tree(plan: Plan, layers: tuple[Layer, ...] = LAYERS) -> Tree:
