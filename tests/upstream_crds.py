@@ -33,7 +33,7 @@ from gpuplatform.cel.runtime import EvalError
 from gpuplatform.cel.syntax import parse
 from gpuplatform.versions import ARGOCD_MINIMUM, FLUX_MINIMUM, KUEUE_DEFAULT, KUEUE_V1BETA2_SINCE
 from tests.conftest import SHARED
-from tests.flux_crds import flux_crd, strict
+from tests.flux_crds import KINDS, flux_crd, strict
 
 CRDS = SHARED / "reference" / "crds"
 MIRRORS = Path("/work/.mirror")
@@ -63,7 +63,7 @@ SNAPSHOT_FILES: dict[str, tuple[str, str]] = {
     "ApplicationSet": ("argoproj+argo-cd", "manifests/crds/applicationset-crd.yaml"),
     "NodePool": ("kubernetes-sigs+karpenter", "pkg/apis/crds/karpenter.sh_nodepools.yaml"),
 }
-FLUX_KINDS = ("HelmRelease", "HelmRepository", "OCIRepository", "GitRepository", "Kustomization")
+FLUX_KINDS = tuple(KINDS)
 #: The API groups whose objects `crd_errors` judges (every custom kind the output holds but the
 #: tool's own hand-off kinds and the PrometheusRule, whose operator has no supported-version policy
 #: here: those keep the project's schemas).
