@@ -234,7 +234,8 @@ def synth(
 @guarded
 def flux_entry(stack: str, overlays: tuple[str, ...], platform: str | None) -> None:
     """Print the Flux Kustomization to add next to `flux bootstrap`'s files, as
-    `clusters/<name>/<platform>.yaml`: it applies the platform's `delivery/flux/`."""
+    `clusters/<name>/<platform>.yaml`: it applies the platform's `delivery/flux/` (from the
+    platform's own GitRepository, printed first, when `delivery.fluxGitRepository` names one)."""
     from gpuplatform.commands.flux_entry import flux_cluster_entries
 
     loaded = select_platform(stack, load_selected(stack, overlays), platform, one=False)

@@ -27,6 +27,7 @@ __all__ = [
     "DRA_DRIVER_FEATURE_GATES",
     "DRIVER_MANAGER_DRAINS_CLAIMS_SINCE",
     "DRIVER_MANAGER_EVICTION_LABEL_SINCE",
+    "FLUX_BOOTSTRAP_BRANCH",
     "FLUX_DEFAULT",
     "FLUX_HELM_CONTROLLER_MINIMUM",
     "FLUX_HELM_CONTROLLER_RETRY_ON_FAILURE",
@@ -386,6 +387,9 @@ FLUX_OCI_CHART_REF_SINCE = parse_release("2.6.0")
 #: HelmRelease `install/upgrade.strategy.name: RetryOnFailure`, retrying a failed release without
 #: remediation (helm-controller v1.4.0, commit 0325b55, shipped in fluxcd/flux2 v2.7.0).
 FLUX_RETRY_ON_FAILURE_SINCE = parse_release("2.7.0")
+#: The branch `flux bootstrap` syncs unless given `--branch` (fluxcd/flux2 v2.9.4 cmd/flux/bootstrap.go
+#: `bootstrapDefaultBranch`): the branch bootstrap's GitRepository follows.
+FLUX_BOOTSTRAP_BRANCH = "main"
 #: The helm-controller of Flux 2.3.0, the first to serve `helm.toolkit.fluxcd.io/v2`.
 FLUX_HELM_CONTROLLER_MINIMUM = parse_release("1.0.0")
 #: The controllers a Flux release installs, for the releases whose output differs: fluxcd/flux2

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner, Result
 
 from gpuplatform.cli import main
@@ -302,6 +303,33 @@ def test_a_flux_older_than_the_minimum_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith(f"error: {spec}:spec.delivery.fluxVersion: ")
     assert "Flux 2.2.3 cannot apply helm.toolkit.fluxcd.io/v2: 2.3.0 or newer" in result.stderr
+
+
+def test_a_flux_platform_on_a_branch_bootstrap_does_not_follow_is_refused(tmp_path: Path) -> None:
+    # GIVEN a Flux platform on the staging branch that names no GitRepository of its own
+    doc = minimal_spec()
+    doc["spec"]["delivery"] |= {"engines": ["flux"], "revision": "staging"}
+    spec = write_spec(tmp_path / "staging.yaml", doc)
+    # WHEN it is rendered THEN it is refused where the branch is set (bootstrap's would ignore it)
+    result = run("synth", str(spec), "--out", str(tmp_path / "dist"))
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.startswith(f"error: {spec}:spec.delivery.revision: Flux would not follow 'staging'")
+    assert "set spec.delivery.fluxGitRepository" in result.stderr
+    # AND with its own GitRepository, or for Argo CD alone, it renders
+    doc["spec"]["delivery"]["fluxGitRepository"] = "staging"
+    assert run("synth", str(write_spec(spec, doc)), "--out", str(tmp_path / "own")).exit_code == 0
+    doc["spec"]["delivery"]["engines"] = ["argocd"]
+    del doc["spec"]["delivery"]["fluxGitRepository"]
+    assert run("synth", str(write_spec(spec, doc)), "--out", str(tmp_path / "argo")).exit_code == 0
+
+
+def test_flux_entry_prints_a_staging_platform_s_own_git_repository_before_its_entry() -> None:
+    result = run("flux-entry", str(REPO / "stacks" / "reference.py"), "--platform", "reference-staging")
+    assert result.exit_code == 0, result.stderr
+    source, entry = yaml.safe_load_all(result.stdout)
+    assert (source["kind"], source["metadata"]["name"]) == ("GitRepository", "reference-staging")
+    assert source["spec"]["ref"] == {"branch": "staging"}
+    assert entry["spec"]["sourceRef"] == {"kind": "GitRepository", "name": "reference-staging"}
 
 
 def test_a_notification_service_that_makes_no_annotation_key_is_refused(tmp_path: Path) -> None:

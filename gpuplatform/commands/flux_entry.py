@@ -6,14 +6,15 @@ from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.output.yaml import dump_documents
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.flux_entry import render_cluster_entry
+from gpuplatform.render.flux_entry import render_cluster_entry, render_cluster_source
 
 __all__ = ["flux_cluster_entries"]
 
 
 def flux_cluster_entries(loaded: list[LoadedPlatform]) -> str:
-    """Each platform's Flux Kustomization for `clusters/<name>/<platform>.yaml`, as YAML documents;
-    a platform that does not render Flux is an input error."""
+    """Each platform's Flux Kustomization for `clusters/<name>/<platform>.yaml` (after its own
+    GitRepository when it has one), as YAML documents; a platform that does not render Flux is an
+    input error."""
     problems = [
         Problem(
             file=lp.locate("spec.delivery.engines")[0],
@@ -26,4 +27,9 @@ def flux_cluster_entries(loaded: list[LoadedPlatform]) -> str:
     ]
     if problems:
         raise InputError(problems)
-    return dump_documents([render_cluster_entry(plan_platform(lp.platform)) for lp in loaded])
+    documents = []
+    for lp in loaded:
+        plan = plan_platform(lp.platform)
+        source = render_cluster_source(plan)
+        documents += ([source] if source is not None else []) + [render_cluster_entry(plan)]
+    return dump_documents(documents)

@@ -156,7 +156,8 @@ class Delivery(SpecModel):
     repo_url: Token
     """Git repository the engines read the rendered tree from."""
     revision: Token = "main"
-    """Branch (Flux `ref.branch`) or revision (Argo CD `targetRevision`) to follow."""
+    """Branch (Flux `ref.branch`) or revision (Argo CD `targetRevision`) to follow. Flux follows
+    another branch than bootstrap's (`main`) only through `fluxGitRepository`; without it, refused."""
     path: str = Field(
         default="dist",
         max_length=255,
@@ -186,9 +187,9 @@ class Delivery(SpecModel):
     """Flux release of the clusters (`flux version`): picks OCIRepository + `chartRef` from 2.6 and the
     HelmRelease `RetryOnFailure` upgrade strategy from 2.7 (`versions.py`); 2.3 is the minimum."""
     flux_git_repository: DnsSubdomain | None = None
-    """Name of a GitRepository the tool renders for this platform in `delivery/flux/` (`repoUrl`,
-    `revision`); absent: the Kustomizations read the one `flux bootstrap` created, named as
-    `fluxNamespace`."""
+    """Name of a GitRepository of this platform (`repoUrl`, `ref.branch: revision`), which
+    `gpuplatform flux-entry` prints beside the cluster's entry; absent: the Kustomizations read the one
+    `flux bootstrap` created, named as `fluxNamespace`."""
     gates_namespace: DnsLabel = "gpuplatform-gates"
     """Namespace of the gate Jobs and their read-only identity."""
     kubectl_image: ImageReference = "docker.io/alpine/k8s:1.36.1"

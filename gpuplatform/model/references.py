@@ -9,11 +9,12 @@ from gpuplatform.model.clouds import node_group_name_problem
 from gpuplatform.model.kueue import kueue_reference_errors, queue_errors
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.waves import STAGES, Wave
+from gpuplatform.versions import FLUX_BOOTSTRAP_BRANCH
 
 if TYPE_CHECKING:
     from gpuplatform.model.platform import Platform
 
-__all__ = ["Loc", "known", "reference_errors", "stage_order_errors", "takeover_errors"]
+__all__ = ["Loc", "flux_branch_errors", "known", "reference_errors", "stage_order_errors", "takeover_errors"]
 
 Loc = tuple[int | str, ...]
 
@@ -64,6 +65,22 @@ def stage_order_errors(waves: Iterable[Wave]) -> list[tuple[Loc, str]]:
         if wave.stage != "drain":
             last = (i, wave)
     return errors
+
+
+def flux_branch_errors(p: Platform) -> list[tuple[Loc, str]]:
+    """A Flux platform on another branch than bootstrap's that names no GitRepository of its own:
+    bootstrap's GitRepository would go on following its branch and Flux would ignore the revision."""
+    d = p.delivery
+    if "flux" not in d.engines or d.flux_git_repository is not None or d.revision == FLUX_BOOTSTRAP_BRANCH:
+        return []
+    return [
+        (
+            ("spec", "delivery", "revision"),
+            f"Flux would not follow {d.revision!r}: its Kustomizations read bootstrap's GitRepository, "
+            f"which follows bootstrap's branch ({FLUX_BOOTSTRAP_BRANCH!r} by default); set spec.delivery.fluxGitRepository to give the "
+            f"platform its own GitRepository on {d.revision!r}",
+        )
+    ]
 
 
 def reference_errors(p: Platform) -> list[tuple[Loc, str]]:
@@ -156,7 +173,7 @@ def reference_errors(p: Platform) -> list[tuple[Loc, str]]:
     errors += queue_errors(
         p.kueue, {t.name: t.ns for t in p.tenants}, ((w.namespace, w.queue) for w in p.workloads)
     )
-    return errors + stage_order_errors(p.waves)
+    return errors + stage_order_errors(p.waves) + flux_branch_errors(p)
 
 
 def _takeover_pair(pool: NodePool, source: NodePool, waves: list[Wave]) -> str:

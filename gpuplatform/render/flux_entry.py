@@ -7,6 +7,9 @@ pkg/manifestgen/sync/sync.go, pkg/manifestgen/kustomization/kustomization.go): a
 a Kustomization, both named as its namespace (cmd/flux/bootstrap_git.go `Name: Namespace`), that
 apply `./clusters/<name>`. The platform's entry (`render_cluster_entry`) is one more file there;
 `synth` writes only under `<delivery.path>/<platform>/`, so neither ever writes the other's files.
+A platform with its own GitRepository (`delivery.fluxGitRepository`, e.g. a staging branch) has it
+in that file too: the entry reads it, so it must exist before the entry, not come from the folder
+the entry applies.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ __all__ = [
     "flux_source",
     "layer_kustomizations",
     "render_cluster_entry",
+    "render_cluster_source",
     "render_flux_entry",
 ]
 
@@ -62,22 +66,11 @@ def _timeout(plan: Plan, folder: str) -> int:
 
 
 def render_flux_entry(plan: Plan, folders: list[str]) -> list[Obj]:
-    """One Kustomization per layer of the active wave, chained by `dependsOn`, and the GitRepository
-    only when `delivery.fluxGitRepository` asks for one."""
+    """One Kustomization per layer of the active wave, chained by `dependsOn`, each reading
+    `flux_source` (the platform's own GitRepository is in the cluster entry, not here)."""
     p, state = plan.platform, plan.active
     ns = p.delivery.flux_namespace
     objects: list[Obj] = []
-    if p.delivery.flux_git_repository is not None:
-        objects.append(
-            k8s_object(
-                "source.toolkit.fluxcd.io/v1",
-                "GitRepository",
-                p.delivery.flux_git_repository,
-                wave=state.name,
-                namespace=ns,
-                spec={"interval": "1m", "url": p.delivery.repo_url, "ref": {"branch": p.delivery.revision}},
-            )
-        )
     previous: str | None = None
     for suffix, folder in layer_kustomizations(plan, state, folders):
         name = f"{p.name}-{suffix}"
@@ -106,9 +99,26 @@ def render_flux_entry(plan: Plan, folders: list[str]) -> list[Obj]:
     return objects
 
 
+def render_cluster_source(plan: Plan) -> Obj | None:
+    """The GitRepository `delivery.fluxGitRepository` names, following `delivery.revision`
+    (`ref.branch`), for `clusters/<name>/` beside the entry; None when the platform reads bootstrap's."""
+    d = plan.platform.delivery
+    if d.flux_git_repository is None:
+        return None
+    spec = {"interval": "1m", "url": d.repo_url, "ref": {"branch": d.revision}}
+    return k8s_object(
+        "source.toolkit.fluxcd.io/v1",
+        "GitRepository",
+        d.flux_git_repository,
+        wave=None,
+        namespace=d.flux_namespace,
+        spec=spec,
+    )
+
+
 def render_cluster_entry(plan: Plan) -> Obj:
     """The Kustomization `<platform>` for `clusters/<name>/`: applies `delivery/flux/` (the chain
-    and the gate identity) from bootstrap's source. It names no wave, so it never changes when
+    and the gate identity) from `flux_source`. It names no wave, so it never changes when
     `activeWave` does; it does not wait, the chain it applies does."""
     p = plan.platform
     return k8s_object(

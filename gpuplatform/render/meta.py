@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 __all__ = [
+    "ENGINE_ANNOTATION_DOMAINS",
     "IGNORE_EXTRANEOUS",
     "KEPT_UNTIL_NEXT_WAVE",
     "LIFECYCLE_LABEL",
@@ -13,6 +15,7 @@ __all__ = [
     "WAVE_LABEL",
     "Obj",
     "file_name",
+    "for_engines",
     "for_every_wave",
     "k8s_object",
     "order_keys",
@@ -40,6 +43,34 @@ NEVER_DELETE_ANNOTATIONS = {
     "kustomize.toolkit.fluxcd.io/prune": "disabled",
     "kustomize.toolkit.fluxcd.io/ssa": "Merge",
 }
+
+
+#: The annotation domain each GitOps engine reads (`argocd.argoproj.io/sync-options`,
+#: `kustomize.toolkit.fluxcd.io/prune`): the other engine ignores it.
+ENGINE_ANNOTATION_DOMAINS = {"argocd": "argoproj.io", "flux": "fluxcd.io"}
+
+
+def _foreign(key: str, domains: tuple[str, ...]) -> bool:
+    prefix = key.split("/", 1)[0] if "/" in key else ""
+    return any(prefix == d or prefix.endswith(f".{d}") for d in domains)
+
+
+def for_engines(objects: list[Obj], engines: Collection[str]) -> list[Obj]:
+    """`objects` without the annotations of an engine the platform is not delivered with: a
+    one-engine platform carries its engine's only, a platform with both engines keeps both."""
+    foreign = tuple(d for e, d in ENGINE_ANNOTATION_DOMAINS.items() if e not in engines)
+    out: list[Obj] = []
+    for obj in objects:
+        notes = obj.get("metadata", {}).get("annotations")
+        if not foreign or not notes or not any(_foreign(k, foreign) for k in notes):
+            out.append(obj)
+            continue
+        kept = {k: v for k, v in notes.items() if not _foreign(k, foreign)}
+        meta = {k: v for k, v in obj["metadata"].items() if k != "annotations" or kept}
+        if kept:
+            meta["annotations"] = kept
+        out.append({**obj, "metadata": meta})
+    return out
 
 
 def file_name(obj: Obj) -> str:

@@ -108,10 +108,15 @@ def _bootstrap(plan: Plan) -> list[str]:
             )
         )
     if "flux" in d.engines:
+        own = (
+            f" from the platform's own GitRepository `{d.flux_git_repository}` on `{d.revision}`, which the file holds too"
+            if d.flux_git_repository is not None
+            else ""
+        )
         steps.append(
             Action(
                 f"Flux: commit the platform's entry next to `flux bootstrap`'s files (`clusters/<name>/`); it applies "
-                f"`{d.path}/{p.name}/delivery/flux`:",
+                f"`{d.path}/{p.name}/delivery/flux`{own}:",
                 (f"gpuplatform flux-entry {_STACK} --platform {p.name} > clusters/<name>/{p.name}.yaml",),
             )
         )

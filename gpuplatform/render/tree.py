@@ -18,7 +18,7 @@ from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate
 from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.hook_cleanup import cleanup_identity, cleanup_job, cleanup_namespace_access
 from gpuplatform.render.kueue import render_kueue, render_kueue_handoffs
-from gpuplatform.render.meta import Obj, file_name, for_every_wave
+from gpuplatform.render.meta import Obj, file_name, for_engines, for_every_wave
 from gpuplatform.render.nim import render_nim_handoffs, render_nim_owned
 from gpuplatform.render.nodes import render_nodes
 from gpuplatform.render.operator_handoff import operator_handoff, operator_handoff_path, operator_handoff_text
@@ -307,10 +307,11 @@ def _sync_wave(objects: list[Obj], layer: Layer) -> None:
 def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, ...]) -> None:
     """Add `waves/<NN>-<wave>/` (every layer folder, even empty) and `handoff/<NN>-<wave>/` to `tree`."""
     root = f"waves/{state.dir_name}"
-    argo = "argocd" in plan.platform.delivery.engines
+    engines = plan.platform.delivery.engines
+    argo = "argocd" in engines
     start = len(tree.files)
     for layer in layers:
-        objects = layer.render(plan, state)
+        objects = for_engines(layer.render(plan, state), engines)
         if argo:
             _sync_wave(objects, layer)
         folder = f"{root}/{layer.name}"
@@ -343,11 +344,12 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
             entries += engine_dirs
         entries += tree.add_folder(f"{root}/argocd", [cleanup_job(plan, state)], listed=False)
         tree.files[f"{root}/argocd/kustomization.yaml"] = [kustomization(entries)]
-    handoffs = (
+    handoffs = for_engines(
         render_pool_handoffs(plan, state)
         + render_nim_handoffs(plan, state)
         + render_workload_handoffs(plan, state)
-        + render_kueue_handoffs(plan, state)
+        + render_kueue_handoffs(plan, state),
+        engines,
     )
     if handoffs:
         tree.add_folder(f"handoff/{state.dir_name}", handoffs, listed=False)
@@ -366,9 +368,12 @@ def render_delivery(tree: Tree, plan: Plan) -> None:
     tree.add_folder(
         "delivery/gates",
         for_every_wave(
-            gate_identity(plan, p.active_wave)
-            + switch_identity(plan, p.active_wave)
-            + cleanup_identity(plan, p.active_wave)
+            for_engines(
+                gate_identity(plan, p.active_wave)
+                + switch_identity(plan, p.active_wave)
+                + cleanup_identity(plan, p.active_wave),
+                p.delivery.engines,
+            )
         ),
     )
     if "argocd" in p.delivery.engines:
@@ -379,7 +384,7 @@ def render_delivery(tree: Tree, plan: Plan) -> None:
         for path, text in argocd_settings_files(plan).items():
             tree.files[path] = text
         for folder, objects in render_sync_identity(plan, tree.files).items():
-            tree.add_folder(folder, for_every_wave(objects), engines=False)
+            tree.add_folder(folder, for_every_wave(for_engines(objects, p.delivery.engines)), engines=False)
     if "flux" in p.delivery.engines:
         root = f"waves/{plan.active.dir_name}/"
         folders = [f for f in tree.folders(root) if f and f.split("/")[-1] not in ("argocd", APPS_FOLDER)]

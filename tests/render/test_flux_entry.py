@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpuplatform.model import Platform
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.flux_entry import render_cluster_entry
+from gpuplatform.render.flux_entry import render_cluster_entry, render_cluster_source
 from gpuplatform.render.tree import render_tree
 
 
@@ -25,13 +25,30 @@ def test_the_chain_reads_bootstrap_s_git_repository_and_renders_none(reference: 
     assert refs == {"flux-system"}
 
 
-def test_a_configured_git_repository_is_rendered_and_read(reference: Platform) -> None:
-    objects = _flux(_with(reference, flux_git_repository="gpu-platform"))
-    [repo] = [o for o in objects if o["kind"] == "GitRepository"]
-    assert repo["metadata"]["name"] == "gpu-platform"
+def test_a_configured_git_repository_comes_with_the_cluster_entry_and_is_read(reference: Platform) -> None:
+    # GIVEN a platform with its own GitRepository on another branch than bootstrap's
+    platform = _with(reference, flux_git_repository="gpu-platform", revision="staging")
+    plan = plan_platform(platform)
+    # THEN the cluster entry's file holds it, following the platform's branch
+    repo = render_cluster_source(plan)
+    assert repo is not None and repo["metadata"]["name"] == "gpu-platform"
     assert repo["spec"]["url"] == reference.delivery.repo_url
+    assert repo["spec"]["ref"] == {"branch": "staging"}
+    assert "gpuplatform.dev/wave" not in repo["metadata"]["labels"]
+    # AND the entry and every Kustomization of the chain read it; the chain does not hold it (the
+    # entry reads it before it has applied anything: held by the folder it applies, it would never exist)
+    objects = _flux(platform)
+    assert not [o for o in objects if o["kind"] == "GitRepository"]
     refs = {o["spec"]["sourceRef"]["name"] for o in objects if o["kind"] == "Kustomization" and "spec" in o}
     assert refs == {"gpu-platform"}
+    assert render_cluster_entry(plan)["spec"]["sourceRef"] == {
+        "kind": "GitRepository",
+        "name": "gpu-platform",
+    }
+
+
+def test_without_its_own_git_repository_the_entry_file_holds_the_entry_only(reference: Platform) -> None:
+    assert render_cluster_source(plan_platform(reference)) is None
 
 
 def test_a_gate_that_timed_out_is_rechecked_within_a_minute(reference: Platform) -> None:

@@ -1,12 +1,12 @@
 """`delivery.fluxVersion` renders what that Flux serves: the Flux objects of every wave, rendered for
-Flux 2.3, 2.6 and 2.7, are valid under that release's CRDs (served version, strict fields), and the
-default output is not valid under an older Flux's (which is why the preflight's GP295 exists)."""
+Flux 2.3, 2.6 and 2.7, are valid under that release's CRDs (served version, strict fields, CEL
+rules: `tests/upstream_crds.py`), and the default output is not valid under an older Flux's (which
+is why the preflight's GP295 exists)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import jsonschema
 import pytest
 
 from gpuplatform.load.stacks import load_stack
@@ -14,7 +14,8 @@ from gpuplatform.model import Platform
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.tree import render_tree
 from tests.conftest import REPO
-from tests.flux_crds import KINDS, RELEASES, flux_crd, served_schema
+from tests.flux_crds import KINDS, RELEASES
+from tests.upstream_crds import crd_errors
 
 STACKS = ("reference.py", "nim-lab.yaml")
 
@@ -41,18 +42,11 @@ def _for(platform: Platform, release: str) -> Platform:
 
 
 def _refusals(objects: list[dict[str, Any]], release: str) -> list[str]:
-    out = []
-    for obj in objects:
-        version = obj["apiVersion"].split("/")[1]
-        schema = served_schema(flux_crd(release, obj["kind"]), version)
-        name = f"{obj['kind']} {obj['metadata']['name']}"
-        if schema is None:
-            out.append(f"{name}: {obj['apiVersion']} is not served")
-            continue
-        out += [
-            f"{name}: {e.json_path}: {e.message}" for e in jsonschema.Draft7Validator(schema).iter_errors(obj)
-        ]
-    return out
+    return [
+        f"{obj['kind']} {obj['metadata']['name']}: {error}"
+        for obj in objects
+        for error in crd_errors(obj, release)
+    ]
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -1,5 +1,6 @@
 """The Karpenter hand-off validates as what it is: the runbook's patches, applied to a NodePool valid
-under the upstream CRD, give a valid NodePool with the wave's labels and taint and the owner's rest."""
+under the upstream CRD (1.0.0 and the newest, schema and CEL rules: `tests/upstream_crds.py`), give
+a valid NodePool with the wave's labels and taint and the owner's rest."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 import yaml
 
@@ -22,9 +22,9 @@ from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.meta import file_name
 from gpuplatform.render.nodes import pool_taint
 from gpuplatform.render.runbook_pools import pool_actions
+from tests.upstream_crds import crd_errors
 
 REPO = Path(__file__).resolve().parents[2]
-CRD = Path("/work/shared/reference/crds/karpenter.sh_nodepools.yaml")
 OWNER_TAINT = {"key": "team.example.com/gpu", "effect": "NoSchedule"}
 
 FAKE = """#!{python}
@@ -77,13 +77,6 @@ json.dump(live, open(path, "w"))
 """
 
 
-def _schema() -> dict[str, Any]:
-    crd = yaml.safe_load(CRD.read_text())
-    [version] = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
-    schema: dict[str, Any] = version["schema"]["openAPIV3Schema"]
-    return schema
-
-
 def _owner_nodepool(name: str) -> dict[str, Any]:
     """A NodePool as its owner wrote it, valid under the CRD: its own labels, taints and requirements."""
     return {
@@ -120,13 +113,13 @@ def fleet() -> Plan:
 
 
 def test_the_owner_nodepool_is_valid(fleet: Plan) -> None:
-    jsonschema.validate(_owner_nodepool("gpu-l40s"), _schema())
+    owner = _owner_nodepool("gpu-l40s")
+    assert crd_errors(owner, "newest") == crd_errors(owner, "minimum") == []
 
 
 def test_the_runbook_patches_give_a_valid_nodepool_with_the_wave_labels_and_taint(
     fleet: Plan, tmp_path: Path
 ) -> None:
-    schema = _schema()
     moved = 0
     for a, b in _transitions(fleet):
         for step in transition_steps(fleet, a, b):
@@ -147,7 +140,7 @@ def test_the_runbook_patches_give_a_valid_nodepool_with_the_wave_labels_and_tain
                         subprocess.run(["dash", "-c", command], env=env, cwd=tmp_path, check=True, timeout=60)
                 result = json.loads(state.read_text())
                 # THEN the NodePool is valid, carries the wave's labels and taint, and the owner's rest
-                jsonschema.validate(result, schema)
+                assert crd_errors(result, "newest") == crd_errors(result, "minimum") == []
                 template = result["spec"]["template"]
                 spec = next(
                     d["spec"]

@@ -17,9 +17,9 @@ from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.handoff import handoff_labels
 from gpuplatform.render.kueue import kueue_configuration_handoff, render_kueue
 from gpuplatform.render.nodes import render_nodes
-from gpuplatform.validate.schemas import own_validator
 from tests.conftest import REPO
 from tests.specs import write_spec
+from tests.upstream_crds import crd_errors
 
 
 def _plan(
@@ -79,8 +79,7 @@ def test_local_queue_in_every_wave_and_objects_valid(tmp_path: Path) -> None:
         objects = render_kueue(plan, state)
         assert [o["metadata"].get("namespace") for o in objects if o["kind"] == "LocalQueue"] == ["training"]
         for obj in objects:
-            errors = list(own_validator(obj["apiVersion"], obj["kind"]).iter_errors(obj))
-            assert errors == []
+            assert crd_errors(obj, "newest") == crd_errors(obj, "minimum") == []
 
 
 def test_configuration_handoff_names_the_gate_of_the_release(tmp_path: Path) -> None:
@@ -178,7 +177,7 @@ def test_cluster_queue_keeps_the_teams_other_resources(tmp_path: Path) -> None:
         flavors = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceFlavor"}
         assert flavors["any-node.fleet.example.com"]["spec"] == {}
         for obj in objects:
-            assert list(own_validator(obj["apiVersion"], obj["kind"]).iter_errors(obj)) == []
+            assert crd_errors(obj, "newest") == crd_errors(obj, "minimum") == []
     # the GPU totals are the GPU quotas only (GP404 sums them per wave)
     assert _groups(plan, 1)["fleet.example.com/gpu"] == {"h100.fleet.example.com": 16}
 

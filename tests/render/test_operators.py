@@ -371,3 +371,26 @@ def test_alerts_read_only_default_kube_state_metrics_series(reference: Platform)
         in rules["GpuDevicePluginOnDraNode"]
     )
     assert "kube_node_labels" not in rules["GpuDevicePluginOnDraNode"]
+
+
+def test_each_helm_release_and_its_source_share_flux_s_namespace_and_name_the_release_s(
+    reference: Platform,
+) -> None:
+    # GIVEN the releases of a wave that installs both charts, rendered for the oldest and the newest Flux
+    for flux in ("2.3.0", str(reference.delivery.flux_version)):
+        delivery = reference.delivery.model_copy(update={"flux_version": flux})
+        kinds = _by_kind(reference.model_copy(update={"delivery": delivery}), "pilot-pool")
+        sources = {
+            (o["kind"], o["metadata"]["name"]): o
+            for k in ("HelmRepository", "OCIRepository")
+            for o in kinds.get(k, [])
+        }
+        for release in kinds["HelmRelease"]:
+            spec = release["spec"]
+            ref = spec["chartRef"] if "chartRef" in spec else spec["chart"]["spec"]["sourceRef"]
+            # THEN the release lives in Flux's namespace (docs/delivery.md "where they live") and its
+            # source too: no cross-namespace reference for `--no-cross-namespace-refs` to refuse
+            assert release["metadata"]["namespace"] == ref["namespace"] == "flux-system"
+            assert sources[(ref["kind"], ref["name"])]["metadata"]["namespace"] == "flux-system"
+            # AND it names the release's namespace for both the objects and Helm's storage
+            assert spec["targetNamespace"] == spec["storageNamespace"] != "flux-system"
