@@ -1,4 +1,5 @@
-"""Shared fixtures: the repository paths, the reference platform, text/YAML snapshots."""
+"""Shared fixtures: the repository paths, the reference platform, text/YAML snapshots; the
+hypothesis profiles."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
@@ -15,6 +17,13 @@ from gpuplatform.model.platform import Platform
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+
+#: Hypothesis profiles, for the properties that do not pin their own number of examples (the
+#: slow ones): `dev`, the default, bounds each to a few seconds; `ci` runs them deep. Chosen by
+#: HYPOTHESIS_PROFILE (`.ci/run` sets `ci`), else `ci` when CI is set, else `dev`.
+settings.register_profile("dev", max_examples=15)
+settings.register_profile("ci", max_examples=250)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -96,7 +96,8 @@ def _fleet(tmp_path_factory: pytest.TempPathFactory) -> Platform:
     return _PLATFORM["fleet"]
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# as many examples as the hypothesis profile runs (tests/conftest.py): a few seconds, deep in CI
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     wave=st.sampled_from(["base", "claims", "bridge", "app", "cutover"]),
     changes=st.lists(
