@@ -1,5 +1,4 @@
-"""Shared fixtures: the repository paths, the reference platform, text/YAML snapshots; the
-hypothesis profiles."""
+"""Shared fixtures: the repository paths, the reference platform, the hypothesis profiles."""
 
 from __future__ import annotations
 
@@ -9,8 +8,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
-from syrupy.assertion import SnapshotAssertion
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from gpuplatform.load.stacks import LoadedPlatform, load_stack
 from gpuplatform.model.platform import Platform
@@ -36,20 +33,6 @@ def state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield home
 
 
-class YamlSnapshot(SingleFileSnapshotExtension):
-    """One readable `.yaml` file per snapshot (text mode, reviewed like code)."""
-
-    _write_mode = WriteMode.TEXT
-    file_extension = "yaml"
-
-
-class TextSnapshot(SingleFileSnapshotExtension):
-    """One `.txt` file per snapshot, for CLI runs and Markdown."""
-
-    _write_mode = WriteMode.TEXT
-    file_extension = "txt"
-
-
 @pytest.fixture(scope="session", autouse=True)
 def verdict_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The simulation verdict cache of every test run, CLI subprocesses included: never the user's."""
@@ -72,16 +55,6 @@ def cli_runtime() -> Iterator[None]:
 
     with using(runtime()):
         yield
-
-
-@pytest.fixture
-def yaml_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
-    return snapshot.use_extension(YamlSnapshot)
-
-
-@pytest.fixture
-def text_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
-    return snapshot.use_extension(TextSnapshot)
 
 
 @pytest.fixture(scope="session")
