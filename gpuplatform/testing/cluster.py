@@ -104,7 +104,8 @@ def wave_cluster(platform: Platform, wave: str) -> Cluster:
 
 def judge_wave(platform: Platform, wave: str, cluster: Cluster | Path) -> list[GateResult]:
     """Every gate of `wave` and every evidence check judged on `cluster` (or a snapshot folder),
-    as `gpuplatform evidence` judges a real cluster; a result's `status` is held, broken or unknown."""
+    as `gpuplatform evidence` judges a real cluster; a result's `status` is held, broken or unknown.
+    A Cluster is read back from a temporary snapshot folder, removed before this returns."""
     plan = plan_platform(platform)
     if isinstance(cluster, Path):
         return evaluate_wave(plan, plan.wave(wave), load_snapshot(cluster))
