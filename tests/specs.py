@@ -119,18 +119,23 @@ def reference_platform() -> Platform:
     return load_stack(REPO / "stacks" / "reference.py")[0].platform
 
 
-def healthy_cluster() -> Cluster:
-    """The reference platform's model cluster in its native-claim-pilot wave, with a legacy trainer."""
-    cluster = wave_cluster(reference_platform(), "native-claim-pilot")
-    trainer = pod(
-        "trainer-7d4f9-x2x",
+def trainer_pod(name: str = "trainer-7d4f9-x2x") -> dict[str, Any]:
+    """A pod of the legacy `ml/trainer` Deployment (its ReplicaSet `trainer-7d4f9`), 2 GPUs of the
+    device plugin on gpu-legacy-01."""
+    return pod(
+        name,
         "ml",
         "gpu-legacy-01",
         gpus=2,
         labels={"pod-template-hash": "7d4f9"},
         owners=[{"kind": "ReplicaSet", "name": "trainer-7d4f9", "controller": True}],
     )
-    cluster.list("pods").append(trainer)
+
+
+def healthy_cluster() -> Cluster:
+    """The reference platform's model cluster in its native-claim-pilot wave, with a legacy trainer."""
+    cluster = wave_cluster(reference_platform(), "native-claim-pilot")
+    cluster.list("pods").append(trainer_pod())
     cluster.kinds["replicasets"] = [
         {
             "metadata": {

@@ -11,7 +11,7 @@ from gpuplatform.cli import main
 from gpuplatform.evidence.register import HUMAN_FIELDS, gpu_count, node_rows, workload_rows
 from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.testing import pod
-from tests.specs import healthy_cluster
+from tests.specs import healthy_cluster, trainer_pod
 
 
 def _snapshot(tmp_path: Path, extra_pods: list[dict] | None = None, jobs: list[dict] | None = None):  # type: ignore[no-untyped-def, type-arg]
@@ -22,14 +22,7 @@ def _snapshot(tmp_path: Path, extra_pods: list[dict] | None = None, jobs: list[d
 
 
 def test_one_row_per_workload_with_owners_resolved(tmp_path: Path) -> None:
-    second = pod(
-        "trainer-7d4f9-y3y",
-        "ml",
-        "gpu-legacy-01",
-        gpus=2,
-        labels={"pod-template-hash": "7d4f9"},
-        owners=[{"kind": "ReplicaSet", "name": "trainer-7d4f9", "controller": True}],
-    )
+    second = trainer_pod("trainer-7d4f9-y3y")
     nightly = pod(
         "nightly-2912-abc",
         "ml",
