@@ -1,4 +1,4 @@
-"""Shared fixtures: the repository paths, the reference platform, text/YAML snapshots."""
+"""Shared fixtures: the repository paths, the reference platform, the hypothesis profiles."""
 
 from __future__ import annotations
 
@@ -7,14 +7,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from syrupy.assertion import SnapshotAssertion
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+from hypothesis import settings
 
 from gpuplatform.load.stacks import LoadedPlatform, load_stack
 from gpuplatform.model.platform import Platform
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+
+#: Hypothesis profiles, for the properties that do not pin their own number of examples (the
+#: slow ones): `dev`, the default, bounds each to a few seconds; `ci` runs them deep. Chosen by
+#: HYPOTHESIS_PROFILE (`.ci/run` sets `ci`), else `ci` when CI is set, else `dev`.
+settings.register_profile("dev", max_examples=15)
+settings.register_profile("ci", max_examples=250)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -25,20 +31,6 @@ def state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_STATE_HOME", str(home))
         yield home
-
-
-class YamlSnapshot(SingleFileSnapshotExtension):
-    """One readable `.yaml` file per snapshot (text mode, reviewed like code)."""
-
-    _write_mode = WriteMode.TEXT
-    file_extension = "yaml"
-
-
-class TextSnapshot(SingleFileSnapshotExtension):
-    """One `.txt` file per snapshot, for CLI runs and Markdown."""
-
-    _write_mode = WriteMode.TEXT
-    file_extension = "txt"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -63,16 +55,6 @@ def cli_runtime() -> Iterator[None]:
 
     with using(runtime()):
         yield
-
-
-@pytest.fixture
-def yaml_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
-    return snapshot.use_extension(YamlSnapshot)
-
-
-@pytest.fixture
-def text_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
-    return snapshot.use_extension(TextSnapshot)
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from gpuplatform.load.stacks import load_stack
+from gpuplatform.model.platform import Platform
 from gpuplatform.output.yaml import dump_yaml
+from gpuplatform.testing import Cluster, pod, wave_cluster
+from tests.conftest import REPO
 
 _MINIMAL: dict[str, Any] = {
     "apiVersion": "gpuplatform.dev/v1alpha1",
@@ -108,3 +112,37 @@ def python_stack(
         + f"platforms = [Platform.model_validate({{**doc['spec'], 'name': n}}) for n in {names!r}]\n"
     )
     return path
+
+
+def reference_platform() -> Platform:
+    """The reference stack's platform (`stacks/reference.py`)."""
+    return load_stack(REPO / "stacks" / "reference.py")[0].platform
+
+
+def trainer_pod(name: str = "trainer-7d4f9-x2x") -> dict[str, Any]:
+    """A pod of the legacy `ml/trainer` Deployment (its ReplicaSet `trainer-7d4f9`), 2 GPUs of the
+    device plugin on gpu-legacy-01."""
+    return pod(
+        name,
+        "ml",
+        "gpu-legacy-01",
+        gpus=2,
+        labels={"pod-template-hash": "7d4f9"},
+        owners=[{"kind": "ReplicaSet", "name": "trainer-7d4f9", "controller": True}],
+    )
+
+
+def healthy_cluster() -> Cluster:
+    """The reference platform's model cluster in its native-claim-pilot wave, with a legacy trainer."""
+    cluster = wave_cluster(reference_platform(), "native-claim-pilot")
+    cluster.list("pods").append(trainer_pod())
+    cluster.kinds["replicasets"] = [
+        {
+            "metadata": {
+                "name": "trainer-7d4f9",
+                "namespace": "ml",
+                "ownerReferences": [{"kind": "Deployment", "name": "trainer", "controller": True}],
+            }
+        }
+    ]
+    return cluster

@@ -383,9 +383,9 @@ def test_convert_does_not_write_through_a_link_in_its_output_folder(tmp_path: Pa
 
 
 def test_init_does_not_write_through_a_link(tmp_path: Path) -> None:
-    from tests.evidence.builders import Cluster
+    from tests.specs import healthy_cluster
 
-    snapshot = Cluster.healthy().write(tmp_path / "snap")
+    snapshot = healthy_cluster().write(tmp_path / "snap")
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
     (tmp_path / "spec.yaml").symlink_to(victim)

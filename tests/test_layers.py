@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("render", ("gates", "render")),
     ("output", ("output",)),
     ("analysis", ("adopt", "convert", "evidence", "capacity", "simulate", "policy", "rehearse")),
-    ("commands", ("commands", "cdk8s")),
+    ("commands", ("commands", "cdk8s", "testing")),
     ("cli", ("_stdout", "cli")),
 )
 ORDER: tuple[str, ...] = tuple(name for _, names in LAYERS for name in names)

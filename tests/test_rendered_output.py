@@ -12,7 +12,7 @@ import yaml
 
 from gpuplatform.commands.synth import render_files
 from gpuplatform.load.stacks import discover_stacks, load_stack
-from gpuplatform.validate import validate_object
+from gpuplatform.testing import assert_valid_tree, tree_objects
 from gpuplatform.versions import parse_release
 from tests.conftest import REPO
 
@@ -29,21 +29,18 @@ def _all_rendered() -> list[tuple[str, str, dict[str, bytes]]]:
 def test_every_object_validates_strictly_and_each_kind_agrees_with_kubernetes_validate() -> None:
     seen_kinds: set[tuple[str, str, str]] = set()
     count = 0
-    for platform, minor, files in _all_rendered():
-        for path, data in files.items():
-            if not path.endswith(".yaml"):
+    for _, minor, files in _all_rendered():
+        assert_valid_tree(files, minor)
+        for obj in (obj for objects in tree_objects(files).values() for obj in objects):
+            count += 1
+            key = (obj["apiVersion"], obj["kind"], minor)
+            if key in seen_kinds:
                 continue
-            for obj in yaml.safe_load_all(data):
-                count += 1
-                assert validate_object(obj, minor) == [], f"{platform}/{path}"
-                key = (obj["apiVersion"], obj["kind"], minor)
-                if key in seen_kinds:
-                    continue
-                seen_kinds.add(key)
-                try:
-                    kubernetes_validate.validate(obj, minor, strict=True)
-                except kubernetes_validate.SchemaNotFoundError:
-                    continue  # a CRD or a gpuplatform kind: checked by the project's own schema above
+            seen_kinds.add(key)
+            try:
+                kubernetes_validate.validate(obj, minor, strict=True)
+            except kubernetes_validate.SchemaNotFoundError:
+                continue  # a CRD or a gpuplatform kind: checked by the project's own schema above
     assert count > 50
 
 

@@ -111,3 +111,18 @@ def test_the_reference_stack_written_with_objects_synthesizes_the_committed_tree
     assert lock["specDigest"] == committed_lock["specDigest"]
     assert lock["stack"] == "<python>"
     assert lock["files"] == {p: d for p, d in committed_lock["files"].items() if not p.startswith(shared)}
+
+
+def test_a_users_tests_with_the_testing_helpers_pass_mypy(mypy_lines: list[str]) -> None:
+    assert _errors_in(mypy_lines, "testing_helpers.py") == [], mypy_lines
+
+
+def test_the_users_tests_use_every_testing_helper_and_pass(tmp_path: Path) -> None:
+    from gpuplatform import testing
+    from tests.typed_api import testing_helpers
+
+    text = (SCRIPTS / "testing_helpers.py").read_text()
+    assert [name for name in testing.__all__ if f"testing.{name}" not in text] == []
+    (tmp_path / "a").mkdir()
+    testing_helpers.test_the_tree_is_valid_and_parses(tmp_path / "a")
+    testing_helpers.test_the_gates_judge_a_broken_cluster(tmp_path)

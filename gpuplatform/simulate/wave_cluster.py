@@ -5,7 +5,7 @@ operator, no disturbance). The cluster is taken where the wave's gates judge it:
 the wave's gates that holds while its validation probes run and hold what they were given (the gate
 that reads them removes them, `jobs.py`); a wave without probes is taken settled, after its
 transition.
-`tests/evidence/builders.py` and `benchmarks/fleet_snapshot.py` build their snapshots from it, as
+`gpuplatform.testing.wave_cluster` and `benchmarks/fleet_snapshot.py` build their snapshots from it, as
 `simulate --write-snapshots` writes its checkpoints from the same replay.
 """
 

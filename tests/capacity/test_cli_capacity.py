@@ -11,10 +11,10 @@ from gpuplatform.capacity.verdicts import runbook_capacity_notes
 from gpuplatform.cli import main
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.runbooks import render_runbooks
+from gpuplatform.testing import pod
 from tests.capacity.fleets import platform, pool, workload
 from tests.conftest import REPO
-from tests.evidence.builders import Cluster, pod
-from tests.specs import short_spec, write_spec
+from tests.specs import healthy_cluster, short_spec, write_spec
 
 NIM_LAB = str(REPO / "stacks" / "nim-lab.yaml")
 
@@ -67,7 +67,7 @@ def test_bad_input_exits_2(tmp_path: Path) -> None:
 
 
 def test_a_snapshot_adds_the_register_workloads(tmp_path: Path) -> None:
-    cluster = Cluster.healthy()
+    cluster = healthy_cluster()
     # the model's unmigrated pods and the healthy cluster's trainer already hold device-plugin GPUs
     held = sum(
         int(c.get("resources", {}).get("limits", {}).get("nvidia.com/gpu", 0))

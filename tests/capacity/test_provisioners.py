@@ -170,7 +170,7 @@ def test_every_provisioner_kind_finds_its_nodes_in_a_snapshot(
     from gpuplatform.capacity.run import stack_capacity
     from gpuplatform.load.documents import platform_document
     from gpuplatform.load.stacks import LoadedPlatform
-    from tests.evidence.builders import Cluster, node
+    from gpuplatform.testing import Cluster, node
 
     # GIVEN a pool of each kind with two nodes carrying its labels, at most three, and 4 x 8 GPUs
     p = platform([provisioned("kp", kind, max_nodes=3, **extra)], [workload("train", 4, 8)])

@@ -15,8 +15,8 @@ from gpuplatform.load.documents import platform_document
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model import ClaimTemplate, Platform
 from gpuplatform.render.nodes import pool_taint
+from gpuplatform.testing import Cluster, claim, node, pod
 from tests.capacity.fleets import platform, pool, provisioned, workload
-from tests.evidence.builders import Cluster, claim, node, pod
 
 MODE = "gpu-scheduling.lab.example.com/mode"
 

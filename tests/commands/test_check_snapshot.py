@@ -11,8 +11,8 @@ from click.testing import CliRunner, Result
 
 from gpuplatform.cli import main
 from gpuplatform.load.stacks import load_stack
+from gpuplatform.testing import wave_cluster
 from tests.conftest import REPO
-from tests.evidence.builders import build
 from tests.simulate.helpers import sim_spec
 from tests.specs import write_spec
 
@@ -64,7 +64,7 @@ def test_a_spec_workloads_pods_in_the_snapshot_are_counted_once(tmp_path: Path) 
     ]
     spec = write_spec(tmp_path / "lab.yaml", doc)
     (loaded,) = load_stack(spec)
-    cluster = build(loaded.platform, "pilot")
+    cluster = wave_cluster(loaded.platform, "pilot")
     cluster.kinds["pods"] = [p for p in cluster.list("pods") if p["metadata"]["namespace"] != "gpu-legacy"]
     folder = cluster.write(tmp_path / "snap")
     # WHEN the transitions are replayed with the snapshot's pods

@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 
 from gpuplatform.cli import main
 from gpuplatform.load.stacks import load_stack
-from tests.evidence.builders import Cluster, build, pod
+from gpuplatform.testing import Cluster, pod, wave_cluster
 from tests.specs import minimal_spec, write_spec
 
 RESOURCES = {
@@ -101,7 +101,7 @@ def _snapshot(spec: Path, kinds: tuple[str, ...]) -> Cluster:
     """The platform's healthy cluster in its claims wave, the legacy node advertising every resource
     of the mix and running a pod that holds each."""
     platform = load_stack(spec)[0].platform
-    cluster = build(platform, "claims")
+    cluster = wave_cluster(platform, "claims")
     legacy = cluster.named("nodes", "gpu-01")
     legacy["status"]["allocatable"] |= {RESOURCES[k]: "4" for k in kinds}
     for kind in kinds:

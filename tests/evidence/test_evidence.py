@@ -16,8 +16,9 @@ from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.model import Platform
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.gate_jobs import gate_job_names
+from gpuplatform.testing import Cluster, claim, device_plugin_pod, pod, wave_cluster
 from tests.conftest import REPO
-from tests.evidence.builders import Cluster, build, claim, device_plugin_pod, pod, reference_platform
+from tests.specs import healthy_cluster, reference_platform
 
 STACK = str(REPO / "stacks" / "reference.py")
 
@@ -30,7 +31,7 @@ def _results(platform: Platform, cluster: Cluster, folder: Path, wave: str) -> d
 @pytest.mark.parametrize("wave", [s.name for s in plan_platform(reference_platform()).waves])
 def test_a_healthy_reference_cluster_holds_every_gate(tmp_path: Path, wave: str) -> None:
     platform = reference_platform()
-    results = _results(platform, build(platform, wave), tmp_path, wave)
+    results = _results(platform, wave_cluster(platform, wave), tmp_path, wave)
     assert {k: r.status for k, r in results.items() if r.status != "held"} == {}
     assert all(r.proof for r in results.values())
 
@@ -41,7 +42,7 @@ def _validation(cluster: Cluster) -> dict[str, Any]:
 
 def _after_the_gate(platform: Platform, wave: str, log: str) -> Cluster:
     """The snapshot an operator takes after the claim-pilot gate removed its pod: only the Job's log."""
-    cluster = build(platform, wave)
+    cluster = wave_cluster(platform, wave)
     v = _validation(cluster)
     cluster.kinds["pods"] = [p for p in cluster.list("pods") if p is not v]
     cluster.kinds["resourceclaims"] = [
@@ -79,7 +80,7 @@ def test_a_snapshot_taken_after_the_gate_reads_its_recorded_proof(tmp_path: Path
 
 def test_uuids_come_from_the_log_or_the_nvidia_smi_csv(tmp_path: Path) -> None:
     platform = reference_platform()
-    cluster = build(platform, "native-claim-pilot")
+    cluster = wave_cluster(platform, "native-claim-pilot")
     v = _validation(cluster)
     key = f"{v['metadata']['namespace']}/{v['metadata']['name']}"
     uuid = cluster.logs.pop(key).split("(UUID: ")[1].rstrip(")\n")
@@ -129,7 +130,7 @@ def test_uuids_come_from_the_log_or_the_nvidia_smi_csv(tmp_path: Path) -> None:
 )
 def test_evidence_only_checks_break(tmp_path: Path, change: Any, check: str, finding: str) -> None:
     platform = reference_platform()
-    cluster = build(platform, "native-claim-pilot")
+    cluster = wave_cluster(platform, "native-claim-pilot")
     change(cluster)
     result = _results(platform, cluster, tmp_path, "native-claim-pilot")[check]
     assert result.status == "broken"
@@ -138,7 +139,7 @@ def test_evidence_only_checks_break(tmp_path: Path, change: Any, check: str, fin
 
 def test_the_report_keeps_findings_unknowns_and_proof_apart(tmp_path: Path) -> None:
     platform = reference_platform()
-    cluster = build(platform, "native-claim-pilot")
+    cluster = wave_cluster(platform, "native-claim-pilot")
     cluster.list("pods").append(device_plugin_pod("gpu-dra-01"))
     cluster.kinds["resourceclaims"] = None
     folder = cluster.write(tmp_path)
@@ -167,14 +168,14 @@ def test_nothing_was_checked_only_when_nothing_was(tmp_path: Path) -> None:
 
 
 def test_cli_exit_codes_and_formats(tmp_path: Path) -> None:
-    healthy = Cluster.healthy().write(tmp_path / "ok")
+    healthy = healthy_cluster().write(tmp_path / "ok")
     runner = CliRunner()
     base = ["evidence", STACK, "--platform", "reference", "--wave"]
     result = runner.invoke(main, [*base, "native-claim-pilot", "--snapshot", str(healthy)])
     assert result.exit_code == 0, result.output
     assert "All gates hold." in result.stdout
     assert "| `allocator-exclusivity` | held |" in result.stdout
-    broken = Cluster.healthy()
+    broken = healthy_cluster()
     broken.list("pods").append(device_plugin_pod("gpu-dra-01"))
     result = runner.invoke(
         main,

@@ -12,8 +12,7 @@ from pathlib import Path
 
 from gpuplatform.gates import matchers, programs
 from gpuplatform.gates.nodes import PROVISIONER_LABELS
-from gpuplatform.model.platform import Platform
-from tests.specs import minimal_spec
+from tests.sdk import lab_platform
 
 REPO = Path(__file__).resolve().parents[2]
 _HEADING = "### What the gates match: labels and fields of an exported snapshot"
@@ -45,7 +44,7 @@ def _matched_by_code() -> set[str]:
     }
     for operand in m.OPERANDS:
         out |= {"=".join(operand.label), operand.deploy_label}
-    platform = Platform.model_validate(minimal_spec()["spec"] | {"name": "lab"})
+    platform = lab_platform()
     out.add(platform.mode_label_key.replace(platform.domain, "<domain>"))
     return out
 

@@ -9,14 +9,15 @@ import yaml
 from click.testing import CliRunner
 
 from gpuplatform.cli import main
-from tests.evidence.builders import Cluster, node
+from gpuplatform.testing import node
+from tests.specs import healthy_cluster
 
 #: The placeholder waves convert the workloads before any pool is on DRA (GP280, GP290): allowed here.
 _PLACEHOLDER_WAVES = ("--allow", "GP280", "--allow", "GP290")
 
 
 def test_init_round_trips_through_synth(tmp_path: Path) -> None:
-    folder = Cluster.healthy().write(tmp_path / "snap")
+    folder = healthy_cluster().write(tmp_path / "snap")
     spec = tmp_path / "cluster.yaml"
     runner = CliRunner()
     result = runner.invoke(main, ["init", "--snapshot", str(folder), "--name", "prod", "--out", str(spec)])
@@ -58,7 +59,7 @@ def test_init_round_trips_through_synth(tmp_path: Path) -> None:
 
 
 def test_init_without_gpu_nodes_is_bad_input(tmp_path: Path) -> None:
-    cluster = Cluster.healthy()
+    cluster = healthy_cluster()
     cluster.kinds["nodes"] = [
         {"metadata": {"name": "cpu-1", "labels": {}}, "status": {"allocatable": {"cpu": "8"}}}
     ]
@@ -72,7 +73,7 @@ _TYPE = "node.kubernetes.io/instance-type"
 
 def _mixed_fleet(tmp_path: Path) -> Path:
     """Static A100 and H100 nodes, a Karpenter L40S NodePool and an EKS L4 node group, as GFD labels them."""
-    cluster = Cluster.healthy()
+    cluster = healthy_cluster()
     cluster.kinds["nodes"] = [
         node("a100-01", gpus="8", product="NVIDIA-A100-SXM4-40GB"),
         node("a100-02", gpus="8", product="NVIDIA-A100-SXM4-40GB"),
@@ -164,7 +165,7 @@ def test_gfd_product_labels_map_to_the_catalog() -> None:
 
 
 def test_an_unknown_product_is_kept_with_a_todo(tmp_path: Path) -> None:
-    cluster = Cluster.healthy()
+    cluster = healthy_cluster()
     cluster.kinds["nodes"] = [node("t4-01", gpus="1", product="Tesla-T4")]
     result = CliRunner().invoke(main, ["init", "--snapshot", str(cluster.write(tmp_path / "snap"))])
     assert result.exit_code == 0, result.output
@@ -174,7 +175,7 @@ def test_an_unknown_product_is_kept_with_a_todo(tmp_path: Path) -> None:
 
 def test_values_read_from_the_snapshot_cannot_break_out_of_a_comment(tmp_path: Path) -> None:
     # GIVEN a product label and a snapshot folder whose names hold line breaks (issue 39, low)
-    cluster = Cluster.healthy()
+    cluster = healthy_cluster()
     cluster.kinds["nodes"] = [node("t4-01", gpus="1", product="Tesla-T4\nactiveWave: evil")]
     folder = cluster.write(tmp_path / "snap\rspec: {}")
     # WHEN init writes them into its comments
@@ -188,7 +189,7 @@ def test_values_read_from_the_snapshot_cannot_break_out_of_a_comment(tmp_path: P
 
 def test_init_on_plain_kubectl_files_reads_the_kubelets_version_and_says_so(tmp_path: Path) -> None:
     # GIVEN `kubectl get -o json` files of a 1.35 cluster: no manifest, so no server version
-    folder = Cluster.healthy().write(tmp_path / "snap")
+    folder = healthy_cluster().write(tmp_path / "snap")
     (folder / "manifest.json").unlink()
     nodes = json.loads((folder / "nodes.json").read_text())
     for n, version in zip(nodes["items"], ("v1.35.2", "v1.35.4"), strict=True):

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from gpuplatform.cli import main
 from gpuplatform.evidence.gfd import read_node
-from tests.evidence.builders import Cluster
+from tests.specs import healthy_cluster
 
 
 def _node(name: str, labels: dict[str, str], allocatable: dict[str, str] | None = None) -> dict[str, Any]:
@@ -43,7 +43,7 @@ SINGLE = {
 
 
 def _init(tmp_path: Path, nodes: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
-    cluster = Cluster.healthy()
+    cluster = healthy_cluster()
     cluster.kinds["nodes"] = nodes
     spec = tmp_path / "spec.yaml"
     result = CliRunner().invoke(
@@ -115,7 +115,7 @@ def test_read_node_keeps_shared_and_mig_suffixes_off_the_product() -> None:
 
 
 def test_inventory_nodes_shows_mig(tmp_path: Path) -> None:
-    cluster = Cluster.healthy()
+    cluster = healthy_cluster()
     cluster.kinds["nodes"] = [_node("h100-01", WHOLE, {"nvidia.com/gpu": "8"}), _node("h100-02", MIXED)]
     result = CliRunner().invoke(
         main, ["inventory", "nodes", str(cluster.write(tmp_path / "snap")), "--format", "yaml"]

@@ -11,7 +11,8 @@ import yaml
 from click.testing import CliRunner
 
 from gpuplatform.cli import main
-from tests.evidence.builders import Cluster, node, pod
+from gpuplatform.testing import Cluster, node, pod
+from tests.specs import healthy_cluster
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
 
@@ -30,7 +31,7 @@ def _fleet(
 ) -> Cluster:
     """A100 nodes and a Karpenter H100 NodePool; a ClusterQueue `training` with a flavor per pool, the
     LocalQueue `team-q` in `training`, and a Kueue-labelled training Job running on an H100 node."""
-    cluster = Cluster.healthy()
+    cluster = healthy_cluster()
     cluster.kinds["nodes"] = [
         node("a100-01", gpus="8", product="NVIDIA-A100-SXM4-40GB", labels={"gpu": "a100"}),
         node("ip-1", gpus="8", labels={"karpenter.sh/nodepool": "h100", "gpu": "h100"}),

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from gpuplatform.cli import main
-from tests.evidence.builders import build
+from gpuplatform.testing import wave_cluster
 from tests.gates.harness import fleet_doc, load_platform
 
 
@@ -24,7 +24,7 @@ from tests.gates.harness import fleet_doc, load_platform
 )
 def test_init_refuses_a_name_or_domain_check_would_refuse(tmp_path: Path, option: str, value: str) -> None:
     # GIVEN a healthy snapshot
-    snap = build(load_platform(tmp_path, fleet_doc()), "base").write(tmp_path / "snap")
+    snap = wave_cluster(load_platform(tmp_path, fleet_doc()), "base").write(tmp_path / "snap")
     out = tmp_path / "spec.yaml"
     args = {"--name": "prod", "--domain": "gpu.example.com"} | {option: value}
     # WHEN init is asked for a spec with that name or domain

@@ -12,8 +12,8 @@ from gpuplatform.gates import EVIDENCE_CHECKS
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.kueue import render_kueue
+from gpuplatform.testing import Cluster
 from tests.conftest import REPO
-from tests.evidence.builders import Cluster
 
 GATE = next(g for g in EVIDENCE_CHECKS if g.id == "kueue-admission")
 

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from gpuplatform.cli import main
-from tests.evidence.builders import Cluster, build
+from gpuplatform.testing import Cluster, wave_cluster
 from tests.gates.harness import fleet_doc, load_platform
 from tests.specs import write_spec
 
@@ -73,7 +73,7 @@ def test_a_malformed_snapshot_field_is_bad_input_naming_it(tmp_path: Path, broke
     doc = fleet_doc()
     platform = load_platform(tmp_path, doc)
     stack = write_spec(tmp_path / "fleet-spec.yaml", doc)
-    cluster = build(platform, "app")
+    cluster = wave_cluster(platform, "app")
     mutate(cluster)
     snap = cluster.write(tmp_path / "snap")
     out = tmp_path / "init.yaml"

@@ -10,25 +10,19 @@ from click.testing import CliRunner
 from gpuplatform.cli import main
 from gpuplatform.evidence.register import HUMAN_FIELDS, gpu_count, node_rows, workload_rows
 from gpuplatform.evidence.snapshot import load_snapshot
-from tests.evidence.builders import Cluster, pod
+from gpuplatform.testing import pod
+from tests.specs import healthy_cluster, trainer_pod
 
 
 def _snapshot(tmp_path: Path, extra_pods: list[dict] | None = None, jobs: list[dict] | None = None):  # type: ignore[no-untyped-def, type-arg]
-    cluster = Cluster.healthy()
+    cluster = healthy_cluster()
     cluster.kinds["pods"] = [*(cluster.kinds["pods"] or []), *(extra_pods or [])]
     cluster.kinds["jobs"] = jobs or []
     return load_snapshot(cluster.write(tmp_path / "snap"))
 
 
 def test_one_row_per_workload_with_owners_resolved(tmp_path: Path) -> None:
-    second = pod(
-        "trainer-7d4f9-y3y",
-        "ml",
-        "gpu-legacy-01",
-        gpus=2,
-        labels={"pod-template-hash": "7d4f9"},
-        owners=[{"kind": "ReplicaSet", "name": "trainer-7d4f9", "controller": True}],
-    )
+    second = trainer_pod("trainer-7d4f9-y3y")
     nightly = pod(
         "nightly-2912-abc",
         "ml",
@@ -87,7 +81,7 @@ def test_device_plugin_pods_are_not_workloads_and_nodes_show_plugins(tmp_path: P
 
 
 def test_cli_formats(tmp_path: Path) -> None:
-    folder = Cluster.healthy().write(tmp_path / "snap")
+    folder = healthy_cluster().write(tmp_path / "snap")
     runner = CliRunner()
     table = runner.invoke(main, ["inventory", "register", str(folder)])
     assert table.exit_code == 0 and table.stdout.splitlines()[0].startswith("NAMESPACE")

@@ -15,8 +15,7 @@ import gpuplatform.evidence.kubectl as kubectl_module
 import gpuplatform.evidence.snapshot as snapshot_module
 from gpuplatform.cli import main
 from gpuplatform.evidence.snapshot import load_snapshot
-from tests.evidence.builders import Cluster
-from tests.specs import listing
+from tests.specs import healthy_cluster, listing
 
 FAKE = """#!/bin/sh
 # answers `kubectl [--context C] get <resource> ... -o json` from $FAKE_DIR/<kind>.json
@@ -39,7 +38,7 @@ cat "$FAKE_DIR/$kind.json"
 
 @pytest.fixture
 def fake_kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    data = Cluster.healthy().write(tmp_path / "cluster")
+    data = healthy_cluster().write(tmp_path / "cluster")
     (data / "secrets.json").write_text('{"items": []}')  # no Helm release of the GPU Operator
     # no Argo CD, no Flux; the DaemonSets the model does not hold
     for kind in ("customresourcedefinitions", "deployments", "configmaps", "daemonsets"):

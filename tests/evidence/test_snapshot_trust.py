@@ -11,8 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from gpuplatform.cli import main
+from gpuplatform.testing import device_plugin_pod
 from tests.conftest import REPO
-from tests.evidence.builders import Cluster, device_plugin_pod
+from tests.specs import healthy_cluster
 
 STACK = str(REPO / "stacks" / "reference.py")
 WAVE = "native-claim-pilot"
@@ -36,8 +37,8 @@ def _ago(delta: timedelta) -> str:
 def test_a_stale_kind_file_the_manifest_lists_as_missing_is_unknown(tmp_path: Path) -> None:
     # GIVEN a cluster running two allocators on a DRA node, whose pods could not be read this time,
     # and a pods.json left from an earlier, healthy snapshot
-    healthy = Cluster.healthy().write(tmp_path / "snap")
-    broken = Cluster.healthy()
+    healthy = healthy_cluster().write(tmp_path / "snap")
+    broken = healthy_cluster()
     broken.list("pods").append(device_plugin_pod("gpu-dra-01"))
     assert _evidence(broken.write(tmp_path / "complete")).exit_code == 1
     _edit_manifest(healthy, missing=["pods"])
@@ -49,7 +50,7 @@ def test_a_stale_kind_file_the_manifest_lists_as_missing_is_unknown(tmp_path: Pa
 
 
 def test_a_kind_file_the_manifest_does_not_record_as_read_is_unknown(tmp_path: Path) -> None:
-    folder = Cluster.healthy().write(tmp_path / "snap")
+    folder = healthy_cluster().write(tmp_path / "snap")
     manifest = json.loads((folder / "manifest.json").read_text())
     _edit_manifest(folder, kinds={k: v for k, v in manifest["kinds"].items() if k != "pods"})
     result = _evidence(folder)
@@ -64,7 +65,7 @@ def test_a_kind_file_the_manifest_does_not_record_as_read_is_unknown(tmp_path: P
 def test_a_malformed_manifest_is_refused_with_its_field(
     tmp_path: Path, manifest: dict[str, Any], loc: str
 ) -> None:
-    folder = Cluster.healthy().write(tmp_path / "snap")
+    folder = healthy_cluster().write(tmp_path / "snap")
     _edit_manifest(folder, **manifest)
     result = _evidence(folder)
     assert result.exit_code == 2
@@ -72,7 +73,7 @@ def test_a_malformed_manifest_is_refused_with_its_field(
 
 
 def test_an_old_snapshot_is_refused_unless_told(tmp_path: Path) -> None:
-    folder = Cluster.healthy().write(tmp_path / "snap")
+    folder = healthy_cluster().write(tmp_path / "snap")
     _edit_manifest(folder, started=_ago(timedelta(days=2)))
     result = _evidence(folder)
     assert result.exit_code == 2
@@ -86,7 +87,7 @@ def test_an_old_snapshot_is_refused_unless_told(tmp_path: Path) -> None:
 
 
 def test_a_young_snapshot_passes_the_default_bound(tmp_path: Path) -> None:
-    folder = Cluster.healthy().write(tmp_path / "snap")
+    folder = healthy_cluster().write(tmp_path / "snap")
     _edit_manifest(folder, started=_ago(timedelta(hours=23)))
     assert _evidence(folder).exit_code == 0
 
@@ -97,7 +98,7 @@ def test_a_young_snapshot_passes_the_default_bound(tmp_path: Path) -> None:
     ids=["undated", "future", "no-manifest"],
 )
 def test_an_undated_or_future_snapshot_is_refused(tmp_path: Path, change: Any) -> None:
-    folder = Cluster.healthy().write(tmp_path / "snap")
+    folder = healthy_cluster().write(tmp_path / "snap")
     if change == "no-manifest":
         (folder / "manifest.json").unlink()
     else:
@@ -109,7 +110,7 @@ def test_an_undated_or_future_snapshot_is_refused(tmp_path: Path, change: Any) -
 
 
 def test_a_max_age_that_is_not_a_duration_is_bad_input(tmp_path: Path) -> None:
-    folder = Cluster.healthy().write(tmp_path / "snap")
+    folder = healthy_cluster().write(tmp_path / "snap")
     result = _evidence(folder, "--max-age", "a day")
     assert result.exit_code == 2
     assert result.stderr == "error: --max-age: 'a day' is not a duration like 30m, 24h or 7d\n"
@@ -118,7 +119,7 @@ def test_a_max_age_that_is_not_a_duration_is_bad_input(tmp_path: Path) -> None:
 @pytest.mark.parametrize("planted", ["pods.json", "manifest.json", "logs", "logs/x_y.log"])
 def test_a_link_in_a_snapshot_is_refused_not_followed(tmp_path: Path, planted: str) -> None:
     # GIVEN a snapshot in which one entry was replaced by a link to a file elsewhere
-    folder = Cluster.healthy().write(tmp_path / "snap")
+    folder = healthy_cluster().write(tmp_path / "snap")
     secret = tmp_path / "secret"
     secret.mkdir()
     (secret / "x_y.log").write_text("SECRET=hunter2\n")
@@ -139,7 +140,7 @@ def test_a_link_in_a_snapshot_is_refused_not_followed(tmp_path: Path, planted: s
 
 @pytest.mark.parametrize("planted", ["nodes.json", "resourceslices.json"])
 def test_check_does_not_follow_a_link_in_its_snapshot(tmp_path: Path, planted: str) -> None:
-    folder = Cluster.healthy().write(tmp_path / "snap")
+    folder = healthy_cluster().write(tmp_path / "snap")
     (tmp_path / planted).write_text((folder / planted).read_text())
     (folder / planted).unlink()
     (folder / planted).symlink_to(tmp_path / planted)
@@ -150,7 +151,7 @@ def test_check_does_not_follow_a_link_in_its_snapshot(tmp_path: Path, planted: s
 
 def test_a_snapshot_that_finished_before_it_started_is_refused(tmp_path: Path) -> None:
     # issue 39 (low): a manifest that finished 30 years before it started was accepted
-    folder = Cluster.healthy().write(tmp_path / "snap")
+    folder = healthy_cluster().write(tmp_path / "snap")
     _edit_manifest(folder, started=_ago(timedelta(minutes=1)), time="1996-01-01T00:00:00Z")
     result = _evidence(folder, "--allow-stale")
     assert result.exit_code == 2

@@ -20,7 +20,6 @@ from gpuplatform.load.stacks import load_stack
 from gpuplatform.load.yaml_input import read_data
 from gpuplatform.plan.waves import plan_platform
 from tests.conftest import REPO
-from tests.evidence.builders import Cluster
 from tests.gates.test_projection import (
     Kinds,
     _device_plugin_on_a_dra_node,
@@ -29,6 +28,7 @@ from tests.gates.test_projection import (
     _terminating_claim_holder,
     _unready_operand,
 )
+from tests.specs import healthy_cluster
 
 STACK = str(REPO / "stacks" / "reference.py")
 
@@ -108,7 +108,7 @@ def test_evidence_says_the_same_on_pods_and_nodes_projected_as_read(
 )
 def test_a_pods_file_evidence_cannot_read_is_refused_as_before(text: bytes, tmp_path: Path) -> None:
     # GIVEN a healthy snapshot whose pods.json is broken
-    folder = Cluster.healthy().write(tmp_path / "snap")
+    folder = healthy_cluster().write(tmp_path / "snap")
     pods = folder / "pods.json"
     pods.write_bytes(text)
     # WHEN evidence reads it

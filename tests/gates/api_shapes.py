@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from tests.evidence.builders import OPERATOR_NS, Cluster, pod, ready
+from gpuplatform.testing import OPERATOR_NAMESPACE, Cluster, pod, ready
 
 Mutation = Callable[[Cluster], None]
 SAMPLES = Path(__file__).with_name("samples")
@@ -116,7 +116,7 @@ def gfd_pod(node_name: str) -> dict[str, Any]:
     """GPU Feature Discovery: the device plugin's image, but no device-plugin socket mount."""
     out = pod(
         f"gpu-feature-discovery-extra-{node_name}",
-        OPERATOR_NS,
+        OPERATOR_NAMESPACE,
         node_name,
         labels={"app.kubernetes.io/name": "gpu-feature-discovery"},
         containers=ready("gpu-feature-discovery"),
@@ -137,7 +137,7 @@ def add_pod(
     return mutate
 
 
-def replace_operator_plugin(node_name: str, namespace: str = OPERATOR_NS) -> Mutation:
+def replace_operator_plugin(node_name: str, namespace: str = OPERATOR_NAMESPACE) -> Mutation:
     """The legacy node's device plugin is a standalone one (no operator label) in `namespace`."""
 
     def mutate(cluster: Cluster) -> None:

@@ -24,7 +24,7 @@ from gpuplatform.render.gate_jobs import (
     gate_programs,
     render_gate_jobs,
 )
-from tests.evidence.builders import Cluster
+from gpuplatform.testing import Cluster
 from tests.specs import write_spec
 
 FAKE = Path(__file__).with_name("fake_kubectl.py")

@@ -21,7 +21,7 @@ from gpuplatform.model.platform import Platform
 from gpuplatform.plan.steps import transition_steps
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.runbook_pools import GPU_PODS, HOLDS_GPU_JQ, pool_actions
-from tests.evidence.builders import Cluster, build, pod
+from gpuplatform.testing import Cluster, pod, wave_cluster
 from tests.gates.test_twins import _lines
 from tests.specs import minimal_spec, write_spec
 
@@ -68,7 +68,7 @@ def _runbook_jq(pods: list[dict[str, Any]]) -> list[str]:
 def _drained(platform: Platform) -> Cluster:
     """The model's cluster of the drain wave: the replay drains pool `old` after the wave's sync as the
     runbook says (`drain-pools`), so the runbook's check finds no GPU pod on the pool's node."""
-    cluster = build(platform, "drain")
+    cluster = wave_cluster(platform, "drain")
     assert _runbook_jq(cluster.pods_on("gpu-01")) == []
     return cluster
 
@@ -111,7 +111,7 @@ def test_pods_with_only_cpu_a_zero_count_or_finished_pass_the_drain(tmp_path: Pa
 
 def test_the_drained_check_belongs_to_drain_waves_only(tmp_path: Path) -> None:
     platform = _platform(tmp_path)
-    cluster = build(platform, "claims")
+    cluster = wave_cluster(platform, "claims")
     cluster.list("pods").append(HOLDERS["mig"])
     plan = plan_platform(platform)
     snapshot = load_snapshot(cluster.write(tmp_path / "snap"))

@@ -18,7 +18,7 @@ from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.validation import validation_jobs
-from tests.evidence.builders import build
+from gpuplatform.testing import wave_cluster
 from tests.gates.harness import in_cluster, offline
 
 WAVE = "native-claim-pilot"
@@ -57,7 +57,7 @@ def test_a_cluster_the_chart_builds_passes_operands(
     reference: Platform, tmp_path: Path, enabled: bool
 ) -> None:
     platform = _with_domains(reference, enabled)
-    cluster = build(platform, WAVE)
+    cluster = wave_cluster(platform, WAVE)
     assert any(_controller(p) for p in cluster.list("pods")) is enabled
     assert offline(platform, WAVE, "operands", cluster, tmp_path / "a").status == "held"
     assert in_cluster(platform, WAVE, "operands", cluster, tmp_path / "b").returncode == 0
@@ -65,7 +65,7 @@ def test_a_cluster_the_chart_builds_passes_operands(
 
 def test_a_missing_rendered_controller_breaks_operands(reference: Platform, tmp_path: Path) -> None:
     platform = _with_domains(reference, True)
-    cluster = build(platform, WAVE)
+    cluster = wave_cluster(platform, WAVE)
     cluster.kinds["pods"] = [p for p in cluster.list("pods") if not _controller(p)]
     assert offline(platform, WAVE, "operands", cluster, tmp_path / "a").status != "held"
     run = in_cluster(platform, WAVE, "operands", cluster, tmp_path / "b")

@@ -20,7 +20,7 @@ from gpuplatform.gates.programs import program
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.validation import validation_jobs
-from tests.evidence.builders import Cluster, build, pod
+from gpuplatform.testing import Cluster, pod, wave_cluster
 from tests.gates.harness import fleet_doc, load_platform
 from tests.gates.test_twins import _assert_alike, _lines
 
@@ -103,7 +103,7 @@ def test_the_program_and_its_twin_judge_an_early_bridge_alike(tmp_path: Path, na
     # GIVEN a healthy fleet snapshot in the case's wave, with or without a live bridge
     case = CASES[name]
     platform = load_platform(tmp_path, fleet_doc())
-    cluster = build(platform, case.wave)
+    cluster = wave_cluster(platform, case.wave)
     case.mutate(cluster)
     snapshot = load_snapshot(cluster.write(tmp_path / "snap"))
     plan = plan_platform(platform)

@@ -12,7 +12,7 @@ from gpuplatform.errors import InputError
 from gpuplatform.evidence.evaluate import evaluate_wave
 from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.plan.waves import plan_platform
-from tests.evidence.builders import build
+from gpuplatform.testing import wave_cluster
 from tests.forks import count_forks
 from tests.gates.harness import fleet_doc, load_platform
 
@@ -27,7 +27,7 @@ def test_the_child_changes_no_verdict(tmp_path: Path, monkeypatch: pytest.Monkey
     # GIVEN a snapshot of a wave with tiers: healthy, or with no device published at all
     platform = load_platform(tmp_path, fleet_doc())
     plan = plan_platform(platform)
-    cluster = build(platform, "app")
+    cluster = wave_cluster(platform, "app")
     if devices == "none":
         for item in cluster.list("resourceslices"):
             item["spec"]["devices"] = []
@@ -53,7 +53,7 @@ def test_a_slices_file_the_child_cannot_read_is_refused_as_in_a_plain_run(
     # GIVEN a snapshot whose ResourceSlices file is not `kubectl get -o json` output
     platform = load_platform(tmp_path, fleet_doc())
     plan = plan_platform(platform)
-    folder = build(platform, "app").write(tmp_path / "snap")
+    folder = wave_cluster(platform, "app").write(tmp_path / "snap")
     (folder / "resourceslices.json").write_text('{"items": "none"}')
     # WHEN the wave is judged with the child and without / THEN the same error, naming the file
     errors = []

@@ -13,7 +13,7 @@ from gpuplatform.gates.matchers import (
     is_gpu_stack_pod,
     shows_gpus,
 )
-from tests.evidence.builders import device_plugin_pod
+from gpuplatform.testing import device_plugin_pod
 from tests.gates.api_shapes import gfd_pod, standalone_plugin_pod
 
 

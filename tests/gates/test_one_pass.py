@@ -12,7 +12,7 @@ from gpuplatform.gates import EVIDENCE_CHECKS, evidence_checks, gate_data, gates
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.validation import validation_jobs
-from tests.evidence.builders import build, device_plugin_pod
+from gpuplatform.testing import device_plugin_pod, wave_cluster
 from tests.gates.harness import fleet_doc, load_platform
 
 
@@ -20,7 +20,7 @@ def test_one_pass_gives_each_gate_its_own_verdict_on_the_full_snapshot(tmp_path:
     platform = load_platform(tmp_path, fleet_doc())
     plan = plan_platform(platform)
     state = plan.wave("app")
-    cluster = build(platform, "app")
+    cluster = wave_cluster(platform, "app")
     dra_node = next(s["spec"]["nodeName"] for s in cluster.list("resourceslices"))
     cluster.list("pods").append(device_plugin_pod(dra_node))
     for device in cluster.list("resourceslices")[0]["spec"]["devices"]:
@@ -57,7 +57,7 @@ def test_inventory_names_only_the_device_that_differs_from_its_alike_neighbours(
     # GIVEN a node whose devices are alike but for the last one's memory
     platform = load_platform(tmp_path, fleet_doc())
     plan = plan_platform(platform)
-    cluster = build(platform, "app")
+    cluster = wave_cluster(platform, "app")
     spec = cluster.list("resourceslices")[0]["spec"]
     odd = spec["devices"][-1]
     odd["capacity"]["memory"]["value"] = "1Gi"
@@ -80,7 +80,7 @@ def test_one_pass_shares_the_pools_nodes_and_still_says_when_nodes_could_not_be_
     platform = load_platform(tmp_path, fleet_doc())
     plan = plan_platform(platform)
     state = plan.wave("app")
-    folder = build(platform, "app").write(tmp_path / "snap")
+    folder = wave_cluster(platform, "app").write(tmp_path / "snap")
     (folder / "nodes.json").unlink()
     snapshot = load_snapshot(folder)
     facts = wave_data(plan, state, validation_jobs(plan, state).data)

@@ -20,18 +20,18 @@ import pytest
 from gpuplatform.gates import gates_for_wave
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import plan_platform
-from tests.evidence.builders import (
-    OPERATOR_NS,
+from gpuplatform.testing import (
+    OPERATOR_NAMESPACE,
     Cluster,
-    build,
     claim,
     device_plugin_pod,
     kubelet_plugin_pod,
     pod,
-    reference_platform,
+    wave_cluster,
 )
 from tests.gates import api_shapes as api
 from tests.gates.harness import fleet_doc, in_cluster, load_platform, offline
+from tests.specs import reference_platform
 
 pytestmark = pytest.mark.skipif(
     shutil.which("jq") is None or shutil.which("dash") is None, reason="the gate scripts need dash and jq"
@@ -573,7 +573,7 @@ CASES: dict[str, Case] = {
         "allocator-exclusivity",
         "held",
         "",
-        _sees_gpus(KARPENTER, "all", owner="nvidia-dcgm-exporter", namespace=OPERATOR_NS),
+        _sees_gpus(KARPENTER, "all", owner="nvidia-dcgm-exporter", namespace=OPERATOR_NAMESPACE),
     ),
     "the DRA driver's own pods see every GPU by design": Case(
         "claims",
@@ -604,7 +604,9 @@ CASES: dict[str, Case] = {
         "allocator-exclusivity",
         "broken",
         "a third allocator",
-        _sees_gpus(LEGACY, "all", namespace=OPERATOR_NS, labels={"app": "nvidia-device-plugin-daemonset"}),
+        _sees_gpus(
+            LEGACY, "all", namespace=OPERATOR_NAMESPACE, labels={"app": "nvidia-device-plugin-daemonset"}
+        ),
     ),
     "a tenant pod labelled as the device plugin does not stand in for a crashed one": Case(
         "claims",
@@ -709,7 +711,7 @@ def _platform(tmp_path: Path, case: Case) -> Platform:
 
 
 def build_again(platform: Platform, case: Case) -> Cluster:
-    cluster = build(platform, case.wave)
+    cluster = wave_cluster(platform, case.wave)
     case.mutate(cluster)
     return cluster
 
@@ -719,7 +721,7 @@ def test_both_judges_agree(tmp_path: Path, name: str) -> None:
     # GIVEN a healthy snapshot of the fleet in the case's wave, broken the case's way
     case = CASES[name]
     platform = _platform(tmp_path, case)
-    cluster = build(platform, case.wave)
+    cluster = wave_cluster(platform, case.wave)
     case.mutate(cluster)
     # WHEN the offline evaluator and the gate Job's script judge it
     result = offline(platform, case.wave, case.gate, cluster, tmp_path / "offline")
@@ -739,7 +741,7 @@ def test_claim_pilot_removes_the_pod_and_proves_the_release(tmp_path: Path) -> N
     # GIVEN a healthy pilot
     platform = load_platform(tmp_path, fleet_doc())
     # WHEN the gate Job runs
-    run = in_cluster(platform, "claims", "claim-pilot", build(platform, "claims"), tmp_path / "c")
+    run = in_cluster(platform, "claims", "claim-pilot", wave_cluster(platform, "claims"), tmp_path / "c")
     # THEN it removed the validation pod, and proved the claim released
     assert run.returncode == 0, run.stderr
     calls = (tmp_path / "c" / "calls.log").read_text()
@@ -752,14 +754,16 @@ def test_claim_pilot_removes_the_pod_and_proves_the_release(tmp_path: Path) -> N
 
 def test_a_claim_that_stays_allocated_fails_the_job(tmp_path: Path) -> None:
     platform = load_platform(tmp_path, fleet_doc())
-    run = in_cluster(platform, "claims", "claim-pilot", build(platform, "claims"), tmp_path / "c", stuck=True)
+    run = in_cluster(
+        platform, "claims", "claim-pilot", wave_cluster(platform, "claims"), tmp_path / "c", stuck=True
+    )
     assert run.returncode == 1
     assert "is still allocated 300 s after its pod was removed" in run.stderr
 
 
 def test_a_broken_pilot_keeps_its_pod(tmp_path: Path) -> None:
     platform = load_platform(tmp_path, fleet_doc())
-    cluster = build(platform, "claims")
+    cluster = wave_cluster(platform, "claims")
     _validation_saw_other_gpu(cluster)
     run = in_cluster(platform, "claims", "claim-pilot", cluster, tmp_path / "c")
     assert run.returncode == 3
@@ -772,5 +776,5 @@ def test_a_static_pool_reference_cluster_holds_every_gate_of_every_wave(tmp_path
     for state in plan.waves:
         for gate in gates_for_wave(plan, state):
             folder = tmp_path / f"{state.name}-{gate.id}"
-            run = in_cluster(platform, state.name, gate.id, build(platform, state.name), folder)
+            run = in_cluster(platform, state.name, gate.id, wave_cluster(platform, state.name), folder)
             assert run.returncode == 0, (state.name, gate.id, run.stderr)

@@ -20,8 +20,8 @@ from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.validation import validation_jobs
+from gpuplatform.testing import FAULTS, VALUES, inject_fault, wave_cluster
 from tests.conftest import REPO
-from tests.evidence.builders import Cluster, build
 from tests.gates.harness import fleet_doc, load_platform
 from tests.gates.test_projection import (
     _device_plugin_on_a_dra_node,
@@ -61,7 +61,7 @@ def test_twins_say_what_the_programs_say_in_every_gate_scenario(tmp_path: Path, 
     # GIVEN a scenario's cluster (every pool kind, healthy or broken one way)
     case = CASES[name]
     platform = load_platform(tmp_path, case.doc())
-    cluster = build(platform, case.wave)
+    cluster = wave_cluster(platform, case.wave)
     case.mutate(cluster)
     # WHEN each twinned gate is judged by its twin and by its jq program / THEN line for line alike
     _assert_alike(_lines(platform, case.wave, load_snapshot(cluster.write(tmp_path / "snap"))))
@@ -96,195 +96,22 @@ def _fleet(tmp_path_factory: pytest.TempPathFactory) -> Platform:
     return _PLATFORM["fleet"]
 
 
-def _pick(items: list[Any], i: int) -> Any:
-    return items[i % len(items)] if items else None
-
-
-def _mutate(cluster: Cluster, op: str, i: int, value: str) -> None:
-    """One change a cluster may show: pods gone, unready or finished, labels and resources moved,
-    slices dropped or republished, devices of another kind."""
-    pods, nodes, slices = cluster.list("pods"), cluster.list("nodes"), cluster.list("resourceslices")
-    pod, node, slice_ = _pick(pods, i), _pick(nodes, i), _pick(slices, i)
-    if op == "drop-pod" and pod is not None:
-        pods.remove(pod)
-    elif op == "unready" and pod is not None:
-        pod["status"]["containerStatuses"] = [
-            {"name": "main", "ready": False},
-            {"name": value, "ready": True},
-        ]
-    elif op == "no-statuses" and pod is not None:
-        pod["status"].pop("containerStatuses", None)
-    elif op == "phase" and pod is not None:
-        pod["status"]["phase"] = value
-    elif op == "move-pod" and pod is not None and node is not None:
-        pod["spec"]["nodeName"] = _pick(nodes, i + 1)["metadata"]["name"]
-    elif op == "mode-label" and node is not None:
-        labels = node["metadata"]["labels"]
-        for key in [k for k in labels if k.endswith("/mode")]:
-            labels[key] = value
-    elif op == "drop-label" and node is not None:
-        labels = node["metadata"]["labels"]
-        labels.pop(_pick(sorted(labels), i), None)
-    elif op == "deploy-label" and node is not None:
-        node["metadata"]["labels"][f"nvidia.com/gpu.deploy.{value}"] = _pick(["true", "false"], i)
-    elif op == "allocatable" and node is not None:
-        node["status"]["allocatable"][_pick(["nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "cpu"], i)] = value
-    elif op == "drop-node" and node is not None:
-        nodes.remove(node)
-    elif op == "drop-slice" and slice_ is not None:
-        slices.remove(slice_)
-    elif op == "republish" and slice_ is not None:
-        newer = copy.deepcopy(slice_)
-        newer["spec"]["pool"]["generation"] = slice_["spec"]["pool"].get("generation", 0) + 1
-        newer["spec"]["devices"] = newer["spec"]["devices"][: i % 3]
-        slices.append(newer)
-    elif op == "device" and slice_ is not None and slice_["spec"].get("devices"):
-        device = _pick(slice_["spec"]["devices"], i)
-        field = _pick(["memory", "productName", "profile", "type", "name"], i)
-        if field == "memory":
-            device.setdefault("capacity", {})["memory"] = {
-                "value": _pick(["1Gi", "81559Mi", "80G", "5e3", "40Gi"], i)
-            }
-        elif field == "name":
-            device["name"] = value
-        else:
-            device["attributes"][field] = {"string": value}
-    elif op == "drop-memory" and slice_ is not None and slice_["spec"].get("devices"):
-        _pick(slice_["spec"]["devices"], i).get("capacity", {}).pop("memory", None)
-    elif op == "driver" and slice_ is not None:
-        slice_["spec"]["driver"] = value
-    else:
-        _mutate_claims(cluster, op, i, value)
-
-
-def _mutate_claims(cluster: Cluster, op: str, i: int, value: str) -> None:
-    """Claims moved, released or reserved for pods gone; claim holders terminating; logs that saw
-    another GPU or none."""
-    pods, claims, nodes = cluster.list("pods"), cluster.list("resourceclaims"), cluster.list("nodes")
-    claim_, pod = _pick(claims, i), _pick(pods, i)
-    holders = [p for p in pods if p["spec"].get("resourceClaims") or p["status"].get("resourceClaimStatuses")]
-    if op == "claim-node" and claim_ is not None and nodes:
-        for result in claim_.get("status", {}).get("allocation", {}).get("devices", {}).get("results", []):
-            result["pool"] = _pick(nodes, i + 1)["metadata"]["name"]
-    elif op == "release" and claim_ is not None:
-        claim_.get("status", {}).pop("allocation", None)
-    elif op == "drop-claim" and claim_ is not None:
-        claims.remove(claim_)
-    elif op == "reserve" and claim_ is not None and pod is not None:
-        uid = pod["metadata"].get("uid") if value != "x" else "uid-gone"
-        claim_.setdefault("status", {}).setdefault("reservedFor", []).append(
-            {"resource": "pods", "name": pod["metadata"]["name"], "uid": uid}
-        )
-    elif op == "terminating" and holders:
-        _pick(holders, i)["metadata"]["deletionTimestamp"] = "2026-12-03T00:00:00Z"
-    elif op == "claim-status" and holders:
-        holder = _pick(holders, i)
-        for status in holder["status"].get("resourceClaimStatuses", []):
-            status["resourceClaimName"] = value or None
-    elif op == "bridge-claim" and pod is not None:
-        pod["status"]["extendedResourceClaimStatus"] = {"resourceClaimName": value or "gone"}
-    elif op == "second-attempt" and pod is not None:
-        job_pods = [
-            p
-            for p in pods
-            if "job-name" in p["metadata"]["labels"]
-            or "batch.kubernetes.io/job-name" in p["metadata"]["labels"]
-        ]
-        if job_pods:
-            attempt = copy.deepcopy(_pick(job_pods, i))
-            attempt["metadata"]["name"] += "-retry"
-            attempt["metadata"]["uid"] = attempt["metadata"].get("uid", "") + "-retry"
-            attempt["status"]["phase"] = value
-            original = _pick(job_pods, i)
-            original["status"]["phase"] = "Pending"
-            pods.insert(pods.index(original), attempt)
-    elif op == "claim-nodes" and claim_ is not None and nodes:
-        allocation = claim_.setdefault("status", {}).setdefault("allocation", {})
-        names = [_pick(nodes, i + k)["metadata"]["name"] for k in (3, 1)]
-        term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": names}]}
-        allocation["nodeSelector"] = {"nodeSelectorTerms": [term]}
-    elif op == "drop-uuid":
-        for slice_ in cluster.list("resourceslices")[i % 2 :: 2]:
-            for device in slice_["spec"].get("devices") or []:
-                device.get("attributes", {}).pop("uuid", None)
-    elif op == "log" and cluster.logs:
-        key = _pick(sorted(cluster.logs), i)
-        if value == "x":
-            del cluster.logs[key]
-        else:
-            cluster.logs[key] = _pick(
-                [
-                    "",
-                    "GPU 0: x (UUID: GPU-other)\n",
-                    "GPU 0: a (UUID: GPU-a)\nGPU 1: b (UUID: GPU-b)\n",
-                    "no gpu\n",
-                ],
-                i,
-            ) + cluster.logs[key] * (i % 2)
-
-
-_OPS = st.sampled_from(
-    [
-        "drop-pod",
-        "unready",
-        "no-statuses",
-        "phase",
-        "move-pod",
-        "mode-label",
-        "drop-label",
-        "deploy-label",
-        "allocatable",
-        "drop-node",
-        "drop-slice",
-        "republish",
-        "device",
-        "drop-memory",
-        "driver",
-        "claim-node",
-        "release",
-        "drop-claim",
-        "reserve",
-        "terminating",
-        "claim-status",
-        "bridge-claim",
-        "log",
-        "second-attempt",
-        "claim-nodes",
-        "drop-uuid",
-    ]
-)
-_VALUES = st.sampled_from(
-    [
-        "dra",
-        "legacy",
-        "",
-        "Failed",
-        "Succeeded",
-        "Pending",
-        "driver",
-        "mig-manager",
-        "4",
-        "0",
-        "gpu",
-        "mig",
-        "x",
-    ]
-)
-
-
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# as many examples as the hypothesis profile runs (tests/conftest.py): a few seconds, deep in CI
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     wave=st.sampled_from(["base", "claims", "bridge", "app", "cutover"]),
-    changes=st.lists(st.tuples(_OPS, st.integers(0, 200), _VALUES), max_size=6),
+    changes=st.lists(
+        st.tuples(st.sampled_from(FAULTS), st.integers(0, 200), st.sampled_from(VALUES)), max_size=6
+    ),
 )
 def test_twins_say_what_the_programs_say_on_generated_clusters(
     tmp_path_factory: pytest.TempPathFactory, wave: str, changes: list[tuple[str, int, str]]
 ) -> None:
     # GIVEN a healthy cluster of every pool kind in a wave, changed a few ways at random
     platform = _fleet(tmp_path_factory)
-    cluster = build(platform, wave)
-    for op, i, value in changes:
-        _mutate(cluster, op, i, value)
+    cluster = wave_cluster(platform, wave)
+    for fault, i, value in changes:
+        inject_fault(cluster, fault, i, value)
     snapshot = load_snapshot(cluster.write(tmp_path_factory.mktemp("snap")))
     # WHEN every gate of the wave is judged by its twin and by its program / THEN alike
     _assert_alike(_lines(platform, wave, snapshot))
@@ -293,7 +120,7 @@ def test_twins_say_what_the_programs_say_on_generated_clusters(
 def test_a_device_without_uuid_is_looked_up_further_as_jq_does(tmp_path: Path) -> None:
     # GIVEN the pilot's device published twice in its pool: first without a uuid, then with one
     platform = load_platform(tmp_path, fleet_doc())
-    cluster = build(platform, "claims")
+    cluster = wave_cluster(platform, "claims")
     slices = cluster.list("resourceslices")
     again = copy.deepcopy(slices)
     for slice_ in slices:
@@ -309,7 +136,7 @@ def test_a_device_without_uuid_is_looked_up_further_as_jq_does(tmp_path: Path) -
 def test_a_twin_leaves_a_value_the_api_never_serves_to_jq(tmp_path: Path) -> None:
     # GIVEN a node whose label is a number, which a twin refuses to read
     platform = load_platform(tmp_path, fleet_doc())
-    cluster = build(platform, "app")
+    cluster = wave_cluster(platform, "app")
     cluster.list("nodes")[0]["metadata"]["labels"]["odd"] = 7
     # (a snapshot folder holding it is refused when read: built in memory, as `simulate` builds one)
     snapshot = Snapshot(tmp_path, dict(cluster.kinds))
@@ -339,7 +166,7 @@ def test_a_twin_leaves_a_value_the_api_never_serves_to_jq(tmp_path: Path) -> Non
 def test_a_twin_shows_null_as_jq_does(tmp_path: Path) -> None:
     # GIVEN a DRA node advertising a device-plugin resource with no value (issue 39: the twin said `None`)
     platform = load_platform(tmp_path, fleet_doc())
-    cluster = build(platform, "app")
+    cluster = wave_cluster(platform, "app")
     dra = next(n for n in cluster.list("nodes") if n["metadata"]["name"].startswith("h100-"))
     dra["status"]["allocatable"]["nvidia.com/gpu"] = None
     # WHEN judged by the twin and by the program / THEN alike, null written as jq writes it

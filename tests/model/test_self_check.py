@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -196,6 +196,7 @@ _DEFINED = {"base", "pilot", "claims", "cutover", "full", "full-b", "team-a", "o
 _NAMES = st.from_regex(r"\A[a-z][a-z0-9-]{0,20}[a-z0-9]\Z").filter(lambda n: n not in _DEFINED)
 
 
+@settings(max_examples=100)
 @given(field=st.sampled_from(sorted(_REFERENCES)), name=_NAMES)
 def test_any_dangling_name_built_through_the_sdk_is_located(field: str, name: str) -> None:
     set_name, loc, _ = _REFERENCES[field]

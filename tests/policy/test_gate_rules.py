@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from gpuplatform.cli import main
 from gpuplatform.load.stacks import load_stack
-from tests.evidence.builders import build
+from gpuplatform.testing import wave_cluster
 from tests.policy.helpers import codes, findings
 from tests.specs import minimal_spec, write_spec
 
@@ -73,7 +73,7 @@ def test_gp235_a_live_mig_config_other_than_the_declared_layout(tmp_path: Path) 
     doc = minimal_spec()
     doc["spec"]["nodePools"][0]["migLayout"] = ["3g.20gb", "3g.20gb"]
     (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", doc))
-    cluster = build(loaded.platform, "pilot")
+    cluster = wave_cluster(loaded.platform, "pilot")
     spec = str(tmp_path / "lab.yaml")
     healthy = CliRunner().invoke(main, ["check", spec, "--snapshot", str(cluster.write(tmp_path / "ok"))])
     assert "GP235" not in healthy.stderr

@@ -9,8 +9,8 @@ from typing import Any
 from click.testing import CliRunner
 
 from gpuplatform.cli import main
+from gpuplatform.testing import Cluster, node, pod
 from tests.admission.lab import DB_WORKLOAD, lab_spec
-from tests.evidence.builders import Cluster, node, pod
 from tests.policy.helpers import codes, findings
 from tests.specs import write_spec
 

@@ -133,8 +133,9 @@ def test_check_snapshot_finds_an_exporter_pod_on_a_dra_node_without_dra_mode(tmp
     from click.testing import CliRunner
 
     from gpuplatform.cli import main
+    from gpuplatform.testing import Cluster
     from tests.conftest import REPO
-    from tests.evidence.builders import Cluster
+    from tests.specs import healthy_cluster
 
     def gp257(cluster: Cluster, folder: str) -> list[str]:
         snap = cluster.write(tmp_path / folder)
@@ -144,7 +145,7 @@ def test_check_snapshot_finds_an_exporter_pod_on_a_dra_node_without_dra_mode(tmp
         return [p["message"] for p in report["problems"] if p["code"] == "GP257"]
 
     # GIVEN a healthy cluster: its exporter pods carry the env the operator copies from its values
-    cluster = Cluster.healthy()
+    cluster = healthy_cluster()
     assert not gp257(cluster, "healthy")
     # WHEN the exporter on a DRA node runs without it (values applied, DaemonSet not rolled)
     dra_nodes = {

@@ -24,8 +24,8 @@ from gpuplatform.render.gate_jobs import (
     render_gate_jobs,
 )
 from gpuplatform.render.validation import validation_jobs
+from gpuplatform.testing import wave_cluster
 from tests.conftest import REPO
-from tests.evidence.builders import build
 from tests.gates.harness import fleet_doc, in_cluster, load_platform
 
 STACKS = ["reference.py", "mixed-fleet.yaml", "nim-lab.yaml"]
@@ -101,7 +101,9 @@ def test_facts_larger_than_an_argument_reach_the_program(tmp_path: Path) -> None
     doc = fleet_doc()
     doc["spec"]["nodePools"][0]["nodes"] = [f"gpu-a100-node-{i:05d}" for i in range(11_000)]
     platform = load_platform(tmp_path, doc)
-    run = in_cluster(platform, "claims", "allocator-exclusivity", build(platform, "claims"), tmp_path / "c")
+    run = in_cluster(
+        platform, "claims", "allocator-exclusivity", wave_cluster(platform, "claims"), tmp_path / "c"
+    )
     assert (tmp_path / "c" / FACTS_FILE).stat().st_size > 128 * 1024
     assert run.returncode == 0, run.stderr[-2000:]
     assert "legacy node gpu-a100-node-10999: no DRA kubelet plugin" in run.stdout

@@ -13,6 +13,7 @@ from gpuplatform.load.stacks import load_stack
 from gpuplatform.model import Platform
 from gpuplatform.plan.waves import Plan, WaveState, plan_platform
 from gpuplatform.render.handoff import render_pool_handoffs
+from tests.sdk import lab_platform
 from tests.specs import minimal_spec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,7 +44,7 @@ def _plans() -> list[tuple[str, Plan]]:
         if path.suffix in (".py", ".yaml")
         for loaded in load_stack(path)
     ]
-    minimal = Platform.model_validate({**minimal_spec()["spec"], "name": "lab"})
+    minimal = lab_platform()
     return [*plans, ("minimal", plan_platform(minimal)), ("provisioners", plan_platform(_provisioner_spec()))]
 
 

@@ -7,7 +7,6 @@ import re
 from functools import cache
 
 import pytest
-from syrupy.assertion import SnapshotAssertion
 
 from gpuplatform.commands.synth import render_all
 from gpuplatform.load.stacks import discover_stacks, load_stack
@@ -80,7 +79,3 @@ def test_the_first_and_last_waves_say_there_is_no_way_back_or_on() -> None:
     last = render_overview(plan_platform(loaded.platform.model_copy(update={"active_wave": "cutover"})))
     assert "To roll back" not in first and "To advance" in first
     assert "This is the last wave" in last and "To advance" not in last
-
-
-def test_reference_readme_snapshot(text_snapshot: SnapshotAssertion) -> None:
-    assert _rendered()["reference"][OVERVIEW_FILE].decode() == text_snapshot

@@ -6,7 +6,7 @@ from collections import defaultdict
 from pathlib import PurePosixPath
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplatform.model import Platform
@@ -59,6 +59,7 @@ _KEYS = st.sampled_from(["spec", "data", "rules", "subjects", "roleRef", "zeta",
 _NAMES = st.text("abz.-", min_size=1, max_size=3)
 
 
+@settings(max_examples=100)
 @given(
     body=st.dictionaries(_KEYS, st.integers()),
     labels=st.dictionaries(_NAMES, _NAMES),

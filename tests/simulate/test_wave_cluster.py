@@ -14,8 +14,8 @@ from gpuplatform.simulate import jobs
 from gpuplatform.simulate.snapshot import cluster_snapshot
 from gpuplatform.simulate.wave_cluster import wave_world
 from gpuplatform.simulate.world import ViolationFound
-from tests.evidence.builders import reference_platform
 from tests.gates.harness import fleet_doc, load_platform
+from tests.specs import reference_platform
 
 
 def _platforms(tmp_path: Path) -> list[Platform]:
