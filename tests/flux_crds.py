@@ -1,28 +1,20 @@
-"""Flux's CRDs at the controllers' tags of a Flux release, read from the stored snapshots of the
-controllers' repositories (`fetch` of fluxcd/helm-controller, source-controller, kustomize-controller;
-`config/crd/bases/`), and a strict reading of their schemas.
+"""Flux's CRDs at the controllers' tags of a Flux release, from the CRD cache (`tests/crd_cache.py`:
+generated from the controllers' api modules as their Makefiles do), and a strict reading of their
+schemas.
 
 The controllers of each release are those fluxcd/flux2 `manifests/bases/*/kustomization.yaml` names
-at its tag. Without the snapshots the tests that need them skip and say so.
+at its tag (`tests/upstream-crds.json`). Without the cache the tests that need it skip and say so
+(fail in CI).
 """
 
 from __future__ import annotations
 
-import subprocess
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-import pytest
-import yaml
+from tests.crd_cache import FLUX_RELEASES, upstream_file
 
-MIRRORS = Path("/work/.mirror")
-#: Flux release -> controller -> tag (fluxcd/flux2 v2.3.0, v2.6.0, v2.7.0 manifests/bases).
-RELEASES: dict[str, dict[str, str]] = {
-    "2.3.0": {"helm-controller": "v1.0.1", "source-controller": "v1.3.0", "kustomize-controller": "v1.3.0"},
-    "2.6.0": {"helm-controller": "v1.3.0", "source-controller": "v1.6.0", "kustomize-controller": "v1.6.0"},
-    "2.7.0": {"helm-controller": "v1.4.0", "source-controller": "v1.7.0", "kustomize-controller": "v1.7.0"},
-}
+#: Flux release -> controller -> tag (tests/upstream-crds.json).
+RELEASES = FLUX_RELEASES
 #: (group, plural) of each kind the Flux output holds -> its controller.
 KINDS: dict[str, tuple[str, str, str]] = {
     "HelmRelease": ("helm-controller", "helm.toolkit.fluxcd.io", "helmreleases"),
@@ -33,22 +25,10 @@ KINDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-@cache
 def flux_crd(release: str, kind: str) -> dict[str, Any]:
-    """The CRD of `kind` as Flux `release` installs it (skips the test without the snapshot)."""
+    """The CRD of `kind` as Flux `release` installs it (skips the test without the CRD cache)."""
     controller, group, plural = KINDS[kind]
-    repo = MIRRORS / f"fluxcd+{controller}" / "repo"
-    if not repo.is_dir():
-        pytest.skip(f"no stored snapshot of fluxcd/{controller} at {repo}")
-    tag = RELEASES[release][controller]
-    text = subprocess.run(
-        ["git", "--git-dir", str(repo), "show", f"{tag}:config/crd/bases/{group}_{plural}.yaml"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    crd: dict[str, Any] = yaml.safe_load(text)
-    return crd
+    return upstream_file(controller, RELEASES[release][controller], f"{group}_{plural}.yaml")
 
 
 def strict(schema: dict[str, Any]) -> dict[str, Any]:

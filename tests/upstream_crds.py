@@ -4,9 +4,9 @@ release, applied as the API server applies them.
 Newest: the verbatim copies in shared/reference/crds (their README gives each tag); the Kueue CRDs
 at `KUEUE_DEFAULT`. Minimum: Argo CD `ARGOCD_MINIMUM`, Flux `FLUX_MINIMUM` (the controllers of its
 release, `tests/flux_crds.py`), Kueue `KUEUE_V1BETA2_SINCE`, Karpenter 1.0.0 (the first
-`karpenter.sh/v1`), read from the stored snapshots of the upstream repositories; the NIM Operator
-has one modelled release (`NIM_OPERATOR_MODELLED`), which is both. A test that needs a snapshot that
-is not there skips and says so.
+`karpenter.sh/v1`), from the CRD cache `scripts/upstream-crds` writes from the Go module proxy
+(`tests/crd_cache.py`); the NIM Operator has one modelled release (`NIM_OPERATOR_MODELLED`), which
+is both. Without the cache a test that needs it skips and says so (fails in CI).
 
 What the API server checks and `crd_errors` does too: the structural schema under strict field
 validation (kubectl's default: unknown fields refused), `nullable`, `x-kubernetes-int-or-string`,
@@ -18,13 +18,10 @@ rules (those reading `oldSelf`) apply to updates only and are left out, as on a 
 from __future__ import annotations
 
 import json
-import subprocess
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
-import pytest
 import yaml
 
 from gpuplatform.cel.errors import CelError
@@ -33,10 +30,10 @@ from gpuplatform.cel.runtime import EvalError
 from gpuplatform.cel.syntax import parse
 from gpuplatform.versions import ARGOCD_MINIMUM, FLUX_MINIMUM, KUEUE_DEFAULT, KUEUE_V1BETA2_SINCE
 from tests.conftest import SHARED
+from tests.crd_cache import upstream_file
 from tests.flux_crds import KINDS, flux_crd, strict
 
 CRDS = SHARED / "reference" / "crds"
-MIRRORS = Path("/work/.mirror")
 KARPENTER_MINIMUM = "1.0.0"
 
 #: kind -> the file of shared/reference/crds (the newest supported release).
@@ -52,16 +49,15 @@ SHARED_FILES: dict[str, str] = {
     "NodePool": "karpenter.sh_nodepools.yaml",
     "NIMService": "apps.nvidia.com_nimservices.yaml",
 }
-#: kind -> (repository snapshot, path) of the Kueue and Argo CD CRDs read at a tag.
-_KUEUE = ("kubernetes-sigs+kueue", "config/components/crd/bases/kueue.x-k8s.io_{}.yaml")
-SNAPSHOT_FILES: dict[str, tuple[str, str]] = {
-    "ClusterQueue": (_KUEUE[0], _KUEUE[1].format("clusterqueues")),
-    "LocalQueue": (_KUEUE[0], _KUEUE[1].format("localqueues")),
-    "ResourceFlavor": (_KUEUE[0], _KUEUE[1].format("resourceflavors")),
-    "Application": ("argoproj+argo-cd", "manifests/crds/application-crd.yaml"),
-    "AppProject": ("argoproj+argo-cd", "manifests/crds/appproject-crd.yaml"),
-    "ApplicationSet": ("argoproj+argo-cd", "manifests/crds/applicationset-crd.yaml"),
-    "NodePool": ("kubernetes-sigs+karpenter", "pkg/apis/crds/karpenter.sh_nodepools.yaml"),
+#: kind -> (CRD cache entry, file) of the Kueue, Argo CD and Karpenter CRDs read at a tag.
+CACHED_FILES: dict[str, tuple[str, str]] = {
+    "ClusterQueue": ("kueue", "kueue.x-k8s.io_clusterqueues.yaml"),
+    "LocalQueue": ("kueue", "kueue.x-k8s.io_localqueues.yaml"),
+    "ResourceFlavor": ("kueue", "kueue.x-k8s.io_resourceflavors.yaml"),
+    "Application": ("argo-cd", "application-crd.yaml"),
+    "AppProject": ("argo-cd", "appproject-crd.yaml"),
+    "ApplicationSet": ("argo-cd", "applicationset-crd.yaml"),
+    "NodePool": ("karpenter", "karpenter.sh_nodepools.yaml"),
 }
 FLUX_KINDS = tuple(KINDS)
 #: The API groups whose objects `crd_errors` judges (every custom kind the output holds but the
@@ -84,16 +80,6 @@ def _load(text: str) -> dict[str, Any]:
     return crd
 
 
-def _git_show(repo: str, tag: str, path: str) -> dict[str, Any]:
-    mirror = MIRRORS / repo / "repo"
-    if not mirror.is_dir():
-        pytest.skip(f"no stored snapshot of {repo.replace('+', '/')} at {mirror}")
-    text = subprocess.run(
-        ["git", "--git-dir", str(mirror), "show", f"{tag}:{path}"], capture_output=True, text=True, check=True
-    ).stdout
-    return _load(text)
-
-
 @cache
 def upstream_crd(kind: str, release: str) -> dict[str, Any]:
     """The CRD of `kind` at `release`: "newest", "minimum", or for Flux's kinds a Flux release of
@@ -104,10 +90,10 @@ def upstream_crd(kind: str, release: str) -> dict[str, Any]:
         return flux_crd(str(FLUX_MINIMUM) if release == "minimum" else release, kind)
     if kind in ("ClusterQueue", "LocalQueue", "ResourceFlavor"):
         tag = KUEUE_DEFAULT if release == "newest" else str(KUEUE_V1BETA2_SINCE)
-        return _git_show(*SNAPSHOT_FILES[kind][:1], f"v{tag}", SNAPSHOT_FILES[kind][1])
-    if release == "minimum" and kind in SNAPSHOT_FILES:
-        tag = str(ARGOCD_MINIMUM) if SNAPSHOT_FILES[kind][0].startswith("argoproj") else KARPENTER_MINIMUM
-        return _git_show(SNAPSHOT_FILES[kind][0], f"v{tag}", SNAPSHOT_FILES[kind][1])
+        return upstream_file(CACHED_FILES[kind][0], f"v{tag}", CACHED_FILES[kind][1])
+    if release == "minimum" and kind in CACHED_FILES:
+        tag = str(ARGOCD_MINIMUM) if CACHED_FILES[kind][0] == "argo-cd" else KARPENTER_MINIMUM
+        return upstream_file(CACHED_FILES[kind][0], f"v{tag}", CACHED_FILES[kind][1])
     return _load((CRDS / SHARED_FILES[kind]).read_text())
 
 

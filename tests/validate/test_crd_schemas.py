@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
 from gpuplatform.validate.schemas import own_schema_kinds, own_validator
-from gpuplatform.versions import KUEUE_API_VERSION
+from gpuplatform.versions import KUEUE_API_VERSION, KUEUE_DEFAULT
 from tests.conftest import SHARED
+from tests.crd_cache import upstream_file
 
 CRDS = SHARED / "reference" / "crds"
 UPSTREAM = {
@@ -72,8 +71,6 @@ KUEUE_CRDS = {
     "LocalQueue": "kueue.x-k8s.io_localqueues.yaml",
     "ResourceFlavor": "kueue.x-k8s.io_resourceflavors.yaml",
 }
-KUEUE_MIRROR = Path("/work/.mirror/kubernetes-sigs+kueue/repo")
-KUEUE_TAG = "v0.19.2"
 #: CRD kinds emitted without an upstream copy in shared/reference/crds (checked by our schema only).
 NO_UPSTREAM_COPY = {
     ("monitoring.coreos.com/v1", "PrometheusRule"),
@@ -83,13 +80,7 @@ NO_UPSTREAM_COPY = {
 
 @pytest.mark.parametrize("kind", sorted(KUEUE_CRDS))
 def test_kueue_schema_is_a_subset_of_the_fetched_crd(kind: str) -> None:
-    if not KUEUE_MIRROR.is_dir():
-        pytest.skip(f"no fetched kubernetes-sigs/kueue at {KUEUE_MIRROR}")
-    path = f"{KUEUE_TAG}:config/components/crd/bases/{KUEUE_CRDS[kind]}"
-    text = subprocess.run(
-        ["git", "-C", str(KUEUE_MIRROR), "show", path], capture_output=True, text=True, check=True
-    ).stdout
-    crd = yaml.safe_load(text)
+    crd = upstream_file("kueue", f"v{KUEUE_DEFAULT}", KUEUE_CRDS[kind])
     [entry] = [v for v in crd["spec"]["versions"] if v["name"] == KUEUE_API_VERSION.split("/")[1]]
     ours = own_validator(KUEUE_API_VERSION, kind).schema
     assert _compatible(ours, entry["schema"]["openAPIV3Schema"], "") == []
