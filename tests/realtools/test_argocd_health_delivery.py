@@ -2,8 +2,9 @@
 chart renders the hand-off's values into it (real helm), and the runbook's jq adds it to an
 argocd-operator `ArgoCD` resource that stays valid under the operator's CRD (real jq).
 
-The chart and the CRD come from the stored snapshots of argoproj/argo-helm and
-argoproj-labs/argocd-operator (`fetch`); without them these tests skip and say so.
+The chart comes from the stored snapshot of argoproj/argo-helm (`fetch`: a chart repository, not on
+any registry this project may reach), so that test skips where the snapshot is not; the operator's
+CRD comes from the CRD cache (`tests/crd_cache.py`, its Go module at the tag).
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from gpuplatform.model import Platform
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.argocd_settings import HEALTH_KEY, argocd_cm_step, cluster_policy_health_lua
 from gpuplatform.render.tree import render_tree
+from tests.crd_cache import upstream_file
 
 ARGO_HELM = Path("/work/.mirror/argoproj+argo-helm/repo")
 ARGO_CD_CHART_TAG = "argo-cd-10.1.1"
-OPERATOR = Path("/work/.mirror/argoproj-labs+argocd-operator/repo")
 OPERATOR_TAG = "v0.18.0"
 
 
@@ -82,7 +83,7 @@ def test_the_argo_cd_chart_renders_the_check_into_argocd_cm(
 
 
 def _argocd_schema() -> dict[str, Any]:
-    crd = yaml.safe_load(_git_show(OPERATOR, OPERATOR_TAG, "config/crd/bases/argoproj.io_argocds.yaml"))
+    crd = upstream_file("argocd-operator", OPERATOR_TAG, "argoproj.io_argocds.yaml")
     [version] = [v for v in crd["spec"]["versions"] if v["name"] == "v1beta1"]
     schema: dict[str, Any] = version["schema"]["openAPIV3Schema"]
     return schema
@@ -91,8 +92,6 @@ def _argocd_schema() -> dict[str, Any]:
 def test_the_runbook_adds_the_check_to_an_argocd_resource_and_keeps_its_others(
     reference: Platform, tmp_path: Path
 ) -> None:
-    if not OPERATOR.is_dir():
-        pytest.skip(f"no stored snapshot of argoproj-labs/argocd-operator at {OPERATOR}")
     # GIVEN an ArgoCD resource with a check of its own and an older ClusterPolicy check
     schema = _argocd_schema()
     own = {"group": "apps", "kind": "Deployment", "check": "hs = {status = 'Healthy'}\nreturn hs\n"}

@@ -18,6 +18,7 @@ _REPOSITORY = {
     "kueue": "kubernetes-sigs+kueue",
     "argo-cd": "argoproj+argo-cd",
     "karpenter": "kubernetes-sigs+karpenter",
+    "argocd-operator": "argoproj-labs+argocd-operator",
 }
 
 
