@@ -20,6 +20,8 @@ from gpuplatform.render.meta import Obj, k8s_object
 from gpuplatform.render.rollout import driver_timeout_minutes
 
 __all__ = [
+    "HELM_ACCOUNT",
+    "KUSTOMIZE_ACCOUNT",
     "RETRY_INTERVAL",
     "flux_source",
     "layer_kustomizations",
@@ -57,6 +59,17 @@ def _source_ref(plan: Plan) -> Obj:
     return {"kind": "GitRepository", "name": flux_source(plan)}
 
 
+#: The accounts the platform's Kustomizations and HelmReleases reconcile as, named in
+#: `spec.serviceAccountName` so they keep working under Flux's multi-tenancy lockdown
+#: (`--default-service-account`: an object naming none impersonates that account of its own
+#: namespace; fluxcd/kustomize-controller v1.7.0 docs/spec/v1/kustomizations.md "Enforcing
+#: impersonation"): the controllers' own, which Flux's install binds to cluster-admin
+#: (fluxcd/flux2 v2.9.4 manifests/rbac/reconciler.yaml `cluster-reconciler`), as a platform admin's
+#: objects in Flux's namespace are.
+KUSTOMIZE_ACCOUNT = "kustomize-controller"
+HELM_ACCOUNT = "helm-controller"
+
+
 def _timeout(plan: Plan, folder: str) -> int:
     """Minutes a layer may take: the releases' folder waits for the DRA driver's whole rollout."""
     minutes = plan.platform.delivery.timeout_minutes
@@ -81,6 +94,7 @@ def render_flux_entry(plan: Plan, folders: list[str]) -> list[Obj]:
             "prune": p.delivery.flux_prune,
             "wait": True,
             "timeout": f"{_timeout(plan, folder)}m",
+            "serviceAccountName": KUSTOMIZE_ACCOUNT,
             "sourceRef": _source_ref(plan),
         }
         if previous is not None:
@@ -132,6 +146,7 @@ def render_cluster_entry(plan: Plan) -> Obj:
             "retryInterval": RETRY_INTERVAL,
             "path": f"./{p.delivery.path}/{p.name}/delivery/flux",
             "prune": True,
+            "serviceAccountName": KUSTOMIZE_ACCOUNT,
             "sourceRef": _source_ref(plan),
         },
     )

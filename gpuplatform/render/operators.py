@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from gpuplatform.charts.facts import ChartFacts
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.dcgm_exporter import render_exporter_rbac
+from gpuplatform.render.flux_entry import HELM_ACCOUNT
 from gpuplatform.render.helm_values import (
     dra_driver_chart,
     dra_driver_values,
@@ -274,6 +275,7 @@ def _flux(plan: Plan, state: WaveState, chart: HelmChart) -> list[Obj]:
             "releaseName": chart.release,
             "targetNamespace": chart.namespace,
             "storageNamespace": chart.namespace,
+            "serviceAccountName": HELM_ACCOUNT,
             **chart_ref,
             "install": {"crds": "CreateReplace", "remediation": {"retries": 3}},
             "upgrade": _upgrade_policy(plan),

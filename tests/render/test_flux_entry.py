@@ -3,10 +3,17 @@ cluster entry that no wave changes."""
 
 from __future__ import annotations
 
+from gpuplatform.load.stacks import discover_stacks, load_stacks
 from gpuplatform.model import Platform
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.flux_entry import render_cluster_entry, render_cluster_source
+from gpuplatform.render.flux_entry import (
+    HELM_ACCOUNT,
+    KUSTOMIZE_ACCOUNT,
+    render_cluster_entry,
+    render_cluster_source,
+)
 from gpuplatform.render.tree import render_tree
+from tests.conftest import REPO
 
 
 def _flux(platform: Platform) -> list[dict]:  # type: ignore[type-arg]
@@ -89,3 +96,24 @@ def test_a_wave_change_prunes_the_previous_wave_s_gate_jobs_and_facts(reference:
     # wave is in the second wave's inventory: Flux prunes it on the change
     assert jobs_a and jobs_a <= facts_a
     assert not jobs_a & jobs_b
+
+
+def test_every_kustomization_and_helm_release_names_the_account_it_reconciles_as() -> None:
+    # GIVEN every Flux object every bundled platform renders (and the cluster entry)
+    loaded = load_stacks(discover_stacks(REPO / "stacks"))
+    for lp in loaded:
+        if "flux" not in lp.platform.delivery.engines:
+            continue
+        plan = plan_platform(lp.platform)
+        objects = [o for c in render_tree(plan).files.values() if isinstance(c, list) for o in c]
+        objects.append(render_cluster_entry(plan))
+        kinds = [o for o in objects if o["kind"] in ("Kustomization", "HelmRelease") and "spec" in o]
+        assert kinds
+        # THEN each names its account, so the lockdown's --default-service-account never applies:
+        # the platform's the controllers' own, a tenant's its own ServiceAccount
+        for obj in kinds:
+            account = obj["spec"].get("serviceAccountName")
+            assert account, f"{lp.platform.name}: {obj['kind']}/{obj['metadata']['name']}"
+            if obj["metadata"]["namespace"] == lp.platform.delivery.flux_namespace:
+                wanted = KUSTOMIZE_ACCOUNT if obj["kind"] == "Kustomization" else HELM_ACCOUNT
+                assert account == wanted, obj["metadata"]["name"]
