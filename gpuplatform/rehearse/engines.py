@@ -45,8 +45,6 @@ _KIND_FIRST = (
 HEALTH_TIMEOUT = 2700.0
 #: Applies of a unit the engine makes before its sync fails, and the virtual seconds between them.
 _APPLY_ATTEMPTS = 3
-_FLUX_RETRY = 60.0
-_ARGO_RETRY = 5.0
 #: Failed attempts of a gate or switch that end the wait before the timeout.
 _ATTEMPTS = 2
 _ARGO_UNITS = {u.argo_wave: u.id for u in SYNC_UNITS if u.argo_hook in ("", "Sync")}
@@ -158,7 +156,7 @@ class Engine:
             except ApplyFailed as exc:
                 if attempt == _APPLY_ATTEMPTS - 1:
                     raise SyncFailed(f"{unit.name}: the apiserver refused the apply: {exc}") from None
-                self._retry_later(unit.name)
+                self._retry_later(unit)
         for obj in objects:
             name = obj["metadata"]["name"]
             if obj["kind"] in ("HelmRelease", "Application") and name in wave.releases:
@@ -274,14 +272,14 @@ class Engine:
                     failed.append(f"an attempt exited {code}: " + " | ".join(log.strip().splitlines()[-6:]))
         return failed[-1] if len(failed) >= _ATTEMPTS else ""
 
-    def _retry_later(self, unit: str) -> None:
-        """Wait as the engine does before it applies a refused unit again (Flux: the `retryInterval: 1m`
-        every rendered Kustomization carries; Argo CD: its sync retry backoff, 5 s first). An admission policy the
-        previous unit changed reaches the apiserver's policy cache a moment after it is stored, so
-        the first apply after it can be judged by the old binding."""
+    def _retry_later(self, unit: Unit) -> None:
+        """Wait as the engine does before it applies a refused unit again: the unit's `retry_after`,
+        read from the rendered Kustomization or Application (`simulate.rendered.Unit`). An admission
+        policy the previous unit changed reaches the apiserver's policy cache a moment after it is
+        stored, so the first apply after it can be judged by the old binding."""
         time.sleep(1.0)  # wall time: the apiserver's informers, not virtual time, carry the change
-        due = self.cluster.clock.now + (_FLUX_RETRY if self.name == "flux" else _ARGO_RETRY)
-        self.cluster.wait(lambda: self.cluster.clock.now >= due, HEALTH_TIMEOUT, f"{unit}: the retry")
+        due = self.cluster.clock.now + unit.retry_after
+        self.cluster.wait(lambda: self.cluster.clock.now >= due, HEALTH_TIMEOUT, f"{unit.name}: the retry")
 
     # --- the entry objects the runbook reads ------------------------------------------------------
 

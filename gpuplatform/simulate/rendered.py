@@ -17,6 +17,7 @@ from gpuplatform.charts.facts import all_chart_facts
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.tree import Tree, render_delivery
+from gpuplatform.simulate.helm_rollout import duration_minutes
 
 __all__ = [
     "DRA_CHARTS",
@@ -82,6 +83,11 @@ class Unit:
     wait: bool = True
     folder: str = ""
     """Flux: the wave folder the Kustomization builds."""
+    retry_after: float = 0.0
+    """Seconds before the engine applies a refused unit again: Flux, the Kustomization's
+    `retryInterval`, else its `interval` (kustomize-controller v1.9.4 api/v1 `GetRetryInterval`);
+    Argo CD, the first backoff of the Application's `syncPolicy.retry`, 5 s unless set (argo-cd
+    v3.5.1 pkg/apis/application/v1alpha1 `NextRetryAt`, application_defaults.go)."""
 
 
 @dataclass
@@ -175,6 +181,7 @@ def _flux(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
                 prune=bool(spec.get("prune")),
                 wait=bool(spec.get("wait")),
                 folder=folder.split("/", 2)[-1],
+                retry_after=60 * duration_minutes(str(spec.get("retryInterval") or spec["interval"])),
             )
         )
     releases = {
@@ -289,6 +296,9 @@ def _argocd(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
     policy = parent["spec"].get("syncPolicy") or {}
     retry = policy.get("retry")
     limit = int(retry.get("limit", 0)) if isinstance(retry, dict) else 5
+    backoff = (retry.get("backoff") or {}) if isinstance(retry, dict) else {}
+    for unit in units:
+        unit.retry_after = 60 * duration_minutes(str(backoff.get("duration") or _ARGO_RETRY_DURATION))
     releases = {
         o["metadata"]["name"]: _argo_release(scratch, plan, o)
         for o in objects + by_hand
@@ -308,6 +318,11 @@ def _argocd(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
         by_hand,
         prune=bool(automated.get("prune")) if isinstance(automated, dict) else True,
     )
+
+
+#: Argo CD's first retry backoff when the Application sets none (argo-cd v3.5.1
+#: pkg/apis/application/v1alpha1/application_defaults.go `DefaultSyncRetryDuration`).
+_ARGO_RETRY_DURATION = "5s"
 
 
 def engine_wave(tree: Tree, plan: Plan, wave: str, engine: str, scratch: Tree | None = None) -> EngineWave:
