@@ -37,8 +37,13 @@ def test_gp110_minimum_release_passes(tmp_path: Path) -> None:
     assert "GP110" not in codes(tmp_path, _spec(kubernetes={"version": "1.34.2"}))
 
 
-def test_gp111_bridge_on_135_without_the_gate(tmp_path: Path) -> None:
-    found = [p for p in findings(tmp_path, _bridged("1.35.2")) if p.code == "GP111"]
+@pytest.mark.parametrize("source", ["platform", "chart"])
+def test_gp111_bridge_on_135_without_the_gate(tmp_path: Path, source: str) -> None:
+    # a chart's class loses extendedResourceName on 1.35 as the platform's does (found by
+    # checking the reference stack on 1.35: only simulate's GP290 refused it, as an unschedulable probe)
+    doc = _bridged("1.35.2")
+    doc["spec"]["bridges"][0]["source"] = source
+    found = [p for p in findings(tmp_path, doc) if p.code == "GP111"]
     assert [(p.loc, p.severity) for p in found] == [("spec.bridges[0]", "error")]
 
 

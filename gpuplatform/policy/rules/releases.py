@@ -54,8 +54,9 @@ def kubernetes_minimum(ctx: RuleContext) -> Iterator[Finding]:
     "a bridge class where the API server drops extendedResourceName",
     """
 On Kubernetes 1.34 and 1.35 DRAExtendedResource is alpha and off: the API server silently drops
-`extendedResourceName` when a DeviceClass is created, so the bridge would never exist. Declare the
-gate enabled (`spec.kubernetes.featureGates.DRAExtendedResource: true`, on kube-apiserver,
+`extendedResourceName` when a DeviceClass is created, so the bridge would never exist, whether the
+platform renders its class or names the DRA driver chart's `gpu.nvidia.com` (`source: chart`: the
+chart sets the field, the API server drops it the same way). Declare the gate enabled (`spec.kubernetes.featureGates.DRAExtendedResource: true`, on kube-apiserver,
 kube-scheduler, kube-controller-manager and kubelet) or target 1.36.
 """,
 )
@@ -63,13 +64,13 @@ def bridge_without_gate(ctx: RuleContext) -> Iterator[Finding]:
     if kube_gate_enabled(ctx, "DRAExtendedResource"):
         return
     for i, bridge in enumerate(ctx.platform.bridges):
-        if bridge.source == "platform":
-            yield Finding(
-                f"spec.bridges[{i}]",
-                f"bridge {bridge.name!r} needs DRAExtendedResource, which is off on Kubernetes "
-                f"{ctx.platform.kubernetes.version}",
-                "set spec.kubernetes.featureGates.DRAExtendedResource: true or target 1.36",
-            )
+        whose = " (the DRA driver chart's class)" if bridge.source == "chart" else ""
+        yield Finding(
+            f"spec.bridges[{i}]",
+            f"bridge {bridge.name!r}{whose} needs DRAExtendedResource, which is off on Kubernetes "
+            f"{ctx.platform.kubernetes.version}",
+            "set spec.kubernetes.featureGates.DRAExtendedResource: true or target 1.36",
+        )
 
 
 @rule(
