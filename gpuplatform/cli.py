@@ -402,7 +402,10 @@ def simulate(
     "--assets", default=None, metavar="DIR", help="Control plane binaries (else $GPUPLATFORM_KUBE_ASSETS)."
 )
 @click.option(
-    "--crds", default=None, metavar="DIR", help="Upstream CRD files to install (else schema-less CRDs)."
+    "--crds",
+    default=None,
+    metavar="DIR",
+    help="Upstream CRD files to install (else the cached CRDs of the releases the spec targets).",
 )
 @click.option("--keep", is_flag=True, help="Keep the rehearsal's folder (logs, etcd) and print where it is.")
 @click.option("--no-late", "no_late", is_flag=True, help="Leave out the replays with the operator late.")

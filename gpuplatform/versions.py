@@ -13,6 +13,7 @@ from functools import total_ordering
 from typing import Literal
 
 __all__ = [
+    "ARGOCD_DEFAULT",
     "ARGOCD_ENABLE_HELM",
     "ARGOCD_IMPERSONATION_FLAG",
     "ARGOCD_IMPERSONATION_SINCE",
@@ -369,6 +370,9 @@ NIM_OPERATOR_MODELLED = parse_release("3.1.2")
 #: server refuses the AppProject under strict field validation (kubectl's default) and, under
 #: `--validate=warn`, drops the names and allows every object of the kind.
 ARGOCD_MINIMUM = parse_release("3.3.0")
+#: The newest Argo CD release whose source the project reads and cites (argo-cd v3.5.1), and whose
+#: CRDs the rehearsal installs (`rehearse/upstream.py`).
+ARGOCD_DEFAULT = parse_release("3.5.1")
 #: The Argo CD option the DRA driver's kustomize wrapper needs (`helmCharts`): `argocd-cm`
 #: `kustomize.buildOptions` must hold it (argo-cd v3.5.1 docs/user-guide/kustomize.md).
 ARGOCD_ENABLE_HELM = "--enable-helm"

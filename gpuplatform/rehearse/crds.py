@@ -1,9 +1,10 @@
 """CustomResourceDefinitions the rehearsal cluster needs before a tree applies: the engines' own
 kinds (the runbook reads their status with kubectl) and every custom kind the tree holds.
 
-Upstream CRD files are used when a folder of them is given (`--crds`, e.g. the reference CRDs of
-Argo CD, Flux, the NIM and GPU Operators); a kind without one gets a CRD that stores the object as
-written, with a status subresource. That is a fact of the rehearsal, not of the cluster: the
+Upstream CRD files come from a folder given with `--crds` (e.g. the reference CRDs of Argo CD, Flux,
+the NIM and GPU Operators), else from the cache of the releases the platform targets
+(`upstream.py`); a kind without one gets a CRD that stores the object as written, with a status
+subresource. That is a fact of the rehearsal, not of the cluster: the
 upstream schemas and their CEL rules are held to the rendered objects by the unit tests.
 """
 
@@ -90,16 +91,15 @@ def _permissive(group: str, versions: Iterable[str], kind: str, plural: str, nam
     }
 
 
-def read_crds(folder: Path | None) -> dict[tuple[str, str], Obj]:
-    """(group, kind) -> upstream CRD from the `*.yaml` files of `folder`."""
+def read_crds(folders: Iterable[Path]) -> dict[tuple[str, str], Obj]:
+    """(group, kind) -> upstream CRD from the `*.yaml` files of `folders` (a later folder wins)."""
     out: dict[tuple[str, str], Obj] = {}
-    if folder is None or not folder.is_dir():
-        return out
-    for path in sorted(folder.glob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text()):
-            if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
-                spec = doc.get("spec") or {}
-                out[(str(spec.get("group")), str((spec.get("names") or {}).get("kind")))] = doc
+    for folder in folders:
+        for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
+            for doc in yaml.load_all(path.read_text(), Loader=yaml.CSafeLoader):
+                if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                    spec = doc.get("spec") or {}
+                    out[(str(spec.get("group")), str((spec.get("names") or {}).get("kind")))] = doc
     return out
 
 

@@ -23,6 +23,7 @@ from gpuplatform.rehearse.assets import AssetsMissing, find_assets
 from gpuplatform.rehearse.cluster import Rehearsal
 from gpuplatform.rehearse.crds import read_crds
 from gpuplatform.rehearse.runtime import runtime_problem
+from gpuplatform.rehearse.upstream import UpstreamMissing, platform_crd_folders
 from gpuplatform.rehearse.walk import Walker
 from gpuplatform.render.tree import Tree
 from gpuplatform.simulate.replay import TransitionResult
@@ -38,6 +39,8 @@ class RehearsalOptions:
 
     assets: Path | None = None
     crds: Path | None = None
+    """A folder of upstream CRD files; None: the cached CRDs of the releases the platform targets
+    (`upstream.platform_crd_folders`)."""
     tree: Path | None = None
     keep: bool = False
     late: bool = True
@@ -111,7 +114,7 @@ def rehearse_platform(
     rendered: list[str] = [e for e in engines if e in platform.delivery.engines]
     report = PlatformReport(platform.name, list(rendered))
     report.skipped += [f"engine {e}: not rendered for this platform" for e in engines if e not in rendered]
-    crds = read_crds(options.crds)
+    crds = read_crds([options.crds] if options.crds is not None else platform_crd_folders(platform))
     for engine in rendered:
         results, skipped = _rehearse_engine(
             plan, tree, folder, engine, stack, source, target, assets, crds, options
@@ -221,6 +224,8 @@ def rehearse_platforms(
             return [rehearse_platform(lp, path, source, target, engines, options) for lp in loaded]
     except AssetsMissing as exc:
         raise InputError([Problem("--assets", "", "", str(exc))]) from None
+    except UpstreamMissing as exc:
+        raise InputError([Problem("--crds", "", "", str(exc))]) from None
 
 
 @contextmanager
