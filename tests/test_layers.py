@@ -17,7 +17,21 @@ from tests.conftest import REPO
 PACKAGE = REPO / "gpuplatform"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("facts", ("errors", "versions", "runtime", "background", "kube", "model", "cel", "validate", "charts")),
+    (
+        "facts",
+        (
+            "errors",
+            "labels",
+            "versions",
+            "runtime",
+            "background",
+            "kube",
+            "model",
+            "cel",
+            "validate",
+            "charts",
+        ),
+    ),
     ("load", ("load", "inventory")),
     ("plan", ("plan",)),
     ("render", ("gates", "render")),
