@@ -32,7 +32,6 @@ from gpuplatform.errors import (
     RenderedOutputInvalid,
     format_problems,
 )
-from gpuplatform.load.stacks import LoadedPlatform, discover_stacks, load_stack, load_stacks
 from gpuplatform.runtime import Runtime, user_cache_folder, using
 
 __all__ = ["main"]
@@ -42,7 +41,6 @@ EXIT_INPUT = 2
 EXIT_INTERNAL = 70
 EXIT_ENVIRONMENT = 74
 EXIT_INTERRUPTED = 130
-STACKS_DIR = Path("stacks")
 DIST_DIR = Path("dist")
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -106,40 +104,52 @@ def _output_cut(stdout: Any, exc: OSError | None = None) -> None:
     _fail(f"error: stdout: {what}", EXIT_ENVIRONMENT)
 
 
-def load_selected(stack: str | None, overlays: Sequence[str]) -> list[LoadedPlatform]:
-    """The platforms of one stack (with `--overlay`s) or of every stack in `stacks/`."""
-    if stack is None:
-        if overlays:
-            raise InputError.single("--overlay", "", "an overlay needs a STACK to merge onto")
-        return load_stacks(discover_stacks(STACKS_DIR))
-    return load_stack(Path(stack), [Path(o) for o in overlays] or None)
-
-
-def select_platform(
-    stack: str, loaded: list[LoadedPlatform], platform: str | None, one: bool
-) -> list[LoadedPlatform]:
-    """`--platform`: the named platform, or all of them (`one`: a stack of several needs the name)."""
-    names = [lp.platform.name for lp in loaded]
-    if platform is not None and platform not in names:
-        raise InputError.single(
-            "--platform", "", f"{stack} has no platform {platform!r} (it has {', '.join(names)})"
-        )
-    if platform is None and one and len(loaded) > 1:
-        raise InputError.single("--platform", "", f"{stack} has platforms {', '.join(names)}: choose one")
-    return [lp for lp in loaded if platform in (None, lp.platform.name)]
-
-
-def platform_option(func: F) -> F:
-    """`--platform NAME`: read only that platform of the stack (an overlay adds a second one)."""
+def overlay_option(func: F) -> F:
+    """`--overlay FILE`, repeatable: merged onto the stack."""
     option = click.option(
-        "--platform", "platform", default=None, help="Platform of the stack (default: every one)."
+        "--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable)."
     )
     return option(func)
 
 
-def load_platforms(stack: str | None, overlays: Sequence[str], platform: str | None) -> list[LoadedPlatform]:
-    """`load_selected`, narrowed to `--platform` (exit 2 naming the platforms when it is unknown)."""
-    return select_platform(stack or str(STACKS_DIR), load_selected(stack, overlays), platform, one=False)
+def platform_option(help: str = "Platform of the stack (default: every one).") -> Callable[[F], F]:
+    """`--platform NAME`: read only that platform of the stack (an overlay adds a second one)."""
+    return click.option("--platform", "platform", default=None, help=help)
+
+
+def format_option(*choices: str, help: str | None = None) -> Callable[[F], F]:
+    """`--format`, one of `choices` (the first is the default)."""
+    return click.option("--format", "fmt", type=click.Choice(choices), default=choices[0], help=help)
+
+
+def allow_option(help: str) -> Callable[[F], F]:
+    """`--allow CODE`, repeatable: an error-level rule overridden."""
+    return click.option("--allow", "allow", multiple=True, metavar="CODE", help=help)
+
+
+def transition_options(verb: str, to: str = "WAVE", every: str | None = None) -> Callable[[F], F]:
+    """`--from WAVE --to WAVE`: one transition to `verb`; with `every`, `--all` too (its help)."""
+    options = [
+        click.option(
+            "--from", "source", default=None, metavar="WAVE", help=f"{verb} one transition: from WAVE..."
+        ),
+        click.option("--to", "target", default=None, metavar="WAVE", help=f"...to {to} (forward or back)."),
+    ]
+    if every is not None:
+        options.append(click.option("--all", "every", is_flag=True, help=every))
+
+    def decorate(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return decorate
+
+
+def engine_option(func: F) -> F:
+    """`--engine`: the delivery engines to replay (default both)."""
+    option = click.option("--engine", type=click.Choice(["argocd", "flux", "both"]), default="both")
+    return option(func)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -178,12 +188,10 @@ def _pause_cycle_collector(ctx: click.Context) -> None:
 
 @main.command()
 @click.argument("stack", required=False)
-@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@overlay_option
 @click.option("--out", "out", default=None, help="Folder to write instead of dist/ (DIR/<platform>/...).")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 and name the files that differ.")
-@click.option(
-    "--allow", "allow", multiple=True, metavar="CODE", help="Override an error-level rule (recorded)."
-)
+@allow_option("Override an error-level rule (recorded).")
 @click.option(
     "--recover",
     is_flag=True,
@@ -203,23 +211,18 @@ def synth(
     Inside a Git work tree the output folder must be the spec's `delivery.path`, the folder the
     entry points name; elsewhere (a preview) the tree is written as declared, with a note.
     """
-    from gpuplatform.commands.synth import drift_command, synth_command
+    from gpuplatform.commands.synth import DriftReport, synth_stack
 
     target = Path(out) if out else DIST_DIR
-    resolved = Path(os.path.abspath(target))  # before a stack runs: a stack may change directory
-    loaded = load_selected(stack, overlays)
-    if check:
-        drift = drift_command(loaded, resolved, shown=target, prune=stack is None, overrides=allow)
-        if drift.exit_code:
-            *lines, summary = drift.text().splitlines()
+    report = synth_stack(stack, overlays, target, check=check, overrides=allow, recover=recover)
+    if isinstance(report, DriftReport):
+        if report.exit_code:
+            *lines, summary = report.text().splitlines()
             click.echo("\n".join(lines), err=True)
             _fail(f"error: {summary}", EXIT_FINDINGS)
-        click.echo(drift.text())
-        _notes(drift.notes)
+        click.echo(report.text())
+        _notes(report.notes)
         return
-    report = synth_command(
-        loaded, resolved, shown=target, prune=stack is None, overrides=allow, recover=recover
-    )
     _notes(report.findings)
     if report.refused:
         _fail(f"error: {report.summary()}", EXIT_FINDINGS)
@@ -229,8 +232,8 @@ def synth(
 
 @main.command("flux-entry")
 @click.argument("stack")
-@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
-@click.option("--platform", "platform", default=None, help="Platform of the stack (default: every one).")
+@overlay_option
+@platform_option()
 @guarded
 def flux_entry(stack: str, overlays: tuple[str, ...], platform: str | None) -> None:
     """Print the Flux Kustomization to add next to `flux bootstrap`'s files, as
@@ -238,14 +241,13 @@ def flux_entry(stack: str, overlays: tuple[str, ...], platform: str | None) -> N
     platform's own GitRepository, printed first, when `delivery.fluxGitRepository` names one)."""
     from gpuplatform.commands.flux_entry import flux_cluster_entries
 
-    loaded = select_platform(stack, load_selected(stack, overlays), platform, one=False)
-    click.echo(flux_cluster_entries(loaded), nl=False)
+    click.echo(flux_cluster_entries(stack, overlays, platform), nl=False)
 
 
 @main.command("argocd-entry")
 @click.argument("stack")
-@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
-@click.option("--platform", "platform", default=None, help="Platform of the stack (default: every one).")
+@overlay_option
+@platform_option()
 @click.option(
     "--applicationset",
     is_flag=True,
@@ -257,9 +259,7 @@ def argocd_entry(stack: str, overlays: tuple[str, ...], platform: str | None, ap
     it syncs the platform's `delivery/argocd/`, so a merged wave is all a wave takes."""
     from gpuplatform.commands.argocd_entry import argocd_root_entries
 
-    every = load_selected(stack, overlays)
-    loaded = select_platform(stack, every, platform, one=False)
-    click.echo(argocd_root_entries(loaded, every, applicationset), nl=False)
+    click.echo(argocd_root_entries(stack, overlays, platform, applicationset), nl=False)
 
 
 def _notes(problems: list[Problem]) -> None:
@@ -292,24 +292,19 @@ def _exit_with(reports: Sequence[Report]) -> None:
 @guarded
 def schema(kind: str) -> None:
     """Print the JSON Schema of a spec (`kind: Platform`) or an overlay (`kind: PlatformOverlay`)."""
-    from gpuplatform.load.schema import overlay_schema, spec_schema
+    from gpuplatform.commands.schema import schema_text
 
-    click.echo(json.dumps(spec_schema() if kind == "Platform" else overlay_schema(), indent=2))
+    click.echo(schema_text(kind))
 
 
 @main.command()
 @click.argument("stack")
-@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "mermaid"]),
-    default="text",
-    help="mermaid: the pools x waves diagram of dist/<platform>/README.md.",
+@overlay_option
+@format_option(
+    "text", "json", "mermaid", help="mermaid: the pools x waves diagram of dist/<platform>/README.md."
 )
-@click.option("--from", "source", default=None, metavar="WAVE", help="Show one transition: from WAVE...")
-@click.option("--to", "target", default=None, metavar="WAVE", help="...to WAVE (forward or back).")
-@platform_option
+@transition_options("Show")
+@platform_option()
 @guarded
 def plan(
     stack: str,
@@ -320,30 +315,19 @@ def plan(
     platform: str | None,
 ) -> None:
     """Print, per wave, which pools are legacy or DRA, what exists, and what changed."""
-    from gpuplatform.commands.plan import plan_platforms, plan_transitions
+    from gpuplatform.commands.plan import plan_command, plan_mermaid
 
-    if (source is None) != (target is None):
-        raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
-    if source is not None and fmt == "mermaid":
-        raise InputError.single("--format", "", "mermaid draws every wave; leave out --from/--to")
-    loaded = load_platforms(stack, overlays, platform)
-    if source is not None and target is not None:
-        _emit(plan_transitions(loaded, source, target), fmt)
-        return
-    reports = plan_platforms(loaded)
     if fmt == "mermaid":
-        click.echo("\n".join(r.mermaid() for r in reports), nl=False)
+        click.echo(plan_mermaid(stack, overlays, platform, source, target), nl=False)
         return
-    _emit(reports, fmt)
+    _emit(plan_command(stack, overlays, platform, source, target), fmt)
 
 
 @main.command()
 @click.argument("stack")
-@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
-@click.option("--from", "source", default=None, metavar="WAVE", help="Replay one transition: from WAVE...")
-@click.option("--to", "target", default=None, metavar="WAVE", help="...to WAVE (forward or back).")
-@click.option("--all", "every", is_flag=True, help="Replay every transition plan accepts (the default).")
-@click.option("--engine", type=click.Choice(["argocd", "flux", "both"]), default="both")
+@overlay_option
+@transition_options("Replay", every="Replay every transition plan accepts (the default).")
+@engine_option
 @click.option(
     "--snapshot", default=None, help="Snapshot folder (or pods JSON): its GPU pods are the workload mix."
 )
@@ -354,8 +338,8 @@ def plan(
     metavar="DIR",
     help="Write the model's cluster at every checkpoint as a snapshot folder under DIR (new or empty).",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-@platform_option
+@format_option("text", "json")
+@platform_option()
 @guarded
 def simulate(
     stack: str,
@@ -370,31 +354,21 @@ def simulate(
     platform: str | None,
 ) -> None:
     """Replay transitions on a model of the cluster's controllers; exit 1 at the first violation."""
-    from gpuplatform.simulate.run import ENGINES, simulate_platforms
+    from gpuplatform.commands.simulate import simulate_command
 
-    if (source is None) != (target is None):
-        raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
-    if every and source is not None:
-        raise InputError.single("--all", "", "--all replays every transition: leave out --from/--to")
-    engines = ENGINES if engine == "both" else (engine,)
-    path = Path(snapshot) if snapshot is not None else None
-    out = Path(write_snapshots) if write_snapshots is not None else None
     _emit(
-        simulate_platforms(load_platforms(stack, overlays, platform), source, target, engines, path, out), fmt
+        simulate_command(stack, overlays, platform, source, target, every, engine, snapshot, write_snapshots),
+        fmt,
     )
 
 
 @main.command()
 @click.argument("stack")
-@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
-@click.option("--from", "source", default=None, metavar="WAVE", help="Rehearse one transition: from WAVE...")
-@click.option(
-    "--to", "target", default=None, metavar="WAVE", help="...to the adjacent WAVE (forward or back)."
+@overlay_option
+@transition_options(
+    "Rehearse", to="the adjacent WAVE", every="Every adjacent transition, forward then back (the default)."
 )
-@click.option(
-    "--all", "every", is_flag=True, help="Every adjacent transition, forward then back (the default)."
-)
-@click.option("--engine", type=click.Choice(["argocd", "flux", "both"]), default="both")
+@engine_option
 @click.option(
     "--tree", default=None, metavar="DIR", help="The platform's rendered folder (default dist/<platform>)."
 )
@@ -409,8 +383,8 @@ def simulate(
 )
 @click.option("--keep", is_flag=True, help="Keep the rehearsal's folder (logs, etcd) and print where it is.")
 @click.option("--no-late", "no_late", is_flag=True, help="Leave out the replays with the operator late.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-@platform_option
+@format_option("text", "json")
+@platform_option()
 @guarded
 def rehearse(
     stack: str,
@@ -428,36 +402,32 @@ def rehearse(
     platform: str | None,
 ) -> None:
     """Rehearse the waves on a real control plane: the tree applied, the runbook run; exit 1 at a violation."""
-    from gpuplatform.rehearse.run import RehearsalOptions, rehearse_platforms
-    from gpuplatform.simulate.run import ENGINES
+    from gpuplatform.commands.rehearse import rehearse_command
 
-    if (source is None) != (target is None):
-        raise InputError.single("--from/--to", "", "give both --from WAVE and --to WAVE")
-    if every and source is not None:
-        raise InputError.single("--all", "", "--all rehearses every transition: leave out --from/--to")
-    options = RehearsalOptions(
-        Path(assets) if assets else None,
-        Path(crds) if crds else None,
-        Path(tree) if tree else None,
-        keep,
+    reports = rehearse_command(
+        stack,
+        overlays,
+        platform,
+        source,
+        target,
+        every,
+        engine,
+        tree=tree,
+        assets=assets,
+        crds=crds,
+        keep=keep,
         late=not no_late,
         progress=lambda line: click.echo(line, err=True),
     )
-    engines = ENGINES if engine == "both" else (engine,)
-    _emit(
-        rehearse_platforms(
-            load_platforms(stack, overlays, platform), stack, source, target, engines, options
-        ),
-        fmt,
-    )
+    _emit(reports, fmt)
 
 
 @main.command()
 @click.argument("stack", required=False)
-@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@overlay_option
 @click.option("--out", "out", default=None, help="Folder to compare with instead of dist/.")
 @click.option("--waves", nargs=2, default=None, metavar="FROM TO", help="Diff two waves instead.")
-@platform_option
+@platform_option()
 @guarded
 def diff(
     stack: str | None,
@@ -470,36 +440,26 @@ def diff(
 
     Exit 0 when there is no difference, 1 when there are differences (like `git diff --exit-code`).
     """
-    from gpuplatform.commands.diff import diff_against_disk, loaded_wave_diffs
+    from gpuplatform.commands.diff import diff_command
 
-    loaded = load_platforms(stack, overlays, platform)
-    if waves is None:
-        text = diff_against_disk(loaded, Path(out) if out else DIST_DIR)
-    else:
-        text = "".join(d.unified() for d in loaded_wave_diffs(loaded, *waves))
-    click.echo(text, nl=False)
-    if text:
-        sys.exit(EXIT_FINDINGS)
+    report = diff_command(stack, overlays, platform, Path(out) if out else DIST_DIR, waves)
+    click.echo(report.unified, nl=False)
+    if report.exit_code:
+        sys.exit(report.exit_code)
 
 
 @main.command()
 @click.argument("stack")
-@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@overlay_option
 @click.option(
     "--inventory", "inventory", multiple=True, help="ResourceSlices (kubectl -o json|yaml file or folder)."
 )
 @click.option(
     "--snapshot", "snapshot", default=None, help="Cluster snapshot folder (its nodes.json is read)."
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-@click.option(
-    "--allow",
-    "allow",
-    multiple=True,
-    metavar="CODE",
-    help="Override an error-level rule (as synth records it).",
-)
-@platform_option
+@format_option("text", "json")
+@allow_option("Override an error-level rule (as synth records it).")
+@platform_option()
 @guarded
 def check(
     stack: str,
@@ -512,36 +472,30 @@ def check(
 ) -> None:
     """Check selectors against modelled pools and inventory, run every safety rule and include the
     simulation of every transition plan accepts (GP290) and the capacity verdicts."""
-    from gpuplatform.commands.check import check_platforms, check_table
+    from gpuplatform.commands.check import check_command, check_findings, check_table
 
-    reports = check_platforms(load_platforms(stack, overlays, platform), inventory, snapshot, allow)
+    reports = check_command(stack, overlays, platform, inventory, snapshot, allow)
     if fmt == "json":
         _emit(reports, fmt)
         return
     click.echo("\n\n".join(check_table(r) for r in reports))
-    for r in reports:  # each platform's findings under its name: an overlay's are its own
-        if r.problems:
-            header = f"platform {r.platform}:\n" if len(reports) > 1 else ""
-            click.echo(header + format_problems(r.problems), err=True)
-    problems = [p for r in reports for p in set(r.problems)]
-    errors = sum(p.severity == "error" for p in problems)
-    click.echo(f"{errors} error(s), {len(problems) - errors} warning(s)", err=True)
+    click.echo(check_findings(reports), err=True)
     _exit_with(reports)
 
 
 @main.command()
 @click.argument("stack")
-@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
+@overlay_option
 @click.option(
     "--snapshot",
     "snapshot",
     default=None,
     help="Snapshot folder: capacity of its nodes, slices and claims, with its GPU workloads placed too.",
 )
-@click.option("--platform", "platform", default=None, help="Platform of the stack (needed with --snapshot).")
+@platform_option("Platform of the stack (needed with --snapshot).")
 @click.option("--wave", "wave", default=None, help="The wave to check (default: the active wave).")
 @click.option("--all", "all_waves", is_flag=True, help="Check every wave.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@format_option("text", "json")
 @guarded
 def capacity(
     stack: str,
@@ -553,10 +507,9 @@ def capacity(
     fmt: str,
 ) -> None:
     """Will it fit? Place each wave's workloads (and each drain moment) on the fleet."""
-    from gpuplatform.commands.capacity import capacity_platforms
+    from gpuplatform.commands.capacity import capacity_command
 
-    loaded = select_platform(stack, load_selected(stack, overlays), platform, one=snapshot is not None)
-    reports = capacity_platforms(loaded, wave, all_waves, snapshot)
+    reports = capacity_command(stack, overlays, platform, snapshot, wave, all_waves)
     if fmt == "json":  # one list of every platform's waves
         click.echo(json.dumps([w.as_dict() for r in reports for w in r.waves], indent=2))
         _exit_with(reports)
@@ -605,29 +558,20 @@ def snapshot(
     helm_releases: tuple[str, ...],
 ) -> None:
     """Read the cluster with kubectl into a snapshot folder (JSON per kind, pod logs, Helm releases, manifest)."""
-    from gpuplatform.evidence.snapshot import DEFAULT_HELM_RELEASE, take_snapshot
+    from gpuplatform.commands.snapshot import snapshot_command
 
-    manifest = take_snapshot(
-        Path(out),
+    report = snapshot_command(
+        out,
         context=context,
         namespaces=namespaces,
         nvidia_smi_pods=smi,
         log_pods=logs,
-        helm_releases=helm_releases or (DEFAULT_HELM_RELEASE,),
+        helm_releases=helm_releases,
     )
-    if manifest.get("unreachable"):
-        where = f" (context {manifest['context']})" if manifest.get("context") else ""
-        _fail(f"error: {out}: cannot reach the cluster{where}: {manifest['unreachable']}", EXIT_FINDINGS)
-    for kind, state in manifest["kinds"].items():
-        click.echo(f"{kind}: {state}")
-    for target, state in manifest["nvidiaSmi"].items():
-        click.echo(f"nvidia-smi {target}: {state}")
-    for target, state in manifest["logs"].items():
-        click.echo(f"logs {target}: {state}")
-    for target, state in manifest["helmReleases"].items():
-        click.echo(f"helm release {target}: {state}")
-    if manifest["missing"]:
-        _fail(f"error: {out}: incomplete snapshot, missing {', '.join(manifest['missing'])}", EXIT_FINDINGS)
+    if report.text():
+        click.echo(report.text())
+    if report.exit_code:
+        _fail(f"error: {report.refusal()}", report.exit_code)
 
 
 @main.group()
@@ -635,45 +579,36 @@ def inventory() -> None:
     """The migration register and the GPU nodes of a snapshot."""
 
 
-def _table(rows: list[dict[str, Any]], fmt: str) -> str:
-    from gpuplatform.evidence.tables import render_rows
-
-    return render_rows(rows, fmt)
-
-
 @inventory.command("register")
 @click.argument("source")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "yaml"]), default="table")
+@format_option("table", "csv", "yaml")
 @guarded
 def inventory_register(source: str, fmt: str) -> None:
     """One row per GPU workload of SOURCE (a snapshot folder or a pods.json)."""
-    from gpuplatform.evidence.register import workload_rows
-    from gpuplatform.evidence.snapshot import snapshot_or_pods
+    from gpuplatform.commands.inventory import register_table
 
-    click.echo(_table([r.as_dict() for r in workload_rows(snapshot_or_pods(Path(source)))], fmt), nl=False)
+    click.echo(register_table(source, fmt), nl=False)
 
 
 @inventory.command("nodes")
 @click.argument("source")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "yaml"]), default="table")
+@format_option("table", "csv", "yaml")
 @click.option("--dra-namespace", default="nvidia-dra-driver-gpu", help="Namespace of the DRA driver.")
 @guarded
 def inventory_nodes(source: str, fmt: str, dra_namespace: str) -> None:
     """Per GPU node: allocatable GPUs, product, which plugins run there, published devices."""
-    from gpuplatform.evidence.register import node_rows
-    from gpuplatform.evidence.snapshot import snapshot_or_pods
+    from gpuplatform.commands.inventory import nodes_table
 
-    rows = node_rows(snapshot_or_pods(Path(source)), dra_namespace)
-    click.echo(_table([r.as_dict() for r in rows], fmt), nl=False)
+    click.echo(nodes_table(source, fmt, dra_namespace), nl=False)
 
 
 @main.command()
 @click.argument("stack")
 @click.option("--wave", "wave", required=True, help="The wave whose gates to evaluate.")
 @click.option("--snapshot", "snapshot_dir", required=True, help="Snapshot folder (gpuplatform snapshot).")
-@click.option("--overlay", "overlays", multiple=True, help="Overlay merged onto the stack (repeatable).")
-@click.option("--platform", "platform", default=None, help="Platform of the stack (when it has several).")
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown")
+@overlay_option
+@platform_option("Platform of the stack (when it has several).")
+@format_option("markdown", "json")
 @click.option(
     "--max-age", "max_age", default="24h", show_default=True, help="Refuse an older snapshot (30m, 24h, 7d)."
 )
@@ -690,33 +625,15 @@ def evidence(
     allow_stale: bool,
 ) -> None:
     """Evaluate a wave's gates against a snapshot; exit 0 only when every gate holds."""
-    from datetime import UTC, datetime
+    from gpuplatform.commands.evidence import evidence_command
 
-    from gpuplatform.evidence.evaluate import evaluate_wave
-    from gpuplatform.evidence.manifest import check_age, parse_duration
-    from gpuplatform.evidence.report import all_held, evidence_json, evidence_markdown
-    from gpuplatform.evidence.snapshot import load_snapshot
-    from gpuplatform.plan.waves import plan_platform
-
-    bound = parse_duration(max_age)
-    snap = load_snapshot(Path(snapshot_dir))
-    if not allow_stale:
-        check_age(snap.folder, snap.manifest, bound, datetime.now(UTC))
-    held = True
-    for lp in select_platform(stack, load_selected(stack, overlays), platform, one=True):
-        plan = plan_platform(lp.platform)
-        try:
-            state = plan.wave(wave)
-        except KeyError:
-            raise InputError.single("--wave", "", plan.no_wave(wave)) from None
-        results = evaluate_wave(plan, state, snap)
-        held = held and all_held(results)
+    reports = evidence_command(stack, overlays, platform, wave, snapshot_dir, max_age, allow_stale)
+    for report in reports:
         if fmt == "json":
-            click.echo(evidence_json(lp.platform.name, wave, results))
+            click.echo(json.dumps(report.as_dict(), indent=2))
         else:
-            click.echo(evidence_markdown(lp.platform.name, wave, snap, results), nl=False)
-    if not held:
-        sys.exit(EXIT_FINDINGS)
+            click.echo(report.text(), nl=False)
+    _exit_with(reports)
 
 
 @main.command()
@@ -727,16 +644,9 @@ def evidence(
 @guarded
 def init(snapshot_dir: str, name: str, domain: str, out: str | None) -> None:
     """Write a starting spec from a running cluster: every GPU node legacy, decisions marked TODO."""
-    from gpuplatform.evidence.init import initial_spec
-    from gpuplatform.evidence.snapshot import load_snapshot
-    from gpuplatform.output.write import write_file
+    from gpuplatform.commands.init import init_command
 
-    text = initial_spec(load_snapshot(Path(snapshot_dir)), name, domain)
-    if out is None:
-        click.echo(text, nl=False)
-    else:
-        write_file(Path(out), text.encode())
-        click.echo(f"wrote {out}")
+    click.echo(init_command(snapshot_dir, name, domain, out), nl=False)
 
 
 @main.command()
@@ -750,7 +660,7 @@ def init(snapshot_dir: str, name: str, domain: str, out: str | None) -> None:
 @click.option(
     "--spec", "spec", default=None, help="Stack whose tiers, pools and tenants the conversion uses."
 )
-@click.option("--platform", "platform", default=None, help="Platform of --spec (when it has several).")
+@platform_option("Platform of --spec (when it has several).")
 @click.option(
     "--map", "maps", multiple=True, metavar="RESOURCE=TIER", help="Where another nvidia.com/ resource goes."
 )
@@ -771,31 +681,10 @@ def convert(
     kubernetes: str,
 ) -> None:
     """Rewrite device-plugin GPU workloads into ResourceClaimTemplates and pod resourceClaims."""
-    from gpuplatform.convert.files import convert_files
-    from gpuplatform.convert.targets import resolve_targets
+    from gpuplatform.commands.convert import convert_command
 
-    chosen = None
-    if spec is not None:
-        loaded = load_stack(Path(spec))
-        names = [lp.platform.name for lp in loaded]
-        if platform is None and len(loaded) > 1:
-            raise InputError.single("--platform", "", f"{spec} has platforms {', '.join(names)}: choose one")
-        if platform is not None and platform not in names:
-            raise InputError.single(
-                "--platform", "", f"{spec} has no platform {platform!r} (it has {', '.join(names)})"
-            )
-        chosen = next(lp.platform for lp in loaded if platform in (None, lp.platform.name))
-    elif platform is not None:
-        raise InputError.single("--platform", "", "--platform needs --spec")
-    result = convert_files(
-        [Path(f) for f in files],
-        resolve_targets(tier, chosen, maps),
-        Path(out) if out else None,
-        share=share,
-        kubernetes=kubernetes,
-    )
-    if result.notes:
-        click.echo(format_problems(result.notes), err=True)
+    result = convert_command(files, tier, spec, platform, maps, share=share, out=out, kubernetes=kubernetes)
+    _notes(result.notes)
     for line in result.lines:
         click.echo(line, nl=not line.endswith("\n"))
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from functools import total_ordering
 from typing import Literal
 
+from gpuplatform.labels import GPU_RESOURCE
+
 __all__ = [
     "ARGOCD_DEFAULT",
     "ARGOCD_ENABLE_HELM",
@@ -305,7 +307,7 @@ def dra_driver_at_least(actual: Release, minimum: Release) -> bool:
 
 #: DeviceClasses the DRA driver chart installs (dra-api.md §9.2) -> extendedResourceName or "".
 CHART_DEVICE_CLASSES: dict[str, str] = {
-    "gpu.nvidia.com": "nvidia.com/gpu",
+    "gpu.nvidia.com": GPU_RESOURCE,
     "mig.nvidia.com": "",
     "vfio.gpu.nvidia.com": "",
     "compute-domain-daemon.nvidia.com": "",

@@ -17,7 +17,21 @@ from tests.conftest import REPO
 PACKAGE = REPO / "gpuplatform"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("facts", ("errors", "versions", "runtime", "background", "kube", "model", "cel", "validate", "charts")),
+    (
+        "facts",
+        (
+            "errors",
+            "labels",
+            "versions",
+            "runtime",
+            "background",
+            "kube",
+            "model",
+            "cel",
+            "validate",
+            "charts",
+        ),
+    ),
     ("load", ("load", "inventory")),
     ("plan", ("plan",)),
     ("render", ("gates", "render")),
@@ -31,6 +45,31 @@ ORDER: tuple[str, ...] = tuple(name for _, names in LAYERS for name in names)
 #: run the commands, importing them when called and their reports' types for type checkers only.
 FRONT_DOORS: dict[str, frozenset[str]] = {
     "gpuplatform/model/verbs.py": frozenset({"commands", "simulate", "rehearse"}),
+}
+
+
+#: Modules whose role is narrower than their package's layer, and the only modules of the package
+#: each may import (module level or inside a function): prefixes of dotted names below `gpuplatform.`.
+MODULE_ROLES: dict[str, tuple[str, frozenset[str]]] = {
+    "gpuplatform/labels.py": ("data: label keys and resource names, importing nothing", frozenset()),
+    "gpuplatform/commands/selection.py": (
+        "what a command runs on: reads stacks, knows no command",
+        frozenset({"errors", "load.stacks"}),
+    ),
+    "gpuplatform/cli.py": (
+        "parse, call one command, print, exit: no library work of its own",
+        frozenset(
+            {
+                "_stdout",
+                "errors",
+                "runtime",
+                "commands",
+                "output.state_key",  # the CLI's runtime seals state with the user's key
+                "policy.explain",  # `explain`: one lookup, printed as it is
+                "adopt.importer",  # `import operator-values`: one call, its lines printed
+            }
+        ),
+    ),
 }
 
 
@@ -97,6 +136,15 @@ def test_every_package_has_a_layer() -> None:
 
 def test_imports_only_point_down() -> None:
     assert upward_imports(package_edges()) == []
+
+
+@pytest.mark.parametrize("module", sorted(MODULE_ROLES))
+def test_a_module_imports_only_what_its_role_needs(module: str) -> None:
+    _role, allowed = MODULE_ROLES[module]
+    inside = [
+        t.removeprefix("gpuplatform.") for _, t in imports_of(REPO / module) if t.startswith("gpuplatform.")
+    ]
+    assert [n for n in inside if not any(n == a or n.startswith(f"{a}.") for a in allowed)] == []
 
 
 def test_nothing_imports_the_public_front() -> None:

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from gpuplatform.capacity.claims import Claim, ClaimRequest, Request
+from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.nim_selectors import nim_expressions
@@ -114,7 +115,7 @@ def wave_demands(plan: Plan, state: WaveState) -> list[Demand]:
         moving = moved and nim.moves_in == state.name
         if nim.replaces and (not moved or moving):
             legacy = f"NIM service {nim.namespace}/{nim.replaces}"
-            out.append(Demand(legacy, loc, nim.replicas, nim.count, "nvidia.com/gpu"))
+            out.append(Demand(legacy, loc, nim.replicas, nim.count, GPU_RESOURCE))
         if moved:
             expressions, _ = nim_expressions(nim, loc)
             class_name = p.class_name(nim.tier) if nim.tier else CHART_GPU_CLASS

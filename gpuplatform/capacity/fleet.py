@@ -24,6 +24,7 @@ from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import lookup_product, slices_for_node
 from gpuplatform.inventory.resource_slices import normalise_slice
 from gpuplatform.kube.nodes import INSTANCE_TYPE_LABEL, Node
+from gpuplatform.labels import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.render.nodes import node_labels, pool_taint
@@ -41,8 +42,6 @@ __all__ = [
     "model_shape",
 ]
 
-PRODUCT_LABEL = "nvidia.com/gpu.product"
-COUNT_LABEL = "nvidia.com/gpu.count"
 MODES = ("legacy", "dra")
 State = tuple[int, ...] | frozenset[DeviceID]
 """A node's use: free units per extended resource (legacy), or the devices taken (DRA)."""
@@ -52,7 +51,7 @@ def device_plugin_resources(pool: NodePool, gpus: int | None = None) -> dict[str
     """Extended resources one node of the pool (with `gpus` GPUs, default the pool's) advertises."""
     count = pool.gpus_per_node if gpus is None else gpus
     if not pool.mig_layout:
-        return {"nvidia.com/gpu": count}
+        return {GPU_RESOURCE: count}
     profiles = Counter(f"nvidia.com/mig-{profile}" for profile in pool.mig_layout)
     return {name: n * count for name, n in sorted(profiles.items())}
 
@@ -154,8 +153,8 @@ def mode_labels(platform: Platform, pool: NodePool, mode: str, product: str, gpu
     labels.update(pool_selector(pool).member_labels())
     if pool.instance_type is not None:  # the other well-known labels name the node, never its pool
         labels[INSTANCE_TYPE_LABEL] = pool.instance_type
-    labels[PRODUCT_LABEL] = product.replace(" ", "-")
-    labels[COUNT_LABEL] = str(gpus)
+    labels[GPU_PRODUCT_LABEL] = product.replace(" ", "-")
+    labels[GPU_COUNT_LABEL] = str(gpus)
     return labels
 
 

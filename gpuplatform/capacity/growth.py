@@ -37,6 +37,7 @@ from typing import Any
 from gpuplatform.cel.quantity import QuantityError, parse_quantity
 from gpuplatform.gates.nodes import PROVISIONER_LABELS, pool_selector
 from gpuplatform.kube.nodes import INSTANCE_TYPE_LABEL, taints_tolerated
+from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.render.nodes import node_labels
@@ -104,7 +105,7 @@ def _limit(pool: NodePool) -> tuple[int | None, str]:
             continue
         if resource == "nodes":
             bounds.append(value)
-        elif resource == "nvidia.com/gpu":
+        elif resource == GPU_RESOURCE:
             bounds.append(value // pool.gpus_per_node)
         else:
             unknown.append(resource)

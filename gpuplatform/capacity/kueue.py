@@ -7,7 +7,8 @@ What it does not admit stays suspended: the wave does not fit, whatever the node
 
 from __future__ import annotations
 
-from gpuplatform.plan.kueue import LEGACY_RESOURCE, queue_quotas, workload_queue
+from gpuplatform.labels import GPU_RESOURCE
+from gpuplatform.plan.kueue import queue_quotas, workload_queue
 from gpuplatform.plan.waves import Plan, WaveState
 
 __all__ = ["kueue_shortfalls"]
@@ -27,7 +28,7 @@ def kueue_shortfalls(plan: Plan, state: WaveState) -> tuple[str, ...]:
             admitter = workload_queue(p, w)
             if admitter is None or admitter.name != queue.name:
                 continue
-            resource = kueue.resource_name(p.domain) if i in state.workloads else LEGACY_RESOURCE
+            resource = kueue.resource_name(p.domain) if i in state.workloads else GPU_RESOURCE
             asked[resource] = asked.get(resource, 0) + w.gpus * w.replicas  # replicas 0: none runs
         for resource, n in sorted(asked.items()):
             have = quotas.get(resource, 0)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from gpuplatform.capacity.demand import Demand
 from gpuplatform.evidence.register import WorkloadRow
+from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.model.platform import Platform
 from gpuplatform.model.tenants import Tenant
 from gpuplatform.model.workloads import Toleration
@@ -78,7 +79,7 @@ def register_demand(
                     "register",
                     row.pods,
                     row.gpus,
-                    "nvidia.com/gpu",
+                    GPU_RESOURCE,
                     node_selector=dict(row.node_selector),
                     tolerations=tuple({k: v for k, v in t.model_dump().items() if v} for t in tolerations),
                 )

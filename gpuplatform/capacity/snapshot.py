@@ -44,23 +44,24 @@ from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import DRIVER
 from gpuplatform.inventory.resource_slices import normalise_slice
 from gpuplatform.kube.nodes import Node
+from gpuplatform.labels import (
+    DEVICE_PLUGIN_DEPLOY_LABEL,
+    DRA_PLUGIN_LABEL,
+    GPU_COUNT_LABEL,
+    GPU_RESOURCE,
+    MIG_RESOURCE_PREFIX,
+    VALIDATOR_DEPLOY_LABEL,
+)
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan
-from gpuplatform.render.nodes import (
-    DEVICE_PLUGIN_LABEL,
-    DRA_PLUGIN_LABEL,
-    VALIDATOR_LABEL,
-    node_labels,
-    pool_taint,
-)
+from gpuplatform.render.nodes import node_labels, pool_taint
 
 __all__ = ["UNLISTED", "Reads", "RealNode", "plan_reads", "read_nodes", "snapshot_fleet", "snapshot_slices"]
 
 UNLISTED = "(no pool)"
 """Names the pools of a snapshot's GPU nodes that no pool of the spec selects."""
 UNSCHEDULABLE = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
-_COUNT_LABEL = "nvidia.com/gpu.count"
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ class RealNode:
     @property
     def gpus(self) -> int | None:
         """The node's GPU count: GPU Feature Discovery's label, else its allocatable GPUs."""
-        for text in (self.labels.get(_COUNT_LABEL), self.resources.get("nvidia.com/gpu")):
+        for text in (self.labels.get(GPU_COUNT_LABEL), self.resources.get(GPU_RESOURCE)):
             if text is not None and str(text).isdigit():
                 return int(text)
         return None
@@ -163,7 +164,7 @@ def read_nodes(snapshot: Snapshot, slices: Sequence[Mapping[str, Any]]) -> list[
         resources = {
             str(k): _count(v)
             for k, v in allocatable.items()
-            if k == "nvidia.com/gpu" or str(k).startswith("nvidia.com/mig-")
+            if k == GPU_RESOURCE or str(k).startswith(MIG_RESOURCE_PREFIX)
         }
         taints = tuple(mappings_at(item, "spec.taints", file, loc))
         if spec.get("unschedulable") and not any(t.get("key") == UNSCHEDULABLE["key"] for t in taints):
@@ -243,7 +244,12 @@ def _pinned_on(node: RealNode, representative: Shape) -> frozenset[DeviceID]:
 class _Builder:
     def __init__(self, platform: Platform, reads: Reads) -> None:
         self.platform, self.reads = platform, reads
-        self.managed = {platform.mode_label_key, DRA_PLUGIN_LABEL, DEVICE_PLUGIN_LABEL, VALIDATOR_LABEL}
+        self.managed = {
+            platform.mode_label_key,
+            DRA_PLUGIN_LABEL,
+            DEVICE_PLUGIN_DEPLOY_LABEL,
+            VALIDATOR_DEPLOY_LABEL,
+        }
 
     def labels(self, node: RealNode, pool: NodePool | None, mode: str) -> dict[str, str]:
         labels = dict(node.labels)

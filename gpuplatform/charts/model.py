@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from gpuplatform.kube.nodes import Node, Toleration, node_selector_matches
+from gpuplatform.labels import GPU_PRESENT_LABEL, GPU_RESOURCE, NFD_NVIDIA_PCI_LABEL
 from gpuplatform.versions import (
     CHART_BRIDGE_SINCE,
     DCGM_EXPORTER_DRA_ENV,
@@ -40,13 +41,13 @@ __all__ = [
     "render_gpu_operator",
 ]
 
-_GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+_GPU_TOLERATION = {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
 _NFD_AFFINITY = [
-    [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In", "values": ["true"]}],
+    [{"key": NFD_NVIDIA_PCI_LABEL, "operator": "In", "values": ["true"]}],
     [{"key": "feature.node.kubernetes.io/pci-0302_10de.present", "operator": "In", "values": ["true"]}],
     [{"key": "feature.node.kubernetes.io/pci-0300_10de.present", "operator": "In", "values": ["true"]}],
     [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In", "values": ["NVIDIA"]}],
-    [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}],
+    [{"key": GPU_PRESENT_LABEL, "operator": "In", "values": ["true"]}],
 ]
 
 
@@ -210,7 +211,7 @@ def render_dra_driver(
         ):
             spec: dict[str, Any] = {"selectors": [{"cel": {"expression": expression}}]}
             if name == "gpu.nvidia.com" and api == "resource.k8s.io/v1" and bridged:
-                spec["extendedResourceName"] = "nvidia.com/gpu"
+                spec["extendedResourceName"] = GPU_RESOURCE
             classes[name] = spec
     out = DraDriverOutput(
         node_selector={str(k): str(v) for k, v in (plugin.get("nodeSelector") or {}).items()},

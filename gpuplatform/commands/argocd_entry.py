@@ -3,6 +3,9 @@ app of apps) once per platform, after which a merged wave is all a wave takes.""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from gpuplatform.commands.selection import load_selected, select_platform
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.output.yaml import dump_documents
@@ -28,12 +31,14 @@ def _refuse(loaded: list[LoadedPlatform], message: str) -> InputError:
 
 
 def argocd_root_entries(
-    loaded: list[LoadedPlatform], every: list[LoadedPlatform], applicationset: bool = False
+    stack: str, overlays: Sequence[str], platform: str | None, applicationset: bool = False
 ) -> str:
-    """Each selected platform's root Application on its `delivery/argocd/`, as YAML documents; with
+    """Each selected platform's (of STACK, or the `platform`) root Application on its `delivery/argocd/`, as YAML documents; with
     `applicationset`, the one root on the stack's `delivery/argocd-applicationset/` (in the first
-    selected platform's tree). `every` is the whole stack: the ApplicationSet exists only when it has
-    several Argo CD platforms. A platform that does not render Argo CD is an input error."""
+    selected platform's tree): it exists only when the whole stack has several Argo CD platforms.
+    A platform that does not render Argo CD is an input error."""
+    every = load_selected(stack, overlays)
+    loaded = select_platform(stack, every, platform, one=False)
     without = [lp for lp in loaded if "argocd" not in lp.platform.delivery.engines]
     if without:
         raise _refuse(without, "platform {name!r} renders no Argo CD entry: add argocd to the engines")

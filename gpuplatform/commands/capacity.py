@@ -9,9 +9,10 @@ from typing import Any
 
 from gpuplatform.capacity.report import WaveCapacity, capacity_text
 from gpuplatform.capacity.run import stack_capacity
+from gpuplatform.commands.selection import load_platforms
 from gpuplatform.load.stacks import LoadedPlatform
 
-__all__ = ["CapacityReport", "capacity_platforms"]
+__all__ = ["CapacityReport", "capacity_command", "capacity_platforms"]
 
 
 @dataclass(frozen=True)
@@ -43,3 +44,17 @@ def capacity_platforms(
     folder, on the cluster's nodes with its workloads."""
     results = stack_capacity(loaded, wave, all_waves, snapshot)
     return [CapacityReport(name, list(waves)) for name, waves in groupby(results, key=lambda w: w.platform)]
+
+
+def capacity_command(
+    stack: str,
+    overlays: Sequence[str],
+    platform: str | None,
+    snapshot: str | None = None,
+    wave: str | None = None,
+    all_waves: bool = False,
+) -> list[CapacityReport]:
+    """`gpuplatform capacity` on the platforms of STACK (one of them with a snapshot: a cluster
+    runs one platform)."""
+    loaded = load_platforms(stack, overlays, platform, one=snapshot is not None)
+    return capacity_platforms(loaded, wave, all_waves, snapshot)

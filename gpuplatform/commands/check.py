@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplatform.background import Background
+from gpuplatform.commands.selection import load_platforms
 from gpuplatform.commands.verdicts import Simulated
 from gpuplatform.errors import InputError, Problem, format_problems
 from gpuplatform.evidence.manifest import unread_kinds
@@ -25,7 +26,15 @@ from gpuplatform.policy.rules import run_rules
 from gpuplatform.policy.selectors import ChainCache, SelectorRow, check_target, compile_targets
 from gpuplatform.policy.targets import selector_targets
 
-__all__ = ["CheckReport", "check_platform", "check_platforms", "check_table", "cluster_node_names"]
+__all__ = [
+    "CheckReport",
+    "check_command",
+    "check_findings",
+    "check_platform",
+    "check_platforms",
+    "check_table",
+    "cluster_node_names",
+]
 
 
 @dataclass
@@ -209,3 +218,28 @@ def check_table(report: CheckReport) -> str:
         for row in [header, *rows]
     ]
     return "\n".join(lines)
+
+
+def check_command(
+    stack: str,
+    overlays: Sequence[str],
+    platform: str | None,
+    inventory: Sequence[str],
+    snapshot: str | None,
+    allow: Sequence[str] = (),
+) -> list[CheckReport]:
+    """`gpuplatform check` on the platforms of STACK."""
+    return check_platforms(load_platforms(stack, overlays, platform), inventory, snapshot, allow)
+
+
+def check_findings(reports: Sequence[CheckReport]) -> str:
+    """What `check` prints on stderr: each platform's findings under its name (an overlay's are
+    its own), then the count of the distinct errors and warnings."""
+    parts = [
+        (f"platform {r.platform}:\n" if len(reports) > 1 else "") + format_problems(r.problems)
+        for r in reports
+        if r.problems
+    ]
+    problems = [p for r in reports for p in set(r.problems)]
+    errors = sum(p.severity == "error" for p in problems)
+    return "\n".join([*parts, f"{errors} error(s), {len(problems) - errors} warning(s)"])

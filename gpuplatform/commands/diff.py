@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from gpuplatform.commands.selection import load_platforms
 from gpuplatform.commands.synth import drift_of, render_all, render_files
 from gpuplatform.commands.wave_diff import WaveDiff, diff_waves, unified
 from gpuplatform.convert.handoff import add_converted_manifests
@@ -21,7 +22,9 @@ from gpuplatform.render.tree import LAYERS, Tree, render_wave
 from gpuplatform.versions import parse_release
 
 __all__ = [
+    "DiffReport",
     "diff_against_disk",
+    "diff_command",
     "loaded_wave_diffs",
     "platform_wave_diff",
     "reviewed_transitions",
@@ -29,6 +32,32 @@ __all__ = [
 
 #: A file of a rendered tree read back for the diff (the writer's lock files are the largest).
 _READ_LIMIT = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class DiffReport:
+    """`gpuplatform diff`: the unified diff, empty when nothing differs."""
+
+    unified: str
+
+    @property
+    def exit_code(self) -> int:
+        """1 when there are differences (like `git diff --exit-code`)."""
+        return 1 if self.unified else 0
+
+
+def diff_command(
+    stack: str | None,
+    overlays: Sequence[str],
+    platform: str | None,
+    out: Path,
+    waves: tuple[str, str] | None = None,
+) -> DiffReport:
+    """What synth would change in `out`, or (`waves`) what really changes between two waves."""
+    loaded = load_platforms(stack, overlays, platform)
+    if waves is None:
+        return DiffReport(diff_against_disk(loaded, out))
+    return DiffReport("".join(d.unified() for d in loaded_wave_diffs(loaded, *waves)))
 
 
 def diff_against_disk(loaded: Sequence[LoadedPlatform], out: Path) -> str:

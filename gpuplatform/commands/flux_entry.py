@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from gpuplatform.commands.selection import load_platforms
 from gpuplatform.errors import InputError, Problem
-from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.output.yaml import dump_documents
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.flux_entry import render_cluster_entry, render_cluster_source
@@ -11,10 +13,11 @@ from gpuplatform.render.flux_entry import render_cluster_entry, render_cluster_s
 __all__ = ["flux_cluster_entries"]
 
 
-def flux_cluster_entries(loaded: list[LoadedPlatform]) -> str:
-    """Each platform's Flux Kustomization for `clusters/<name>/<platform>.yaml` (after its own
+def flux_cluster_entries(stack: str, overlays: Sequence[str], platform: str | None) -> str:
+    """Each platform's (of STACK, or the `platform`) Flux Kustomization for `clusters/<name>/<platform>.yaml` (after its own
     GitRepository when it has one), as YAML documents; a platform that does not render Flux is an
     input error."""
+    loaded = load_platforms(stack, overlays, platform)
     problems = [
         Problem(
             file=lp.locate("spec.delivery.engines")[0],

@@ -10,6 +10,8 @@ from typing import Any
 
 from gpuplatform.background import Background
 from gpuplatform.commands.diff import reviewed_transitions
+from gpuplatform.commands.selection import load_platforms, one_transition
+from gpuplatform.errors import InputError
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.plan.report import plan_report, plan_text
 from gpuplatform.plan.transitions import Transition
@@ -18,7 +20,14 @@ from gpuplatform.policy.selectors import refuse_uncompilable
 from gpuplatform.render.overview_mermaid import mermaid_block
 from gpuplatform.render.quota import quota_notes
 
-__all__ = ["PlanReport", "TransitionReport", "plan_platforms", "plan_transitions"]
+__all__ = [
+    "PlanReport",
+    "TransitionReport",
+    "plan_command",
+    "plan_mermaid",
+    "plan_platforms",
+    "plan_transitions",
+]
 
 
 @dataclass(frozen=True)
@@ -80,3 +89,32 @@ def plan_transitions(loaded: Sequence[LoadedPlatform], source: str, target: str)
         found = reviewed_transitions(loaded, source, target)
         verdicts = placed.result()
     return [TransitionReport(t, v) for t, v in zip(found, verdicts, strict=True)]
+
+
+def plan_command(
+    stack: str,
+    overlays: Sequence[str],
+    platform: str | None,
+    source: str | None = None,
+    target: str | None = None,
+) -> list[PlanReport] | list[TransitionReport]:
+    """`gpuplatform plan`: every wave of each platform, or the transition `--from` `--to`."""
+    one_transition(source, target)
+    loaded = load_platforms(stack, overlays, platform)
+    if source is not None and target is not None:
+        return plan_transitions(loaded, source, target)
+    return plan_platforms(loaded)
+
+
+def plan_mermaid(
+    stack: str,
+    overlays: Sequence[str],
+    platform: str | None,
+    source: str | None = None,
+    target: str | None = None,
+) -> str:
+    """`gpuplatform plan --format mermaid`: each platform's pools x waves diagram."""
+    one_transition(source, target)
+    if source is not None:
+        raise InputError.single("--format", "", "mermaid draws every wave; leave out --from/--to")
+    return "\n".join(r.mermaid() for r in plan_platforms(load_platforms(stack, overlays, platform)))

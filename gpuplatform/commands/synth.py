@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuplatform.background import Background
+from gpuplatform.commands.selection import load_selected
 from gpuplatform.commands.wave_diff import adjacent_units
 from gpuplatform.convert.handoff import add_converted_manifests
 from gpuplatform.errors import GpuplatformError, InputError, Problem, RenderedOutputInvalid, format_problems
@@ -62,6 +63,7 @@ __all__ = [
     "runbook_files",
     "serialized_tree",
     "synth_command",
+    "synth_stack",
     "synth_tree",
 ]
 
@@ -482,6 +484,27 @@ def drift_command(
     notes = check_location(loaded, out)
     drift = check_tree(loaded, out, prune=prune, overrides=overrides)
     return DriftReport(shown or out, drift, len(loaded), notes)
+
+
+def synth_stack(
+    stack: str | None,
+    overlays: Sequence[str],
+    out: Path,
+    *,
+    check: bool = False,
+    overrides: Sequence[str] = (),
+    recover: bool = False,
+) -> SynthReport | DriftReport:
+    """`gpuplatform synth [--check]` on STACK (default: every stack in stacks/): `drift_command`
+    when `check`, else `synth_command`; the stale files of a stack no longer there are pruned only
+    when every stack is rendered."""
+    resolved = Path(os.path.abspath(out))  # before a stack runs: a stack may change directory
+    loaded = load_selected(stack, overlays)
+    if check:
+        return drift_command(loaded, resolved, shown=out, prune=stack is None, overrides=overrides)
+    return synth_command(
+        loaded, resolved, shown=out, prune=stack is None, overrides=overrides, recover=recover
+    )
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,10 @@ from pathlib import Path
 
 import yaml
 
+from gpuplatform.labels import GATE_LABEL, SWITCH_LABEL, VALIDATION_LABEL, WAVE_LABEL
 from gpuplatform.output.yaml import scalar
 from gpuplatform.plan.sync_order import SyncUnit, unit_of_folder
 from gpuplatform.plan.waves import WaveState
-from gpuplatform.render.allocator_switch import SWITCH_LABEL
-from gpuplatform.render.gate_jobs import GATE_LABEL
-from gpuplatform.render.validation import VALIDATION_LABEL
 
 __all__ = ["HANDOFF", "FileChange", "WaveDiff", "adjacent_units", "diff_waves", "unified"]
 
@@ -146,7 +144,7 @@ def _side(files: Mapping[str, bytes], index: Mapping[str, list[str]], state: Wav
     (the kustomizations that list them), the only places that name them.
     """
     wave = scalar(state.name).encode()
-    label = (b"gpuplatform.dev/wave: " + wave + b"\n", b"gpuplatform.dev/wave: <wave>\n")
+    label = (f"{WAVE_LABEL}: ".encode() + wave + b"\n", f"{WAVE_LABEL}: <wave>\n".encode())
     spec_wave = (b"\n  wave: " + wave + b"\n", b"\n  wave: <wave>\n")
     folder = (f"/waves/{state.dir_name}/".encode(), b"/waves/<wave>/")
     side: _Side = {}

@@ -28,8 +28,9 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from gpuplatform.convert.aliases import unshare
-from gpuplatform.convert.targets import GPU, Placement, Targets
+from gpuplatform.convert.targets import Placement, Targets
 from gpuplatform.errors import InputError, Problem
+from gpuplatform.labels import NVIDIA_RESOURCE_PREFIX, SHARED_GPU_RESOURCE
 from gpuplatform.load.yaml_input import parse_yaml_documents
 from gpuplatform.model.base import INT64_MAX, is_dns_label, is_dns_subdomain
 from gpuplatform.model.kueue import QUEUE_LABEL
@@ -38,7 +39,7 @@ from gpuplatform.render.tenants import RECREATE_ANNOTATIONS
 from gpuplatform.render.workload_handoff import template_name
 from gpuplatform.validate import SchemaMissing, validate_object
 
-__all__ = ["GPU", "POD_SPEC_PATHS", "Conversion", "convert_text", "template_key", "template_name"]
+__all__ = ["POD_SPEC_PATHS", "Conversion", "convert_text", "template_key", "template_name"]
 
 #: kind -> path from the document to its pod spec.
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
@@ -50,7 +51,6 @@ POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
 }
 _CLAIM = "gpu"
-_PREFIX = "nvidia.com/"
 
 
 @dataclass
@@ -99,7 +99,7 @@ def _count(value: Any, resource: str, source: str, loc: str) -> int:
 
 
 def _refusal(resource: str) -> str:
-    if resource == "nvidia.com/gpu.shared":
+    if resource == SHARED_GPU_RESOURCE:
         return (
             f"{resource} is a time-sliced or MPS replica: give --spec a spec with exactly one sharing tier, "
             f"or --map {resource}=TIER"
@@ -114,7 +114,9 @@ def _needs(pod: dict[str, Any], targets: Targets, source: str, pod_loc: str) -> 
             loc = f"{pod_loc}.{field_name}[{i}].resources"
             resources = container.get("resources") or {}
             parts = [p for p in ("limits", "requests") if isinstance(resources.get(p), dict)]
-            names = sorted({str(n) for p in parts for n in resources[p] if str(n).startswith(_PREFIX)})
+            names = sorted(
+                {str(n) for p in parts for n in resources[p] if str(n).startswith(NVIDIA_RESOURCE_PREFIX)}
+            )
             for name in names:
                 counts = {
                     _count(resources[p][name], name, source, f"{loc}.{p}.{name}")

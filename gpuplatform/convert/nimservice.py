@@ -17,8 +17,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from gpuplatform.convert.aliases import unshare
-from gpuplatform.convert.targets import GPU
 from gpuplatform.errors import InputError
+from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.load.yaml_input import parse_yaml_documents
 
 __all__ = ["convert_nimservice"]
@@ -51,7 +51,7 @@ def convert_nimservice(
     resources = (doc.get("spec") or {}).get("resources") or {}
     for part in ("limits", "requests"):
         if isinstance(resources.get(part), dict):
-            resources[part].pop(GPU, None)
+            resources[part].pop(GPU_RESOURCE, None)
             if not resources[part]:
                 del resources[part]
     if "resources" in doc["spec"] and not doc["spec"]["resources"]:

@@ -14,17 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gpuplatform.errors import InputError
-from gpuplatform.gates.matchers import GPU_RESOURCE as GPU
+from gpuplatform.labels import GPU_RESOURCE, MIG_RESOURCE_PREFIX, SHARED_GPU_RESOURCE
 from gpuplatform.model.platform import Platform
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.selectors import cel_string
 from gpuplatform.render.tenants import dra_pool_tolerations, tenant_labels, tenant_of
 from gpuplatform.versions import CHART_DEVICE_CLASSES
 
-__all__ = ["GPU", "MIG_PREFIX", "SHARED_GPU", "Placement", "Targets", "resolve_targets"]
+__all__ = ["Placement", "Targets", "resolve_targets"]
 
-SHARED_GPU = "nvidia.com/gpu.shared"
-MIG_PREFIX = "nvidia.com/mig-"
 _CHART_MIG_CLASS = "mig.nvidia.com"
 
 
@@ -49,11 +47,11 @@ class Targets:
         """The placement of `resource`; None when it cannot be converted without `--map`."""
         if resource in self.mapped:
             return self.mapped[resource]
-        if resource == GPU:
+        if resource == GPU_RESOURCE:
             return self.gpu
-        if resource.startswith(MIG_PREFIX):
-            return _mig(self.platform, resource.removeprefix(MIG_PREFIX))
-        if resource == SHARED_GPU:
+        if resource.startswith(MIG_RESOURCE_PREFIX):
+            return _mig(self.platform, resource.removeprefix(MIG_RESOURCE_PREFIX))
+        if resource == SHARED_GPU_RESOURCE:
             return _sharing(self.platform)
         return None
 
@@ -107,7 +105,7 @@ def _sharing(platform: Platform | None) -> Placement | None:
     tier = tiers[0]
     return Placement(
         platform.class_name(tier.name),
-        warning=f"{SHARED_GPU} (a time-sliced or MPS replica) goes to the sharing tier {tier.name} "
+        warning=f"{SHARED_GPU_RESOURCE} (a time-sliced or MPS replica) goes to the sharing tier {tier.name} "
         f"({tier.sharing}): the pod shares a GPU with other claims, as it did",
     )
 

@@ -18,19 +18,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpuplatform.render.nodes import MIG_CONFIG_LABEL
+from gpuplatform.labels import (
+    GPU_COUNT_LABEL,
+    GPU_PRODUCT_LABEL,
+    GPU_RESOURCE,
+    MIG_CONFIG_LABEL,
+    MIG_STRATEGY_LABEL,
+)
 
 __all__ = [
-    "GPU_COUNT_LABEL",
-    "GPU_PRODUCT_LABEL",
-    "MIG_STRATEGY_LABEL",
     "NodeGpus",
     "read_node",
 ]
 
-GPU_COUNT_LABEL = "nvidia.com/gpu.count"
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
-MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
 _MIG_LABEL = re.compile(r"^nvidia\.com/mig-(?P<profile>[^/]+)\.(?P<what>count|product)$")
 _MIG_SUFFIX = "-MIG-"
 
@@ -94,7 +94,7 @@ def read_node(labels: Mapping[str, Any], allocatable: Mapping[str, Any]) -> Node
         product = mig_product.partition(_MIG_SUFFIX)[0]
     product = product.removesuffix("-SHARED")
     if full is None and not mig:
-        full = _count(allocatable.get("nvidia.com/gpu"))
+        full = _count(allocatable.get(GPU_RESOURCE))
         if full:
             guessed.append(f"allocatable nvidia.com/gpu={full} (no {GPU_COUNT_LABEL} label)")
     gpus: int | None = full or None

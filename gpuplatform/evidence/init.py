@@ -27,6 +27,7 @@ from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.nodes import PROVISIONER_LABELS
 from gpuplatform.inventory.catalog import product_for_label
 from gpuplatform.kube.nodes import INSTANCE_TYPE_LABEL
+from gpuplatform.labels import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL
 from gpuplatform.load.documents import API_VERSION, PLATFORM_KIND
 from gpuplatform.model.base import is_dns_label, is_dns_subdomain, label_value_problem
 from gpuplatform.model.kueue import QUEUED_KINDS
@@ -79,7 +80,7 @@ def _gpus(node: NodeGpus) -> tuple[int, list[str]]:
             f"TODO: gpusPerNode {guess} is a guess: {node.guessed[-1]}; set the node's GPUs "
             f"(mig.config {node.mig_config or '<none>'}, mig.strategy {node.mig_strategy or '<none>'})."
         ]
-    return 1, ["TODO: no nvidia.com/gpu.count label or allocatable GPUs: gpusPerNode 1 is a placeholder."]
+    return 1, [f"TODO: no {GPU_COUNT_LABEL} label or allocatable GPUs: gpusPerNode 1 is a placeholder."]
 
 
 @dataclass
@@ -221,7 +222,7 @@ def initial_spec(snapshot: Snapshot, name: str, domain: str) -> str:
     pools, pool_notes, members = _pools(snapshot)
     if not pools:
         raise InputError.single(
-            str(snapshot.folder), "nodes", "no GPU node found (no nvidia.com/gpu.product label or GPUs)"
+            str(snapshot.folder), "nodes", f"no GPU node found (no {GPU_PRODUCT_LABEL} label or GPUs)"
         )
     kueue = kueue_section(snapshot, members)
     workloads = []

@@ -17,13 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuplatform.evidence.snapshot import Snapshot
-from gpuplatform.model.base import (
-    DEVICE_PLUGIN_RESOURCE_PREFIX,
-    is_dns_label,
-    is_dns_subdomain,
-    label_key_problem,
-)
-from gpuplatform.plan.kueue import LEGACY_RESOURCE
+from gpuplatform.labels import GPU_RESOURCE, NVIDIA_RESOURCE_PREFIX
+from gpuplatform.model.base import is_dns_label, is_dns_subdomain, label_key_problem
 from gpuplatform.versions import KUEUE_DEFAULT
 
 __all__ = ["KueueSection", "kueue_section"]
@@ -74,7 +69,7 @@ def _other_resources(name: str, spec: dict[str, Any], notes: list[str]) -> dict[
         for flavor in group.get("flavors") or []:
             for resource in flavor.get("resources") or []:
                 key = str(resource.get("name", ""))
-                if key and not key.startswith(DEVICE_PLUGIN_RESOURCE_PREFIX):
+                if key and not key.startswith(NVIDIA_RESOURCE_PREFIX):
                     amounts.setdefault(key, []).append(str(resource.get("nominalQuota")))
     out: dict[str, str] = {}
     for key, values in sorted(amounts.items()):
@@ -133,7 +128,7 @@ def kueue_section(snapshot: Snapshot, members: dict[str, list[str]]) -> KueueSec
         for group in spec.get("resourceGroups") or []:
             for flavor in group.get("flavors") or []:
                 for resource in flavor.get("resources") or []:
-                    if resource.get("name") != LEGACY_RESOURCE:
+                    if resource.get("name") != GPU_RESOURCE:
                         continue
                     gpu = True
                     pool, why = flavors.get(str(flavor.get("name")), (None, "no such ResourceFlavor"))
@@ -141,7 +136,7 @@ def kueue_section(snapshot: Snapshot, members: dict[str, list[str]]) -> KueueSec
                     if pool is None or n is None:
                         why = why or f"nominalQuota {resource.get('nominalQuota')!r} is not a whole number"
                         section.notes.append(
-                            f"TODO: ClusterQueue {name} holds {resource.get('nominalQuota')} {LEGACY_RESOURCE} "
+                            f"TODO: ClusterQueue {name} holds {resource.get('nominalQuota')} {GPU_RESOURCE} "
                             f"on flavor {flavor.get('name')}, which maps to no pool: {why}."
                         )
                         continue
@@ -154,14 +149,14 @@ def kueue_section(snapshot: Snapshot, members: dict[str, list[str]]) -> KueueSec
         lq_names = sorted({lq for _, lq in submitters})
         if not submitters or not is_dns_subdomain(name):
             section.notes.append(
-                f"TODO: ClusterQueue {name} holds {LEGACY_RESOURCE} but no LocalQueue of a namespace of "
+                f"TODO: ClusterQueue {name} holds {GPU_RESOURCE} but no LocalQueue of a namespace of "
                 "its own points at it: declare its tenants to plan its quota."
             )
             continue
         if not quotas:
             quotas = {next(iter(members)): 0}
             section.notes.append(
-                f"TODO: ClusterQueue {name}'s {LEGACY_RESOURCE} quota maps to no pool: quotas is a placeholder."
+                f"TODO: ClusterQueue {name}'s {GPU_RESOURCE} quota maps to no pool: quotas is a placeholder."
             )
         entry: dict[str, Any] = {"name": name}
         if spec.get("cohortName") and is_dns_label(str(spec["cohortName"])):

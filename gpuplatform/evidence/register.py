@@ -6,10 +6,9 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplatform.evidence.gfd import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, read_node
+from gpuplatform.evidence.gfd import read_node
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.matchers import (
-    GPU_RESOURCE,
     STACK_NAMESPACES,
     VISIBLE_DEVICES,
     is_device_plugin_pod,
@@ -17,6 +16,7 @@ from gpuplatform.gates.matchers import (
     is_gpu_stack_pod,
     shows_gpus,
 )
+from gpuplatform.labels import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE
 from gpuplatform.model.kueue import QUEUE_LABEL
 
 __all__ = [
@@ -32,7 +32,6 @@ __all__ = [
 
 #: Fields only a person can fill; present and empty in every row.
 HUMAN_FIELDS = ("owner", "restartTolerance", "maintenanceWindow", "rollbackOwner", "validationTest")
-PRODUCT_LABEL = GPU_PRODUCT_LABEL
 
 
 def _containers(pod: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -172,7 +171,7 @@ def workload_rows(snapshot: Snapshot, namespaces: Collection[str] = STACK_NAMESP
     or reaching GPUs through NVIDIA_VISIBLE_DEVICES with neither (`visibleDevicesWithoutAllocator`);
     the GPU stack's own pods (in `namespaces`) are not workloads."""
     products = {
-        n["metadata"]["name"]: (n["metadata"].get("labels") or {}).get(PRODUCT_LABEL, "")
+        n["metadata"]["name"]: (n["metadata"].get("labels") or {}).get(GPU_PRODUCT_LABEL, "")
         for n in snapshot.items("nodes") or []
     }
     rows: dict[tuple[str, str, str], WorkloadRow] = {}
@@ -258,7 +257,7 @@ def node_rows(snapshot: Snapshot, dra_namespace: str = "nvidia-dra-driver-gpu") 
         row = NodeRow(
             name,
             str((node.get("status", {}).get("allocatable") or {}).get(GPU_RESOURCE, "")),
-            labels.get(PRODUCT_LABEL, ""),
+            labels.get(GPU_PRODUCT_LABEL, ""),
             labels.get(GPU_COUNT_LABEL, ""),
             any(is_device_plugin_pod(p) for p in on_node),
             any(is_dra_kubelet_plugin_pod(p, dra_namespace) for p in on_node),

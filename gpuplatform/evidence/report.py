@@ -1,13 +1,12 @@
-"""Evidence reports: Markdown for the reviewer of the pull request that moves `activeWave`, JSON for CI."""
+"""Evidence reports: Markdown for the reviewer of the pull request that moves `activeWave` (the
+JSON for CI is `commands.evidence.EvidenceReport.as_dict`)."""
 
 from __future__ import annotations
-
-import json
 
 from gpuplatform.evidence.evaluate import GateResult
 from gpuplatform.evidence.snapshot import Snapshot
 
-__all__ = ["all_held", "evidence_json", "evidence_markdown"]
+__all__ = ["all_held", "evidence_markdown"]
 
 _ICONS = {"held": "held", "broken": "BROKEN", "unknown": "unknown (counts as not held)"}
 
@@ -50,16 +49,3 @@ def _section(result: GateResult) -> list[str]:
         if items:
             lines += [f"{heading}:", "", *[f"- {item}" for item in items], ""]
     return lines[:-1]
-
-
-def evidence_json(platform: str, wave: str, results: list[GateResult]) -> str:
-    """The same verdicts as data."""
-    return json.dumps(
-        {
-            "platform": platform,
-            "wave": wave,
-            "held": all_held(results),
-            "gates": [r.as_dict() for r in results],
-        },
-        indent=2,
-    )

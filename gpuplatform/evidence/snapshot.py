@@ -24,6 +24,7 @@ from gpuplatform.evidence.kubectl import kubectl, kubectl_tail
 from gpuplatform.evidence.manifest import TIME_FORMAT, read_manifest, unread_kinds
 from gpuplatform.evidence.shapes import check_items
 from gpuplatform.evidence.snapshot_folder import fresh_folder, swap_in
+from gpuplatform.labels import GATE_LABEL, VALIDATION_LABEL
 from gpuplatform.load.json_list import read_list_items
 from gpuplatform.load.yaml_input import MAX_DATA_BYTES, read_data, read_head, read_text
 from gpuplatform.model.base import is_dns_label, is_dns_subdomain
@@ -80,7 +81,7 @@ SELECTED: dict[str, tuple[str, ...]] = {
 DEFAULT_HELM_RELEASE = "gpu-operator/gpu-operator"
 NVIDIA_SMI_QUERY = ("nvidia-smi", "--query-gpu=name,memory.total,uuid", "--format=csv")
 #: Pods whose logs a snapshot keeps: the gate Jobs' and the validation workloads'.
-LOGGED_LABELS = ("gpuplatform.dev/gate", "gpuplatform.dev/validation")
+LOGGED_LABELS = (GATE_LABEL, VALIDATION_LABEL)
 #: Bytes of a pod's log (or of an `nvidia-smi` run) a snapshot keeps: the last ones, stated in the
 #: manifest as `logLimitBytes`; a log is read back whole (the validation pods print a few lines).
 LOG_LIMIT = 1 << 20

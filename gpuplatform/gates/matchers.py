@@ -33,18 +33,16 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from gpuplatform.model.base import DEVICE_PLUGIN_RESOURCE_PREFIX
+from gpuplatform.labels import DEPLOY_LABEL_PREFIX
 from gpuplatform.model.platform import DraDriver, GpuOperator
 
 __all__ = [
     "DEVICE_PLUGIN_IMAGE",
     "DEVICE_PLUGIN_LABEL",
-    "DEVICE_PLUGIN_RESOURCE_PREFIX",
     "DEVICE_PLUGIN_SOCKETS",
     "DRA_CONTROLLER_COMPONENT",
     "DRA_DRIVER",
     "DRA_KUBELET_PLUGIN_SUFFIX",
-    "GPU_RESOURCE",
     "GPU_STACK_DAEMONSET_PREFIXES",
     "NO_GPU_VISIBLE_DEVICES",
     "OPERANDS",
@@ -67,7 +65,6 @@ DEVICE_PLUGIN_SOCKETS = "/var/lib/kubelet/device-plugins"
 DRA_KUBELET_PLUGIN_SUFFIX = "-kubelet-plugin"
 DRA_CONTROLLER_COMPONENT = ("-component", "controller")
 DRA_DRIVER = "gpu.nvidia.com"
-GPU_RESOURCE = "nvidia.com/gpu"
 VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 #: Values of NVIDIA_VISIBLE_DEVICES that expose no GPU (compared in lower case).
 NO_GPU_VISIBLE_DEVICES = ("", "none", "void")
@@ -98,28 +95,28 @@ class Operand:
 
 OPERANDS: tuple[Operand, ...] = (
     Operand(
-        "driver", ("app.kubernetes.io/component", "nvidia-driver"), "nvidia.com/gpu.deploy.driver", "driver"
+        "driver", ("app.kubernetes.io/component", "nvidia-driver"), f"{DEPLOY_LABEL_PREFIX}driver", "driver"
     ),
     Operand(
         "container-toolkit",
         ("app", "nvidia-container-toolkit-daemonset"),
-        "nvidia.com/gpu.deploy.container-toolkit",
+        f"{DEPLOY_LABEL_PREFIX}container-toolkit",
         "toolkit",
     ),
     Operand(
         "gpu-feature-discovery",
         ("app", "gpu-feature-discovery"),
-        "nvidia.com/gpu.deploy.gpu-feature-discovery",
+        f"{DEPLOY_LABEL_PREFIX}gpu-feature-discovery",
         "gfd",
     ),
-    Operand("dcgm", ("app", "nvidia-dcgm"), "nvidia.com/gpu.deploy.dcgm", "dcgm", enabled_by_default=False),
+    Operand("dcgm", ("app", "nvidia-dcgm"), f"{DEPLOY_LABEL_PREFIX}dcgm", "dcgm", enabled_by_default=False),
     Operand(
         "dcgm-exporter",
         ("app", "nvidia-dcgm-exporter"),
-        "nvidia.com/gpu.deploy.dcgm-exporter",
+        f"{DEPLOY_LABEL_PREFIX}dcgm-exporter",
         "dcgmExporter",
     ),
-    Operand("mig-manager", ("app", "nvidia-mig-manager"), "nvidia.com/gpu.deploy.mig-manager", "migManager"),
+    Operand("mig-manager", ("app", "nvidia-mig-manager"), f"{DEPLOY_LABEL_PREFIX}mig-manager", "migManager"),
 )
 
 

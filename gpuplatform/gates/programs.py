@@ -23,15 +23,14 @@ from functools import cache
 
 from gpuplatform.gates.matchers import (
     DEVICE_PLUGIN_IMAGE,
-    DEVICE_PLUGIN_RESOURCE_PREFIX,
     DEVICE_PLUGIN_SOCKETS,
     DRA_CONTROLLER_COMPONENT,
     DRA_KUBELET_PLUGIN_SUFFIX,
-    GPU_RESOURCE,
     GPU_STACK_DAEMONSET_PREFIXES,
     NO_GPU_VISIBLE_DEVICES,
     VISIBLE_DEVICES,
 )
+from gpuplatform.labels import GPU_RESOURCE, NVIDIA_RESOURCE_PREFIX
 
 __all__ = ["PRELUDE", "PROGRAMS", "prelude_for", "program", "programs"]
 
@@ -529,7 +528,7 @@ PRELUDE = (
     _PRELUDE.replace("@KUBELET_PLUGIN@", DRA_KUBELET_PLUGIN_SUFFIX)
     .replace("@CONTROLLER_KEY@", DRA_CONTROLLER_COMPONENT[0])
     .replace("@CONTROLLER_VALUE@", DRA_CONTROLLER_COMPONENT[1])
-    .replace("@PLUGIN_RESOURCES@", DEVICE_PLUGIN_RESOURCE_PREFIX)
+    .replace("@PLUGIN_RESOURCES@", NVIDIA_RESOURCE_PREFIX)
     .replace("@PLUGIN_IMAGE@", DEVICE_PLUGIN_IMAGE)
     .replace("@PLUGIN_SOCKETS@", DEVICE_PLUGIN_SOCKETS)
     .replace("@STACK_PREFIXES@", json.dumps(list(GPU_STACK_DAEMONSET_PREFIXES)))
@@ -577,7 +576,7 @@ PROGRAMS: dict[str, str] = {
     "claim-placement": _CLAIM_PLACEMENT,
     "cleanup": _CLEANUP,
     "spec-nodes-exist": _SPEC_NODES_EXIST,
-    "drained": _DRAINED.replace("@PLUGIN_RESOURCES@", DEVICE_PLUGIN_RESOURCE_PREFIX),
+    "drained": _DRAINED.replace("@PLUGIN_RESOURCES@", NVIDIA_RESOURCE_PREFIX),
     "kueue-admission": _KUEUE_ADMISSION,
 }
 

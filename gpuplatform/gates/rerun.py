@@ -12,6 +12,7 @@ as a no-op), so the failed Job is deleted and the Kustomization reconciled.
 from __future__ import annotations
 
 from gpuplatform.gates import gates_for_wave
+from gpuplatform.labels import GATE_LABEL, GATE_PHASE_LABEL, VALIDATION_LABEL, WAVE_LABEL
 from gpuplatform.plan.waves import Plan, WaveState
 
 __all__ = ["rerun_steps"]
@@ -25,11 +26,11 @@ def rerun_steps(plan: Plan, state: WaveState) -> list[str]:
     if not gates:
         return []
     ns = d.gates_namespace
-    wave = f"-l gpuplatform.dev/wave={state.name}"
+    wave = f"-l {WAVE_LABEL}={state.name}"
     steps = [
-        f"See what a gate found: `kubectl -n {ns} logs {wave},gpuplatform.dev/gate=<gate> --tail=-1` "
+        f"See what a gate found: `kubectl -n {ns} logs {wave},{GATE_LABEL}=<gate> --tail=-1` "
         "(every attempt prints its findings; `kubectl -n "
-        f"{ns} get pods {wave} -L gpuplatform.dev/gate` lists the attempts).",
+        f"{ns} get pods {wave} -L {GATE_LABEL}` lists the attempts).",
         f"Fix the cluster. A gate that does not hold starts a new attempt every {d.timeout_minutes} min "
         "by itself (exit 3); once it holds the wave completes, nothing to re-run.",
     ]
@@ -41,12 +42,10 @@ def rerun_steps(plan: Plan, state: WaveState) -> list[str]:
         ]
     if "flux" in d.engines:
         for phase in sorted({g.phase for g in gates}):
-            delete = f"`kubectl -n {ns} delete job {wave},gpuplatform.dev/gate-phase={phase}`"
+            delete = f"`kubectl -n {ns} delete job {wave},{GATE_PHASE_LABEL}={phase}`"
             if phase == "post" and any(g.id == "claim-pilot" for g in gates) and p.validation is not None:
                 tenant = next(t for t in p.tenants if t.name == p.validation.tenant)
-                delete += (
-                    f" and `kubectl -n {tenant.ns} delete job {wave},gpuplatform.dev/validation=claim-pilot`"
-                )
+                delete += f" and `kubectl -n {tenant.ns} delete job {wave},{VALIDATION_LABEL}=claim-pilot`"
             steps.append(
                 f"Flux: `{p.name}-gates-{phase}` reports HealthCheckFailed while its gates wait and turns Ready "
                 "when they hold. A gate Job that failed outright stays failed (Flux never re-runs an existing "

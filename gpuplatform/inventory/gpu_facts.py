@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuplatform.inventory.catalog import release_facts
+from gpuplatform.labels import GPU_RESOURCE
 
 __all__ = ["SOURCE", "DriverDeviceClass", "driver_device_classes"]
 
@@ -35,7 +36,7 @@ def driver_device_classes(driver_release: str = "0.4.1") -> list[DriverDeviceCla
         DriverDeviceClass(
             "gpu.nvidia.com",
             _typed("gpu.nvidia.com", "gpu"),
-            "nvidia.com/gpu" if facts.extended_resource_name else None,
+            GPU_RESOURCE if facts.extended_resource_name else None,
             "resources.gpus.enabled",
         ),
         DriverDeviceClass("mig.nvidia.com", _typed("gpu.nvidia.com", "mig"), None, "resources.gpus.enabled"),

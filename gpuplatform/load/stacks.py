@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpuplatform.errors import InputError, Problem, format_loc
+from gpuplatform.labels import BASE_ANNOTATION, OVERLAYS_ANNOTATION
 from gpuplatform.load.documents import (
     OVERLAY_KIND,
     PLATFORM_KIND,
@@ -35,7 +36,6 @@ from gpuplatform.load.yaml_input import read_text, read_yaml
 from gpuplatform.model.platform import Platform
 
 __all__ = [
-    "OVERLAYS_ANNOTATION",
     "PYTHON_SOURCE",
     "LoadedPlatform",
     "discover_stacks",
@@ -44,8 +44,6 @@ __all__ = [
     "loaded_platform",
 ]
 
-OVERLAYS_ANNOTATION = "gpuplatform.dev/overlays"
-BASE_ANNOTATION = "gpuplatform.dev/base"
 #: The source of a platform built in Python and given to a verb without its file.
 PYTHON_SOURCE = "<python>"
 _STACK_SUFFIXES = (".py", ".yaml", ".yml")

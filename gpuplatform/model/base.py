@@ -21,7 +21,6 @@ from pydantic.alias_generators import to_camel
 from gpuplatform.versions import parse_release
 
 __all__ = [
-    "DEVICE_PLUGIN_RESOURCE_PREFIX",
     "DNS_LABEL",
     "DNS_LABEL_MAX",
     "DNS_SUBDOMAIN",
@@ -99,10 +98,6 @@ _DESCRIPTION = re.compile(
     r"[^\s\x00-\x1f\x7f\x85\u2028\u2029])?)?\Z"
 )
 
-#: The prefix of every resource the NVIDIA device plugin advertises (`nvidia.com/gpu`,
-#: `nvidia.com/mig-<profile>`, renamed and shared resources: NVIDIA/k8s-device-plugin `api/config/v1`
-#: `ResourceNamePrefix`); nodes count them, so no logical resource of the platform may be one.
-DEVICE_PLUGIN_RESOURCE_PREFIX = "nvidia.com/"
 
 #: The largest cluster a platform may list. Upstream Kubernetes tests clusters of up to 5,000 nodes
 #: (kubernetes.io/docs/setup/best-practices/cluster-large), but managed GPU clusters run larger: GKE

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
+from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.model.base import (
     CleanString,
     Description,
@@ -91,7 +92,7 @@ class BridgeClass(SpecModel):
 
     name: DnsLabel
     """Bridge name; a platform bridge's DeviceClass is `<name>.<domain>`."""
-    extended_resource_name: ExtendedResourceName = "nvidia.com/gpu"
+    extended_resource_name: ExtendedResourceName = GPU_RESOURCE
     """The legacy resource the class serves (`spec.extendedResourceName`)."""
     source: Literal["platform", "chart"] = "platform"
     """`platform` renders a DeviceClass; `chart` names the DRA driver chart's `gpu.nvidia.com` class."""

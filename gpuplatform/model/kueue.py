@@ -12,8 +12,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
+from gpuplatform.labels import NVIDIA_RESOURCE_PREFIX
 from gpuplatform.model.base import (
-    DEVICE_PLUGIN_RESOURCE_PREFIX,
     DnsLabel,
     DnsSubdomain,
     ExtendedResourceName,
@@ -74,7 +74,7 @@ class ClusterQueue(SpecModel):
 
 
 def _logical(value: str) -> str:
-    if value.startswith(DEVICE_PLUGIN_RESOURCE_PREFIX):
+    if value.startswith(NVIDIA_RESOURCE_PREFIX):
         raise ValueError(
             f"{value!r} is an extended resource the NVIDIA device plugin advertises: Kueue would count DRA "
             f"devices and device-plugin GPUs as one quota; name a resource of your own domain (<domain>/gpu)"
@@ -156,7 +156,7 @@ def kueue_reference_errors(
         for pool in queue.quotas:
             errors += _need((*loc, "quotas", pool), "nodePool", pool, pools)
         for name in queue.resources:
-            if name == logical or name.startswith(DEVICE_PLUGIN_RESOURCE_PREFIX):
+            if name == logical or name.startswith(NVIDIA_RESOURCE_PREFIX):
                 errors.append(
                     (
                         (*loc, "resources", name),

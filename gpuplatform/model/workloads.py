@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.model.base import (
     INT32_MAX,
     SEMVER,
@@ -75,7 +76,7 @@ class Workload(SpecModel):
     replicas: int = Field(default=1, strict=True, ge=0, le=INT32_MAX)
     """Pods the workload runs at peak (replicas, parallelism, nodes of a DaemonSet); each needs
     `gpus` (read by `gpuplatform capacity`, and sizes the legacy quota)."""
-    resource: str = Field(default="nvidia.com/gpu", pattern=r"^nvidia\.com/[a-z0-9.-]+$")
+    resource: str = Field(default=GPU_RESOURCE, pattern=r"^nvidia\.com/[a-z0-9.-]+$")
     """Extended resource the legacy pods request (`nvidia.com/mig-3g.40gb` on a MIG pool)."""
     node_selector: dict[LabelKey, LabelValue] = {}
     """The legacy pods' `nodeSelector` (capacity places them only on nodes with these labels)."""

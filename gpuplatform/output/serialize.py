@@ -18,10 +18,11 @@ from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from gpuplatform.errors import RenderedOutputInvalid
+from gpuplatform.labels import WAVE_LABEL
 from gpuplatform.model.base import is_dns_label, is_dns_subdomain
 from gpuplatform.output.write import LOCK_FILE
 from gpuplatform.output.yaml import dump_many, dump_yaml, scalar
-from gpuplatform.render.meta import WAVE_LABEL, Obj
+from gpuplatform.render.meta import Obj
 from gpuplatform.render.tree import Tree
 from gpuplatform.validate import SchemaMissing, validate_object
 from gpuplatform.versions import SDK_VERSION

@@ -4,20 +4,18 @@ and `capacity`)."""
 
 from __future__ import annotations
 
+from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.model.kueue import ClusterQueue, Kueue
 from gpuplatform.model.platform import Platform
 from gpuplatform.model.workloads import Workload
 from gpuplatform.plan.waves import WaveState
 
-__all__ = ["LEGACY_RESOURCE", "pool_resource", "queue_quotas", "wave_quotas", "workload_queue"]
-
-LEGACY_RESOURCE = "nvidia.com/gpu"
-"""What the device plugin advertises and legacy Jobs request."""
+__all__ = ["pool_resource", "queue_quotas", "wave_quotas", "workload_queue"]
 
 
 def pool_resource(platform: Platform, kueue: Kueue, state: WaveState, pool: str) -> str:
     """The resource the pool's quota is on in `state`."""
-    return kueue.resource_name(platform.domain) if state.pool_modes[pool] == "dra" else LEGACY_RESOURCE
+    return kueue.resource_name(platform.domain) if state.pool_modes[pool] == "dra" else GPU_RESOURCE
 
 
 def queue_quotas(platform: Platform, kueue: Kueue, queue: ClusterQueue, state: WaveState) -> dict[str, int]:

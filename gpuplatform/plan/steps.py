@@ -18,6 +18,7 @@ from typing import Literal
 
 from gpuplatform.errors import InputError
 from gpuplatform.inventory.catalog import mig_profiles
+from gpuplatform.labels import DEVICE_PLUGIN_DEPLOY_LABEL
 from gpuplatform.plan.gates import gates_for_wave
 from gpuplatform.plan.sync_order import SYNC_UNITS
 from gpuplatform.plan.waves import Plan, WaveState, validator_workaround
@@ -231,7 +232,7 @@ def _sync(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools) -
         text["00-operators"] = "; ".join(operators)
     if forward or back:
         text["10-nodes"] = "; ".join(
-            [f"pools {', '.join(forward)}: device plugin off (nvidia.com/gpu.deploy.device-plugin=false)"]
+            [f"pools {', '.join(forward)}: device plugin off ({DEVICE_PLUGIN_DEPLOY_LABEL}=false)"]
             * bool(forward)
             + [f"pools {', '.join(back)}: device plugin back (label removed, the operator sets it true)"]
             * bool(back)

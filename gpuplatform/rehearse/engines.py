@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuplatform.labels import GATE_LABEL, SWITCH_LABEL
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
 from gpuplatform.rehearse.client import Obj
 from gpuplatform.rehearse.cluster import ApplyFailed, Rehearsal, WaitFailed
@@ -228,9 +229,7 @@ class Engine:
                 return "healthy"
             if "Failed" in conditions:
                 return f"failed: {conditions['Failed'].get('reason', '')} {conditions['Failed'].get('message', '')}".strip()
-            checks = {"gpuplatform.dev/gate", "gpuplatform.dev/switch"} & set(
-                live["metadata"].get("labels") or {}
-            )
+            checks = {GATE_LABEL, SWITCH_LABEL} & set(live["metadata"].get("labels") or {})
             attempt = self._failed_attempt(live) if checks else ""
             return f"failed: {attempt}" if attempt else "running"
         if obj["kind"] == "DaemonSet":

@@ -12,13 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplatform.evidence.gfd import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL
 from gpuplatform.inventory.catalog import lookup_product
 from gpuplatform.kube.nodes import well_known_labels
+from gpuplatform.labels import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, MIG_CAPABLE_LABEL
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.waves import Plan
 from gpuplatform.simulate.groups import mig_capable, pool_group
-from gpuplatform.simulate.snapshot_nodes import MIG_CAPABLE
 
 __all__ = ["SYSTEM_NODE", "FleetNode", "fleet_nodes", "node_manifest", "pool_node_names", "system_node"]
 
@@ -53,7 +52,7 @@ def _gfd(pool: NodePool) -> dict[str, str]:
     return {
         GPU_PRODUCT_LABEL: product.product_name.replace(" ", "-"),
         GPU_COUNT_LABEL: str(pool.gpus_per_node),
-        MIG_CAPABLE: str(mig_capable(pool.product)).lower(),
+        MIG_CAPABLE_LABEL: str(mig_capable(pool.product)).lower(),
     }
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from gpuplatform.gates.matchers import DRA_DRIVER
+from gpuplatform.labels import GATE_LABEL, GPU_RESOURCE, PROBE_LABEL
 from gpuplatform.rehearse.client import Obj
 from gpuplatform.rehearse.cluster import Rehearsal, WaitFailed
 from gpuplatform.render.tree import Tree
@@ -31,7 +32,6 @@ __all__ = ["ATTEMPT", "Blind", "blind_gates"]
 
 #: Virtual seconds the copy's one attempt lasts.
 ATTEMPT = 30
-_GATE_LABEL = "gpuplatform.dev/gate"
 _MODE_SUFFIX = "/mode"
 
 
@@ -56,11 +56,11 @@ def _dra_node(cluster: Rehearsal) -> str:
 
 @contextmanager
 def _device_plugin_back(cluster: Rehearsal, node: str) -> Iterator[str]:
-    cluster.client.patch("Node", node, {"status": {"allocatable": {"nvidia.com/gpu": "1"}}}, status=True)
+    cluster.client.patch("Node", node, {"status": {"allocatable": {GPU_RESOURCE: "1"}}}, status=True)
     try:
         yield f"node {node} advertises nvidia.com/gpu=1 while it is on DRA"
     finally:
-        cluster.client.patch("Node", node, {"status": {"allocatable": {"nvidia.com/gpu": "0"}}}, status=True)
+        cluster.client.patch("Node", node, {"status": {"allocatable": {GPU_RESOURCE: "0"}}}, status=True)
 
 
 @contextmanager
@@ -116,7 +116,7 @@ def _copy(job: Obj) -> Obj:
     spec.pop("podFailurePolicy", None)
     spec["backoffLimit"] = 0
     template = spec["template"]
-    template.setdefault("metadata", {}).setdefault("labels", {})["gpuplatform.dev/probe"] = "gate-sensitivity"
+    template.setdefault("metadata", {}).setdefault("labels", {})[PROBE_LABEL] = "gate-sensitivity"
     for container in template["spec"].get("containers") or []:
         env = [e for e in container.get("env") or [] if e.get("name") != "TIMEOUT"]
         container["env"] = [*env, {"name": "TIMEOUT", "value": str(ATTEMPT)}]
@@ -150,11 +150,11 @@ def blind_gates(cluster: Rehearsal, tree: Tree, wave_dir: str) -> list[Blind]:
         for path, content in sorted(tree.files.items())
         if path.startswith(f"waves/{wave_dir}/50-gates/post/") and isinstance(content, list)
         for o in content
-        if o.get("kind") == "Job" and (o["metadata"].get("labels") or {}).get(_GATE_LABEL) in FAULTS
+        if o.get("kind") == "Job" and (o["metadata"].get("labels") or {}).get(GATE_LABEL) in FAULTS
     ]
     blind = []
     for job in jobs:
-        gate = job["metadata"]["labels"][_GATE_LABEL]
+        gate = job["metadata"]["labels"][GATE_LABEL]
         probe = _copy(job)
         with FAULTS[gate](cluster, node) as fault:
             if not fault:

@@ -26,13 +26,20 @@ from typing import Any
 from gpuplatform.charts.facts import chart_facts
 from gpuplatform.charts.model import DraDriverOutput, OperatorOutput, render_dra_driver, render_gpu_operator
 from gpuplatform.gates.matchers import DRA_KUBELET_PLUGIN_SUFFIX, OPERANDS
+from gpuplatform.labels import (
+    DEPLOY_LABEL_PREFIX,
+    GPU_PRESENT_LABEL,
+    GPU_PRODUCT_LABEL,
+    MIG_CAPABLE_LABEL,
+    NFD_NVIDIA_PCI_LABEL,
+)
 from gpuplatform.plan.waves import Plan
 from gpuplatform.rehearse.client import ApiError, Client, Obj
 from gpuplatform.render.helm_values import merge_values
 from gpuplatform.simulate.groups import mig_capable
-from gpuplatform.simulate.operator import DEPLOY_PREFIX, NFD_LABEL, PRESENT, STATE_LABELS
+from gpuplatform.simulate.operator import STATE_LABELS
 from gpuplatform.simulate.rendered import DRA_CHARTS, OPERATOR_CHARTS, ReleaseSpec
-from gpuplatform.simulate.snapshot_nodes import MIG_CAPABLE, OPERAND_DAEMONSETS
+from gpuplatform.simulate.snapshot_nodes import OPERAND_DAEMONSETS
 from gpuplatform.versions import DCGM_EXPORTER_DRA_ENV
 
 __all__ = ["GpuStack"]
@@ -175,15 +182,18 @@ class GpuStack:
         wrote = False
         for node in self.client.list("Node"):
             labels = node["metadata"].get("labels") or {}
-            if labels.get(NFD_LABEL) != "true" or labels.get(DEPLOY_PREFIX + "operands") == "false":
+            if (
+                labels.get(NFD_NVIDIA_PCI_LABEL) != "true"
+                or labels.get(DEPLOY_LABEL_PREFIX + "operands") == "false"
+            ):
                 continue
-            capable = labels.get(MIG_CAPABLE) == "true" or mig_capable(
-                labels.get("nvidia.com/gpu.product", "")
+            capable = labels.get(MIG_CAPABLE_LABEL) == "true" or mig_capable(
+                labels.get(GPU_PRODUCT_LABEL, "")
             )
             names = STATE_LABELS + (("mig-manager",) if capable else ())
-            patch = {DEPLOY_PREFIX + n: "true" for n in names if DEPLOY_PREFIX + n not in labels}
-            if labels.get(PRESENT) != "true":
-                patch[PRESENT] = "true"
+            patch = {DEPLOY_LABEL_PREFIX + n: "true" for n in names if DEPLOY_LABEL_PREFIX + n not in labels}
+            if labels.get(GPU_PRESENT_LABEL) != "true":
+                patch[GPU_PRESENT_LABEL] = "true"
             if patch:
                 self.client.patch("Node", node["metadata"]["name"], {"metadata": {"labels": patch}})
                 wrote = True
@@ -202,7 +212,7 @@ class GpuStack:
                 _OPERAND_LABELS.get(operand, {}) | labels | {"app.kubernetes.io/part-of": "gpu-operator"}
             )
             spec = {
-                "nodeSelector": {DEPLOY_PREFIX + operand: "true"},
+                "nodeSelector": {DEPLOY_LABEL_PREFIX + operand: "true"},
                 "tolerations": [dict(t) for t in out.operand_tolerations],
             }
             objects.append(_daemonset(name, self.operator_namespace, pod_labels, spec, [container]))

@@ -19,12 +19,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from gpuplatform.gates.matchers import (
-    DEVICE_PLUGIN_LABEL,
-    DEVICE_PLUGIN_RESOURCE_PREFIX,
-    DRA_DRIVER,
-    DRA_KUBELET_PLUGIN_SUFFIX,
-)
+from gpuplatform.gates.matchers import DEVICE_PLUGIN_LABEL, DRA_DRIVER, DRA_KUBELET_PLUGIN_SUFFIX
+from gpuplatform.labels import DRA_PLUGIN_LABEL, NVIDIA_RESOURCE_PREFIX, SWITCH_LABEL
 from gpuplatform.model.containers import pinned_image
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.cluster_admission import API, core_policy_match, policy_binding
@@ -35,14 +31,12 @@ from gpuplatform.render.meta import (
     k8s_object,
     restricted_security_context,
 )
-from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.render.selectors import cel_string
 from gpuplatform.render.validation import RETRY_EXIT_CODE, pod_failure_policy
 
-__all__ = ["SWITCH_IDENTITY", "SWITCH_LABEL", "render_switch_jobs", "switch_identity"]
+__all__ = ["SWITCH_IDENTITY", "render_switch_jobs", "switch_identity"]
 
 SWITCH_IDENTITY = "gpuplatform-switch"
-SWITCH_LABEL = "gpuplatform.dev/switch"
 #: An attempt that is still not safe after its deadline exits 3; the Job ignores that failure and
 #: starts a new attempt (Kubernetes `podFailurePolicy` action Ignore), so the switch waits, holding
 #: the sync, until the operator has made the nodes safe; no engine has to re-run a failed Job.
@@ -84,7 +78,7 @@ check() {{
 
 def _enable_body() -> str:
     key, value = DEVICE_PLUGIN_LABEL
-    prefix = DEVICE_PLUGIN_RESOURCE_PREFIX
+    prefix = NVIDIA_RESOURCE_PREFIX
     return f"""
 pending() {{ kubectl get nodes -l "$MODE_LABEL=dra,!{DRA_PLUGIN_LABEL}" -o jsonpath='{{.items[*].metadata.name}}'; }}
 check_node() {{

@@ -34,24 +34,22 @@ from collections.abc import Iterable
 from typing import Any
 
 from gpuplatform.gates import GATES, Access, Gate, gate_facts, gate_script, gates_for_wave
+from gpuplatform.labels import GATE_LABEL, GATE_PHASE_LABEL, GATE_TITLE_ANNOTATION, WAVE_LABEL
 from gpuplatform.model.containers import pinned_image
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.meta import (
     KEPT_UNTIL_NEXT_WAVE,
-    WAVE_LABEL,
     Obj,
     cluster_identity,
     k8s_object,
     restricted_security_context,
 )
-from gpuplatform.render.validation import PHASE_LABEL, pod_failure_policy, validation_jobs
+from gpuplatform.render.validation import pod_failure_policy, validation_jobs
 
 __all__ = [
     "GATE_IDENTITY",
-    "GATE_LABEL",
     "GATE_PROGRAMS",
-    "PHASE_LABEL",
     "gate_identity",
     "gate_job_names",
     "gate_programs",
@@ -60,7 +58,6 @@ __all__ = [
 ]
 
 GATE_IDENTITY = "gpuplatform-gates"
-GATE_LABEL = "gpuplatform.dev/gate"
 _HOOKS = {"pre": "PreSync", "post": "PostSync"}
 _WORK = "work"
 _PROGRAMS = "programs"
@@ -115,7 +112,7 @@ def _facts(plan: Plan, state: WaveState, gate: Gate, name: str, facts: str) -> O
         name,
         wave=state.name,
         namespace=plan.platform.delivery.gates_namespace,
-        labels={GATE_LABEL: gate.id, PHASE_LABEL: gate.phase, **KEPT_UNTIL_NEXT_WAVE},
+        labels={GATE_LABEL: gate.id, GATE_PHASE_LABEL: gate.phase, **KEPT_UNTIL_NEXT_WAVE},
         annotations=_hook(gate) | {"argocd.argoproj.io/sync-wave": "-1"},
         data={FACTS_FILE: facts},
     )
@@ -145,8 +142,8 @@ def _job(plan: Plan, state: WaveState, gate: Gate, name: str) -> Obj:
         name,
         wave=state.name,
         namespace=d.gates_namespace,
-        labels={GATE_LABEL: gate.id, PHASE_LABEL: gate.phase, **KEPT_UNTIL_NEXT_WAVE},
-        annotations=_hook(gate) | {"gpuplatform.dev/gate-title": gate.title},
+        labels={GATE_LABEL: gate.id, GATE_PHASE_LABEL: gate.phase, **KEPT_UNTIL_NEXT_WAVE},
+        annotations=_hook(gate) | {GATE_TITLE_ANNOTATION: gate.title},
         spec={
             "backoffLimit": 0,
             "podFailurePolicy": pod_failure_policy("gate"),

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from gpuplatform.charts.facts import MISSING, ChartFacts, chart_facts, value_at
+from gpuplatform.labels import DRA_PLUGIN_LABEL
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.render.tolerations import gpu_node_taints, tolerations_for
 from gpuplatform.versions import DCGM_EXPORTER_DRA_ENV
 

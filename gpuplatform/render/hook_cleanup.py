@@ -17,6 +17,7 @@ those namespaces only, and a ValidatingAdmissionPolicy lets it delete nothing wi
 
 from __future__ import annotations
 
+from gpuplatform.labels import WAVE_LABEL
 from gpuplatform.model.containers import pinned_image
 from gpuplatform.plan.gates import Access
 from gpuplatform.plan.waves import Plan, WaveState
@@ -25,7 +26,6 @@ from gpuplatform.render.gate_jobs import rbac_rules
 from gpuplatform.render.meta import (
     KEPT_UNTIL_NEXT_WAVE,
     MANAGED_BY,
-    WAVE_LABEL,
     Obj,
     k8s_object,
     restricted_security_context,

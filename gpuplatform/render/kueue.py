@@ -17,10 +17,11 @@ no GPU group names.
 from __future__ import annotations
 
 from gpuplatform.gates.nodes import pool_selector
+from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.model.kueue import QUEUE_LABEL, QUEUED_KINDS, ClusterQueue, Kueue
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
-from gpuplatform.plan.kueue import LEGACY_RESOURCE, pool_resource
+from gpuplatform.plan.kueue import pool_resource
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object, order_keys
 from gpuplatform.render.nodes import pool_taint
@@ -93,7 +94,7 @@ def _cluster_queue(platform: Platform, kueue: Kueue, queue: ClusterQueue, state:
     }
     spec["resourceGroups"] = [
         {"coveredResources": [resource], "flavors": sorted(flavors, key=lambda f: f["name"])}
-        for resource, flavors in sorted(groups.items(), key=lambda g: g[0] != LEGACY_RESOURCE)
+        for resource, flavors in sorted(groups.items(), key=lambda g: g[0] != GPU_RESOURCE)
     ]
     if queue.resources:
         names = sorted(queue.resources)
@@ -192,6 +193,6 @@ def kueue_facts(plan: Plan, state: WaveState) -> dict[str, object]:
     }
     return {
         "namespaces": dict(sorted(namespaces.items())),
-        "gpuResources": [LEGACY_RESOURCE, kueue.resource_name(p.domain)],
+        "gpuResources": [GPU_RESOURCE, kueue.resource_name(p.domain)],
         "resource": kueue.resource_name(p.domain),
     }

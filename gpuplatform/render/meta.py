@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from gpuplatform.labels import LIFECYCLE_LABEL, WAVE_LABEL
+
 __all__ = [
     "ENGINE_ANNOTATION_DOMAINS",
     "IGNORE_EXTRANEOUS",
     "KEPT_UNTIL_NEXT_WAVE",
-    "LIFECYCLE_LABEL",
     "MANAGED_BY",
     "NEVER_DELETE_ANNOTATIONS",
-    "WAVE_LABEL",
     "Obj",
     "file_name",
     "for_engines",
@@ -25,10 +25,6 @@ __all__ = [
 Obj = dict[str, Any]
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
-WAVE_LABEL = "gpuplatform.dev/wave"
-#: Labels every hook object (gate, switch and validation Jobs, the gates' facts) carries: kept as
-#: evidence while its wave is active, deleted when the next wave is applied (`render/hook_cleanup.py`).
-LIFECYCLE_LABEL = "gpuplatform.dev/lifecycle"
 KEPT_UNTIL_NEXT_WAVE = {LIFECYCLE_LABEL: "until-next-wave"}
 #: Argo CD leaves a live object that Git no longer holds out of the Application's sync status only
 #: with this annotation: one that is never pruned (`Prune=false`) would otherwise keep the Application

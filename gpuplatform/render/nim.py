@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.model.tenants import ClaimTemplate
 from gpuplatform.model.workloads import AttributeSelector, NimService
 from gpuplatform.plan.waves import Plan, WaveState
@@ -109,7 +110,7 @@ def render_nim_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
                         "replaces": nim.replaces or "",
                         "draResources": dra_resources(plan, nim),
                         "nimCache": nim_cache(nim),
-                        "removeResourceLimits": ["nvidia.com/gpu"],
+                        "removeResourceLimits": [GPU_RESOURCE],
                         "note": "draResources is immutable: create this NIMService next to the one it replaces, "
                         "cut traffic over, and delete the old one in a later wave; rolling back restores the "
                         "old NIMService's resources.limits nvidia.com/gpu path. Give it its own NIMCache "

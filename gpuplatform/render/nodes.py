@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
+from gpuplatform.labels import (
+    DEVICE_PLUGIN_DEPLOY_LABEL,
+    DRA_PLUGIN_LABEL,
+    MIG_CONFIG_LABEL,
+    VALIDATOR_DEPLOY_LABEL,
+)
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Mode, Plan, WaveState, validator_workaround
 from gpuplatform.render.meta import NEVER_DELETE_ANNOTATIONS, Obj, k8s_object
 
 __all__ = [
-    "DEVICE_PLUGIN_LABEL",
-    "DRA_PLUGIN_LABEL",
-    "MIG_CONFIG_LABEL",
-    "VALIDATOR_LABEL",
     "node_labels",
     "pool_taint",
     "provisioner_labels",
     "render_nodes",
 ]
-
-DRA_PLUGIN_LABEL = "nvidia.com/dra-kubelet-plugin"
-DEVICE_PLUGIN_LABEL = "nvidia.com/gpu.deploy.device-plugin"
-VALIDATOR_LABEL = "nvidia.com/gpu.deploy.operator-validator"
-#: The MIG manager applies the mig-parted config this node label names (gpu-operator v26.3.1
-#: ClusterPolicy CRD `migManager.config`: "node label nvidia.com/mig.config").
-MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 
 
 def node_labels(
@@ -38,9 +33,9 @@ def node_labels(
     """
     labels: dict[str, str] = {platform.mode_label_key: mode}
     if mode == "dra":
-        labels[DEVICE_PLUGIN_LABEL] = "false"
+        labels[DEVICE_PLUGIN_DEPLOY_LABEL] = "false"
         if validator_workaround(platform, pool, device_plugin_enabled):
-            labels[VALIDATOR_LABEL] = "false"
+            labels[VALIDATOR_DEPLOY_LABEL] = "false"
     return labels
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from gpuplatform.gates.matchers import GPU_RESOURCE as GPU
+from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.model.tenants import Tenant
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object
@@ -55,7 +55,7 @@ def legacy_gpus(plan: Plan, state: WaveState, namespace: str) -> dict[str, int]:
     index = {w.name: i for i, w in enumerate(p.waves)}
     needs: dict[str, int] = {}
     for w in p.workloads:
-        if w.resource == GPU and w.namespace == namespace and state.index <= index[w.moves_in] + 1:
+        if w.resource == GPU_RESOURCE and w.namespace == namespace and state.index <= index[w.moves_in] + 1:
             needs[f"{w.kind}/{w.name}"] = w.gpus * _pods_during_rollout(w.kind, w.replicas)
     for nim in p.nim_services:
         if nim.namespace == namespace and nim.replaces and state.index <= index[nim.moves_in] + 1:

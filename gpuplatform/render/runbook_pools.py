@@ -14,13 +14,14 @@ import shlex
 
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.gates.programs import prelude_for
+from gpuplatform.labels import DEVICE_PLUGIN_DEPLOY_LABEL, DRA_PLUGIN_LABEL, GPU_RESOURCE
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.steps import Step
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.cloud_commands import CLOUD_VARIABLES, jq_with_defs, node_group_update
 from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.meta import file_name
-from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
+from gpuplatform.render.nodes import pool_taint
 from gpuplatform.render.runbook_actions import Action
 
 __all__ = [
@@ -40,7 +41,6 @@ __all__ = [
     "read_check",
 ]
 
-_GPU = "nvidia.com/gpu"
 #: What a pod holds a GPU by, for every drain and rollback check: the gates' own jq definition
 #: (`holds_gpu`: any `nvidia.com/*` request or limit of any container, or a resource claim).
 _HOLDERS = ".items[] | select(holds_gpu) | nsname"
@@ -221,7 +221,7 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
                 "left behind would start the allocator of another wave on every node the group creates); nodes that do not take them in place are replaced by the group's "
                 "rolling update. Check every node of the group:",
                 (
-                    f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
+                    f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_DEPLOY_LABEL},{plan.platform.mode_label_key}",
                 ),
             )
         ]
@@ -252,7 +252,7 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
             (
                 f"kubectl get nodeclaims {node_target(pool)} -o custom-columns="
                 "'NAME:.metadata.name,NODE:.status.nodeName,DRIFTED:.status.conditions[?(@.type==\"Drifted\")].status'",
-                f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
+                f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_DEPLOY_LABEL},{plan.platform.mode_label_key}",
             ),
         ),
     ]
@@ -301,7 +301,7 @@ def _selected_nodes_update(plan: Plan, state: WaveState, pool: NodePool, handoff
         "same way (as you set its `nvidia.com/mig.config`) before it takes GPU work, and check every node:",
         (
             *commands,
-            f"kubectl get nodes {target} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
+            f"kubectl get nodes {target} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_DEPLOY_LABEL},{plan.platform.mode_label_key}",
         ),
     )
 
@@ -333,7 +333,7 @@ def _cloud_update(plan: Plan, state: WaveState, pool: NodePool, handoff: str, ve
         "replaced by the group's rolling update. Check every node of the group:",
         (
             *commands,
-            f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{plan.platform.mode_label_key}",
+            f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_DEPLOY_LABEL},{plan.platform.mode_label_key}",
         ),
     )
 
@@ -448,11 +448,11 @@ def pool_checks(plan: Plan, a: WaveState, b: WaveState) -> list[Action]:
         if b.pool_modes[pool.name] == "dra":
             actions += [
                 Action(
-                    f"Pool `{pool.name}`: the nodes carry `{DRA_PLUGIN_LABEL}=true` and `{DEVICE_PLUGIN_LABEL}=false`, "
-                    f"the device plugin has left them (`{_GPU}` allocatable empty or 0) and a DRA kubelet plugin runs "
+                    f"Pool `{pool.name}`: the nodes carry `{DRA_PLUGIN_LABEL}=true` and `{DEVICE_PLUGIN_DEPLOY_LABEL}=false`, "
+                    f"the device plugin has left them (`{GPU_RESOURCE}` allocatable empty or 0) and a DRA kubelet plugin runs "
                     "on each:",
                     (
-                        f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{mode_label}",
+                        f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_DEPLOY_LABEL},{mode_label}",
                         each_node(
                             pool,
                             "echo $n $(kubectl get node $n -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}'); "
@@ -474,9 +474,9 @@ def pool_checks(plan: Plan, a: WaveState, b: WaveState) -> list[Action]:
             actions.append(
                 Action(
                     f"Pool `{pool.name}`: `{DRA_PLUGIN_LABEL}` is gone (the release Job removed it) and the device "
-                    f"plugin is back (`{_GPU}` allocatable again):",
+                    f"plugin is back (`{GPU_RESOURCE}` allocatable again):",
                     (
-                        f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{mode_label}",
+                        f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_DEPLOY_LABEL},{mode_label}",
                         each_node(
                             pool,
                             "echo $n $(kubectl get node $n -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}')",

@@ -10,6 +10,7 @@ classes, tenants, the claim pilot). Forward and back are the same code.
 
 from __future__ import annotations
 
+from gpuplatform.labels import GATE_LABEL, WAVE_LABEL
 from gpuplatform.plan.steps import ARGOCD_APPS, OPERATOR_DEVICE_PLUGIN, Step
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.operators import child_application_name, helm_charts
@@ -138,7 +139,7 @@ def _objects(plan: Plan, a: WaveState, b: WaveState, steps: Steps) -> None:
                 "prints the proof (the probe's own log went with its pod; the gate's quotes it):",
                 (
                     f"kubectl -n {ns} get resourceclaims -o wide",
-                    f"kubectl -n {gates} logs -l gpuplatform.dev/gate=claim-pilot,gpuplatform.dev/wave={b.name}",
+                    f"kubectl -n {gates} logs -l {GATE_LABEL}=claim-pilot,{WAVE_LABEL}={b.name}",
                 ),
             )
         )

@@ -9,6 +9,7 @@ deleted. The cloud commands are `render/cloud_commands.py`'s; the step order is 
 
 from __future__ import annotations
 
+from gpuplatform.labels import DEVICE_PLUGIN_DEPLOY_LABEL, DRA_PLUGIN_LABEL
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.steps import Step
 from gpuplatform.plan.waves import Plan, WaveState
@@ -18,7 +19,6 @@ from gpuplatform.render.cloud_commands import (
     node_group_delete,
     node_group_resize,
 )
-from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL
 from gpuplatform.render.runbook_actions import Action
 from gpuplatform.render.runbook_pools import (
     CHECK_FAILED,
@@ -57,7 +57,7 @@ def _count_at_least(pool: NodePool, count: int) -> str:
 
 def _show(plan: Plan, pool: NodePool) -> str:
     mode = plan.platform.mode_label_key
-    return f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_LABEL},{mode}"
+    return f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_DEPLOY_LABEL},{mode}"
 
 
 def _create(plan: Plan, b: WaveState, pool: NodePool, source: NodePool) -> list[Action]:
@@ -80,7 +80,7 @@ def _create(plan: Plan, b: WaveState, pool: NodePool, source: NodePool) -> list[
             node_group_create(cloud, name, old, count, most, labels, taints),
         ),
         Action(
-            f"Wait for the {count} node(s) of `{name}` and check their labels (no `{DEVICE_PLUGIN_LABEL}` other than "
+            f"Wait for the {count} node(s) of `{name}` and check their labels (no `{DEVICE_PLUGIN_DEPLOY_LABEL}` other than "
             "`false`, the DRA labels set):",
             (_count_at_least(pool, count), _show(plan, pool)),
         ),

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Set
 
 from gpuplatform.gates import gates_for_wave
 from gpuplatform.gates.rerun import rerun_steps
+from gpuplatform.labels import WAVE_LABEL
 from gpuplatform.plan.report import wave_changes
 from gpuplatform.plan.review import reviewed_steps
 from gpuplatform.plan.sync_order import SYNC_UNITS
@@ -238,7 +239,7 @@ def runbook(
         "",
         f"- `gpuplatform snapshot --out evidence/{state.dir_name}` and "
         f"`gpuplatform evidence {_STACK} --platform {p.name} --wave {state.name} --snapshot evidence/{state.dir_name}`.",
-        f"- `kubectl -n {p.delivery.gates_namespace} get jobs -l gpuplatform.dev/wave={state.name}`: all Complete.",
+        f"- `kubectl -n {p.delivery.gates_namespace} get jobs -l {WAVE_LABEL}={state.name}`: all Complete.",
     ]
     if maintenance := maintenance_actions(plan, state):
         lines += ["", "## Node maintenance while this wave is active", "", *numbered(maintenance)]

@@ -19,6 +19,7 @@ through GitOps is checked like one that uses kubectl. Per tenant (`tenants[].git
 
 from __future__ import annotations
 
+from gpuplatform.labels import TENANT_NAMESPACE_LABEL
 from gpuplatform.model.tenants import Tenant
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object
@@ -28,15 +29,11 @@ from gpuplatform.versions import ARGOCD_IMPERSONATION_FLAG, ARGOCD_IMPERSONATION
 __all__ = [
     "CLAIM_DEPLOYER_ROLE",
     "DEPLOYER_VERBS",
-    "TENANT_NAMESPACE_LABEL",
     "render_tenant_delivery",
     "tenant_project_name",
 ]
 
 CLAIM_DEPLOYER_ROLE = "gpu-claim-deployer"
-#: Label of a tenant's objects that live outside its namespace (the AppProject): the namespace whose
-#: `40-tenants/` folder holds them.
-TENANT_NAMESPACE_LABEL = "gpuplatform.dev/tenant-namespace"
 #: `patch`: Argo CD and Flux apply by PATCH (server-side apply; Flux dry-runs one on every
 #: reconcile), and a dry run needs the verb too. The spec cannot change (immutable); the
 #: tenant policy refuses a patch that drops the delete-protection finalizer of an allocated claim.

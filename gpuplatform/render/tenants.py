@@ -12,6 +12,7 @@ metadata, such as removing the delete-protection finalizer of an allocated claim
 
 from __future__ import annotations
 
+from gpuplatform.labels import COST_CENTER_LABEL, ENVIRONMENT_LABEL, OWNER_LABEL, TENANT_LABEL
 from gpuplatform.model.platform import Platform
 from gpuplatform.model.tenants import ClaimTemplate, Tenant
 from gpuplatform.plan.waves import Plan, WaveState
@@ -58,17 +59,17 @@ def tenant_labels(tenant: Tenant | None) -> dict[str, str]:
     """Tenant, owner and cost-center labels (empty values left out)."""
     if tenant is None:
         return {}
-    labels = {"gpuplatform.dev/tenant": tenant.name}
+    labels = {TENANT_LABEL: tenant.name}
     if tenant.owner:
-        labels["gpuplatform.dev/owner"] = tenant.owner
+        labels[OWNER_LABEL] = tenant.owner
     if tenant.cost_center:
-        labels["gpuplatform.dev/cost-center"] = tenant.cost_center
+        labels[COST_CENTER_LABEL] = tenant.cost_center
     return labels
 
 
 def tenant_namespace(tenant: Tenant, wave: str) -> Obj:
     """The tenant's Namespace, never pruned or deleted, with owner and cost-center labels."""
-    labels = {**tenant_labels(tenant), "gpuplatform.dev/environment": tenant.environment}
+    labels = {**tenant_labels(tenant), ENVIRONMENT_LABEL: tenant.environment}
     return k8s_object(
         "v1", "Namespace", tenant.ns, wave=wave, labels=labels, annotations=NEVER_DELETE_ANNOTATIONS
     )

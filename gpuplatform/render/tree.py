@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from gpuplatform.labels import GATE_PHASE_LABEL, TENANT_NAMESPACE_LABEL
 from gpuplatform.plan.sync_order import SWITCH_LAYER, unit_of_folder
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.admission import render_policy
@@ -14,7 +15,7 @@ from gpuplatform.render.argocd_settings import ARGOCD_SETTINGS, argocd_cm_patch,
 from gpuplatform.render.delivery import APPS_FOLDER, is_remote, render_argocd_entry
 from gpuplatform.render.device_classes import render_device_classes
 from gpuplatform.render.flux_entry import render_flux_entry
-from gpuplatform.render.gate_jobs import PHASE_LABEL, gate_identity, render_gate_jobs
+from gpuplatform.render.gate_jobs import gate_identity, render_gate_jobs
 from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.hook_cleanup import cleanup_identity, cleanup_job, cleanup_namespace_access
 from gpuplatform.render.kueue import render_kueue, render_kueue_handoffs
@@ -24,7 +25,7 @@ from gpuplatform.render.nodes import render_nodes
 from gpuplatform.render.operator_handoff import operator_handoff, operator_handoff_path, operator_handoff_text
 from gpuplatform.render.operators import argocd_wrappers, render_operators
 from gpuplatform.render.sync_identity import render_sync_identity
-from gpuplatform.render.tenant_delivery import TENANT_NAMESPACE_LABEL, render_tenant_delivery
+from gpuplatform.render.tenant_delivery import render_tenant_delivery
 from gpuplatform.render.tenants import render_tenants
 from gpuplatform.render.workload_handoff import render_workload_handoffs, render_workload_templates
 
@@ -65,7 +66,7 @@ def _namespace_of(obj: Obj) -> str:
 
 def _gate_phase(obj: Obj) -> str:
     """Gate Jobs by phase; alerts go with the post-transition gates."""
-    return str(obj["metadata"]["labels"].get(PHASE_LABEL, "post"))
+    return str(obj["metadata"]["labels"].get(GATE_PHASE_LABEL, "post"))
 
 
 def render_gates_layer(plan: Plan, state: WaveState) -> list[Obj]:

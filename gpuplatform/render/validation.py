@@ -26,32 +26,22 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplatform.gates.matchers import GPU_RESOURCE
 from gpuplatform.gates.nodes import pool_selector
+from gpuplatform.labels import GATE_PHASE_LABEL, GPU_RESOURCE, VALIDATION_LABEL, WAVE_LABEL
 from gpuplatform.model.containers import pinned_image
 from gpuplatform.model.workloads import GpuProbe
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.meta import (
-    KEPT_UNTIL_NEXT_WAVE,
-    WAVE_LABEL,
-    Obj,
-    k8s_object,
-    restricted_security_context,
-)
+from gpuplatform.render.meta import KEPT_UNTIL_NEXT_WAVE, Obj, k8s_object, restricted_security_context
 from gpuplatform.render.tenants import dra_pool_tolerations
 from gpuplatform.render.workload_handoff import extended_resource_toleration
 
 __all__ = [
-    "PHASE_LABEL",
     "RETRY_EXIT_CODE",
-    "VALIDATION_LABEL",
     "ValidationJobs",
     "pod_failure_policy",
     "validation_jobs",
 ]
 
-VALIDATION_LABEL = "gpuplatform.dev/validation"
-PHASE_LABEL = "gpuplatform.dev/gate-phase"
 RETRY_EXIT_CODE = 3
 _CLAIM = "gpu"
 _HOOK = {"argocd.argoproj.io/hook": "PostSync", "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation"}
@@ -127,7 +117,7 @@ def _job(plan: Plan, state: WaveState, prefix: str, namespace: str, kind: str, g
         f"{prefix}-{digest}",
         wave=state.name,
         namespace=namespace,
-        labels={VALIDATION_LABEL: kind, PHASE_LABEL: "post", **KEPT_UNTIL_NEXT_WAVE},
+        labels={VALIDATION_LABEL: kind, GATE_PHASE_LABEL: "post", **KEPT_UNTIL_NEXT_WAVE},
         annotations=_HOOK,
         spec=spec,
     )
@@ -199,7 +189,7 @@ def _bridge(plan: Plan, state: WaveState, out: ValidationJobs) -> None:
             f"bridge-{side}",
             namespace,
             f"bridge-{side}",
-            {"limits": {"nvidia.com/gpu": "1"}, "requests": {"nvidia.com/gpu": "1"}},
+            {"limits": {GPU_RESOURCE: "1"}, "requests": {GPU_RESOURCE: "1"}},
             pod,
         )
         out.objects.append(job)

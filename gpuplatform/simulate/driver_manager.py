@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gpuplatform.labels import DEPLOY_LABEL_PREFIX
 from gpuplatform.simulate.model import Group, Workload
-from gpuplatform.simulate.operator import DEPLOY_PREFIX
 from gpuplatform.simulate.world import World
 from gpuplatform.versions import DRIVER_MANAGER_DRAINS_CLAIMS_SINCE, parse_release
 
@@ -78,7 +78,9 @@ def upgrade_driver(world: World, group: Group, correct_drift: Callable[[World], 
         if op.upgrade_drain:
             _evict(world, group, f"{actor} (drain)", _on(world, group))
     label = op.eviction_label
-    keys = [k for k in group.labels if k.startswith(DEPLOY_PREFIX) and k != DEPLOY_PREFIX + "driver"]
+    keys = [
+        k for k in group.labels if k.startswith(DEPLOY_LABEL_PREFIX) and k != DEPLOY_LABEL_PREFIX + "driver"
+    ]
     if label and group.labels.get(label):
         keys.append(label)
     before = {k: group.labels[k] for k in keys}

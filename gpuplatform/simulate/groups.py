@@ -4,19 +4,22 @@ group the runbook creates later (`takesOverFrom`) are made here."""
 
 from __future__ import annotations
 
-from gpuplatform.capacity.fleet import COUNT_LABEL
-from gpuplatform.evidence.register import PRODUCT_LABEL
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import lookup_product
 from gpuplatform.kube.nodes import well_known_labels
+from gpuplatform.labels import (
+    GPU_COUNT_LABEL,
+    GPU_PRESENT_LABEL,
+    GPU_PRODUCT_LABEL,
+    MIG_CAPABLE_LABEL,
+    MIG_CONFIG_LABEL,
+    MIG_CONFIG_STATE_LABEL,
+    NFD_NVIDIA_PCI_LABEL,
+)
 from gpuplatform.model.nodes import NodePool
-from gpuplatform.simulate.mig_layouts import MIG_CONFIG, MIG_STATE
 from gpuplatform.simulate.model import Group
-from gpuplatform.simulate.operator import NFD_LABEL, PRESENT
 
-__all__ = ["MIG_CAPABLE", "gfd_labels", "mig_capable", "pool_group"]
-
-MIG_CAPABLE = "nvidia.com/mig.capable"
+__all__ = ["gfd_labels", "mig_capable", "pool_group"]
 
 
 def mig_capable(product: str) -> bool:
@@ -30,8 +33,8 @@ def pool_group(pool: NodePool, gid: str, nodes: list[str], *, registered: bool =
     layout its admin labelled and the MIG manager applied. `registered`: nodes that have just
     registered, which carry only the kubelet's and the template's labels (NFD has not labelled them)."""
     config = pool.mig_config_name
-    mig = {MIG_CONFIG: config, MIG_STATE: "success"} if config and not registered else {}
-    nfd = {} if registered else {NFD_LABEL: "true"}
+    mig = {MIG_CONFIG_LABEL: config, MIG_CONFIG_STATE_LABEL: "success"} if config and not registered else {}
+    nfd = {} if registered else {NFD_NVIDIA_PCI_LABEL: "true"}
     member = pool_selector(pool).member_labels()
     kubelet = well_known_labels(nodes[0], pool.instance_type)
     return Group(
@@ -57,10 +60,10 @@ def gfd_labels(pool: NodePool, group: Group) -> dict[str, str]:
     """GPU Feature Discovery's product, count and `nvidia.com/mig.capable` once the GPU Operator has
     labelled the group's nodes (`nvidia.com/gpu.present`); none before (gpu-operator v26.3.1
     `controllers/state_manager.go` reads the same keys). The scheduler and the written Node read them."""
-    if PRESENT not in group.labels:
+    if GPU_PRESENT_LABEL not in group.labels:
         return {}
     return {
-        PRODUCT_LABEL: lookup_product(pool.product).product_name.replace(" ", "-"),
-        COUNT_LABEL: str(group.gpus),
-        MIG_CAPABLE: str(group.mig_capable).lower(),
+        GPU_PRODUCT_LABEL: lookup_product(pool.product).product_name.replace(" ", "-"),
+        GPU_COUNT_LABEL: str(group.gpus),
+        MIG_CAPABLE_LABEL: str(group.mig_capable).lower(),
     }

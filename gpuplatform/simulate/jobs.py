@@ -14,17 +14,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from gpuplatform.gates.matchers import (
-    DEVICE_PLUGIN_LABEL,
-    DEVICE_PLUGIN_RESOURCE_PREFIX,
-    DRA_DRIVER,
-    DRA_KUBELET_PLUGIN_SUFFIX,
-)
-from gpuplatform.render.allocator_switch import SWITCH_IDENTITY, SWITCH_LABEL
-from gpuplatform.render.gate_jobs import FACTS_FILE, FACTS_PATH, GATE_LABEL
+from gpuplatform.gates.matchers import DEVICE_PLUGIN_LABEL, DRA_DRIVER, DRA_KUBELET_PLUGIN_SUFFIX
+from gpuplatform.labels import GATE_LABEL, NVIDIA_RESOURCE_PREFIX, SWITCH_LABEL, VALIDATION_LABEL
+from gpuplatform.render.allocator_switch import SWITCH_IDENTITY
+from gpuplatform.render.gate_jobs import FACTS_FILE, FACTS_PATH
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.switch_script import SwitchScript, parse_switch_job
-from gpuplatform.render.validation import VALIDATION_LABEL
 from gpuplatform.simulate.gate_verdict import gate_lines, holds, modelled
 from gpuplatform.simulate.model import Group, Workload
 from gpuplatform.simulate.snapshot import probe_pod
@@ -109,11 +104,11 @@ def _handover(world: World, script: SwitchScript, g: Group) -> list[str]:
     device-plugin resource: whole GPUs, MIG slices, shared or renamed), a live pod with the label it
     names (the device plugin's) or requesting such a resource (every device-plugin workload)."""
     found = []
-    if script.allocatable == DEVICE_PLUGIN_RESOURCE_PREFIX and g.device_plugin_registered:
-        found.append(f"{g.name} still advertises {DEVICE_PLUGIN_RESOURCE_PREFIX}* resources")
+    if script.allocatable == NVIDIA_RESOURCE_PREFIX and g.device_plugin_registered:
+        found.append(f"{g.name} still advertises {NVIDIA_RESOURCE_PREFIX}* resources")
     if script.pod_label == DEVICE_PLUGIN_LABEL and "device-plugin" in g.operands:
         found.append(f"the device plugin still runs on {g.name}")
-    if script.requested == DEVICE_PLUGIN_RESOURCE_PREFIX:
+    if script.requested == NVIDIA_RESOURCE_PREFIX:
         found += [
             f"{w.key} still holds device-plugin GPUs on {g.name}"
             for w in world.cluster.workloads

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplatform.plan.kueue import LEGACY_RESOURCE
+from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.render.kueue import kueue_configuration_handoff
 from gpuplatform.simulate.model import Workload
 from gpuplatform.simulate.world import World
@@ -67,7 +67,7 @@ def _queued(world: World, w: Workload) -> bool:
 def _resource(world: World, w: Workload) -> str | None:
     """What Kueue counts the pod as; None when its class is not mapped (the Workload is inadmissible)."""
     if w.kind != "claim":
-        return LEGACY_RESOURCE
+        return GPU_RESOURCE
     kueue = world.plan.platform.kueue
     assert kueue is not None
     handoff = kueue_configuration_handoff(world.plan, world.plan.wave(world.target))
@@ -120,7 +120,7 @@ def kueue_objects(world: World) -> dict[str, list[dict[str, Any]]]:
             container["resources"] = {"claims": [{"name": "gpu"}]}
             spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": w.template}]
         else:
-            container["resources"] = {"requests": {LEGACY_RESOURCE: str(w.gpus)}}
+            container["resources"] = {"requests": {GPU_RESOURCE: str(w.gpus)}}
         admitted = w.phase in ("running", "restarting", "terminating", "stuck-terminating", "done")
         condition = (
             {"type": "Admitted", "status": "True", "reason": "Admitted"}

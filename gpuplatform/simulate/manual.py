@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuplatform.labels import DRA_PLUGIN_LABEL, VALIDATOR_DEPLOY_LABEL
 from gpuplatform.plan.steps import OPERATOR_DEVICE_PLUGIN, Step, drained_by_hand
 from gpuplatform.render.helm_values import merge_values
-from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.simulate.groups import pool_group
 from gpuplatform.simulate.model import Group
 from gpuplatform.simulate.operator import host_driver
@@ -224,7 +224,7 @@ def apply_manual(world: World, step: Step, source: str, target: str) -> None:
         for g in groups:
             if (
                 g.operands.get("container-toolkit") == "running"
-                and g.labels.get("nvidia.com/gpu.deploy.operator-validator") == "false"
+                and g.labels.get(VALIDATOR_DEPLOY_LABEL) == "false"
             ):
                 g.markers.add("toolkit-ready")
     world.record(

@@ -15,14 +15,12 @@ from __future__ import annotations
 from collections import Counter
 
 from gpuplatform.inventory.catalog import default_mig_config
-from gpuplatform.render.nodes import MIG_CONFIG_LABEL
+from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.simulate.model import Group
 from gpuplatform.simulate.world import World
 
-__all__ = ["DISABLED", "MIG_CONFIG", "MIG_STATE", "advertised", "layout_of", "plugin_config"]
+__all__ = ["DISABLED", "advertised", "layout_of", "plugin_config"]
 
-MIG_CONFIG = MIG_CONFIG_LABEL
-MIG_STATE = "nvidia.com/mig.config.state"
 DISABLED = "all-disabled"
 
 
@@ -40,9 +38,9 @@ def layout_of(world: World, group: Group, name: str) -> tuple[str, ...] | None:
 def advertised(layout: tuple[str, ...], gpus: int, strategy: str) -> dict[str, int] | None:
     """The extended resources the device plugin advertises per node; None when it fails to start."""
     if not layout:
-        return {"nvidia.com/gpu": gpus}
+        return {GPU_RESOURCE: gpus}
     if strategy == "single":
-        return {"nvidia.com/gpu": gpus * len(layout)} if len(set(layout)) == 1 else None
+        return {GPU_RESOURCE: gpus * len(layout)} if len(set(layout)) == 1 else None
     return {f"nvidia.com/mig-{p}": gpus * n for p, n in Counter(layout).items()}
 
 

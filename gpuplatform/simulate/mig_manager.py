@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from gpuplatform.simulate.mig_layouts import DISABLED, MIG_CONFIG, MIG_STATE, layout_of, plugin_config
+from gpuplatform.labels import DEPLOY_LABEL_PREFIX, MIG_CONFIG_LABEL, MIG_CONFIG_STATE_LABEL
+from gpuplatform.simulate.mig_layouts import DISABLED, layout_of, plugin_config
 from gpuplatform.simulate.model import Group, Workload
-from gpuplatform.simulate.operator import DEPLOY_PREFIX
 from gpuplatform.simulate.world import START, STOP, Reaction, World
 
 __all__ = ["MIG_PAUSED", "mig_manager_reactions"]
@@ -42,22 +42,22 @@ def _holders(world: World, group: Group) -> list[Workload]:
 
 
 def _set_state(group: Group, state: str) -> None:
-    group.set_label(MIG_STATE, state, "mig-manager")
+    group.set_label(MIG_CONFIG_STATE_LABEL, state, "mig-manager")
 
 
 def _pause(group: Group) -> None:
     _set_state(group, "pending")
     for name in _CLIENTS:
-        if group.labels.get(DEPLOY_PREFIX + name, "false") != "false":
-            group.set_label(DEPLOY_PREFIX + name, MIG_PAUSED, "mig-manager")
+        if group.labels.get(DEPLOY_LABEL_PREFIX + name, "false") != "false":
+            group.set_label(DEPLOY_LABEL_PREFIX + name, MIG_PAUSED, "mig-manager")
 
 
 def _fail(world: World, group: Group, holders: list[Workload]) -> None:
     _set_state(group, "failed")
-    group.mig_failed = group.labels[MIG_CONFIG]
+    group.mig_failed = group.labels[MIG_CONFIG_LABEL]
     world.pending_failure = (
         "mig-reconfigure",
-        f"{group.name}: the MIG manager cannot apply {group.labels[MIG_CONFIG]}: "
+        f"{group.name}: the MIG manager cannot apply {group.labels[MIG_CONFIG_LABEL]}: "
         f"{', '.join(w.key for w in holders)} use the GPUs; state failed, its GPU clients stay paused",
         [f"Node/{group.nodes[0]}"] + [f"Pod/{w.key}" for w in holders],
     )
@@ -71,14 +71,14 @@ def _unknown(group: Group, label: str) -> None:
 def _apply(group: Group, layout: tuple[str, ...]) -> None:
     group.mig_layout = layout
     for name in _CLIENTS:
-        if group.labels.get(DEPLOY_PREFIX + name) == MIG_PAUSED:
-            group.set_label(DEPLOY_PREFIX + name, "true", "mig-manager")
+        if group.labels.get(DEPLOY_LABEL_PREFIX + name) == MIG_PAUSED:
+            group.set_label(DEPLOY_LABEL_PREFIX + name, "true", "mig-manager")
     _set_state(group, "success")
 
 
 def _reconfigure(world: World, group: Group) -> list[Reaction]:
-    label = group.labels.get(MIG_CONFIG)
-    state = group.labels.get(MIG_STATE)
+    label = group.labels.get(MIG_CONFIG_LABEL)
+    state = group.labels.get(MIG_CONFIG_STATE_LABEL)
     if label is None or group.operands.get("mig-manager") != "running":
         return []
     layout = layout_of(world, group, label)
@@ -129,7 +129,7 @@ def _reconfigure(world: World, group: Group) -> list[Reaction]:
 
 
 def _default(group: Group) -> None:
-    group.set_label(MIG_CONFIG, DISABLED, "gpu-operator")
+    group.set_label(MIG_CONFIG_LABEL, DISABLED, "gpu-operator")
 
 
 def _restart_plugin(group: Group) -> None:
@@ -142,11 +142,11 @@ def mig_manager_reactions(world: World) -> list[Reaction]:
     out: list[Reaction] = []
     managed = "mig-manager" in world.operator().operands
     for group in world.cluster.groups:
-        if managed and group.mig_capable and MIG_CONFIG not in group.labels and group.nfd_labelled:
+        if managed and group.mig_capable and MIG_CONFIG_LABEL not in group.labels and group.nfd_labelled:
             out.append(
                 Reaction(
                     START,
-                    f"GPU Operator labels {group.name} {MIG_CONFIG}={DISABLED}",
+                    f"GPU Operator labels {group.name} {MIG_CONFIG_LABEL}={DISABLED}",
                     partial(_default, group),
                 )
             )

@@ -27,23 +27,18 @@ from __future__ import annotations
 from functools import partial
 
 from gpuplatform.charts.model import OperatorOutput
+from gpuplatform.labels import DEPLOY_LABEL_PREFIX, GPU_PRESENT_LABEL, NFD_NVIDIA_PCI_LABEL
 from gpuplatform.simulate.mig_layouts import advertised
 from gpuplatform.simulate.model import Group, untolerated
 from gpuplatform.simulate.world import START, STOP, Reaction, World
 
 __all__ = [
-    "DEPLOY_PREFIX",
     "NEEDS_TOOLKIT",
-    "NFD_LABEL",
-    "PRESENT",
     "STATE_LABELS",
     "gpu_operator_reactions",
     "host_driver",
 ]
 
-DEPLOY_PREFIX = "nvidia.com/gpu.deploy."
-NFD_LABEL = "feature.node.kubernetes.io/pci-10de.present"
-PRESENT = "nvidia.com/gpu.present"
 NEEDS_TOOLKIT = ("device-plugin", "gpu-feature-discovery", "dcgm", "dcgm-exporter", "mig-manager")
 STATE_LABELS = (
     "driver",
@@ -59,10 +54,10 @@ _SCHEDULING = ("NoSchedule", "NoExecute")
 
 
 def _fill(group: Group) -> None:
-    group.set_label(PRESENT, "true", "gpu-operator")
+    group.set_label(GPU_PRESENT_LABEL, "true", "gpu-operator")
     for name in STATE_LABELS + (("mig-manager",) if group.mig_capable else ()):
-        if DEPLOY_PREFIX + name not in group.labels:
-            group.set_label(DEPLOY_PREFIX + name, "true", "gpu-operator")
+        if DEPLOY_LABEL_PREFIX + name not in group.labels:
+            group.set_label(DEPLOY_LABEL_PREFIX + name, "true", "gpu-operator")
 
 
 def host_driver(world: World) -> bool:
@@ -83,12 +78,14 @@ def _label_reactions(world: World, group: Group) -> list[Reaction]:
 
         def nfd() -> None:
             group.nfd_labelled = True
-            group.set_label(NFD_LABEL, "true", "nfd")
+            group.set_label(NFD_NVIDIA_PCI_LABEL, "true", "nfd")
 
         out.append(Reaction(START, f"{'external ' if external else ''}NFD labels {group.name}", nfd))
-    if group.nfd_labelled and group.labels.get(DEPLOY_PREFIX + "operands") != "false":
+    if group.nfd_labelled and group.labels.get(DEPLOY_LABEL_PREFIX + "operands") != "false":
         wanted = STATE_LABELS + (("mig-manager",) if group.mig_capable else ())
-        if PRESENT not in group.labels or any(DEPLOY_PREFIX + n not in group.labels for n in wanted):
+        if GPU_PRESENT_LABEL not in group.labels or any(
+            DEPLOY_LABEL_PREFIX + n not in group.labels for n in wanted
+        ):
             out.append(
                 Reaction(START, f"GPU Operator fills the deploy labels of {group.name}", lambda: _fill(group))
             )
@@ -151,7 +148,7 @@ def _operand_reactions(
     blocked = untolerated(op.operand_tolerations, group.taints, _SCHEDULING)
     labels, operands = group.labels, group.operands
     for name in sorted(enabled | operands.keys()):
-        want = name in enabled and labels.get(DEPLOY_PREFIX + name) == "true"
+        want = name in enabled and labels.get(DEPLOY_LABEL_PREFIX + name) == "true"
         have = operands.get(name)
         if want and have == "running":
             continue

@@ -31,6 +31,7 @@ from functools import lru_cache, partial
 from typing import Any
 
 from gpuplatform.capacity.growth import pool_growth
+from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.simulate.groups import gfd_labels
 from gpuplatform.simulate.kueue import kueue_refusal
 from gpuplatform.simulate.model import Cluster, Group, Workload, untolerated
@@ -42,12 +43,11 @@ __all__ = ["bridge_class", "scheduler_reactions"]
 _SCHEDULING = ("NoSchedule", "NoExecute")
 #: The origins of the workloads the platform must keep running: the spec's and a snapshot's pods.
 DECLARED = ("spec", "snapshot")
-GPU = "nvidia.com/gpu"
 
 
 def bridge_class(cluster: Cluster) -> str:
     """The class serving `nvidia.com/gpu`: the newest with that extendedResourceName, ties by name."""
-    candidates = [c for c in cluster.classes.values() if c.extended_resource == GPU]
+    candidates = [c for c in cluster.classes.values() if c.extended_resource == GPU_RESOURCE]
     if not candidates:
         return ""
     newest = max(c.created for c in candidates)
@@ -103,7 +103,7 @@ def _charges(w: Workload) -> tuple[tuple[str, int], ...]:
 @lru_cache(maxsize=4096)
 def _charges_of(legacy: bool, device_class: str, gpus: int) -> tuple[tuple[str, int], ...]:
     if legacy:
-        return ((f"requests.{GPU}", gpus),)
+        return ((f"requests.{GPU_RESOURCE}", gpus),)
     return (
         (f"{device_class}.deviceclass.resource.k8s.io/devices", gpus),
         ("count/resourceclaims.resource.k8s.io", 1),

@@ -23,10 +23,10 @@ from typing import Any
 from gpuplatform.charts.facts import chart_facts
 from gpuplatform.errors import InputError
 from gpuplatform.evidence.snapshot import KINDS, Snapshot
-from gpuplatform.gates.matchers import DRA_DRIVER, GPU_RESOURCE
+from gpuplatform.gates.matchers import DRA_DRIVER
 from gpuplatform.inventory.catalog import lookup_product
+from gpuplatform.labels import GATE_LABEL, GPU_RESOURCE
 from gpuplatform.output.write import write_file
-from gpuplatform.render.gate_jobs import GATE_LABEL
 from gpuplatform.simulate.controllers import cron_job_name, owner_references, suffix
 from gpuplatform.simulate.kueue import kueue_objects
 from gpuplatform.simulate.model import Group, Workload

@@ -24,19 +24,19 @@ from typing import Any
 from gpuplatform.charts.facts import chart_facts
 from gpuplatform.errors import InputError
 from gpuplatform.evidence.summary import summarise
-from gpuplatform.gates.matchers import DEVICE_PLUGIN_LABEL, DRA_KUBELET_PLUGIN_SUFFIX, GPU_RESOURCE, OPERANDS
+from gpuplatform.gates.matchers import DEVICE_PLUGIN_LABEL, DRA_KUBELET_PLUGIN_SUFFIX, OPERANDS
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import slices_for_node
 from gpuplatform.kube.nodes import well_known_labels
+from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.simulate.controllers import owner_references, suffix
-from gpuplatform.simulate.groups import MIG_CAPABLE, gfd_labels
+from gpuplatform.simulate.groups import gfd_labels
 from gpuplatform.simulate.model import Group
 from gpuplatform.simulate.world import World
 from gpuplatform.versions import DCGM_EXPORTER_DRA_ENV
 
 __all__ = [
-    "MIG_CAPABLE",
     "OPERAND_DAEMONSETS",
     "device_list",
     "dra_chart_name",

@@ -22,6 +22,7 @@ from typing import Any
 from gpuplatform.evidence.evaluate import evaluate_wave
 from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.evidence.verdict import GateResult
+from gpuplatform.labels import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.simulate.snapshot import cluster_snapshot
@@ -127,11 +128,11 @@ def node(
 ) -> dict[str, Any]:
     """A GPU Node with GPU feature discovery's product and count labels; `gpus` is its
     allocatable `nvidia.com/gpu` (None: the device plugin advertises nothing)."""
-    allocatable = {"cpu": "64"} | ({"nvidia.com/gpu": gpus} if gpus is not None else {})
+    allocatable = {"cpu": "64"} | ({GPU_RESOURCE: gpus} if gpus is not None else {})
     return {
         "metadata": {
             "name": name,
-            "labels": {"nvidia.com/gpu.product": product, "nvidia.com/gpu.count": "8", **(labels or {})},
+            "labels": {GPU_PRODUCT_LABEL: product, GPU_COUNT_LABEL: "8", **(labels or {})},
         },
         "status": {"allocatable": allocatable},
     }
@@ -154,7 +155,7 @@ def pod(
     are ready unless `containers` says otherwise; `spec` adds fields to its spec."""
     container: dict[str, Any] = {"name": "main", "image": "busybox"}
     if gpus:
-        container["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
+        container["resources"] = {"limits": {GPU_RESOURCE: str(gpus)}}
     meta: dict[str, Any] = {
         "name": name,
         "namespace": namespace,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from gpuplatform.labels import DEPLOY_LABEL_PREFIX, GPU_RESOURCE
 from gpuplatform.testing.cluster import Cluster
 
 __all__ = ["FAULTS", "VALUES", "inject_fault"]
@@ -97,9 +98,9 @@ def inject_fault(cluster: Cluster, fault: str, i: int, value: str) -> None:
         labels = node["metadata"]["labels"]
         labels.pop(_pick(sorted(labels), i), None)
     elif fault == "deploy-label" and node is not None:
-        node["metadata"]["labels"][f"nvidia.com/gpu.deploy.{value}"] = _pick(["true", "false"], i)
+        node["metadata"]["labels"][f"{DEPLOY_LABEL_PREFIX}{value}"] = _pick(["true", "false"], i)
     elif fault == "allocatable" and node is not None:
-        node["status"]["allocatable"][_pick(["nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "cpu"], i)] = value
+        node["status"]["allocatable"][_pick([GPU_RESOURCE, "nvidia.com/mig-1g.10gb", "cpu"], i)] = value
     elif fault == "drop-node" and node is not None:
         nodes.remove(node)
     elif fault == "drop-slice" and slice_ is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from gpuplatform import labels
 from gpuplatform.gates import matchers, programs
 from gpuplatform.gates.nodes import PROVISIONER_LABELS
 from tests.sdk import lab_platform
@@ -34,8 +35,8 @@ def _matched_by_code() -> set[str]:
         m.DEVICE_PLUGIN_IMAGE,
         m.DEVICE_PLUGIN_SOCKETS,
         m.DRA_KUBELET_PLUGIN_SUFFIX,
-        m.DEVICE_PLUGIN_RESOURCE_PREFIX,
-        m.GPU_RESOURCE,
+        labels.NVIDIA_RESOURCE_PREFIX,
+        labels.GPU_RESOURCE,
         m.DRA_DRIVER,
         m.VISIBLE_DEVICES,
         *m.GPU_STACK_DAEMONSET_PREFIXES,

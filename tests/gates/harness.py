@@ -13,13 +13,13 @@ from gpuplatform.evidence.evaluate import evaluate_gate
 from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.evidence.verdict import GateResult
 from gpuplatform.gates import GATES
+from gpuplatform.labels import GATE_LABEL
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.gate_jobs import (
     FACTS_FILE,
     FACTS_PATH,
-    GATE_LABEL,
     PROGRAMS_PATH,
     gate_programs,
     render_gate_jobs,

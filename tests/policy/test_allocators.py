@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from gpuplatform.labels import DEVICE_PLUGIN_DEPLOY_LABEL
 from gpuplatform.render import handoff, helm_values, nodes, operators, validation
 from tests.policy.helpers import codes, findings
 from tests.specs import minimal_spec
@@ -33,7 +34,7 @@ def test_gp102_reads_the_rendered_node_labels(tmp_path: Path, monkeypatch: pytes
 
     def forgetful(platform: Any, pool: Any, mode: Any, *args: Any) -> dict[str, str]:
         labels = original(platform, pool, mode, *args)
-        labels.pop(nodes.DEVICE_PLUGIN_LABEL, None)
+        labels.pop(DEVICE_PLUGIN_DEPLOY_LABEL, None)
         return labels
 
     monkeypatch.setattr(nodes, "node_labels", forgetful)
@@ -59,7 +60,7 @@ def test_gp102_reads_the_karpenter_hand_off_of_provisioner_pools(
 
     def forgetful(platform: Any, pool: Any, mode: Any, *args: Any) -> dict[str, str]:
         labels = original(platform, pool, mode, *args)
-        labels.pop(nodes.DEVICE_PLUGIN_LABEL, None)
+        labels.pop(DEVICE_PLUGIN_DEPLOY_LABEL, None)
         return labels
 
     monkeypatch.setattr(nodes, "node_labels", forgetful)

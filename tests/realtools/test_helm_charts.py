@@ -25,8 +25,8 @@ from gpuplatform.charts.facts import (
     leaf_paths,
     value_at,
 )
+from gpuplatform.labels import DRA_PLUGIN_LABEL
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.versions import CHART_DEVICE_CLASSES
 from tests.realtools.conftest import Helm, Rendered, chart_folder, releases
 from tests.realtools.kube import may_bind, permitted, rbac_covers, schedulable, tolerated

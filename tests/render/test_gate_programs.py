@@ -11,6 +11,7 @@ import pytest
 from gpuplatform.commands.synth import render_files
 from gpuplatform.commands.wave_diff import diff_waves
 from gpuplatform.gates import GATES, gate_data, gate_script
+from gpuplatform.labels import GATE_LABEL
 from gpuplatform.load.stacks import LoadedPlatform, load_stack
 from gpuplatform.plan.gates import gates_for_wave
 from gpuplatform.plan.waves import plan_platform
@@ -18,7 +19,6 @@ from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.gate_jobs import (
     FACTS_FILE,
     FACTS_PATH,
-    GATE_LABEL,
     GATE_PROGRAMS,
     PROGRAMS_PATH,
     render_gate_jobs,

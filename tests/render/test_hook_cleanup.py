@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
+from gpuplatform.labels import LIFECYCLE_LABEL
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.model import Platform
 from gpuplatform.plan.waves import Plan, WaveState, plan_platform
 from gpuplatform.render.hook_cleanup import CLEANUP_IDENTITY, cleanup_identity
-from gpuplatform.render.meta import KEPT_UNTIL_NEXT_WAVE, LIFECYCLE_LABEL
+from gpuplatform.render.meta import KEPT_UNTIL_NEXT_WAVE
 from gpuplatform.render.tree import Tree, render_tree
 from tests.admission.admission_env import admit
 

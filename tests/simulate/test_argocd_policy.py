@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from gpuplatform.labels import DRA_PLUGIN_LABEL
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render import nodes
 from gpuplatform.render.flux_entry import render_cluster_entry
 from gpuplatform.render.tree import Tree, render_tree
 from gpuplatform.simulate.world import ViolationFound
@@ -105,7 +105,7 @@ def test_self_heal_as_set_decides_whether_drift_is_written_back(tmp_path: Path, 
     replayer.bootstrap()
     replayer.transition("base", "pilot")
     [dra] = [g for g in replayer.world.cluster.groups if g.pool == "new"]
-    dra.applied[nodes.DRA_PLUGIN_LABEL] = "true"
+    dra.applied[DRA_PLUGIN_LABEL] = "true"
     heals = replayer.rendered(replayer.world.target).self_heal
     assert heals is self_heal
     if self_heal:

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from gpuplatform.labels import DEPLOY_LABEL_PREFIX
 from gpuplatform.simulate import jobs
 from gpuplatform.simulate.driver_manager import PAUSED, _paused, _restored
 from gpuplatform.simulate.jobs import retries
 from gpuplatform.simulate.model import Cluster, DeviceClassState, Workload, tolerates
-from gpuplatform.simulate.operator import DEPLOY_PREFIX
 from gpuplatform.simulate.scheduler import bridge_class
 from tests.simulate.helpers import sim_spec, simulate, violations
 from tests.simulate.test_known_failures import _replayer
@@ -27,11 +27,11 @@ def test_the_operator_fills_absent_deploy_labels_and_keeps_false(tmp_path: Path)
     # gpu-operator v26.3.1 controllers/state_manager.go addGPUStateLabels: "honor the current value"
     replayer = _walk(tmp_path)
     [old] = [g for g in replayer.world.cluster.groups if g.pool == "old"]
-    assert old.labels[DEPLOY_PREFIX + "device-plugin"] == "true"
+    assert old.labels[DEPLOY_LABEL_PREFIX + "device-plugin"] == "true"
     replayer.transition("base", "pilot")
     [new] = [g for g in replayer.world.cluster.groups if g.pool == "new"]
-    assert new.labels[DEPLOY_PREFIX + "device-plugin"] == "false"
-    assert new.labels[DEPLOY_PREFIX + "container-toolkit"] == "true"
+    assert new.labels[DEPLOY_LABEL_PREFIX + "device-plugin"] == "false"
+    assert new.labels[DEPLOY_LABEL_PREFIX + "container-toolkit"] == "true"
     assert "device-plugin" not in new.operands and not new.allocatable_gpu
 
 
@@ -42,7 +42,7 @@ def test_a_gone_device_plugin_leaves_its_pods_running(tmp_path: Path) -> None:
     world = replayer.world
     [new] = [g for g in world.cluster.groups if g.pool == "new"]
     holder = next(w for w in world.cluster.workloads if w.group == new.id)
-    new.set_label(DEPLOY_PREFIX + "device-plugin", "false", "test")
+    new.set_label(DEPLOY_LABEL_PREFIX + "device-plugin", "false", "test")
     world.settle()
     assert holder.phase == "running" and holder.allocator == "device-plugin" and new.allocatable_gpu == 0
 

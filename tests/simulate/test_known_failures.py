@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from gpuplatform.labels import DRA_PLUGIN_LABEL
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render import (
@@ -50,7 +51,7 @@ def _both_labels_in_the_node_object(monkeypatch: pytest.MonkeyPatch) -> None:
     def both(platform: Any, pool: Any, mode: Any, *args: Any) -> dict[str, str]:
         labels = original(platform, pool, mode, *args)
         if mode == "dra":
-            labels[nodes.DRA_PLUGIN_LABEL] = "true"
+            labels[DRA_PLUGIN_LABEL] = "true"
         return labels
 
     monkeypatch.setattr(nodes, "node_labels", both)
@@ -108,7 +109,7 @@ def test_2_an_engine_that_owns_the_eviction_label_brings_the_kubelet_plugin_back
     replayer.transition("base", "pilot")
     world = replayer.world
     [dra] = [g for g in world.cluster.groups if g.pool == "new"]
-    dra.applied[nodes.DRA_PLUGIN_LABEL] = "true"
+    dra.applied[DRA_PLUGIN_LABEL] = "true"
     # WHEN the driver manager pauses the label (k8s-driver-manager evictAllGPUOperatorComponents)
     # and the engine corrects drift before the driver unloads (Argo selfHeal, Flux reconcile)
     with pytest.raises(ViolationFound) as found:
@@ -125,7 +126,7 @@ def test_2_a_switch_owned_label_stays_paused(tmp_path: Path, engine: str) -> Non
     replayer.transition("base", "pilot")
     [dra] = [g for g in replayer.world.cluster.groups if g.pool == "new"]
     upgrade_driver(replayer.world, dra, replayer.engine.correct_drift)
-    assert dra.labels[nodes.DRA_PLUGIN_LABEL] == "true" and dra.kubelet_plugin == "running"
+    assert dra.labels[DRA_PLUGIN_LABEL] == "true" and dra.kubelet_plugin == "running"
 
 
 def test_3_the_charts_class_bridges_before_the_bridge_wave(

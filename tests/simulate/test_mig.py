@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
+from gpuplatform.labels import DEPLOY_LABEL_PREFIX, MIG_CONFIG_LABEL, MIG_CONFIG_STATE_LABEL
 from gpuplatform.plan.steps import maintenance_steps
 from gpuplatform.render.runbooks import render_runbooks
 from gpuplatform.simulate.invariants import check_settled
 from gpuplatform.simulate.manual import apply_manual
-from gpuplatform.simulate.mig_layouts import MIG_CONFIG, MIG_STATE, advertised, layout_of
+from gpuplatform.simulate.mig_layouts import advertised, layout_of
 from gpuplatform.simulate.mig_manager import MIG_PAUSED
 from gpuplatform.simulate.model import Group, Release
-from gpuplatform.simulate.operator import DEPLOY_PREFIX
 from gpuplatform.simulate.replay import Replayer
 from gpuplatform.simulate.snapshot_nodes import device_list
 from gpuplatform.simulate.world import ViolationFound, World
@@ -38,8 +38,8 @@ def _adopted(tmp_path: Path, doc: dict[str, Any] | None = None) -> Replayer:
 
 def _relabel(world: World, group: Group, config: str) -> None:
     """The operator changes the node's MIG config by hand (the tree renders none)."""
-    group.set_label(MIG_CONFIG, config, "kubectl")
-    world.record("operator", f"kubectl label node {group.nodes[0]} {MIG_CONFIG}={config}")
+    group.set_label(MIG_CONFIG_LABEL, config, "kubectl")
+    world.record("operator", f"kubectl label node {group.nodes[0]} {MIG_CONFIG_LABEL}={config}")
     world.settle()
 
 
@@ -81,7 +81,11 @@ def test_the_operator_labels_a_mig_capable_node_all_disabled_and_the_mig_manager
     # gpu-operator v26.3.1 state_manager.go: no mig.config label -> migManager.config.default
     world = _adopted(tmp_path).world
     old = _pool(world, "old")
-    assert (old.labels[MIG_CONFIG], old.labels[MIG_STATE], old.mig_layout) == ("all-disabled", "success", ())
+    assert (old.labels[MIG_CONFIG_LABEL], old.labels[MIG_CONFIG_STATE_LABEL], old.mig_layout) == (
+        "all-disabled",
+        "success",
+        (),
+    )
 
 
 def test_a_drained_node_goes_from_whole_gpus_to_mig_and_republishes_its_devices(tmp_path: Path) -> None:
@@ -95,8 +99,8 @@ def test_a_drained_node_goes_from_whole_gpus_to_mig_and_republishes_its_devices(
     # THEN the MIG manager paused the clients, applied the layout, restored them and said success
     texts = [s.text for s in world.trace]
     assert any("pauses the GPU clients" in t for t in texts)
-    assert old.labels[MIG_STATE] == "success" and old.mig_layout == _SEVEN
-    assert old.labels[DEPLOY_PREFIX + "device-plugin"] == "true"
+    assert old.labels[MIG_CONFIG_STATE_LABEL] == "success" and old.mig_layout == _SEVEN
+    assert old.labels[DEPLOY_LABEL_PREFIX + "device-plugin"] == "true"
     assert old.device_plugin_registered and old.plugin_config == "single:" + ",".join(_SEVEN)
     after = device_list(world, old, old.nodes[0])
     assert len(before) == 4 and len(after) == 28
@@ -110,8 +114,8 @@ def test_a_layout_change_with_gpu_pods_running_is_caught(tmp_path: Path) -> None
     with pytest.raises(ViolationFound) as caught:
         _relabel(world, old, "all-1g.5gb")
     assert caught.value.violation.invariant == "mig-reconfigure"
-    assert old.labels[MIG_STATE] == "failed" and old.mig_layout == ()
-    assert old.labels[DEPLOY_PREFIX + "device-plugin"] == MIG_PAUSED
+    assert old.labels[MIG_CONFIG_STATE_LABEL] == "failed" and old.mig_layout == ()
+    assert old.labels[DEPLOY_LABEL_PREFIX + "device-plugin"] == MIG_PAUSED
 
 
 def test_claims_on_a_dra_mig_node_block_its_layout_change(tmp_path: Path) -> None:
@@ -165,7 +169,7 @@ def test_a_mig_change_on_a_dra_node_is_published_only_once_its_kubelet_plugin_re
         apply_manual(world, step, "claims", "claims")
     # WHEN the MIG manager applies another layout
     _relabel(world, new, "all-7g.80gb")
-    assert new.labels[MIG_STATE] == "success" and new.mig_layout == ("7g.80gb",)
+    assert new.labels[MIG_CONFIG_STATE_LABEL] == "success" and new.mig_layout == ("7g.80gb",)
     assert new.published_layout == ("3g.40gb", "3g.40gb")  # the slices still list the old devices
     # THEN without the plugin's restart the node is unsafe; with the runbook's steps it publishes the new layout
     if not restart:

@@ -12,14 +12,13 @@ import pytest
 from gpuplatform.charts.model import helm_merge
 from gpuplatform.evidence.register import workload_rows
 from gpuplatform.evidence.snapshot import Snapshot
+from gpuplatform.labels import DEPLOY_LABEL_PREFIX, DRA_PLUGIN_LABEL
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.render import helm_values
-from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.simulate import flux, replay
 from gpuplatform.simulate.driver_manager import upgrade_driver
 from gpuplatform.simulate.invariants import one_allocator
 from gpuplatform.simulate.model import tolerates
-from gpuplatform.simulate.operator import DEPLOY_PREFIX
 from gpuplatform.simulate.replay import Replayer
 from gpuplatform.simulate.run import simulate_platform
 from gpuplatform.simulate.world import ViolationFound, World
@@ -103,7 +102,7 @@ def test_stale_resource_slices_count_as_the_dra_driver_advertising(tmp_path: Pat
     new.kubelet_plugin, new.slices = "absent", "stale"
     world.checks = [one_allocator]
     # WHEN the device plugin comes back before the kubelet wipes them
-    new.set_label(DEPLOY_PREFIX + "device-plugin", "true", "test")
+    new.set_label(DEPLOY_LABEL_PREFIX + "device-plugin", "true", "test")
     with pytest.raises(ViolationFound) as found:
         world.settle()
     # THEN the scheduler can place pods through both allocators on the same GPUs

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from gpuplatform.charts.model import render_dra_driver, render_gpu_operator
+from gpuplatform.labels import DRA_PLUGIN_LABEL
 from gpuplatform.load.stacks import LoadedPlatform, load_stack
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.policy.rules import run_rules
 from gpuplatform.render import helm_values
-from gpuplatform.render.nodes import DRA_PLUGIN_LABEL
 from gpuplatform.render.operator_handoff import operator_handoff, operator_handoff_path
 from gpuplatform.render.tree import Tree, render_tree
 from gpuplatform.simulate.devices import DeviceMatcher

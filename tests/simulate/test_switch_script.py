@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from gpuplatform.labels import SWITCH_LABEL
 from gpuplatform.load.stacks import LoadedPlatform, load_stack
 from gpuplatform.plan.waves import Plan, WaveState, plan_platform
 from gpuplatform.render import allocator_switch, tree
@@ -109,7 +110,7 @@ def _render(tmp_path: Path, action: str, edits: tuple[Edit, ...]) -> tuple[Loade
         jobs = allocator_switch.render_switch_jobs(plan, state)
         for job in jobs:
             command = job["spec"]["template"]["spec"]["containers"][0]["command"]
-            if job["metadata"]["labels"][allocator_switch.SWITCH_LABEL] != action:
+            if job["metadata"]["labels"][SWITCH_LABEL] != action:
                 continue
             if all(old in command[-1] for old, _ in edits):
                 for old, new in edits:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuplatform.evidence.twins import reading as r
-from gpuplatform.gates.matchers import DEVICE_PLUGIN_RESOURCE_PREFIX
+from gpuplatform.labels import NVIDIA_RESOURCE_PREFIX
 
 __all__ = ["drained", "held_resources"]
 
@@ -19,7 +19,7 @@ def held_resources(pod: Any) -> list[str]:
             for key, value in r.as_object(r.at(container, "resources", part)).items():
                 if type(value) is not str:
                     raise r.Unlike(value)  # jq's tostring of a number is not always the API's text
-                if key.startswith(DEVICE_PLUGIN_RESOURCE_PREFIX) and value != "0":
+                if key.startswith(NVIDIA_RESOURCE_PREFIX) and value != "0":
                     held.add(key)
     return sorted(held)
 
@@ -45,6 +45,6 @@ def drained(document: r.Object, data: r.Object, pools: list[dict[str, Any]]) -> 
                     )
         lines += v or [
             f"proof: pool {pool['name']}: no live pod on its {len(pool['found'])} node(s) holds an "
-            f"{DEVICE_PLUGIN_RESOURCE_PREFIX}* resource or a resource claim"
+            f"{NVIDIA_RESOURCE_PREFIX}* resource or a resource claim"
         ]
     return lines

@@ -10,7 +10,6 @@ from typing import Any
 from gpuplatform.evidence.twins import reading as r
 from gpuplatform.evidence.twins.selectors import reaches
 from gpuplatform.gates.matchers import (
-    DEVICE_PLUGIN_RESOURCE_PREFIX,
     DEVICE_PLUGIN_SOCKETS,
     DRA_CONTROLLER_COMPONENT,
     DRA_KUBELET_PLUGIN_SUFFIX,
@@ -20,6 +19,7 @@ from gpuplatform.gates.matchers import (
     is_gpu_stack_daemonset,
     shows_gpus,
 )
+from gpuplatform.labels import NVIDIA_RESOURCE_PREFIX
 
 __all__ = ["allocator_exclusivity", "inventory", "operands", "spec_nodes_exist"]
 
@@ -112,7 +112,7 @@ def _third_allocator(pod: Any, data: r.Object) -> str | None:
         for container in r.containers(pod)
         for part in ("limits", "requests")
         for key in r.as_object(r.at(container, "resources", part))
-        if key.startswith(DEVICE_PLUGIN_RESOURCE_PREFIX)
+        if key.startswith(NVIDIA_RESOURCE_PREFIX)
     ]
     if requested or r.items(r.at(pod, "spec", "resourceClaims")) or _gpu_stack_pod(pod, data):
         return None
@@ -125,7 +125,7 @@ def _plugin_resources(node: Any) -> list[str]:
     return [
         f"{key}={r.shown(r.text(value))}"
         for key, value in allocatable.items()
-        if key.startswith(DEVICE_PLUGIN_RESOURCE_PREFIX) and r.text(value) != "0"
+        if key.startswith(NVIDIA_RESOURCE_PREFIX) and r.text(value) != "0"
     ]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuplatform.evidence.twins import reading as r
-from gpuplatform.gates.matchers import GPU_RESOURCE
+from gpuplatform.labels import GPU_RESOURCE
 
 __all__ = ["bridge", "claim_pilot", "early_bridge"]
 

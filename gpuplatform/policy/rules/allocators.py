@@ -7,11 +7,11 @@ from typing import Any
 
 from gpuplatform.charts.model import render_dra_driver
 from gpuplatform.gates.nodes import overlap, pool_selectors
+from gpuplatform.labels import DEVICE_PLUGIN_DEPLOY_LABEL, DRA_PLUGIN_LABEL, VALIDATION_LABEL
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.policy.registry import Finding, RuleContext, rule
-from gpuplatform.render.nodes import DEVICE_PLUGIN_LABEL, DRA_PLUGIN_LABEL, pool_taint
+from gpuplatform.render.nodes import pool_taint
 from gpuplatform.render.tolerations import tolerates
-from gpuplatform.render.validation import VALIDATION_LABEL
 from gpuplatform.simulate.rendered import DRA_CHARTS
 
 __all__: list[str] = []
@@ -93,7 +93,7 @@ def selectors_overlap(ctx: RuleContext) -> Iterator[Finding]:
 
 def _enables_both(labels: dict[str, Any], mode_label: str) -> bool:
     dra = labels.get(DRA_PLUGIN_LABEL) == "true" or labels.get(mode_label) == "dra"
-    return dra and labels.get(DEVICE_PLUGIN_LABEL) != "false"
+    return dra and labels.get(DEVICE_PLUGIN_DEPLOY_LABEL) != "false"
 
 
 def _labelled(obj: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
@@ -136,7 +136,7 @@ def both_allocators_in_rendered_labels(ctx: RuleContext) -> Iterator[Finding]:
                 yield Finding(
                     f"spec.nodePools[{index[found[:2]]}]",
                     f"{path}: {found[0]} {found[1]} would run the device plugin and the DRA kubelet plugin",
-                    f"set {DEVICE_PLUGIN_LABEL}=false wherever {DRA_PLUGIN_LABEL}=true",
+                    f"set {DEVICE_PLUGIN_DEPLOY_LABEL}=false wherever {DRA_PLUGIN_LABEL}=true",
                 )
 
 

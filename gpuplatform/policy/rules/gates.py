@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import default_mig_config
+from gpuplatform.labels import MIG_CONFIG_LABEL
 from gpuplatform.policy.registry import Finding, RuleContext, rule
-from gpuplatform.render.nodes import MIG_CONFIG_LABEL
 from gpuplatform.simulate.mig_layouts import DISABLED
 
 __all__: list[str] = []

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.model.kueue import Kueue
-from gpuplatform.plan.kueue import LEGACY_RESOURCE, queue_quotas, workload_queue
+from gpuplatform.plan.kueue import queue_quotas, workload_queue
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.kueue import kueue_configuration_handoff, render_kueue
@@ -160,7 +161,7 @@ def rendered_quota_totals(plan: Plan, state: WaveState) -> dict[str, int]:
     other resources, cpu or memory, are not GPUs)."""
     totals: dict[str, int] = {}
     kueue = plan.platform.kueue
-    gpus = {LEGACY_RESOURCE, kueue.resource_name(plan.platform.domain)} if kueue is not None else set()
+    gpus = {GPU_RESOURCE, kueue.resource_name(plan.platform.domain)} if kueue is not None else set()
     for obj in render_kueue(plan, state):
         if obj["kind"] != "ClusterQueue":
             continue

@@ -15,12 +15,12 @@ from gpuplatform.charts.model import render_dra_driver, render_gpu_operator
 from gpuplatform.gates.matchers import DCGM_EXPORTER_LABEL, exporter_in_dra_mode, is_dra_kubelet_plugin_pod
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.kube.nodes import well_known_labels
+from gpuplatform.labels import DRA_PLUGIN_LABEL, GPU_PRESENT_LABEL, NFD_NVIDIA_PCI_LABEL
 from gpuplatform.plan.waves import WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.helm_values import merge_values, operator_settings
-from gpuplatform.render.nodes import DRA_PLUGIN_LABEL, node_labels, pool_taint, provisioner_labels
+from gpuplatform.render.nodes import node_labels, pool_taint, provisioner_labels
 from gpuplatform.simulate.model import untolerated
-from gpuplatform.simulate.operator import NFD_LABEL, PRESENT
 from gpuplatform.simulate.rendered import DRA_CHARTS, OPERATOR_CHARTS, ReleaseSpec
 from gpuplatform.versions import DCGM_EXPORTER_DRA_ENV, VALIDATOR_BUG_FIXED_IN, parse_release
 
@@ -45,7 +45,11 @@ def _labels(ctx: RuleContext, state: WaveState, pool_index: int) -> dict[str, st
         p, pool, mode, state.device_plugin_enabled
     )
     node = pool.nodes[0] if pool.nodes else f"{pool.name}-node-0"
-    labels |= {**well_known_labels(node, pool.instance_type), NFD_LABEL: "true", PRESENT: "true"}
+    labels |= {
+        **well_known_labels(node, pool.instance_type),
+        NFD_NVIDIA_PCI_LABEL: "true",
+        GPU_PRESENT_LABEL: "true",
+    }
     if mode == "dra":
         labels[DRA_PLUGIN_LABEL] = "true"
     return labels
