@@ -1,30 +1,47 @@
-"""A gate Job of the simulated sync, judged by its real program on the model's cluster.
+"""A gate Job of the simulated sync, judged by the program its rendered script gives jq.
 
-The gate's program (its Python twin, held line for line to the jq program the Job runs,
-`evidence/twins/`) reads the snapshot `gpuplatform snapshot` would take of the model's cluster
-(`snapshot.py`) and the facts the Job mounts. A group of identical nodes says the same of each of its
-nodes, so the program reads one node per group and each pool's coverage is counted on the group's
-nodes (`_pools`): the verdict is the one the program gives on every node, the lines name one node per
-group. The document is built once per state of the cluster and reused by the gates that read it.
+The gate Job runs `sh <script>` from the programs ConfigMap it mounts (`render/gate_jobs.py`). The
+simulator reads that script as it was applied, takes the jq program the script hands to jq (its
+`PROGRAM=` word, read as sh reads it) and runs it, with the jq binding, on the snapshot
+`gpuplatform snapshot` would take of the model's cluster (`snapshot.py`) and the facts the Job
+mounts: an edit to the program in the tree is an edit to the verdict. A Job whose command is not a
+script of an applied ConfigMap with a verdict program is no gate the model can judge: it is taken to
+finish at once, as `true` would, and the invariants judge what then happens. The shell around the
+program (reading with kubectl, retrying, releasing probes) runs for real in `gpuplatform rehearse`;
+here its release is modelled (`jobs.py`).
+
+A group of identical nodes says the same of each of its nodes, so the program reads one node per
+group and each pool's coverage is counted on the group's nodes (`_pools`): the verdict is the one
+the program gives on every node, the lines name one node per group.
 """
 
 from __future__ import annotations
 
+import shlex
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-from gpuplatform.evidence.twins import TWINS, found
+import jq
+
+from gpuplatform.evidence.verdict import jq_input
+from gpuplatform.render.meta import Obj
 from gpuplatform.simulate.snapshot import cluster_snapshot
-from gpuplatform.simulate.snapshot_nodes import summarised_slices
 from gpuplatform.simulate.world import World
 
-__all__ = ["gate_lines", "holds", "modelled"]
+__all__ = ["GateProgram", "gate_lines", "gate_program", "holds", "mounted_file"]
 
-_KINDS = ("nodes", "pods", "resourceclaims", "deviceclasses")
+_SCRIPT_FACTS = "facts"
 
 
-def modelled(gate: str) -> bool:
-    """Whether the gate has a program the simulator can run (a twin)."""
-    return gate in TWINS
+@dataclass(frozen=True)
+class GateProgram:
+    """The gate a Job's script says it is (`GATE=`), the jq program it runs (`PROGRAM=`) and the one
+    that picks the pods whose logs it reads (`LOG_PODS=`, empty when it reads none)."""
+
+    gate: str
+    program: str
+    log_pods: str = ""
 
 
 def holds(lines: list[str]) -> bool:
@@ -32,14 +49,59 @@ def holds(lines: list[str]) -> bool:
     return not any(line.startswith(("violation: ", "unknown: ")) for line in lines)
 
 
-def _document(world: World) -> dict[str, Any]:
-    snapshot = cluster_snapshot(world, every_node=False)
-    document: dict[str, Any] = {kind: snapshot.kinds[kind] for kind in _KINDS}
-    document["resourceslices"] = [
-        s for group in world.cluster.groups for s in summarised_slices(world, group, group.nodes[0])
-    ]
-    document["logs"] = snapshot.runtime_logs()
-    return document
+@lru_cache(maxsize=64)
+def _assignments(script: str) -> dict[str, str]:
+    """The script's `NAME=value` words, as sh reads them (quotes removed), the first of each name."""
+    lexer = shlex.shlex(script, posix=True, punctuation_chars=False)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    out: dict[str, str] = {}
+    try:
+        for word in lexer:
+            name, sep, value = word.partition("=")
+            if sep and name.isidentifier() and name.isupper():
+                out.setdefault(name, value)
+    except ValueError:
+        return out
+    return out
+
+
+def mounted_file(world: World, pod: Obj, path: str) -> str | None:
+    """The text at `path` in the pod's first container, when a ConfigMap volume applied in the model
+    holds it (None otherwise: the pod would wait for its volume, or read no such file)."""
+    container = (pod.get("containers") or [{}])[0]
+    volumes = {v.get("name"): v for v in pod.get("volumes") or []}
+    namespace = pod.get("namespace", "")
+    for mount in container.get("volumeMounts") or []:
+        folder = str(mount.get("mountPath", "")).rstrip("/")
+        if not folder or not path.startswith(folder + "/"):
+            continue
+        source = (volumes.get(mount.get("name")) or {}).get("configMap") or {}
+        found = world.cluster.objects.get(f"ConfigMap/{namespace}/{source.get('name')}")
+        key = path[len(folder) + 1 :]
+        items = {i.get("path"): i.get("key") for i in source.get("items") or []}
+        if items:
+            key = items.get(key, "")
+        text = ((found or {}).get("data") or {}).get(key)
+        return text if isinstance(text, str) else None
+    return None
+
+
+def gate_program(world: World, job: Obj) -> GateProgram | str | None:
+    """What Job `job`'s container runs: a gate program, a reason it cannot run yet (its script's
+    ConfigMap is not applied), or None when its command is no `sh <script>` with a verdict program."""
+    pod = job["spec"]["template"]["spec"] | {"namespace": job["metadata"].get("namespace", "")}
+    command = [*((pod.get("containers") or [{}])[0].get("command") or [])]
+    command += (pod.get("containers") or [{}])[0].get("args") or []
+    if len(command) != 2 or command[0] not in ("sh", "/bin/sh"):
+        return None
+    script = mounted_file(world, pod, str(command[1]))
+    if script is None:
+        return f"the script {command[1]} of Job {job['metadata']['name']} is not applied"
+    words = _assignments(script)
+    if "PROGRAM" not in words or "GATE" not in words:
+        return None
+    return GateProgram(words["GATE"], words["PROGRAM"], words.get("LOG_PODS", ""))
 
 
 def _pools(world: World, pools: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -63,10 +125,40 @@ def _pools(world: World, pools: list[dict[str, Any]], nodes: list[dict[str, Any]
     return out
 
 
-def gate_lines(world: World, gate: str, data: dict[str, Any]) -> list[str]:
-    """What gate `gate`'s program says on the model's cluster now, with the Job's facts `data`."""
-    document = _document(world)
-    if "pools" in data:
-        data = data | {"pools": _pools(world, data["pools"], document["nodes"])}
-    pools = found(document, data) if "pools" in data else []
-    return TWINS[gate](document, data, pools)
+@lru_cache(maxsize=64)
+def _compiled(program: str, kinds: tuple[str, ...]) -> Any:
+    """`program` with the variables its script binds with `--slurpfile` (`$facts`, one per kind
+    kubectl reads, `$logs`) read from the input object instead."""
+    binds = "".join(f".{name} as ${name} | " for name in (_SCRIPT_FACTS, *kinds, "logs"))
+    return jq.compile(f"{binds}null | {program}")
+
+
+def gate_lines(world: World, gate: GateProgram, data: dict[str, Any]) -> list[str]:
+    """What the gate's program says on the model's cluster now, with the Job's facts `data`; a
+    program that does not compile or fails says `unknown:` (its script's verdict then fails)."""
+    snapshot = cluster_snapshot(world, every_node=False)
+    nodes = snapshot.kinds.get("nodes") or []
+    if isinstance(data.get("pools"), list):
+        data = data | {"pools": _pools(world, data["pools"], nodes)}
+    kinds = tuple(
+        sorted(k for k, items in snapshot.kinds.items() if items is not None and f"${k}" in gate.program)
+    )
+    document: dict[str, Any] = {kind: [{"items": snapshot.kinds[kind]}] for kind in kinds}
+    document[_SCRIPT_FACTS] = [data]
+    try:
+        document["logs"] = [_logs(gate, snapshot.runtime_logs(), data, snapshot.kinds.get("pods") or [])]
+        out = _compiled(gate.program, kinds).input_text(jq_input(document)).all()
+    except ValueError as e:
+        return [f"unknown: the verdict program of gate {gate.gate} failed: {str(e).splitlines()[0]}"]
+    return [str(line) for line in out]
+
+
+def _logs(gate: GateProgram, logs: dict[str, str], data: dict[str, Any], pods: list[Any]) -> dict[str, str]:
+    """The logs the script collects: none without `LOG_PODS`, else those of the running pods its
+    program names (`<namespace> <pod>` lines), as `kubectl logs` reads them."""
+    if not gate.log_pods:
+        return {}
+    document = {_SCRIPT_FACTS: [data], "pods": [{"items": pods}]}
+    named = _compiled(gate.log_pods, ("pods",)).input_text(jq_input(document)).all()
+    keys = [str(line).replace(" ", "/", 1) for line in named]
+    return {key: logs[key] for key in keys if key in logs}

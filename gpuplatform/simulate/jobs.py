@@ -1,8 +1,8 @@
 """The rendered Jobs: gate checks, the allocator switch, the validation workload.
 
-A gate Job is recognised by its `gpuplatform.dev/gate` label and judged with the gate's
-invariant over the nodes the target wave declares in each mode (the same definitions as
-`gpuplatform.gates`); a gate this model does not know is reported, never assumed to fail. The
+A gate Job (its `gpuplatform.dev/gate` label) is judged by the jq program its rendered script
+runs, on the model's cluster with the facts it mounts (`gate_verdict.py`); a Job with that label
+that runs no gate program is reported and taken to finish at once, as its command would. The
 allocator-switch Jobs (`gpuplatform.dev/switch`) act on what their rendered script says: the
 nodes, selector, label and value, and the conditions it waits for (`render/switch_script.py`). A
 Job runs once: Kubernetes Jobs are immutable, so an engine re-runs one only by recreating it (Argo CD hook `BeforeHookCreation`, or a new name).
@@ -17,10 +17,9 @@ from typing import Any
 from gpuplatform.gates.matchers import DEVICE_PLUGIN_LABEL, DRA_DRIVER, DRA_KUBELET_PLUGIN_SUFFIX
 from gpuplatform.labels import GATE_LABEL, NVIDIA_RESOURCE_PREFIX, SWITCH_LABEL, VALIDATION_LABEL
 from gpuplatform.render.allocator_switch import SWITCH_IDENTITY
-from gpuplatform.render.gate_jobs import FACTS_FILE, FACTS_PATH
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.switch_script import SwitchScript, parse_switch_job
-from gpuplatform.simulate.gate_verdict import gate_lines, holds, modelled
+from gpuplatform.simulate.gate_verdict import gate_lines, gate_program, holds, mounted_file
 from gpuplatform.simulate.model import Group, Workload
 from gpuplatform.simulate.snapshot import probe_pod
 from gpuplatform.simulate.snapshot_nodes import dra_chart_name
@@ -30,42 +29,38 @@ __all__ = ["job_order", "job_status", "retries", "run_job"]
 
 
 def _data(world: World, obj: Obj) -> dict[str, Any]:
-    """The gate's facts, read from the ConfigMap its pod mounts at `FACTS_PATH`, as the script reads
-    them (`render/gate_jobs.py`); none while that ConfigMap is not applied."""
-    pod = obj["spec"]["template"]["spec"]
-    mounted = {
-        m.get("name"): m.get("mountPath")
-        for m in (pod.get("containers") or [{}])[0].get("volumeMounts") or []
-    }
-    for volume in pod.get("volumes") or []:
-        name = (volume.get("configMap") or {}).get("name")
-        if name is None or mounted.get(volume.get("name")) != FACTS_PATH:
-            continue
-        found = world.cluster.objects.get(f"ConfigMap/{obj['metadata'].get('namespace', '')}/{name}")
-        try:
-            data = json.loads(((found or {}).get("data") or {}).get(FACTS_FILE) or "{}")
-        except ValueError:
-            return {}
-        return data if isinstance(data, dict) else {}
-    return {}
+    """The gate's facts: the file its container's `DATA_FILE` names, read from the ConfigMap volume
+    that holds it, as the script reads them (`render/gate_jobs.py`); none while it is not applied."""
+    pod = obj["spec"]["template"]["spec"] | {"namespace": obj["metadata"].get("namespace", "")}
+    env = {e.get("name"): e.get("value") for e in (pod.get("containers") or [{}])[0].get("env") or []}
+    text = mounted_file(world, pod, str(env.get("DATA_FILE") or ""))
+    try:
+        data = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
-def _gate(world: World, gate: str, obj: Obj) -> list[str]:
-    """What breaks gate `gate` now (empty: it holds): its program's `violation:` and `unknown:` lines
-    on the model's cluster, with the facts its Job mounts. Once it holds, the Job releases the probes
-    its program names (`act:` lines) and its pod's log keeps the proof."""
+def _gate(world: World, obj: Obj) -> list[str]:
+    """What keeps gate Job `obj` from finishing (empty: it holds): the `violation:` and `unknown:`
+    lines of the program its script runs (`gate_verdict.py`) on the model's cluster, with the facts
+    it mounts. Once it holds, the Job releases the probes its program names (`act:` lines) and its
+    pod's log keeps the proof. A Job that runs no gate program finishes at once."""
     meta = obj["metadata"]
     key = f"{meta.get('namespace', '')}/{meta['name']}"
     world.cluster.gate_logs.pop(key, None)
-    if not modelled(gate):
-        world.notes.add(f"gate {gate} is not modelled by the simulator: its verdict is not checked")
+    gate = gate_program(world, obj)
+    if gate is None:
+        world.notes.add(f"Job {meta['name']} runs no gate program: taken to finish at once")
         return []
+    if isinstance(gate, str):
+        return [gate]
     data = _data(world, obj)
     if not data:
         return [f"the facts ConfigMap of Job {meta['name']} is not applied"]
     lines = gate_lines(world, gate, data)
     if world.observe is not None:
-        world.observe(world, f"gate {gate} {'holds' if holds(lines) else 'waits'}")
+        world.observe(world, f"gate {gate.gate} {'holds' if holds(lines) else 'waits'}")
     if not holds(lines):
         return [line.split(": ", 1)[1] for line in lines if line.startswith(("violation: ", "unknown: "))]
     acts = [line.split() for line in lines if line.startswith("act: ")]
@@ -78,7 +73,7 @@ def _gate(world: World, gate: str, obj: Obj) -> list[str]:
     _read_and_remove(
         world, [w for w in world.cluster.workloads if w.probe and (w.namespace, probe_pod(w)) in released]
     )
-    world.cluster.gate_logs[key] = "".join(f"{line}\n" for line in [*log, f"gate {gate} holds"])
+    world.cluster.gate_logs[key] = "".join(f"{line}\n" for line in [*log, f"gate {gate.gate} holds"])
     return []
 
 
@@ -302,7 +297,7 @@ def run_job(world: World, obj: Obj) -> list[str]:
     labels = obj["metadata"].get("labels") or {}
     if GATE_LABEL in labels:
         world.settle()
-        return _gate(world, labels[GATE_LABEL], obj)
+        return _gate(world, obj)
     if SWITCH_LABEL in labels:
         return _switch(world, labels[SWITCH_LABEL], obj)
     if VALIDATION_LABEL in labels or obj["spec"]["template"]["spec"].get("resourceClaims"):

@@ -105,10 +105,13 @@ class EngineWave:
     releases: dict[str, ReleaseSpec] = field(default_factory=dict)
     entry: list[Obj] = field(default_factory=list)
     by_hand: list[Obj] = field(default_factory=list)
+    """Argo CD, remote cluster: the child Applications of `<platform>-apps`, synced by hand."""
     prune: bool = True
     """Argo CD `automated.prune`: false leaves objects no longer in Git in place (Flux: each
     Kustomization's own `prune`)."""
-    """Argo CD, remote cluster: the child Applications of `<platform>-apps`, synced by hand."""
+    delivered: list[Obj] = field(default_factory=list)
+    """What the entry applies beside the waves, the same in every wave: the gate programs, the
+    gate, switch and sync identities (`delivery/gates/`, `delivery/argocd-sync/`)."""
 
 
 def kustomization_folder(tree: Tree, folder: str) -> list[str]:
@@ -147,11 +150,23 @@ def folder_objects(tree: Tree, folder: str) -> list[Obj]:
 
 
 def entry_tree(tree: Tree, plan: Plan, wave: str) -> Tree:
-    """The tree as synth renders it with `activeWave: wave` (only `delivery/` differs)."""
-    p = plan.platform.model_copy(update={"active_wave": wave})
-    scratch = Tree(tree.platform, {k: v for k, v in tree.files.items() if not k.startswith("delivery/")})
-    render_delivery(scratch, Plan(p, plan.waves))
-    return scratch
+    """The tree as it is once its `activeWave` is `wave`: the `delivery/` files that line names
+    (the entry's paths) as synth renders them for `wave`, every other file as the tree holds it,
+    hand edits included."""
+    if wave == plan.platform.active_wave:
+        return tree
+    waves = {k: v for k, v in tree.files.items() if not k.startswith("delivery/")}
+    now, then = (_delivery(waves, tree, plan, name) for name in (plan.platform.active_wave, wave))
+    kept = {k: v for k, v in tree.files.items() if k.startswith("delivery/") and then.get(k) == now.get(k)}
+    moved = {k: v for k, v in then.items() if v != now.get(k)}
+    return Tree(tree.platform, waves | kept | moved)
+
+
+def _delivery(waves: dict[str, Any], tree: Tree, plan: Plan, wave: str) -> dict[str, Any]:
+    """The `delivery/` files synth renders beside the files `waves` with `activeWave: wave`."""
+    scratch = Tree(tree.platform, dict(waves))
+    render_delivery(scratch, Plan(plan.platform.model_copy(update={"active_wave": wave}), plan.waves))
+    return {k: v for k, v in scratch.files.items() if k.startswith("delivery/")}
 
 
 def _flux(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
@@ -190,7 +205,12 @@ def _flux(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
         for o in u.objects
         if o["kind"] == "HelmRelease"
     }
-    return EngineWave("flux", wave, units, -1, True, False, releases, entry)
+    delivered = [o for o in entry if not o["apiVersion"].startswith(_FLUX_GROUPS)]
+    return EngineWave("flux", wave, units, -1, True, False, releases, entry, delivered=delivered)
+
+
+#: API groups of the Flux objects of the entry (the rest is what the entry delivers itself).
+_FLUX_GROUPS = ("kustomize.toolkit.fluxcd.io/", "source.toolkit.fluxcd.io/", "helm.toolkit.fluxcd.io/")
 
 
 def _in_tree(plan: Plan, path: str) -> str:
@@ -284,6 +304,9 @@ def _argocd(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
     source, parent = next((p, o) for p, o in apps.items() if p.endswith("/argocd"))
     objects = folder_objects(scratch, source)
     by_hand = [o for p, a in apps.items() if p.endswith("/argocd-apps") for o in folder_objects(scratch, p)]
+    delivered = [
+        o for p in apps if not p.endswith(("/argocd", "/argocd-apps")) for o in folder_objects(scratch, p)
+    ]
     buckets: dict[tuple[int, int], list[Obj]] = {}
     for obj in objects:
         buckets.setdefault(_argo_key(obj), []).append(obj)
@@ -317,6 +340,7 @@ def _argocd(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
         entry,
         by_hand,
         prune=bool(automated.get("prune")) if isinstance(automated, dict) else True,
+        delivered=delivered,
     )
 
 

@@ -22,7 +22,7 @@ from gpuplatform.plan.waves import Plan
 from gpuplatform.render.operator_handoff import operator_handoff_path
 from gpuplatform.render.runbook_steps import argocd_apps_commands
 from gpuplatform.render.tree import Tree
-from gpuplatform.simulate.apply import RELEASE_KEYS
+from gpuplatform.simulate.apply import RELEASE_KEYS, apply_object
 from gpuplatform.simulate.argocd import ArgoEngine
 from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.driver_manager import upgrade_driver
@@ -159,10 +159,20 @@ class Replayer:
                 "the NVIDIA driver is the host's (driver.enabled: false): its upgrades are not modelled"
             )
         self._add_workloads(first)
+        self._deliver(self.rendered(first))
         outcome = self.engine.sync(self.world, self.rendered(first))
         if outcome:
             self.world.fail("sync-completes", f"adopting {first}: {outcome}", [])
         check_settled(self.world, f"once {first} is adopted")
+
+    def _deliver(self, wave: EngineWave) -> None:
+        """The entry's own objects (gate programs, identities), applied before any wave's hooks run."""
+        for obj in wave.delivered:
+            apply_object(self.world, obj, self.engine_name)
+        if wave.delivered:
+            self.world.record(
+                self.engine_name, f"the entry applies {len(wave.delivered)} object(s) of delivery/"
+            )
 
     def _apply_operator_handoff(self) -> None:
         """The first wave's runbook, before the merge: `helm upgrade --reuse-values` of the running
