@@ -15,11 +15,13 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuplatform.gates.matchers import DEVICE_PLUGIN_LABEL, DRA_DRIVER, DRA_KUBELET_PLUGIN_SUFFIX
+from gpuplatform.kube.nodes import Node, node_selector_matches
 from gpuplatform.labels import GATE_LABEL, NVIDIA_RESOURCE_PREFIX, SWITCH_LABEL, VALIDATION_LABEL
 from gpuplatform.render.allocator_switch import SWITCH_IDENTITY
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.switch_script import SwitchScript, parse_switch_job
 from gpuplatform.simulate.gate_verdict import gate_lines, gate_program, holds, mounted_file
+from gpuplatform.simulate.groups import gfd_labels
 from gpuplatform.simulate.model import Group, Workload
 from gpuplatform.simulate.snapshot import probe_pod
 from gpuplatform.simulate.snapshot_nodes import dra_chart_name
@@ -183,20 +185,21 @@ def holds_claim(pod: Obj) -> bool:
     return "sleep" in " ".join(str(c) for c in (pod.get("containers") or [{}])[0].get("command") or [])
 
 
-def _node_pool(world: World, spec: Obj, side: str) -> str:
-    """The pool a validation pod is pinned to: by node name (static pools), else the first pool the
-    target wave declares in `side`'s mode (provisioner pools are selected by their labels)."""
-    terms = (
-        ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-            "requiredDuringSchedulingIgnoredDuringExecution"
-        )
-        or {}
-    ).get("nodeSelectorTerms") or []
-    names = {v for t in terms for f in t.get("matchFields") or [] for v in f.get("values") or []}
+def _node_pools(world: World, spec: Obj, side: str) -> tuple[str, ...]:
+    """The pools a validation pod may land on: those with a node its required node affinity selects
+    (every term, ORed, as the scheduler reads them: k8s.io/component-helpers nodeaffinity); without
+    one, the pools the target wave declares in `side`'s mode."""
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
+    if not required:
+        return tuple(p for p, m in world.declared.get(world.target, {}).items() if m == side)
+    pools: list[str] = []
     for g in world.cluster.groups:
-        if names & set(g.nodes):
-            return g.pool
-    return next((p for p, m in world.declared.get(world.target, {}).items() if m == side), "")
+        labels = gfd_labels(world.plan.pools[g.pool], g) | g.labels
+        if g.pool not in pools and any(node_selector_matches(required, Node(n, labels)) for n in g.nodes):
+            pools.append(g.pool)
+    return tuple(pools) or ("<no node>",)
 
 
 def _validation(world: World, obj: Obj) -> list[str]:
@@ -231,7 +234,7 @@ def _validation(world: World, obj: Obj) -> list[str]:
             1,
             "validation",
             tolerations=tolerations,
-            pool=_node_pool(world, spec, side),
+            pools=_node_pools(world, spec, side),
             moves=True,
         )
     workload.probe = role

@@ -151,8 +151,9 @@ class Workload:
     origin: str
     """Where it comes from: `default` mix, `spec` workload, `validation`, `snapshot`."""
     tolerations: list[Toleration] = field(default_factory=list)
-    pool: str = ""
-    """Node affinity to one pool (legacy pods of the default mix stay on their pool)."""
+    pools: tuple[str, ...] = ()
+    """The pools its required node affinity reaches (terms ORed; legacy pods of the default mix stay
+    on their own pool); empty: any."""
     node_selector: dict[str, str] = field(default_factory=dict)
     """`spec.nodeSelector`: the node's labels must carry every entry."""
     device_class: str = ""

@@ -205,7 +205,7 @@ class Replayer:
         moving = {p for p, m in self.world.declared[source].items() if self.world.declared[target][p] != m}
         ids = {g.id for g in self.world.cluster.groups if g.pool in moving}
         for w in self.world.cluster.workloads:
-            if w.group in ids or (w.pool in moving) or (w.kind == "claim" and w.phase == "pending"):
+            if w.group in ids or moving.intersection(w.pools) or (w.kind == "claim" and w.phase == "pending"):
                 w.moves = True
 
     def _sync(self, wave: EngineWave, late: list[Callable[[], None]], done: Callable[[str], None]) -> None:

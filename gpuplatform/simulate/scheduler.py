@@ -159,13 +159,13 @@ def _feasible_indexes(shape: _Hashable, groups: tuple[_Hashable, ...]) -> tuple[
 
     Kept across scheduling passes: most passes see the same groups as the one before.
     """
-    _, _, gpus, pool, frozen, _ = shape
+    _, _, gpus, pools, frozen, _ = shape
     tolerations = [dict(t) for t in frozen]
     return tuple(
         i
         for i, (group_pool, group_gpus, cordoned, taints) in enumerate(groups)
         if not cordoned
-        and (not pool or group_pool == pool)
+        and (not pools or group_pool in pools)
         and not untolerated(tolerations, [dict(t) for t in taints], _SCHEDULING)
         and gpus <= group_gpus
     )
@@ -253,7 +253,7 @@ def _shape(w: Workload) -> _Hashable:
         w.kind,
         w.device_class,
         w.gpus,
-        w.pool,
+        w.pools,
         _frozen(w.tolerations),
         tuple(sorted(w.node_selector.items())),
     )

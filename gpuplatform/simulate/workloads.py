@@ -144,7 +144,7 @@ def workload_mix(plan: Plan, state: WaveState, observed: list[Workload] | None =
         out = [copy.copy(w) for w in observed]
     else:
         out = [
-            Workload(f"legacy-{pool}", LEGACY_NAMESPACE, "legacy", 1, "default", pool=pool)
+            Workload(f"legacy-{pool}", LEGACY_NAMESPACE, "legacy", 1, "default", pools=(pool,))
             for pool in state.legacy_pools
         ]
     if state.legacy_pools and observed is None:

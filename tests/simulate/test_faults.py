@@ -76,7 +76,7 @@ def _claim_left_on_old_pool(monkeypatch: pytest.MonkeyPatch) -> None:
         out = original(plan, state, observed)
         if state.name == "cutover":
             user = next(w for w in out if w.kind == "claim" and w.origin == "default")
-            out.append(replace(user, name="pinned-user", pool="old"))
+            out.append(replace(user, name="pinned-user", pools=("old",)))
         return out
 
     monkeypatch.setattr(replay, "workload_mix", mix)

@@ -1,0 +1,72 @@
+"""A validation probe's node affinity is read as the scheduler reads it: every term, ORed.
+
+The bridge probe of each side asks for `nvidia.com/gpu: 1` with one node selector term per pool of
+that side (`render/validation.py`). The scheduler places it on a node of any term's pool
+(k8s.io/component-helpers scheduling/corev1/nodeaffinity: terms are ORed), so a probe pinned to the
+first term's pool alone would wait where the cluster runs it: on a pool that is cordoned, or that
+cannot take it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gpuplatform.load.stacks import load_stack
+from gpuplatform.plan.waves import plan_platform
+from gpuplatform.simulate.jobs import run_job
+from gpuplatform.simulate.wave_cluster import wave_world
+from gpuplatform.simulate.world import World
+from tests.simulate.helpers import sim_spec
+from tests.specs import write_spec
+
+
+def _bridge_world(tmp_path: Path) -> World:
+    """The bridge wave of a lab with two legacy pools (`mig` first) and one DRA pool."""
+    doc: dict[str, Any] = sim_spec()
+    mig = {"name": "mig", "nodes": ["gpu-00"], "product": "A100-40GB", "gpusPerNode": 4}
+    doc["spec"]["nodePools"].insert(0, mig | {"migLayout": ["3g.20gb"] * 2})
+    doc["spec"]["bridges"] = [{"name": "b"}]
+    doc["spec"]["waves"].insert(3, {"name": "bridge", "stage": "compatibility-bridge", "bridges": ["b"]})
+    (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", doc))
+    world = wave_world(plan_platform(loaded.platform), "bridge")
+    assert world is not None
+    return world
+
+
+def _legacy_probe(world: World) -> Any:
+    (probe,) = [w for w in world.cluster.workloads if w.probe == "bridge-legacy"]
+    return probe
+
+
+def test_the_legacy_probe_may_land_on_every_legacy_pool_its_terms_name(tmp_path: Path) -> None:
+    world = _bridge_world(tmp_path)
+    probe = _legacy_probe(world)
+    assert probe.pools == ("mig", "old") and probe.phase == "running"
+
+
+def test_with_the_first_terms_pool_cordoned_the_probe_runs_on_the_next(tmp_path: Path) -> None:
+    # GIVEN the bridge wave's cluster, the `mig` pool's node cordoned
+    world = _bridge_world(tmp_path)
+    probe = _legacy_probe(world)
+    job = world.cluster.probes[probe.key]
+    (mig,) = [g for g in world.cluster.groups if g.pool == "mig"]
+    mig.cordoned = True
+    # WHEN the probe's Job runs again
+    assert run_job(world, job) == []
+    # THEN the scheduler places it on the other legacy pool its affinity names
+    probe = _legacy_probe(world)
+    (group,) = [g for g in world.cluster.groups if g.id == probe.group]
+    assert probe.phase == "running" and group.pool == "old"
+
+
+def test_a_probe_whose_terms_name_no_node_never_runs(tmp_path: Path) -> None:
+    world = _bridge_world(tmp_path)
+    job = world.cluster.probes[_legacy_probe(world).key]
+    pod = job["spec"]["template"]["spec"]
+    terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    terms[:] = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-99"]}]}]
+    (found,) = run_job(world, job)
+    assert "did not run" in found
