@@ -1,26 +1,24 @@
-"""Wave gates as they ship: each gate's jq program (`programs.py`) inside the POSIX sh script its
-Job runs (`scripts.py`), the same in every wave, and the wave's facts it judges by (`data.py`).
+"""Wave gates: each one module of `catalog/` (what it checks, what it reads, when a wave has it,
+its jq program), shipped inside the POSIX sh script its Job runs (`scripts.py`), the same in every
+wave, with the wave's facts it judges by (`render/gate_facts.py`).
 
-The catalog (which gates a wave has) is `plan/gates.py`; a snapshot is judged by the same
-programs in `evidence/`. The gate Job runs a program in the cluster, `gpuplatform evidence` runs
-it on a snapshot.
+Adding a gate is a module in `catalog/`, a fact in `render/gate_facts.py` when it needs one the
+wave does not yet give, and its section in docs/evidence.md. The gate Job runs the program in the
+cluster; `gpuplatform simulate` runs the program its rendered script holds on the model's cluster,
+and `gpuplatform evidence` runs it on a snapshot (`evidence/`).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuplatform.gates import scripts
-from gpuplatform.plan.gates import (
-    EVIDENCE_CHECKS,
-    GATES,
-    Access,
-    Gate,
-    evidence_checks,
-    gate_data,
-    gates_for_wave,
-)
+from gpuplatform.gates.catalog import EVIDENCE_CHECKS, GATES
+from gpuplatform.gates.gate import Access, Gate
+
+if TYPE_CHECKING:
+    from gpuplatform.plan.waves import Plan, WaveState
 
 __all__ = [
     "EVIDENCE_CHECKS",
@@ -33,6 +31,21 @@ __all__ = [
     "gate_script",
     "gates_for_wave",
 ]
+
+
+def gates_for_wave(plan: Plan, state: WaveState) -> list[Gate]:
+    """The Job gates that apply to `state`, pre-transition gates first."""
+    return sorted((g for g in GATES if g.applies(plan, state)), key=lambda g: (g.phase != "pre", g.id))
+
+
+def evidence_checks(plan: Plan, state: WaveState) -> list[Gate]:
+    """The evidence checks that apply to `state` (`drained` only in a drain wave)."""
+    return [g for g in EVIDENCE_CHECKS if g.applies(plan, state)]
+
+
+def gate_data(gate: Gate, facts: dict[str, Any]) -> dict[str, Any]:
+    """The facts `gate` judges by, out of the wave's `facts` (`wave_data`, computed once per wave)."""
+    return {key: facts[key] for key in gate.data}
 
 
 def gate_script(gate: Gate) -> str:

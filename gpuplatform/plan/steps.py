@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gpuplatform.errors import InputError
+from gpuplatform.gates import gates_for_wave
 from gpuplatform.inventory.catalog import mig_profiles
 from gpuplatform.labels import DEVICE_PLUGIN_DEPLOY_LABEL
-from gpuplatform.plan.gates import gates_for_wave
 from gpuplatform.plan.sync_order import SYNC_UNITS
 from gpuplatform.plan.waves import Plan, WaveState, validator_workaround
 

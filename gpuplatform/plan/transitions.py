@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuplatform.errors import InputError, Problem
+from gpuplatform.gates import gates_for_wave
 from gpuplatform.load.stacks import LoadedPlatform
-from gpuplatform.plan.gates import gates_for_wave
 from gpuplatform.plan.report import wave_changes
 from gpuplatform.plan.steps import Step, transition_steps
 from gpuplatform.plan.waves import Plan, WaveState, plan_platform

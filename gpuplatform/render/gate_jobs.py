@@ -3,7 +3,7 @@
 Pre-transition gates are Argo CD PreSync hooks and, for Flux, the first Kustomization that the
 wave's layers depend on; post-transition gates are PostSync hooks and the last Kustomization.
 
-Re-running (`gates/rerun.py` has the operator's text). A gate whose invariant does not hold within
+Re-running (`gate_rerun.py` has the operator's text). A gate whose invariant does not hold within
 one attempt exits 3; the Job's `podFailurePolicy` ignores that exit and starts a new attempt, so
 the Job stays active until the gate holds and never ends `Failed` because the cluster was not yet
 safe. That is what lets Flux move on by itself: kustomize-controller never re-runs a Job that

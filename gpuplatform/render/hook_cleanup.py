@@ -17,9 +17,9 @@ those namespaces only, and a ValidatingAdmissionPolicy lets it delete nothing wi
 
 from __future__ import annotations
 
+from gpuplatform.gates import Access
 from gpuplatform.labels import WAVE_LABEL
 from gpuplatform.model.containers import pinned_image
-from gpuplatform.plan.gates import Access
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.cluster_admission import API, policy_binding
 from gpuplatform.render.gate_jobs import rbac_rules

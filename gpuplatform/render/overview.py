@@ -7,7 +7,7 @@ pools (which wave moves each to DRA). Every link is relative to the platform's f
 
 from __future__ import annotations
 
-from gpuplatform.plan.gates import gates_for_wave
+from gpuplatform.gates import gates_for_wave
 from gpuplatform.plan.report import wave_changes
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.markdown import markdown_text

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuplatform.plan.gates import gates_for_wave
+from gpuplatform.gates import gates_for_wave
 from gpuplatform.plan.waves import Plan, WaveState
 
 __all__ = ["CLASSES", "MAX_LINKS", "mermaid_block", "overview_mermaid"]

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 
 from gpuplatform.gates import gates_for_wave
-from gpuplatform.gates.rerun import rerun_steps
 from gpuplatform.labels import WAVE_LABEL
 from gpuplatform.plan.report import wave_changes
 from gpuplatform.plan.review import reviewed_steps
@@ -24,6 +23,7 @@ from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.argocd_settings import argocd_cm_step
 from gpuplatform.render.flux_entry import flux_source
 from gpuplatform.render.gate_jobs import gate_job_names
+from gpuplatform.render.gate_rerun import rerun_steps
 from gpuplatform.render.markdown import markdown_text
 from gpuplatform.render.operator_handoff import operator_handoff_path
 from gpuplatform.render.runbook_actions import Action, numbered

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from gpuplatform import labels
 from gpuplatform.gates import matchers, programs
+from gpuplatform.gates.catalog import ALL
 from gpuplatform.gates.nodes import PROVISIONER_LABELS
 from tests.sdk import lab_platform
 
@@ -55,8 +56,20 @@ def test_every_label_and_name_the_gates_match_is_in_the_doc() -> None:
 
 
 def test_every_entry_of_the_doc_is_matched_by_the_gate_code() -> None:
-    code = "".join((REPO / "gpuplatform" / "gates" / f).read_text() for f in ("programs.py", "matchers.py"))
+    folder = REPO / "gpuplatform" / "gates"
+    files = [folder / "programs.py", folder / "matchers.py", *sorted((folder / "catalog").glob("*.py"))]
+    code = "".join(f.read_text() for f in files)
     for entry in _entries() - _matched_by_code():
         # a field path: each of its names is read by a program (`.spec.nodeName`, `.ready`)
         names = entry.replace("[]", "").split(".")
         assert all(f".{name}" in code for name in names), entry
+
+
+def test_every_gate_of_the_catalog_has_its_row_and_every_row_is_a_gate() -> None:
+    text = (REPO / "docs" / "evidence.md").read_text()
+    table = text.split("| gate | phase | holds when |", 1)[1].split("\n\n", 1)[0]
+    rows = {row.split(" | ")[0].removeprefix("| ").strip("`"): row for row in table.splitlines()[2:]}
+    assert sorted(rows) == sorted(g.id for g in ALL)
+    for gate in ALL:
+        phase = rows[gate.id].split(" | ")[1]
+        assert phase.startswith(gate.phase if gate.job else "evidence"), gate.id

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from gpuplatform.gates import gates_for_wave
-from gpuplatform.gates.rerun import rerun_steps
 from gpuplatform.model import Platform
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.gate_jobs import gate_identity, render_gate_jobs
+from gpuplatform.render.gate_rerun import rerun_steps
 from gpuplatform.render.tree import render_tree
 from tests.gates.harness import fleet_doc, load_platform
 

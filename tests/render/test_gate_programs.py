@@ -10,10 +10,9 @@ import pytest
 
 from gpuplatform.commands.synth import render_files
 from gpuplatform.commands.wave_diff import diff_waves
-from gpuplatform.gates import GATES, gate_data, gate_script
+from gpuplatform.gates import GATES, gate_data, gate_script, gates_for_wave
 from gpuplatform.labels import GATE_LABEL
 from gpuplatform.load.stacks import LoadedPlatform, load_stack
-from gpuplatform.plan.gates import gates_for_wave
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.gate_jobs import (
