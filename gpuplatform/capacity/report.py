@@ -13,7 +13,6 @@ from gpuplatform.capacity.answers import PlacementCache
 from gpuplatform.capacity.codes import TIGHT_USE
 from gpuplatform.capacity.demand import Demand
 from gpuplatform.capacity.fleet import Fleet, build_fleet
-from gpuplatform.capacity.kueue import kueue_shortfalls
 from gpuplatform.capacity.moments import (
     Moment,
     moment_bridges,
@@ -23,6 +22,7 @@ from gpuplatform.capacity.moments import (
 )
 from gpuplatform.capacity.outcome import Outcome, PoolUse
 from gpuplatform.capacity.placement import place
+from gpuplatform.kueue.capacity import kueue_shortfalls
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.versions import parse_release
 
@@ -152,7 +152,7 @@ class WaveCapacity:
         )
 
     kueue: tuple[str, ...] = ()
-    """Queued GPUs the wave's Kueue quotas leave suspended (`capacity/kueue.py`)."""
+    """Queued GPUs the wave's Kueue quotas leave suspended (`kueue/capacity.py`)."""
     unused: tuple[str, ...] = ()
     """The wave's claim templates no declared workload uses: a note, not demand."""
 

@@ -30,10 +30,10 @@ from ruamel.yaml.error import YAMLError
 from gpuplatform.convert.aliases import unshare
 from gpuplatform.convert.targets import Placement, Targets
 from gpuplatform.errors import InputError, Problem
+from gpuplatform.kueue.model import QUEUE_LABEL
 from gpuplatform.labels import NVIDIA_RESOURCE_PREFIX, SHARED_GPU_RESOURCE
 from gpuplatform.load.yaml_input import parse_yaml_documents
 from gpuplatform.model.base import INT64_MAX, is_dns_label, is_dns_subdomain
-from gpuplatform.model.kueue import QUEUE_LABEL
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.tenants import RECREATE_ANNOTATIONS
 from gpuplatform.render.workload_handoff import template_name

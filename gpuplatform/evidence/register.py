@@ -16,8 +16,8 @@ from gpuplatform.gates.matchers import (
     is_gpu_stack_pod,
     shows_gpus,
 )
+from gpuplatform.kueue.model import QUEUE_LABEL
 from gpuplatform.labels import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE
-from gpuplatform.model.kueue import QUEUE_LABEL
 
 __all__ = [
     "HUMAN_FIELDS",

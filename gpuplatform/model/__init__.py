@@ -1,7 +1,7 @@
 """What the user declares: frozen pydantic models, no I/O and no rendering."""
 
+from gpuplatform.kueue.model import ClusterQueue, Kueue
 from gpuplatform.model.classes import BridgeClass, ServiceTier, Sharing
-from gpuplatform.model.kueue import ClusterQueue, Kueue
 from gpuplatform.model.nodes import NodePool, Provisioner, Taint
 from gpuplatform.model.platform import (
     Acceptances,

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
+from gpuplatform.kueue.model import Kueue
 from gpuplatform.model.base import (
     INT32_MAX,
     CleanString,
@@ -24,7 +25,6 @@ from gpuplatform.model.base import (
 from gpuplatform.model.classes import BridgeClass, ServiceTier
 from gpuplatform.model.containers import ContainerResources, Digest, ImageReference, ResourceAmounts
 from gpuplatform.model.fields import Items, Ref, default
-from gpuplatform.model.kueue import Kueue
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.tenants import Tenant, TenantPolicy
 from gpuplatform.model.verbs import PlatformVerbs

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from gpuplatform.kueue.model import kueue_reference_errors, queue_errors
 from gpuplatform.model.clouds import node_group_name_problem
-from gpuplatform.model.kueue import kueue_reference_errors, queue_errors
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.waves import STAGES, Wave
 from gpuplatform.versions import FLUX_BOOTSTRAP_BRANCH

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from gpuplatform.kueue.model import QUEUED_KINDS
 from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.model.base import (
     INT32_MAX,
@@ -21,7 +22,6 @@ from gpuplatform.model.base import (
 from gpuplatform.model.classes import ServiceTier
 from gpuplatform.model.containers import ContainerResources, Digest, ImageReference, ResourceAmounts
 from gpuplatform.model.fields import Items, OptionalRef, Ref, default
-from gpuplatform.model.kueue import QUEUED_KINDS
 from gpuplatform.model.tenants import Tenant
 from gpuplatform.model.waves import Wave
 

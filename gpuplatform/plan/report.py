@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpuplatform.plan.kueue import wave_quotas
+from gpuplatform.kueue.plan import wave_quotas
 from gpuplatform.plan.waves import Plan, WaveState
 
 __all__ = ["plan_report", "plan_text", "wave_changes"]

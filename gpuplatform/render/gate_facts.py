@@ -17,6 +17,7 @@ from gpuplatform.gates.matchers import DEVICE_PLUGIN_LABEL, DRA_DRIVER, enabled_
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import lookup_product, mig_profiles
 from gpuplatform.inventory.memory import memory_range
+from gpuplatform.kueue.render import kueue_facts
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.helm_values import (
@@ -25,7 +26,6 @@ from gpuplatform.render.helm_values import (
     merge_values,
     operator_settings,
 )
-from gpuplatform.render.kueue import kueue_facts
 from gpuplatform.versions import CHART_DEVICE_CLASSES, DCGM_EXPORTER_DRA_ENV
 
 __all__ = ["device_classes", "pool_inventory", "wave_data"]

@@ -10,12 +10,12 @@ classes, tenants, the claim pilot). Forward and back are the same code.
 
 from __future__ import annotations
 
+from gpuplatform.kueue.runbook import kueue_steps
 from gpuplatform.labels import GATE_LABEL, WAVE_LABEL
 from gpuplatform.plan.steps import ARGOCD_APPS, OPERATOR_DEVICE_PLUGIN, Step
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.operators import child_application_name, helm_charts
 from gpuplatform.render.runbook_actions import Action, Steps
-from gpuplatform.render.runbook_kueue import kueue_steps
 from gpuplatform.render.runbook_owners import OWNER_ACTIONS, nim_steps, owner_actions
 from gpuplatform.render.runbook_pools import POOL_ACTIONS, pool_actions, pool_checks
 from gpuplatform.render.runbook_takeover import TAKEOVER_ACTIONS, takeover_actions
@@ -190,7 +190,7 @@ def operator_steps(plan: Plan, a: WaveState, b: WaveState, sequence: tuple[Step,
     """What an operator does for the transition from `a` to `b` whose plan sequence is `sequence`.
 
     Before the merge: the owners of NIM services that leave switch back first, Kueue's owner maps the
-    classes the wave adds (`runbook_kueue`), then the sequence's manual steps. During the sync: each sync unit, and the manual steps that wait for it. After it:
+    classes the wave adds (`kueue/runbook.py`), then the sequence's manual steps. During the sync: each sync unit, and the manual steps that wait for it. After it:
     the sequence's remaining manual steps (the drains of a drain wave among them), Kueue's mappings that
     go away, the checks of what changed and the NIM services' blue/green steps.
     """

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from gpuplatform.kueue.render import render_kueue, render_kueue_handoffs
 from gpuplatform.labels import GATE_PHASE_LABEL, TENANT_NAMESPACE_LABEL
 from gpuplatform.plan.sync_order import SWITCH_LAYER, unit_of_folder
 from gpuplatform.plan.waves import Plan, WaveState
@@ -18,7 +19,6 @@ from gpuplatform.render.flux_entry import render_flux_entry
 from gpuplatform.render.gate_jobs import gate_identity, render_gate_jobs
 from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.hook_cleanup import cleanup_identity, cleanup_job, cleanup_namespace_access
-from gpuplatform.render.kueue import render_kueue, render_kueue_handoffs
 from gpuplatform.render.meta import Obj, file_name, for_engines, for_every_wave
 from gpuplatform.render.nim import render_nim_handoffs, render_nim_owned
 from gpuplatform.render.nodes import render_nodes

@@ -26,7 +26,7 @@ Checked when the transition and each disturbance are over (`check_settled`):
 
 from __future__ import annotations
 
-from gpuplatform.simulate.kueue import KUEUE_SUSPENDED
+from gpuplatform.kueue.simulate import KUEUE_SUSPENDED
 from gpuplatform.simulate.model import Workload
 from gpuplatform.simulate.world import World
 

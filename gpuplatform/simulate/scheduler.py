@@ -31,9 +31,9 @@ from functools import lru_cache, partial
 from typing import Any
 
 from gpuplatform.capacity.growth import pool_growth
+from gpuplatform.kueue.simulate import kueue_refusal
 from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.simulate.groups import gfd_labels
-from gpuplatform.simulate.kueue import kueue_refusal
 from gpuplatform.simulate.model import Cluster, Group, Workload, untolerated
 from gpuplatform.simulate.world import START, STOP, Reaction, World
 from gpuplatform.versions import SCHEDULER_EXPLICIT_ZERO_FIX, kube_gate_enabled, parse_release

@@ -25,10 +25,10 @@ from gpuplatform.errors import InputError
 from gpuplatform.evidence.snapshot import KINDS, Snapshot
 from gpuplatform.gates.matchers import DRA_DRIVER
 from gpuplatform.inventory.catalog import lookup_product
+from gpuplatform.kueue.simulate import kueue_objects
 from gpuplatform.labels import GATE_LABEL, GPU_RESOURCE
 from gpuplatform.output.write import write_file
 from gpuplatform.simulate.controllers import cron_job_name, owner_references, suffix
-from gpuplatform.simulate.kueue import kueue_objects
 from gpuplatform.simulate.model import Group, Workload
 from gpuplatform.simulate.scheduler import bridge_class
 from gpuplatform.simulate.snapshot_nodes import device_list, dra_chart_name, node_objects, pod_object

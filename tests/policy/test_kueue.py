@@ -9,11 +9,11 @@ import pytest
 import yaml
 
 from gpuplatform.errors import InputError
+from gpuplatform.kueue import render as render_kueue_module
+from gpuplatform.kueue.rules import rendered_quota_totals
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.policy.rules import run_rules
-from gpuplatform.policy.rules.kueue import rendered_quota_totals
-from gpuplatform.render import kueue as render_kueue_module
 from tests.conftest import REPO
 from tests.policy.helpers import codes, findings
 from tests.specs import write_spec

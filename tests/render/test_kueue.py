@@ -10,12 +10,12 @@ import yaml
 
 from gpuplatform.errors import InputError
 from gpuplatform.gates.nodes import pool_selector
+from gpuplatform.kueue.render import kueue_configuration_handoff, render_kueue
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.report import plan_report, plan_text
 from gpuplatform.plan.steps import transition_steps
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.handoff import handoff_labels
-from gpuplatform.render.kueue import kueue_configuration_handoff, render_kueue
 from gpuplatform.render.nodes import render_nodes
 from tests.conftest import REPO
 from tests.specs import write_spec

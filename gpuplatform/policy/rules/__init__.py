@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gpuplatform.kueue.rules  # noqa: F401 (importing a rule module registers its rules)
 from gpuplatform.errors import Problem
 from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import LoadedPlatform
@@ -12,7 +13,6 @@ from gpuplatform.policy.rules import (  # noqa: F401 (importing a rule module re
     engines,
     gates,
     isolation,
-    kueue,
     releases,
     simulation,
     tenants,

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuplatform.kueue.render import kueue_configuration_handoff
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.kueue import kueue_configuration_handoff
 from gpuplatform.render.meta import file_name
 from gpuplatform.render.runbook_actions import Action, Steps
 

@@ -1,11 +1,11 @@
 """Where each ClusterQueue's GPU quota is in a wave: a pool's quota on `nvidia.com/gpu` while the pool
-is legacy, on Kueue's logical resource once it is DRA (read by `render/kueue.py`, `plan`, the rules
+is legacy, on Kueue's logical resource once it is DRA (read by `kueue/render.py`, `plan`, the rules
 and `capacity`)."""
 
 from __future__ import annotations
 
+from gpuplatform.kueue.model import ClusterQueue, Kueue
 from gpuplatform.labels import GPU_RESOURCE
-from gpuplatform.model.kueue import ClusterQueue, Kueue
 from gpuplatform.model.platform import Platform
 from gpuplatform.model.workloads import Workload
 from gpuplatform.plan.waves import WaveState

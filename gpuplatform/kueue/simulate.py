@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuplatform.kueue.render import kueue_configuration_handoff
 from gpuplatform.labels import GPU_RESOURCE
-from gpuplatform.render.kueue import kueue_configuration_handoff
 from gpuplatform.simulate.model import Workload
 from gpuplatform.simulate.world import World
 

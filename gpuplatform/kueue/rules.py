@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpuplatform.kueue.model import Kueue
+from gpuplatform.kueue.plan import queue_quotas, workload_queue
+from gpuplatform.kueue.render import kueue_configuration_handoff, render_kueue
 from gpuplatform.labels import GPU_RESOURCE
-from gpuplatform.model.kueue import Kueue
-from gpuplatform.plan.kueue import queue_quotas, workload_queue
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
-from gpuplatform.render.kueue import kueue_configuration_handoff, render_kueue
 from gpuplatform.versions import (
     KUEUE_DRA_GATE_DEFAULT_ON_SINCE,
     KUEUE_V1BETA2_SINCE,

@@ -17,11 +17,11 @@ no GPU group names.
 from __future__ import annotations
 
 from gpuplatform.gates.nodes import pool_selector
+from gpuplatform.kueue.model import QUEUE_LABEL, QUEUED_KINDS, ClusterQueue, Kueue
+from gpuplatform.kueue.plan import pool_resource
 from gpuplatform.labels import GPU_RESOURCE
-from gpuplatform.model.kueue import QUEUE_LABEL, QUEUED_KINDS, ClusterQueue, Kueue
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
-from gpuplatform.plan.kueue import pool_resource
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object, order_keys
 from gpuplatform.render.nodes import pool_taint

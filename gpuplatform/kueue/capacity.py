@@ -7,8 +7,8 @@ What it does not admit stays suspended: the wave does not fit, whatever the node
 
 from __future__ import annotations
 
+from gpuplatform.kueue.plan import queue_quotas, workload_queue
 from gpuplatform.labels import GPU_RESOURCE
-from gpuplatform.plan.kueue import queue_quotas, workload_queue
 from gpuplatform.plan.waves import Plan, WaveState
 
 __all__ = ["kueue_shortfalls"]
