@@ -22,12 +22,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from capacity_fleet import build
 
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.matchers import DRA_DRIVER
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.simulate.snapshot import cluster_snapshot
 from gpuplatform.simulate.snapshot import write_snapshot as write_model_snapshot
 from gpuplatform.simulate.wave_cluster import wave_world
+from gpuplatform.snapshot.read import Snapshot
 
 STACK = Path(__file__).parent / "capacity_fleet.py"
 FOREIGN_CLAIMS = 200

@@ -24,12 +24,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gpuplatform.evidence.manifest import TIME_FORMAT
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.simulate.snapshot import cluster_snapshot, write_snapshot
 from gpuplatform.simulate.wave_cluster import wave_world
+from gpuplatform.snapshot.manifest import TIME_FORMAT
+from gpuplatform.snapshot.read import Snapshot
 
 FLEET = Path(__file__).resolve().with_name("fleet.py")
 _STARTED = "2026-12-01T08:00:00Z"

@@ -8,9 +8,9 @@ import pytest
 
 from gpuplatform.commands.check import check_platform
 from gpuplatform.evidence.evaluate import evaluate_wave
-from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
+from gpuplatform.snapshot.read import load_snapshot
 from tests.conftest import REPO
 
 

@@ -93,6 +93,15 @@ CONCEPTS: dict[str, dict[str, str]] = {
         "simulate": "simulate",
         "rules": "policy",
     },
+    "snapshot": {
+        "project": "load",
+        "shapes": "load",
+        "manifest": "load",
+        "read": "load",
+        "kubectl": "evidence",
+        "write": "evidence",
+        "take": "evidence",
+    },
 }
 
 

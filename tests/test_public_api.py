@@ -30,7 +30,6 @@ def test_importing_the_package_loads_only_the_model() -> None:
 
 def test_the_typed_and_the_lazy_exports_are_one_list() -> None:
     """What type checkers import (`if TYPE_CHECKING:`) is what `__getattr__` imports on first use."""
-
     from gpuplatform.model import __all__ as models
 
     tree = ast.parse((REPO / "gpuplatform" / "__init__.py").read_text())

@@ -23,8 +23,8 @@ from typing import Any
 from gpuplatform.capacity.allocator import DeviceID
 from gpuplatform.capacity.fields import mapping_at, mappings_at
 from gpuplatform.evidence.register import workload_of
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.model.platform import Platform
+from gpuplatform.snapshot.read import Snapshot
 
 __all__ = ["Held", "PodClaims", "held_devices", "read_pods"]
 

@@ -16,10 +16,10 @@ from gpuplatform.capacity.selectors import SelectorCache
 from gpuplatform.capacity.snapshot import RealNode, plan_reads, read_nodes, snapshot_fleet, snapshot_slices
 from gpuplatform.errors import InputError
 from gpuplatform.evidence.register import WorkloadRow, workload_rows
-from gpuplatform.evidence.snapshot import Snapshot, snapshot_or_pods
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import plan_platform
+from gpuplatform.snapshot.read import Snapshot, snapshot_or_pods
 from gpuplatform.versions import parse_release
 
 __all__ = ["stack_capacity"]

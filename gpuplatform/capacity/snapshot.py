@@ -39,7 +39,6 @@ from gpuplatform.cel import CelCompileError
 from gpuplatform.cel.checker import ALL
 from gpuplatform.cel.quantity import QuantityError, parse_quantity
 from gpuplatform.errors import InputError, Problem
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import DRIVER
 from gpuplatform.inventory.resource_slices import normalise_slice
@@ -56,6 +55,7 @@ from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.nodes import node_labels, pool_taint
+from gpuplatform.snapshot.read import Snapshot
 
 __all__ = ["UNLISTED", "Reads", "RealNode", "plan_reads", "read_nodes", "snapshot_fleet", "snapshot_slices"]
 

@@ -13,8 +13,6 @@ from gpuplatform.background import Background
 from gpuplatform.commands.selection import load_platforms
 from gpuplatform.commands.verdicts import Simulated
 from gpuplatform.errors import InputError, Problem, format_problems
-from gpuplatform.evidence.manifest import unread_kinds
-from gpuplatform.evidence.snapshot import Snapshot, load_snapshot
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.resource_slices import Pool, read_resource_slices
 from gpuplatform.load.stacks import LoadedPlatform
@@ -25,6 +23,8 @@ from gpuplatform.policy.devices import inventory_devices, modelled_devices
 from gpuplatform.policy.rules import run_rules
 from gpuplatform.policy.selectors import ChainCache, SelectorRow, check_target, compile_targets
 from gpuplatform.policy.targets import selector_targets
+from gpuplatform.snapshot.manifest import unread_kinds
+from gpuplatform.snapshot.read import Snapshot, load_snapshot
 
 __all__ = [
     "CheckReport",

@@ -11,11 +11,11 @@ from typing import Any
 from gpuplatform.commands.selection import load_platforms
 from gpuplatform.errors import InputError
 from gpuplatform.evidence.evaluate import evaluate_wave
-from gpuplatform.evidence.manifest import check_age, parse_duration
 from gpuplatform.evidence.report import all_held, evidence_markdown
-from gpuplatform.evidence.snapshot import Snapshot, load_snapshot
 from gpuplatform.evidence.verdict import GateResult
 from gpuplatform.plan.waves import plan_platform
+from gpuplatform.snapshot.manifest import check_age, parse_duration
+from gpuplatform.snapshot.read import Snapshot, load_snapshot
 
 __all__ = ["EvidenceReport", "evidence_command"]
 

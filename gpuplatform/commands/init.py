@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuplatform.evidence.init import initial_spec
-from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.output.write import write_file
+from gpuplatform.snapshot.read import load_snapshot
 
 __all__ = ["init_command"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuplatform.evidence.register import node_rows, workload_rows
-from gpuplatform.evidence.snapshot import snapshot_or_pods
 from gpuplatform.evidence.tables import render_rows
+from gpuplatform.snapshot.read import snapshot_or_pods
 
 __all__ = ["nodes_table", "register_table"]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuplatform.evidence.snapshot import DEFAULT_HELM_RELEASE, take_snapshot
+from gpuplatform.snapshot.take import DEFAULT_HELM_RELEASE, take_snapshot
 
 __all__ = ["SnapshotReport", "snapshot_command"]
 

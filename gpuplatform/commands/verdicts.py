@@ -23,11 +23,11 @@ from types import TracebackType
 from typing import Any
 
 from gpuplatform.background import Background
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.render.tree import Tree
 from gpuplatform.runtime import current
 from gpuplatform.simulate.verdict import Refusal, simulation_verdict
+from gpuplatform.snapshot.read import Snapshot
 from gpuplatform.versions import SDK_VERSION
 
 __all__ = ["Simulated", "verdict_key"]

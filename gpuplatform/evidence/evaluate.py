@@ -14,8 +14,6 @@ from typing import Any
 
 from gpuplatform.background import Background
 from gpuplatform.cel import CelError, DeviceSelector, DeviceSet
-from gpuplatform.evidence.projection import project, projector
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.evidence.summary import summarise
 from gpuplatform.evidence.twins import TWINS, Unlike, found
 from gpuplatform.evidence.verdict import GateResult, jq_input, judge, run_programs
@@ -27,6 +25,8 @@ from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.gate_jobs import gate_job_names
 from gpuplatform.render.selectors import full_gpu_expression, tier_expression
 from gpuplatform.render.validation import validation_jobs
+from gpuplatform.snapshot.project import project, projector
+from gpuplatform.snapshot.read import Snapshot
 from gpuplatform.versions import parse_release
 
 __all__ = ["GateResult", "evaluate_gate", "evaluate_gates", "evaluate_wave", "extra_checks"]

@@ -22,7 +22,6 @@ from typing import Any
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.evidence.gfd import NodeGpus, read_node
 from gpuplatform.evidence.register import workload_rows
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.nodes import PROVISIONER_LABELS
 from gpuplatform.inventory.catalog import product_for_label
 from gpuplatform.kube.nodes import INSTANCE_TYPE_LABEL
@@ -33,6 +32,7 @@ from gpuplatform.load.documents import API_VERSION, PLATFORM_KIND
 from gpuplatform.model.base import is_dns_label, is_dns_subdomain, label_value_problem
 from gpuplatform.model.workloads import Workload
 from gpuplatform.output.yaml import dump_yaml
+from gpuplatform.snapshot.read import Snapshot
 from gpuplatform.versions import DRA_DRIVER_DEFAULT
 
 __all__ = ["initial_spec"]

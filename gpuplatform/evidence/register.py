@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuplatform.evidence.gfd import read_node
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.matchers import (
     STACK_NAMESPACES,
     VISIBLE_DEVICES,
@@ -18,6 +17,7 @@ from gpuplatform.gates.matchers import (
 )
 from gpuplatform.kueue.model import QUEUE_LABEL
 from gpuplatform.labels import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE
+from gpuplatform.snapshot.read import Snapshot
 
 __all__ = [
     "HUMAN_FIELDS",

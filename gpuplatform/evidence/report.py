@@ -4,7 +4,7 @@ JSON for CI is `commands.evidence.EvidenceReport.as_dict`)."""
 from __future__ import annotations
 
 from gpuplatform.evidence.evaluate import GateResult
-from gpuplatform.evidence.snapshot import Snapshot
+from gpuplatform.snapshot.read import Snapshot
 
 __all__ = ["all_held", "evidence_markdown"]
 

@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.labels import GPU_RESOURCE, NVIDIA_RESOURCE_PREFIX
 from gpuplatform.model.base import is_dns_label, is_dns_subdomain, label_key_problem
+from gpuplatform.snapshot.read import Snapshot
 from gpuplatform.versions import KUEUE_DEFAULT
 
 __all__ = ["KueueSection", "kueue_section"]

@@ -8,13 +8,13 @@ from functools import cached_property
 
 from gpuplatform.adopt.running import RunningRelease, load_running_releases
 from gpuplatform.errors import Severity
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.tree import LAYERS, Tree, render_wave
 from gpuplatform.simulate.rendered import ReleaseSpec, rendered_releases
 from gpuplatform.simulate.verdict import Refusal, simulation_verdict
+from gpuplatform.snapshot.read import Snapshot
 
 __all__ = ["RULES", "RULE_LAYERS", "Finding", "Rule", "RuleContext", "rule"]
 

@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from gpuplatform.errors import InputError
-from gpuplatform.evidence.manifest import TIME_FORMAT
 from gpuplatform.simulate.snapshot import cluster_snapshot, write_snapshot
 from gpuplatform.simulate.world import World
+from gpuplatform.snapshot.manifest import TIME_FORMAT
 
 __all__ = ["Checkpoints", "prepare_folder"]
 

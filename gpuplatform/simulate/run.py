@@ -11,7 +11,6 @@ from typing import Any
 
 from gpuplatform.background import forks
 from gpuplatform.errors import InputError, Problem
-from gpuplatform.evidence.snapshot import Snapshot, snapshot_or_pods
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.plan.transitions import transition
 from gpuplatform.plan.waves import Plan, plan_platform
@@ -21,6 +20,7 @@ from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.model import Workload
 from gpuplatform.simulate.replay import TransitionResult, replay_platform
 from gpuplatform.simulate.workloads import snapshot_workloads
+from gpuplatform.snapshot.read import Snapshot, snapshot_or_pods
 
 __all__ = ["PlatformReport", "accepted_pairs", "report_text", "simulate_platform", "simulate_platforms"]
 

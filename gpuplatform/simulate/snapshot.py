@@ -22,7 +22,6 @@ from typing import Any
 
 from gpuplatform.charts.facts import chart_facts
 from gpuplatform.errors import InputError
-from gpuplatform.evidence.snapshot import KINDS, Snapshot
 from gpuplatform.gates.matchers import DRA_DRIVER
 from gpuplatform.inventory.catalog import lookup_product
 from gpuplatform.kueue.simulate import kueue_objects
@@ -33,6 +32,7 @@ from gpuplatform.simulate.model import Group, Workload
 from gpuplatform.simulate.scheduler import bridge_class
 from gpuplatform.simulate.snapshot_nodes import device_list, dra_chart_name, node_objects, pod_object
 from gpuplatform.simulate.world import World
+from gpuplatform.snapshot.read import KINDS, Snapshot
 
 __all__ = ["NOT_MODELLED", "cluster_snapshot", "probe_pod", "write_snapshot"]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.inventory.catalog import known_product
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.render.tree import Tree
 from gpuplatform.simulate.replay import TransitionResult
 from gpuplatform.simulate.run import ENGINES, simulate_platform
+from gpuplatform.snapshot.read import Snapshot
 
 __all__ = ["Refusal", "simulation_verdict"]
 

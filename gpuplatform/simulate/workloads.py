@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 
 from gpuplatform.evidence.register import gpu_count, visible_devices, workload_of
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.matchers import is_gpu_stack_pod, stack_namespaces
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.nodes import pool_taint
@@ -20,6 +19,7 @@ from gpuplatform.render.tenants import dra_pool_tolerations
 from gpuplatform.render.workload_handoff import extended_resource_toleration, workload_template_name
 from gpuplatform.simulate.controllers import replica_names
 from gpuplatform.simulate.model import Toleration, Workload
+from gpuplatform.snapshot.read import Snapshot
 
 __all__ = ["LEGACY_NAMESPACE", "converted", "legacy", "snapshot_workloads", "workload_mix"]
 

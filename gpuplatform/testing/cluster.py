@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from gpuplatform.evidence.evaluate import evaluate_wave
-from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.evidence.verdict import GateResult
 from gpuplatform.labels import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE
 from gpuplatform.model.platform import Platform
@@ -29,6 +28,7 @@ from gpuplatform.simulate.snapshot import cluster_snapshot
 from gpuplatform.simulate.snapshot_nodes import kubelet_plugin_pod as _plugin_pod
 from gpuplatform.simulate.snapshot_nodes import operand_pod
 from gpuplatform.simulate.wave_cluster import wave_world
+from gpuplatform.snapshot.read import load_snapshot
 
 __all__ = [
     "OPERATOR_NAMESPACE",

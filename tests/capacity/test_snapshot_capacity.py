@@ -178,7 +178,7 @@ def test_a_cordoned_node_takes_no_pod(tmp_path: Path) -> None:
 def test_alike_nodes_form_one_group_however_many_there_are(tmp_path: Path) -> None:
     from gpuplatform.capacity.held import Held
     from gpuplatform.capacity.snapshot import Reads, read_nodes, snapshot_fleet, snapshot_slices
-    from gpuplatform.evidence.snapshot import load_snapshot
+    from gpuplatform.snapshot.read import load_snapshot
 
     p = lab(pools=[pool("old", 40), pool("new", 30, migrates_in="pilot")])
     nodes = [node(f"old-{i:02d}", gpus="8", labels={MODE: "legacy"}) for i in range(40)]

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 from gpuplatform.cli import main
 from gpuplatform.evidence.evaluate import evaluate_wave
 from gpuplatform.evidence.report import evidence_markdown
-from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.model import Platform
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.gate_jobs import gate_job_names
+from gpuplatform.snapshot.read import load_snapshot
 from gpuplatform.testing import Cluster, claim, device_plugin_pod, pod, wave_cluster
 from tests.conftest import REPO
 from tests.specs import healthy_cluster, reference_platform

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from gpuplatform.evidence.evaluate import evaluate_gate
-from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.gates import EVIDENCE_CHECKS
 from gpuplatform.kueue.render import render_kueue
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import Plan, plan_platform
+from gpuplatform.snapshot.read import load_snapshot
 from gpuplatform.testing import Cluster
 from tests.conftest import REPO
 

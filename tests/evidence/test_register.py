@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from gpuplatform.cli import main
 from gpuplatform.evidence.register import HUMAN_FIELDS, gpu_count, node_rows, workload_rows
-from gpuplatform.evidence.snapshot import load_snapshot
+from gpuplatform.snapshot.read import load_snapshot
 from gpuplatform.testing import pod
 from tests.specs import healthy_cluster, trainer_pod
 

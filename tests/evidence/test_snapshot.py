@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import gpuplatform.evidence.kubectl as kubectl_module
-import gpuplatform.evidence.snapshot as snapshot_module
+import gpuplatform.snapshot.kubectl as kubectl_module
+import gpuplatform.snapshot.take as snapshot_module
 from gpuplatform.cli import main
-from gpuplatform.evidence.snapshot import load_snapshot
+from gpuplatform.snapshot.read import load_snapshot
 from tests.specs import healthy_cluster, listing
 
 FAKE = """#!/bin/sh

@@ -12,13 +12,13 @@ from click.testing import CliRunner
 from gpuplatform.cli import main
 from gpuplatform.errors import InputError
 from gpuplatform.evidence.evaluate import evaluate_wave
-from gpuplatform.evidence.projection import projector
-from gpuplatform.evidence.shapes import check_items
-from gpuplatform.evidence.snapshot import KINDS, Snapshot, load_snapshot
 from gpuplatform.load import json_list
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.load.yaml_input import read_data
 from gpuplatform.plan.waves import plan_platform
+from gpuplatform.snapshot.project import projector
+from gpuplatform.snapshot.read import KINDS, Snapshot, load_snapshot
+from gpuplatform.snapshot.shapes import check_items
 from tests.conftest import REPO
 from tests.gates.test_projection import (
     Kinds,
@@ -132,7 +132,7 @@ def _refusal(path: Path) -> str:
 def test_shapes_the_api_never_serves_are_refused_alike_streamed_and_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`evidence/shapes.py` refuses a field of a type the API never serves (exit 2, its item); the
+    """`snapshot/shapes.py` refuses a field of a type the API never serves (exit 2, its item); the
     streamed read refuses what the whole read refuses, with the same line."""
     monkeypatch.setenv("FLEET_NODES", "40")
     monkeypatch.syspath_prepend(str(REPO / "benchmarks"))

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from gpuplatform.evidence.evaluate import evaluate_gate
-from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.evidence.verdict import GateResult
 from gpuplatform.gates import GATES
 from gpuplatform.labels import GATE_LABEL
@@ -24,6 +23,7 @@ from gpuplatform.render.gate_jobs import (
     gate_programs,
     render_gate_jobs,
 )
+from gpuplatform.snapshot.read import load_snapshot
 from gpuplatform.testing import Cluster
 from tests.specs import write_spec
 

@@ -15,12 +15,12 @@ import jq
 import pytest
 
 from gpuplatform.evidence.evaluate import evaluate_wave
-from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.steps import transition_steps
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.runbook_pools import GPU_PODS, HOLDS_GPU_JQ, pool_actions
+from gpuplatform.snapshot.read import load_snapshot
 from gpuplatform.testing import Cluster, pod, wave_cluster
 from tests.gates.test_twins import _lines
 from tests.specs import minimal_spec, write_spec

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from gpuplatform.evidence.evaluate import _document, evaluate_gates
-from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.evidence.verdict import jq_input
 from gpuplatform.gates import EVIDENCE_CHECKS, gate_data
 from gpuplatform.gates.programs import program
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.validation import validation_jobs
+from gpuplatform.snapshot.read import load_snapshot
 from gpuplatform.testing import Cluster, pod, wave_cluster
 from tests.gates.harness import fleet_doc, load_platform
 from tests.gates.test_twins import _assert_alike, _lines

@@ -10,8 +10,8 @@ import pytest
 from gpuplatform import background
 from gpuplatform.errors import InputError
 from gpuplatform.evidence.evaluate import evaluate_wave
-from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.plan.waves import plan_platform
+from gpuplatform.snapshot.read import load_snapshot
 from gpuplatform.testing import wave_cluster
 from tests.forks import count_forks
 from tests.gates.harness import fleet_doc, load_platform

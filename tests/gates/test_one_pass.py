@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuplatform.evidence.evaluate import evaluate_wave
-from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.evidence.summary import summarise
 from gpuplatform.evidence.verdict import jq_input, run_programs
 from gpuplatform.gates import EVIDENCE_CHECKS, evidence_checks, gate_data, gates_for_wave
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.validation import validation_jobs
+from gpuplatform.snapshot.read import load_snapshot
 from gpuplatform.testing import device_plugin_pod, wave_cluster
 from tests.gates.harness import fleet_doc, load_platform
 

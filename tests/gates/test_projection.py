@@ -9,9 +9,6 @@ from typing import Any
 
 import pytest
 
-from gpuplatform.evidence import projection as projection_module
-from gpuplatform.evidence.projection import project, projector
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.evidence.summary import summarise
 from gpuplatform.evidence.verdict import jq_input, run_programs
 from gpuplatform.gates import EVIDENCE_CHECKS, gate_data, gates_for_wave
@@ -19,6 +16,9 @@ from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.validation import validation_jobs
+from gpuplatform.snapshot import project as projection_module
+from gpuplatform.snapshot.project import project, projector
+from gpuplatform.snapshot.read import Snapshot
 from tests.conftest import REPO
 
 Kinds = dict[str, list[dict[str, Any]]]

@@ -11,7 +11,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuplatform.evidence.evaluate import _document, evaluate_wave
-from gpuplatform.evidence.snapshot import Snapshot, load_snapshot
 from gpuplatform.evidence.twins import TWINS, Unlike, found
 from gpuplatform.evidence.verdict import jq_input, run_programs
 from gpuplatform.gates import EVIDENCE_CHECKS, GATES, gate_data, gates_for_wave
@@ -20,6 +19,7 @@ from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.validation import validation_jobs
+from gpuplatform.snapshot.read import Snapshot, load_snapshot
 from gpuplatform.testing import FAULTS, VALUES, inject_fault, wave_cluster
 from tests.conftest import REPO
 from tests.gates.harness import fleet_doc, load_platform

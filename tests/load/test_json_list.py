@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplatform.errors import InputError
-from gpuplatform.evidence import snapshot as snapshot_module
-from gpuplatform.evidence.shapes import check_items
 from gpuplatform.load import json_list
 from gpuplatform.load.json_list import read_list_items
 from gpuplatform.load.yaml_input import read_data
+from gpuplatform.snapshot import read as snapshot_module
+from gpuplatform.snapshot.shapes import check_items
 
 POD = {
     "apiVersion": "v1",
@@ -59,7 +59,7 @@ def _outcome(path: Path) -> Any:
 
 
 def _checked(outcome: Any, path: Path) -> Any:
-    """The outcome after the snapshot reader's shape check (`evidence/shapes.py`), as it reads a kind."""
+    """The outcome after the snapshot reader's shape check (`snapshot/shapes.py`), as it reads a kind."""
     if not isinstance(outcome, list):
         return outcome
     try:

@@ -8,9 +8,9 @@ from typing import Any
 
 from gpuplatform.adopt.running import RunningRelease
 from gpuplatform.errors import Problem
-from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.policy.rules import run_rules
+from gpuplatform.snapshot.read import load_snapshot
 from tests.adopt.helm_storage import write_captured
 from tests.specs import minimal_spec, write_spec
 

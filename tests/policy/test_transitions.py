@@ -180,7 +180,7 @@ def test_check_snapshot_finds_an_exporter_pod_on_a_dra_node_without_dra_mode(tmp
     assert result.exit_code == 1, result.output
     [gate] = [g for g in json.loads(result.stdout)["gates"] if g["id"] == "operands"]
     assert any(stale["metadata"]["name"] in v and "KUBERNETES_ENABLE_DRA=true" in v for v in gate["findings"])
-    from gpuplatform.evidence.snapshot import load_snapshot
+    from gpuplatform.snapshot.read import load_snapshot
     from tests.gates.test_twins import _lines
 
     loaded = next(p for p in load_stack(REPO / "stacks" / "reference.py") if p.platform.name == "reference")

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuplatform.evidence.evaluate import evaluate_gates
-from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.gates import EVIDENCE_CHECKS
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.simulate.run import simulate_platform
+from gpuplatform.snapshot.read import load_snapshot
 from tests.simulate.helpers import sim_spec, simulate, violations
 from tests.specs import write_spec
 

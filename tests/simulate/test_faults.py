@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from gpuplatform.evidence.evaluate import evaluate_gates
-from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.gates import EVIDENCE_CHECKS, gates_for_wave
 from gpuplatform.inventory.catalog import slices_for_node
 from gpuplatform.load.stacks import LoadedPlatform, load_stack
@@ -25,6 +24,7 @@ from gpuplatform.simulate import apply, jobs, operator, replay, snapshot, snapsh
 from gpuplatform.simulate.model import Group, Workload
 from gpuplatform.simulate.run import simulate_platform
 from gpuplatform.simulate.world import START, Reaction, World
+from gpuplatform.snapshot.read import load_snapshot
 from tests.simulate.helpers import sim_spec
 from tests.specs import write_spec
 

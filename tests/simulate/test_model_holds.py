@@ -11,7 +11,6 @@ import pytest
 
 from gpuplatform.charts.model import helm_merge
 from gpuplatform.evidence.register import workload_rows
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.labels import DEPLOY_LABEL_PREFIX, DRA_PLUGIN_LABEL
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.render import helm_values
@@ -22,6 +21,7 @@ from gpuplatform.simulate.model import tolerates
 from gpuplatform.simulate.replay import Replayer
 from gpuplatform.simulate.run import simulate_platform
 from gpuplatform.simulate.world import ViolationFound, World
+from gpuplatform.snapshot.read import Snapshot
 from tests.simulate.helpers import sim_spec, simulate, violations
 from tests.simulate.test_known_failures import _replayer
 from tests.specs import write_spec

@@ -9,7 +9,6 @@ import pytest
 from click.testing import CliRunner
 
 from gpuplatform.cli import main
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.gates.matchers import is_device_plugin_pod, is_dra_kubelet_plugin_pod
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
@@ -18,6 +17,7 @@ from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.replay import replay_platform
 from gpuplatform.simulate.snapshot import cluster_snapshot
 from gpuplatform.simulate.world import World
+from gpuplatform.snapshot.read import Snapshot
 from tests.simulate.helpers import sim_spec
 from tests.specs import write_spec
 

@@ -8,11 +8,11 @@ from typing import Any
 
 from gpuplatform.capacity.run import stack_capacity
 from gpuplatform.evidence.register import workload_rows
-from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.simulate.snapshot import cluster_snapshot, write_snapshot
 from gpuplatform.simulate.wave_cluster import wave_world
+from gpuplatform.snapshot.read import load_snapshot
 from tests.simulate.helpers import sim_spec
 from tests.specs import write_spec
 

@@ -11,11 +11,11 @@ from click.testing import CliRunner
 
 from gpuplatform.cli import main
 from gpuplatform.evidence.evaluate import evaluate_gates
-from gpuplatform.evidence.snapshot import load_snapshot
 from gpuplatform.gates import gates_for_wave
 from gpuplatform.load.stacks import discover_stacks, load_stack, load_stacks
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.simulate import jobs
+from gpuplatform.snapshot.read import load_snapshot
 from tests.simulate.helpers import replay_judged, sim_spec, simulate, violations
 from tests.specs import write_spec
 

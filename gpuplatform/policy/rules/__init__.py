@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gpuplatform.kueue.rules  # noqa: F401 (importing a rule module registers its rules)
 from gpuplatform.errors import Problem
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.policy.registry import RULES, RuleContext
 from gpuplatform.policy.rules import (  # noqa: F401 (importing a rule module registers its rules)
@@ -21,6 +20,7 @@ from gpuplatform.policy.rules import (  # noqa: F401 (importing a rule module re
 )
 from gpuplatform.render.tree import Tree
 from gpuplatform.simulate.verdict import Refusal
+from gpuplatform.snapshot.read import Snapshot
 
 __all__ = ["RULES", "run_rules"]
 

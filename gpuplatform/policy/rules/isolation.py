@@ -9,7 +9,6 @@ from typing import Any
 import yaml
 
 from gpuplatform.evidence.register import gpu_count, workload_rows
-from gpuplatform.evidence.snapshot import Snapshot
 from gpuplatform.model.workloads import NimService, Workload
 from gpuplatform.plan.waves import WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
@@ -17,6 +16,7 @@ from gpuplatform.render.cluster_admission import OUTSIDE_TENANTS_POLICY, declare
 from gpuplatform.render.nim import nim_cache
 from gpuplatform.render.quota import QUOTA_NAME, legacy_gpus, tenant_quota
 from gpuplatform.render.tenants import tenant_of
+from gpuplatform.snapshot.read import Snapshot
 
 __all__ = ["running_gpus"]
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from gpuplatform.adopt.running import HELM_FOLDER
 from gpuplatform.errors import InputError
-from gpuplatform.evidence.manifest import MANIFEST, read_manifest
 from gpuplatform.output.write import refuse_linked_folder, swap_folder
+from gpuplatform.snapshot.manifest import MANIFEST, read_manifest
 
 __all__ = ["fresh_folder", "swap_in"]
 
