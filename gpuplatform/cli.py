@@ -383,6 +383,13 @@ def simulate(
 )
 @click.option("--keep", is_flag=True, help="Keep the rehearsal's folder (logs, etcd) and print where it is.")
 @click.option("--no-late", "no_late", is_flag=True, help="Leave out the replays with the operator late.")
+@click.option(
+    "--write-snapshots",
+    "write_snapshots",
+    default=None,
+    metavar="DIR",
+    help="Run `gpuplatform snapshot` of the cluster into DIR (new or empty) once each transition settles.",
+)
 @format_option("text", "json")
 @platform_option()
 @guarded
@@ -398,6 +405,7 @@ def rehearse(
     crds: str | None,
     keep: bool,
     no_late: bool,
+    write_snapshots: str | None,
     fmt: str,
     platform: str | None,
 ) -> None:
@@ -417,6 +425,7 @@ def rehearse(
         crds=crds,
         keep=keep,
         late=not no_late,
+        write_snapshots=write_snapshots,
         progress=lambda line: click.echo(line, err=True),
     )
     _emit(reports, fmt)

@@ -26,10 +26,12 @@ def rehearse_command(
     crds: str | None = None,
     keep: bool = False,
     late: bool = True,
+    write_snapshots: str | None = None,
     progress: Callable[[str], None],
 ) -> list[PlatformReport]:
     """The adjacent transition `source` -> `target` (default: every one, forward then back) of the
-    platforms of STACK, on `engine` (`both`: each); `progress` is told one line as each transition ends."""
+    platforms of STACK, on `engine` (`both`: each); `progress` is told one line as each transition
+    ends; `write_snapshots`: where `gpuplatform snapshot` writes the cluster once each settles."""
     one_transition(source, target, every, "rehearses")
     options = RehearsalOptions(
         Path(assets) if assets else None,
@@ -38,6 +40,7 @@ def rehearse_command(
         keep,
         late=late,
         progress=progress,
+        snapshots=Path(write_snapshots) if write_snapshots is not None else None,
     )
     engines = ENGINES if engine == "both" else (engine,)
     return rehearse_platforms(

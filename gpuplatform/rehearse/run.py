@@ -26,6 +26,7 @@ from gpuplatform.rehearse.runtime import runtime_problem
 from gpuplatform.rehearse.upstream import UpstreamMissing, platform_crd_folders
 from gpuplatform.rehearse.walk import Walker
 from gpuplatform.render.tree import Tree
+from gpuplatform.simulate.checkpoints import prepare_folder
 from gpuplatform.simulate.replay import TransitionResult
 from gpuplatform.simulate.run import PlatformReport
 from gpuplatform.versions import parse_release
@@ -48,6 +49,9 @@ class RehearsalOptions:
     operator late (the way back first)."""
     progress: Callable[[str], None] = field(default=lambda line: None, compare=False)
     """Told one line as each transition ends (the CLI prints it to stderr)."""
+    snapshots: Path | None = None
+    """`--write-snapshots`: a new or empty folder where the product's own `gpuplatform snapshot`
+    writes the cluster once the first wave is adopted and after each transition settles."""
 
 
 def read_tree(folder: Path, platform: str) -> Tree:
@@ -142,7 +146,7 @@ def _rehearse_engine(
     with Rehearsal(plan, assets, keep=options.keep) as cluster:  # type: ignore[arg-type]
         if options.keep:
             options.progress(f"{plan.platform.name} {engine}: the rehearsal's folder is {cluster.folder}")
-        walker = Walker(cluster, plan, tree, folder, engine, stack, crds)
+        walker = Walker(cluster, plan, tree, folder, engine, stack, crds, snapshots=options.snapshots)
         start = walker.bootstrap()
         if start.violation is not None:
             return [start], [
@@ -218,6 +222,8 @@ def rehearse_platforms(
         )
     if problems:
         raise InputError(problems)
+    if options.snapshots is not None:
+        prepare_folder(options.snapshots)
     path = str(Path(stack).resolve())
     try:
         with _interrupted_by_sigterm():

@@ -64,6 +64,8 @@ class Walker:
     stack: str
     """The stack path the runbook's `<stack>` stands for."""
     crds: dict[tuple[str, str], dict[str, object]] = field(default_factory=dict)
+    snapshots: Path | None = None
+    """`--write-snapshots`: where `gpuplatform snapshot` writes the settled cluster (`_snapshot`)."""
     trace: list[StepRecord] = field(default_factory=list)
     notes: set[str] = field(default_factory=set)
 
@@ -79,6 +81,7 @@ class Walker:
         self._entries: dict[str, Tree] = {}
         self._lock = threading.Lock()
         self._merges = 0
+        self._snapshots_written = 0
         self._sensed: set[str] = set()
         self.moving: set[str] = set()
         self.declared_state: WaveState = self.plan.waves[0]
@@ -120,6 +123,7 @@ class Walker:
                 "tenants run their claim workloads: " + "; ".join(self.owners.tenants_deploy(first))
                 or "none",
             )
+            self._snapshot(f"adopt-{first.name}")
         except ViolationFound as exc:
             result.violation = exc.violation
             result.tail = self.trace[-8:-1]
@@ -221,6 +225,7 @@ class Walker:
             self.record("owners", "; ".join(deployed) or "tenants' claim workloads in place")
             self.moving = set()
             self.record("rehearsal", f"{a.name} -> {b.name} settled")
+            self._snapshot(f"{a.name}-to-{b.name}" + ("-late" if late else ""))
             self._sensitivity(b)
         except ViolationFound as exc:
             result.violation = exc.violation
@@ -383,22 +388,8 @@ class Walker:
         script = self._script(block.script)
         if not script.strip():
             return
-        env = {
-            **os.environ,
-            "KUBECONFIG": str(self.cluster.kubeconfig()),
-            "PATH": f"{self.fakes}:{self.cluster.folder / 'bin'}:{os.environ.get('PATH', '')}",
-            "CLOCK_DIR": str(self.cluster.clock.folder),
-        }
         try:
-            with self.cluster.waiting():  # the operator waits for the command: time passes
-                out = subprocess.run(
-                    ["sh", "-e", "-c", script],
-                    cwd=self.cwd,
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    timeout=COMMAND_TIMEOUT,
-                )
+            out = self._operator(["sh", "-e", "-c", script])
         except subprocess.TimeoutExpired:
             self.record("runbook", script.strip())
             self.fail("runbook", f"the command did not finish in {COMMAND_TIMEOUT} s: {script.strip()}")
@@ -419,6 +410,39 @@ class Walker:
             self.fail(
                 "runbook",
                 f"a check that must print nothing printed: {out.stdout.strip()[:500]} ({script.strip()})",
+            )
+
+    def _operator(self, command: list[str]) -> subprocess.CompletedProcess[str]:
+        """`command` run as the operator runs the runbook: in the tree, with the rehearsal's
+        kubeconfig, the fakes and the product's own `gpuplatform` first on PATH; time passes."""
+        env = {
+            **os.environ,
+            "KUBECONFIG": str(self.cluster.kubeconfig()),
+            "PATH": f"{self.fakes}:{self.cluster.folder / 'bin'}:{os.environ.get('PATH', '')}",
+            "CLOCK_DIR": str(self.cluster.clock.folder),
+        }
+        with self.cluster.waiting():  # the operator waits for the command: time passes
+            return subprocess.run(
+                command, cwd=self.cwd, env=env, capture_output=True, text=True, timeout=COMMAND_TIMEOUT
+            )
+
+    def _snapshot(self, name: str) -> None:
+        """With `--write-snapshots`: `gpuplatform snapshot` of the cluster as it is now, run as the
+        operator runs it, into `<platform>-<engine>-<NN>-<name>` (what `evidence` reads)."""
+        if self.snapshots is None:
+            return
+        self._snapshots_written += 1
+        platform = self.plan.platform.name
+        folder = self.snapshots / f"{platform}-{self.engine_name}-{self._snapshots_written:02d}-{name}"
+        try:
+            out = self._operator(["gpuplatform", "snapshot", "--out", str(folder)])
+        except subprocess.TimeoutExpired:
+            self.fail("snapshot", f"gpuplatform snapshot did not finish in {COMMAND_TIMEOUT} s")
+            return
+        self.record("rehearsal", f"gpuplatform snapshot --out {folder}", check=False)
+        if out.returncode != 0:
+            self.fail(
+                "snapshot", f"gpuplatform snapshot failed (exit {out.returncode}): {out.stderr[-1500:]}"
             )
 
     def _script(self, script: str) -> str:

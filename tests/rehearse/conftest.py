@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
+from gpuplatform.load.stacks import load_stack
 from gpuplatform.rehearse.assets import Assets, AssetsMissing, find_assets
+from gpuplatform.rehearse.run import RehearsalOptions, rehearse_platform
 from gpuplatform.rehearse.runtime import runtime_problem
-from tests.conftest import SHARED
+from gpuplatform.simulate.run import PlatformReport
+from tests.conftest import REPO, SHARED
 
 REQUIRED = os.environ.get("GPUPLATFORM_REHEARSAL") == "required"
 CRDS = SHARED / "reference" / "crds"
@@ -52,3 +57,38 @@ def assets_135() -> Assets:
 def crds() -> Path | None:
     """The upstream CRDs of the shared reference, when this checkout sits next to it."""
     return CRDS if CRDS.is_dir() else None
+
+
+FOUR_NODES = Path(__file__).parent / "stacks" / "four-node-pilot.yaml"
+
+
+def synth_tree(stack: Path, out: Path, *allow: str) -> Path:
+    """The stack's tree as `gpuplatform synth --out` writes it (with `--allow` of each code in
+    `allow`); the platform's folder."""
+    overrides = [arg for code in allow for arg in ("--allow", code)]
+    subprocess.run(
+        [str(REPO / ".venv" / "bin" / "gpuplatform"), "synth", str(stack), "--out", str(out), *overrides],
+        check=True,
+        capture_output=True,
+    )
+    name: str = yaml.safe_load(stack.read_text())["metadata"]["name"]
+    return out / name
+
+
+def rehearse_tree(
+    stack: Path,
+    tree: Path,
+    source: str,
+    target: str,
+    assets: Assets,
+    crds: Path | None,
+    snapshots: Path | None = None,
+) -> PlatformReport:
+    [loaded] = [lp for lp in load_stack(stack) if lp.platform.name == tree.name]
+    options = RehearsalOptions(assets.folder, crds, tree, late=False, snapshots=snapshots)
+    return rehearse_platform(loaded, str(stack), source, target, ["flux"], options)
+
+
+@pytest.fixture(scope="module")
+def four_nodes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return synth_tree(FOUR_NODES, tmp_path_factory.mktemp("four-nodes"))

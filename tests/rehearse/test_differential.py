@@ -20,7 +20,7 @@ from gpuplatform.rehearse.run import RehearsalOptions, rehearse_platform
 from gpuplatform.simulate.replay import TransitionResult
 from gpuplatform.simulate.run import ENGINES, simulate_platform
 from tests.conftest import REPO
-from tests.rehearse.test_mutations import FOUR_NODES, _synth
+from tests.rehearse.conftest import FOUR_NODES, synth_tree
 
 Key = tuple[str, str, str, bool]
 
@@ -72,7 +72,7 @@ def test_the_reference_stack(assets_136: Assets, crds: Path | None, compared: li
 def test_a_four_node_pilot(
     tmp_path: Path, assets_136: Assets, crds: Path | None, compared: list[Key]
 ) -> None:
-    tree = _synth(FOUR_NODES, tmp_path)
+    tree = synth_tree(FOUR_NODES, tmp_path)
     [loaded] = load_stack(FOUR_NODES)
     compared += _compare(loaded, FOUR_NODES, tree, assets_136, crds)
 
@@ -90,7 +90,7 @@ def test_a_kubelet_plugin_pinned_away_from_the_pool_breaks_both(
     }
     stack = tmp_path / "pinned.yaml"
     stack.write_text(yaml.safe_dump(doc, sort_keys=False))
-    tree = _synth(stack, tmp_path / "out", "GP240", "GP290")
+    tree = synth_tree(stack, tmp_path / "out", "GP240", "GP290")
     [loaded] = load_stack(stack)
     verdicts = _compare(loaded, stack, tree, assets_136, crds, safe=False)
     unsafe = [k for k, r in verdicts.items() if k[1:3] == ("baseline", "pilot") and r.violation is not None]

@@ -4,33 +4,15 @@ each, where `simulate` (which never runs the programs) proved them all."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 import yaml
 
-from gpuplatform.load.stacks import load_stack
 from gpuplatform.rehearse.assets import Assets
-from gpuplatform.rehearse.run import RehearsalOptions, rehearse_platform
 from gpuplatform.simulate.run import PlatformReport
 from tests.conftest import REPO
-
-FOUR_NODES = Path(__file__).parent / "stacks" / "four-node-pilot.yaml"
-
-
-def _synth(stack: Path, out: Path, *allow: str) -> Path:
-    """The stack's tree as `gpuplatform synth --out` writes it (with `--allow` of each code in
-    `allow`); the platform's folder."""
-    overrides = [arg for code in allow for arg in ("--allow", code)]
-    subprocess.run(
-        [str(REPO / ".venv" / "bin" / "gpuplatform"), "synth", str(stack), "--out", str(out), *overrides],
-        check=True,
-        capture_output=True,
-    )
-    name: str = yaml.safe_load(stack.read_text())["metadata"]["name"]
-    return out / name
+from tests.rehearse.conftest import FOUR_NODES, rehearse_tree
 
 
 def _edit(folder: Path, pattern: str, change: Callable[[dict[str, object]], None]) -> None:
@@ -44,14 +26,6 @@ def _edit(folder: Path, pattern: str, change: Callable[[dict[str, object]], None
 def _script(obj: dict[str, object]) -> list[str]:
     command: list[str] = obj["spec"]["template"]["spec"]["containers"][0]["command"]  # type: ignore[index]
     return command
-
-
-def _rehearse(
-    stack: Path, tree: Path, source: str, target: str, assets: Assets, crds: Path | None
-) -> PlatformReport:
-    [loaded] = [lp for lp in load_stack(stack) if lp.platform.name == tree.name]
-    options = RehearsalOptions(assets.folder, crds, tree, late=False)
-    return rehearse_platform(loaded, str(stack), source, target, ["flux"], options)
 
 
 def _violation(report: PlatformReport) -> str:
@@ -72,13 +46,8 @@ def test_a_gate_whose_command_is_true_fails_the_rehearsal(
         _script(obj)[:] = ["sh", "-c", "true"]
 
     _edit(tree, "waves/01-pilot-pool/50-gates/post/job_*gate-inventory-*.yaml", true)
-    report = _rehearse(REPO / "stacks" / "reference.py", tree, "baseline", "pilot-pool", assets_136, crds)
+    report = rehearse_tree(REPO / "stacks" / "reference.py", tree, "baseline", "pilot-pool", assets_136, crds)
     assert _violation(report) == "gate-blind"
-
-
-@pytest.fixture(scope="module")
-def four_nodes(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _synth(FOUR_NODES, tmp_path_factory.mktemp("four-nodes"))
 
 
 def _release(tree: Path, change: Callable[[list[str]], None]) -> None:
@@ -103,7 +72,7 @@ def test_a_release_job_naming_one_node_of_a_four_node_pool_fails(
         command[2] = "\n".join(lines) + "\n"
 
     _release(tree, one_node)
-    report = _rehearse(FOUR_NODES, tree, "second", "pilot", assets_136, crds)
+    report = rehearse_tree(FOUR_NODES, tree, "second", "pilot", assets_136, crds)
     assert _violation(report) == "one-allocator"
 
 
@@ -118,7 +87,7 @@ def test_a_switch_that_stops_waiting_fails(
         command[2] = command[2].replace("  sleep 10\ndone", "  break\ndone")
 
     _release(tree, no_wait)
-    report = _rehearse(FOUR_NODES, tree, "second", "pilot", assets_136, crds)
+    report = rehearse_tree(FOUR_NODES, tree, "second", "pilot", assets_136, crds)
     assert _violation(report) == "one-allocator"
 
 
@@ -126,5 +95,5 @@ def test_the_untouched_four_node_tree_is_proven(
     four_nodes: Path, assets_136: Assets, crds: Path | None
 ) -> None:
     """The control: the same transitions with the tree as synth wrote it."""
-    report = _rehearse(FOUR_NODES, four_nodes, "second", "pilot", assets_136, crds)
+    report = rehearse_tree(FOUR_NODES, four_nodes, "second", "pilot", assets_136, crds)
     assert [(r.source, r.target, r.violation) for r in report.results] == [("second", "pilot", None)]
