@@ -91,3 +91,22 @@ def test_a_gate_job_that_runs_true_checks_nothing_and_says_so(tmp_path: Path) ->
     # THEN the Job finishes at once, as `true` would, and the replay says it judged nothing
     assert violations(report) == []
     assert any("runs no gate program" in n for r in report.results for n in r.notes)
+
+
+def test_facts_edited_out_of_shape_are_read_as_they_are(tmp_path: Path) -> None:
+    # GIVEN the pilot wave's inventory facts with a pool that is no object
+    loaded, tree = _lab(tmp_path)
+    edited = 0
+    for path, content in tree.files.items():
+        if path.startswith("waves/01-pilot/") and isinstance(content, list):
+            for obj in content:
+                if (
+                    obj.get("kind") == "ConfigMap"
+                    and (obj["metadata"].get("labels") or {}).get(GATE_LABEL) == "inventory"
+                ):
+                    obj["data"]["data.json"] = '{"pools": [7], "driver": "gpu.nvidia.com"}'
+                    edited += 1
+    assert edited == 1
+    # THEN the replay says what the program says of them, never a traceback
+    found = violations(_replay(loaded, tree), late=False)
+    assert found and all("inventory" in v.message for *_, v in found)
