@@ -1,1 +1,1 @@
-"""Snapshots of a cluster, judged by the gate programs (their Python twins offline), and the register."""
+"""Snapshots of a cluster judged by the gate programs (their Python twins a cache), and the register."""

@@ -21,6 +21,7 @@ import shlex
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any
 
 import jq
@@ -39,11 +40,13 @@ _SCRIPT_FACTS = "facts"
 
 @dataclass(frozen=True)
 class GateProgram:
-    """The gate a Job's script says it is (`GATE=`), the jq program it runs (`PROGRAM=`) and the one
-    that picks the pods whose logs it reads (`LOG_PODS=`, empty when it reads none)."""
+    """The gate a Job's script says it is (`GATE=`), the jq program it runs (`PROGRAM=`), the kinds
+    it reads (its `--slurpfile` files but the facts and the logs) and the program that picks the pods
+    whose logs it reads (`LOG_PODS=`, empty when it reads none)."""
 
     gate: str
     program: str
+    kinds: tuple[str, ...]
     log_pods: str = ""
 
 
@@ -53,19 +56,24 @@ def holds(lines: list[str]) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _assignments(script: str) -> dict[str, str]:
-    """The script's `NAME=value` words, as sh reads them (quotes removed), the first of each name."""
+def _words(script: str) -> tuple[str, ...]:
+    """The script's words as sh reads them (quotes removed), up to any it cannot read."""
     lexer = shlex.shlex(script, posix=True, punctuation_chars=False)
     lexer.whitespace_split = True
     lexer.commenters = ""
+    out: list[str] = []
+    with suppress(ValueError):
+        out.extend(lexer)
+    return tuple(out)
+
+
+def _assignments(words: tuple[str, ...]) -> dict[str, str]:
+    """The `NAME=value` words, the first of each name."""
     out: dict[str, str] = {}
-    try:
-        for word in lexer:
-            name, sep, value = word.partition("=")
-            if sep and name.isidentifier() and name.isupper():
-                out.setdefault(name, value)
-    except ValueError:
-        return out
+    for word in words:
+        name, sep, value = word.partition("=")
+        if sep and name.isidentifier() and name.isupper():
+            out.setdefault(name, value)
     return out
 
 
@@ -101,10 +109,13 @@ def gate_program(world: World, job: Obj) -> GateProgram | str | None:
     script = mounted_file(world, pod, str(command[1]))
     if script is None:
         return f"the script {command[1]} of Job {job['metadata']['name']} is not applied"
-    words = _assignments(script)
-    if "PROGRAM" not in words or "GATE" not in words:
+    words = _words(script)
+    named = _assignments(words)
+    if "PROGRAM" not in named or "GATE" not in named:
         return None
-    return GateProgram(words["GATE"], words["PROGRAM"], words.get("LOG_PODS", ""))
+    slurped = {after for before, after in pairwise(words) if before == "--slurpfile"}
+    kinds = tuple(sorted(slurped - {_SCRIPT_FACTS, "logs"}))
+    return GateProgram(named["GATE"], named["PROGRAM"], kinds, named.get("LOG_PODS", ""))
 
 
 def _pools(world: World, pools: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -145,35 +156,33 @@ def gate_lines(world: World, gate: GateProgram, data: dict[str, Any]) -> list[st
         # facts edited out of shape are left as they are: the program reads them so
         with suppress(KeyError, TypeError, AttributeError):
             data = data | {"pools": _pools(world, data["pools"], nodes)}
-    kinds = tuple(
-        sorted(k for k, items in snapshot.kinds.items() if items is not None and f"${k}" in gate.program)
-    )
-    document: dict[str, Any] = {kind: [{"items": _read(world, snapshot, kind)}] for kind in kinds}
+    document: dict[str, Any] = {kind: [{"items": _read(world, snapshot, kind)}] for kind in gate.kinds}
     document[_SCRIPT_FACTS] = [data]
     try:
-        document["logs"] = [_logs(gate, snapshot.runtime_logs(), data, snapshot.kinds.get("pods") or [])]
-        out = _compiled(gate.program, kinds).input_text(jq_input(document)).all()
+        document["logs"] = [_logs(gate, snapshot, data)]
+        out = _compiled(gate.program, gate.kinds).input_text(jq_input(document)).all()
     except ValueError as e:
         return [f"unknown: the verdict program of gate {gate.gate} failed: {str(e).splitlines()[0]}"]
     return [str(line) for line in out]
 
 
-def _read(world: World, snapshot: Snapshot, kind: str) -> list[dict[str, Any]]:
+def _read(world: World, snapshot: Snapshot, kind: str) -> list[dict[str, Any]] | None:
     """The items of `kind` as the program reads them; ResourceSlices with their devices summed up
     by kind, as `evidence` gives them to jq (`evidence/summary.py`, held equal to the programs'
     `summarised` by property tests; a summed-up slice it leaves as it is): jq parses ~25 MB/s, and
     a call spent half its time parsing every device of every slice."""
     if kind == "resourceslices":
         return [s for group in world.cluster.groups for s in summarised_slices(world, group, group.nodes[0])]
-    return snapshot.kinds[kind] or []
+    return snapshot.kinds.get(kind)
 
 
-def _logs(gate: GateProgram, logs: dict[str, str], data: dict[str, Any], pods: list[Any]) -> dict[str, str]:
+def _logs(gate: GateProgram, snapshot: Snapshot, data: dict[str, Any]) -> dict[str, str]:
     """The logs the script collects: none without `LOG_PODS`, else those of the running pods its
     program names (`<namespace> <pod>` lines), as `kubectl logs` reads them."""
     if not gate.log_pods:
         return {}
-    document = {_SCRIPT_FACTS: [data], "pods": [{"items": pods}]}
+    document = {_SCRIPT_FACTS: [data], "pods": [{"items": snapshot.kinds.get("pods") or []}]}
     named = _compiled(gate.log_pods, ("pods",)).input_text(jq_input(document)).all()
+    logs = snapshot.runtime_logs()
     keys = [str(line).replace(" ", "/", 1) for line in named]
     return {key: logs[key] for key in keys if key in logs}

@@ -205,12 +205,9 @@ def _flux(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
         for o in u.objects
         if o["kind"] == "HelmRelease"
     }
-    delivered = [o for o in entry if not o["apiVersion"].startswith(_FLUX_GROUPS)]
+    # every Flux API group is `<controller>.toolkit.fluxcd.io`: the rest is what the entry delivers
+    delivered = [o for o in entry if ".toolkit.fluxcd.io/" not in o["apiVersion"]]
     return EngineWave("flux", wave, units, -1, True, False, releases, entry, delivered=delivered)
-
-
-#: API groups of the Flux objects of the entry (the rest is what the entry delivers itself).
-_FLUX_GROUPS = ("kustomize.toolkit.fluxcd.io/", "source.toolkit.fluxcd.io/", "helm.toolkit.fluxcd.io/")
 
 
 def _in_tree(plan: Plan, path: str) -> str:

@@ -1,4 +1,7 @@
-"""Python twins of the gate programs: offline, they judge instead of jq.
+"""Python twins of the gate programs: `evidence`'s cache, which judges a snapshot instead of jq.
+
+Only `evidence` reads them (a million pods would take it past 30 s through jq alone); `simulate`
+runs the program the rendered script holds, and a gate needs no twin (`kueue-admission` has none).
 
 The programs say a line or more per node and read every pod of a node: at 2,000 nodes of a GPU
 Operator cluster (~12,000 pods) jq, at about 3 µs a step, spent ~2.5 s on them, Python ~0.3 s.
