@@ -1,22 +1,26 @@
 """A small Kubernetes API client for the emulated node agents and the engines (stdlib HTTP, JSON).
 
 The shipped programs talk to the apiserver through the real `kubectl`; this client is only for what
-the emulation itself does: a kubelet's status writes, a driver's ResourceSlices, an engine's apply.
+the emulation itself does: a kubelet's status writes, a driver's ResourceSlices, an engine's status
+writes and prunes. Kinds beyond its table (the engines' custom resources) are found the way kubectl
+finds them, by the apiserver's discovery of their group version.
 """
 
 from __future__ import annotations
 
 import http.client
-import json
 import ssl
 import threading
 import urllib.parse
+from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ApiError", "Client", "resource_path"]
+import orjson
+
+__all__ = ["ApiError", "Client", "Resource", "resource_path"]
 
 Obj = dict[str, Any]
 
@@ -54,8 +58,21 @@ class ApiError(Exception):
 def resource_path(kind: str, namespace: str = "", name: str = "") -> str:
     """The REST path of a kind this client knows (`/api/v1/namespaces/ns/pods/name`)."""
     prefix, plural, namespaced = _KINDS[kind]
-    scope = f"/namespaces/{namespace}" if namespaced and namespace else ""
-    return f"{prefix}{scope}/{plural}" + (f"/{name}" if name else "")
+    return Resource(prefix, plural, namespaced).path(namespace, name)
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A kind as the apiserver serves it: its group version's path, plural, scope and subresources."""
+
+    prefix: str
+    plural: str
+    namespaced: bool
+    subresources: frozenset[str] = frozenset()
+
+    def path(self, namespace: str = "", name: str = "", subresource: str = "") -> str:
+        scope = f"/namespaces/{namespace}" if self.namespaced and namespace else ""
+        return f"{self.prefix}{scope}/{self.plural}" + "".join(f"/{p}" for p in (name, subresource) if p)
 
 
 @dataclass
@@ -71,6 +88,7 @@ class Client:
         self._context = ssl.create_default_context(cafile=str(self.ca_file))
         parsed = urllib.parse.urlparse(self.server)
         self._host, self._port = parsed.hostname or "127.0.0.1", parsed.port or 443
+        self._served: dict[str, dict[str, Resource]] = {}
 
     def _connection(self) -> http.client.HTTPSConnection:
         conn: http.client.HTTPSConnection | None = getattr(self._local, "conn", None)
@@ -90,7 +108,7 @@ class Client:
     ) -> Any:
         """One request; the decoded JSON answer, or ApiError."""
         url = path + ("?" + urllib.parse.urlencode(params) if params else "")
-        data = None if body is None else json.dumps(body).encode()
+        data = None if body is None else orjson.dumps(body)
         headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
         if data is not None:
             headers["Content-Type"] = content_type
@@ -106,16 +124,53 @@ class Client:
                 self._local.conn = None
                 if attempt:
                     raise
-        decoded = json.loads(raw) if raw else {}
+        decoded = orjson.loads(raw) if raw else {}
         if answer.status >= 400:
             raise ApiError(
                 answer.status, str(decoded.get("message", raw[:200])), str(decoded.get("reason", ""))
             )
         return decoded
 
-    def get(self, kind: str, name: str, namespace: str = "") -> Obj | None:
+    def resource(self, api_version: str, kind: str) -> Resource:
+        """`kind` of `api_version` as the apiserver's discovery serves it: read once per group version,
+        again when the kind is new to it (a CRD installed since); ApiError 404 when it is not served."""
+        served = self._served.get(api_version) or {}
+        if kind not in served:
+            served = self._served[api_version] = self._discover(api_version)
+        if kind not in served:
+            raise ApiError(404, f"the server does not serve {kind} of {api_version}", "NotFound")
+        return served[kind]
+
+    def _discover(self, api_version: str) -> dict[str, Resource]:
+        prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
         try:
-            found: Obj = self.request("GET", resource_path(kind, namespace, name))
+            answer = self.request("GET", prefix)
+        except ApiError as exc:
+            if exc.status == 404:
+                return {}
+            raise
+        kinds: dict[str, tuple[str, bool]] = {}
+        subresources: defaultdict[str, set[str]] = defaultdict(set)
+        for found in answer.get("resources") or []:
+            plural, _, subresource = str(found["name"]).partition("/")
+            if subresource:
+                subresources[plural].add(subresource)
+            else:
+                kinds[found["kind"]] = (plural, bool(found["namespaced"]))
+        return {
+            kind: Resource(prefix, plural, namespaced, frozenset(subresources[plural]))
+            for kind, (plural, namespaced) in kinds.items()
+        }
+
+    def _path(self, kind: str, namespace: str, name: str, api_version: str) -> str:
+        if api_version:
+            return self.resource(api_version, kind).path(namespace, name)
+        return resource_path(kind, namespace, name)
+
+    def get(self, kind: str, name: str, namespace: str = "", *, api_version: str = "") -> Obj | None:
+        """The object, None when there is none (a kind not in the table needs its `api_version`)."""
+        try:
+            found: Obj = self.request("GET", self._path(kind, namespace, name, api_version))
         except ApiError as exc:
             if exc.status == 404:
                 return None
@@ -168,16 +223,27 @@ class Client:
         return applied
 
     def delete(
-        self, kind: str, name: str, namespace: str = "", *, grace: int | None = None, uid: str = ""
+        self,
+        kind: str,
+        name: str,
+        namespace: str = "",
+        *,
+        grace: int | None = None,
+        uid: str = "",
+        api_version: str = "",
+        propagation: str = "",
     ) -> bool:
-        """Delete; False when it was already gone."""
+        """Delete (with the `propagation` policy for its dependents, else the kind's default); False
+        when it was already gone."""
         body: Obj = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if propagation:
+            body["propagationPolicy"] = propagation
         if grace is not None:
             body["gracePeriodSeconds"] = grace
         if uid:
             body["preconditions"] = {"uid": uid}
         try:
-            self.request("DELETE", resource_path(kind, namespace, name), body)
+            self.request("DELETE", self._path(kind, namespace, name, api_version), body)
         except ApiError as exc:
             if exc.status in (404, 409):
                 return False

@@ -31,7 +31,7 @@ import yaml
 from gpuplatform.output.yaml import dump_documents
 from gpuplatform.plan.waves import Plan
 from gpuplatform.rehearse.assets import Assets
-from gpuplatform.rehearse.client import Client, Obj
+from gpuplatform.rehearse.client import ApiError, Client, Obj
 from gpuplatform.rehearse.clock import Clock, write_shims
 from gpuplatform.rehearse.controlplane import ControlPlane
 from gpuplatform.rehearse.fleet import FleetNode, fleet_nodes, system_node
@@ -268,9 +268,22 @@ class Rehearsal:
         found: Obj = yaml.safe_load(out.stdout)
         return found
 
-    def delete(self, kind: str, name: str, namespace: str = "", *, wait: bool = False) -> None:
-        args = ["delete", kind, name, "--ignore-not-found", f"--wait={'true' if wait else 'false'}"]
-        self.kubectl(args + (["-n", namespace] if namespace else []), check=False)
+    def delete(
+        self, kind: str, name: str, namespace: str = "", *, api_version: str = "", wait: bool = False
+    ) -> None:
+        """Delete as `kubectl delete --ignore-not-found` does: its dependents in the background (kubectl's
+        default cascade, where a batch/v1 Job's own default orphans its pods); `wait`: until it is gone,
+        as `--wait` does (wall time: what removes it is a controller, not a sleeping program). A kind
+        the client's table lacks needs its `api_version`."""
+        try:
+            self.client.delete(kind, name, namespace, api_version=api_version, propagation="Background")
+        except ApiError:
+            return  # as the kubectl it replaces: a refused delete leaves the object, the invariants judge
+        started = time.monotonic()
+        while wait and time.monotonic() - started < STALL:
+            if self.client.get(kind, name, namespace, api_version=api_version) is None:
+                return
+            time.sleep(_PASS)
 
 
 class ApplyFailed(Exception):

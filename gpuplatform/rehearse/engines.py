@@ -14,7 +14,6 @@ health and operation phase.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from typing import Any
 
 from gpuplatform.labels import GATE_LABEL, SWITCH_LABEL
 from gpuplatform.plan.sync_order import SYNC_UNITS, unit_of_folder
-from gpuplatform.rehearse.client import Obj
+from gpuplatform.rehearse.client import ApiError, Obj
 from gpuplatform.rehearse.cluster import ApplyFailed, Rehearsal, WaitFailed
 from gpuplatform.rehearse.crds import ENGINE_KINDS
 from gpuplatform.simulate.rendered import ARGO_OPTIONS, EngineWave, ReleaseSpec, Unit
@@ -81,7 +80,6 @@ class Engine:
     releases: dict[str, ReleaseSpec] = field(default_factory=dict)
     """HelmRelease or child Application name -> the release it installed."""
     log: list[str] = field(default_factory=list)
-    _status_subresource: dict[str, bool] = field(default_factory=dict)
 
     @property
     def manager(self) -> str:
@@ -125,8 +123,13 @@ class Engine:
         for unit in wave.units:
             if unit.hook:
                 for obj in unit.objects:  # BeforeHookCreation: the previous hook goes first
+                    meta = obj["metadata"]
                     self.cluster.delete(
-                        obj["kind"], obj["metadata"]["name"], obj["metadata"].get("namespace", ""), wait=True
+                        obj["kind"],
+                        meta["name"],
+                        meta.get("namespace", ""),
+                        api_version=obj["apiVersion"],
+                        wait=True,
                     )
             applied = self._apply_unit(unit, wave)
             if not unit.hook:
@@ -192,7 +195,8 @@ class Engine:
                     self.log.append(
                         f"{self.name}: Application {name} deleted without its finalizer: {release.chart} orphaned"
                     )
-            self.cluster.delete(obj["kind"], name, obj["metadata"].get("namespace", ""))
+            namespace = obj["metadata"].get("namespace", "")
+            self.cluster.delete(obj["kind"], name, namespace, api_version=obj["apiVersion"])
             self.log.append(f"{self.name}: pruned {key}")
 
     # --- health -----------------------------------------------------------------------------------
@@ -342,11 +346,15 @@ class Engine:
 
     def _status(self, obj: Obj, status: Obj) -> None:
         """Write an entry object's status as its controller does: observed at its current generation,
-        through the status subresource when its CRD has one (Flux's), else with the object (Argo CD's
-        Application CRD has none: argo-cd manifests/crds/application-crd.yaml)."""
+        through the status subresource where its CRD serves one (Flux's), else with the object (Argo
+        CD's Application CRD has none: argo-cd manifests/crds/application-crd.yaml)."""
         meta = obj["metadata"]
-        resource = f"{obj['kind'].lower()}.{obj['apiVersion'].split('/')[0]}"
-        live = self.cluster.get(resource, meta["name"], meta.get("namespace", ""))
+        client = self.cluster.client
+        try:
+            resource = client.resource(obj["apiVersion"], obj["kind"])
+        except ApiError:
+            return  # its CRD is not installed: there is no object to write
+        live = client.get(obj["kind"], meta["name"], meta.get("namespace", ""), api_version=obj["apiVersion"])
         if live is None:
             return
         if (
@@ -362,33 +370,17 @@ class Engine:
             "metadata": {"name": meta["name"], "namespace": meta.get("namespace", "")},
             "status": status,
         }
-        subresource = ["--subresource=status"] if self._has_status(obj) else []
-        written = self.cluster.kubectl(
-            [
-                "apply",
-                "--server-side",
-                "--force-conflicts",
-                *subresource,
-                "--field-manager=rehearsal-engine-status",
-                "-f",
-                "-",
-            ],
-            stdin=json.dumps(body),
-            check=False,
-        )
-        if written.returncode != 0:
-            raise ApplyFailed(f"the status of {obj['kind']} {meta['name']}: {written.stderr.strip()}")
-
-    def _has_status(self, obj: Obj) -> bool:
-        """Whether the installed CRD of `obj`'s kind serves a status subresource for its version."""
-        group, _, version = str(obj["apiVersion"]).rpartition("/")
-        key = f"{obj['kind']}.{group}/{version}"
-        if key not in self._status_subresource:
-            crd = self.cluster.get("crd", f"{obj['kind'].lower()}s.{group}".replace("ys.", "ies."))
-            versions = ((crd or {}).get("spec") or {}).get("versions") or []
-            served: Obj = next((v for v in versions if v.get("name") == version), {})
-            self._status_subresource[key] = "status" in (served.get("subresources") or {})
-        return self._status_subresource[key]
+        subresource = "status" if "status" in resource.subresources else ""
+        try:
+            client.request(
+                "PATCH",
+                resource.path(meta.get("namespace", ""), meta["name"], subresource),
+                body,
+                params={"fieldManager": "rehearsal-engine-status", "force": "true"},
+                content_type="application/apply-patch+yaml",
+            )
+        except ApiError as exc:
+            raise ApplyFailed(f"the status of {obj['kind']} {meta['name']}: {exc.message}") from None
 
 
 _NOW = "2026-01-01T00:00:00Z"

@@ -173,7 +173,7 @@ class Owners:
         existing = [
             o
             for o in wanted
-            if self.cluster.get("Deployment", o["metadata"]["name"], o["metadata"]["namespace"])
+            if self.cluster.client.get("Deployment", o["metadata"]["name"], o["metadata"]["namespace"])
         ]
         fresh = [o for o in wanted if o not in existing]
         self.cluster.apply(fresh, _MANAGER)
