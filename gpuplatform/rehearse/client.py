@@ -212,10 +212,22 @@ class Client:
         patched: Obj = self.request("PATCH", path, patch, content_type=media)
         return patched
 
-    def apply(self, kind: str, obj: Obj, manager: str, *, status: bool = False, force: bool = True) -> Obj:
-        """Server-side apply of `obj` as field manager `manager`."""
+    def apply(
+        self,
+        kind: str,
+        obj: Obj,
+        manager: str,
+        *,
+        status: bool = False,
+        force: bool = True,
+        api_version: str = "",
+    ) -> Obj:
+        """Server-side apply of `obj` as field manager `manager` (a kind not in the table needs its
+        `api_version`)."""
         meta = obj["metadata"]
-        path = resource_path(kind, meta.get("namespace", ""), meta["name"]) + ("/status" if status else "")
+        path = self._path(kind, meta.get("namespace", ""), meta["name"], api_version) + (
+            "/status" if status else ""
+        )
         params = {"fieldManager": manager, "force": "true" if force else "false"}
         applied: Obj = self.request(
             "PATCH", path, obj, params=params, content_type="application/apply-patch+yaml"

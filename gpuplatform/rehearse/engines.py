@@ -370,14 +370,13 @@ class Engine:
             "metadata": {"name": meta["name"], "namespace": meta.get("namespace", "")},
             "status": status,
         }
-        subresource = "status" if "status" in resource.subresources else ""
         try:
-            client.request(
-                "PATCH",
-                resource.path(meta.get("namespace", ""), meta["name"], subresource),
+            client.apply(
+                obj["kind"],
                 body,
-                params={"fieldManager": "rehearsal-engine-status", "force": "true"},
-                content_type="application/apply-patch+yaml",
+                "rehearsal-engine-status",
+                status="status" in resource.subresources,
+                api_version=obj["apiVersion"],
             )
         except ApiError as exc:
             raise ApplyFailed(f"the status of {obj['kind']} {meta['name']}: {exc.message}") from None

@@ -212,3 +212,40 @@ def test_rbac_lets_the_sync_identity_write_the_platforms_roles_and_grant_itself_
 
 def _namespace(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def test_a_deleted_job_takes_its_pods_as_kubectl_delete_does(assets_136: Assets, reference: Platform) -> None:
+    """`Rehearsal.delete` cascades in the background as `kubectl delete` does (kubectl
+    `pkg/cmd/delete`, `--cascade=background`): a batch/v1 Job's own default would orphan its pods
+    (kubernetes `pkg/registry/batch/job/strategy.go`, `DefaultGarbageCollectionPolicy`). Kinds are
+    found by discovery, with their status subresource."""
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "held", "namespace": "default"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {"name": "c", "image": "docker.io/alpine/k8s:1.36.1", "command": ["true"]}
+                    ],
+                }
+            }
+        },
+    }
+    selector = "batch.kubernetes.io/job-name=held"
+    with Rehearsal(plan_platform(reference), assets_136) as cluster:
+        assert "status" in cluster.client.resource("batch/v1", "Job").subresources
+        assert not cluster.client.resource("v1", "Namespace").namespaced
+        cluster.apply([job], "test")
+        cluster.wait(
+            lambda: cluster.client.list("Pod", "default", labelSelector=selector), 600, "the Job's pod"
+        )
+        cluster.delete("Job", "held", "default", api_version="batch/v1", wait=True)
+        assert cluster.client.get("Job", "held", "default") is None
+        cluster.wait(
+            lambda: not cluster.client.list("Pod", "default", labelSelector=selector),
+            600,
+            "the pod collected",
+        )
