@@ -19,6 +19,7 @@ __all__ = [
     "Taint",
     "Toleration",
     "node_selector_matches",
+    "selects_some",
     "taints_tolerated",
     "tolerates",
     "well_known_labels",
@@ -86,6 +87,28 @@ def _term(term: Mapping[str, Any], node: Node) -> bool:
 def node_selector_matches(selector: Mapping[str, Any], node: Node) -> bool:
     """A v1 NodeSelector: some term whose requirements all hold."""
     return any(_term(t, node) for t in selector.get("nodeSelectorTerms") or ())
+
+
+def selects_some(selector: Mapping[str, Any], names: Sequence[str], labels: Mapping[str, str]) -> bool:
+    """Whether a v1 NodeSelector selects some of the nodes `names`, which all carry `labels` (as
+    `node_selector_matches` would on each, without trying every name a term's `In` does not list)."""
+    for term in selector.get("nodeSelectorTerms") or ():
+        expressions, fields = term.get("matchExpressions") or (), term.get("matchFields") or ()
+        if not (expressions or fields) or not names:
+            continue
+        if not all(_requirement(r, labels.get(str(r.get("key")))) for r in expressions):
+            continue
+        candidates: Sequence[str] = names
+        for r in fields:
+            if r.get("key") == "metadata.name" and r.get("operator") == "In":
+                known = set(names)
+                candidates = [str(v) for v in r.get("values") or () if v in known]
+                break
+        if any(
+            all(r.get("key") == "metadata.name" and _requirement(r, n) for r in fields) for n in candidates
+        ):
+            return True
+    return False
 
 
 def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:

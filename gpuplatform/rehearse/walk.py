@@ -33,7 +33,7 @@ from gpuplatform.rehearse.workloads import Owners
 from gpuplatform.render.argocd_settings import INSTALLED_FROM_MANIFESTS
 from gpuplatform.render.flux_entry import flux_source
 from gpuplatform.render.tree import Tree
-from gpuplatform.simulate.rendered import engine_wave, entry_tree, folder_objects
+from gpuplatform.simulate.rendered import EntryTrees, engine_wave, folder_objects
 from gpuplatform.simulate.replay import TransitionResult
 from gpuplatform.simulate.world import StepRecord, Violation, ViolationFound
 
@@ -78,7 +78,7 @@ class Walker:
         self.fakes = self.work / "bin"
         install_fakes(self.fakes, self.work / "state")
         self.cluster.stack.helm_state = self.work / "state" / "helm"
-        self._entries: dict[str, Tree] = {}
+        self._entries = EntryTrees(self.tree, self.plan)
         self._lock = threading.Lock()
         self._merges = 0
         self._snapshots_written = 0
@@ -287,8 +287,6 @@ class Walker:
         completing), then the operator does them while it waits; a sync that completed without them
         leaves them undone."""
         self.record("operator", f"merge: activeWave {a.name} -> {b.name}", check=False)
-        if b.name not in self._entries:
-            self._entries[b.name] = entry_tree(self.tree, self.plan, b.name)
         wave = engine_wave(self.tree, self.plan, b.name, self.engine_name, self._entries[b.name])
         gates = folder_objects(self._entries[b.name], "delivery/gates")
         self._merges += 1

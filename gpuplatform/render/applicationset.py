@@ -18,6 +18,7 @@ from pathlib import Path
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.delivery import (
     TreeFiles,
+    argocd_installs,
     entry_apps,
     entry_sync_policy,
     platform_root,
@@ -98,7 +99,9 @@ def render_applicationsets(name: str, members: Sequence[tuple[Plan, TreeFiles]])
                 }
             )
     ns = first.delivery.argocd_namespace
-    objects = for_every_wave([render_app_project(plan, files) for plan, files in members])
+    objects = for_every_wave(
+        [render_app_project(plan, argocd_installs(plan, files)) for plan, files in members]
+    )
     for key, found in sorted(elements.items(), key=lambda e: (e[0] is None, e[0] != (True, True), str(e[0]))):
         policy = entry_sync_policy(None if key is None else {"prune": key[0], "selfHeal": key[1]})
         objects.append(_applicationset(f"{name}{_suffix(key)}", ns, found, policy))

@@ -10,6 +10,7 @@ A local cluster's wave holds its child Applications itself. Flux's entry is `flu
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from copy import deepcopy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,7 @@ __all__ = [
     "render_app_project",
     "render_argocd_entry",
     "sync_account",
+    "wave_installs",
 ]
 
 
@@ -105,30 +107,21 @@ class ArgoInstalls:
             known.add(name)
 
 
-def argocd_installs(plan: Plan, files: TreeFiles) -> ArgoInstalls:
+def wave_installs(plan: Plan, files: TreeFiles) -> ArgoInstalls:
+    """What the tree's `waves/` install: the same for every `activeWave`, so a tree rendered for
+    several active waves reads it once (`argocd_installs(..., waves=)`)."""
+    installs = ArgoInstalls(repositories={plan.platform.delivery.repo_url})
+    _read_objects(installs, plan, files, "waves/")
+    return installs
+
+
+def argocd_installs(plan: Plan, files: TreeFiles, waves: ArgoInstalls | None = None) -> ArgoInstalls:
     """Every object the platform's Applications install in any wave: the wave's own objects (child
     Applications on Argo CD's cluster), what each child's chart renders with its values (chart
-    facts; CRDs by name), and the gate identity."""
-    p = plan.platform
-    target = p.delivery.cluster_server
-    installs = ArgoInstalls(repositories={p.delivery.repo_url})
-    for path, content in files.items():
-        wave_object = path.startswith("waves/") and "/flux/" not in path
-        if not isinstance(content, list) or not (wave_object or path.startswith("delivery/gates/")):
-            continue
-        for obj in content:
-            if obj.get("kind") != "Kustomization":
-                server = IN_CLUSTER if _group(obj) == "argoproj.io" else target
-                meta = obj["metadata"]
-                installs.add(server, _group(obj), obj["kind"], meta.get("namespace"), meta["name"])
-                if (_group(obj), obj["kind"]) in RBAC_KINDS and server == target:
-                    if "roleRef" in obj:
-                        installs.bound.add((obj["roleRef"]["kind"], obj["roleRef"]["name"]))
-                    else:
-                        installs.grant(obj["kind"], meta["name"], obj.get("rules") or [])
-                options = (meta.get("annotations") or {}).get("argocd.argoproj.io/sync-options", "")
-                if "Delete=false" in options:
-                    installs.kept.add((_group(obj), obj["kind"], meta["name"]))
+    facts; CRDs by name), and the gate identity. `waves`: `wave_installs` of the same tree."""
+    installs = deepcopy(waves) if waves is not None else wave_installs(plan, files)
+    _read_objects(installs, plan, files, "delivery/gates/")
+    target = plan.platform.delivery.cluster_server
     for state in plan.waves:
         for chart in helm_charts(plan, state):
             installs.repositories.add(chart.repository.removeprefix("oci://"))
@@ -145,6 +138,27 @@ def argocd_installs(plan: Plan, files: TreeFiles) -> ArgoInstalls:
                 installs.add(target, _RBAC, binding_kind, _in(chart, binding_kind), name or None)
             installs.bound |= grants.bound
     return installs
+
+
+def _read_objects(installs: ArgoInstalls, plan: Plan, files: TreeFiles, prefix: str) -> None:
+    """Record the objects Argo CD applies from the files under `prefix` (not Flux's, not kustomize's)."""
+    target = plan.platform.delivery.cluster_server
+    for path, content in files.items():
+        if not isinstance(content, list) or not path.startswith(prefix) or "/flux/" in path:
+            continue
+        for obj in content:
+            if obj.get("kind") != "Kustomization":
+                server = IN_CLUSTER if _group(obj) == "argoproj.io" else target
+                meta = obj["metadata"]
+                installs.add(server, _group(obj), obj["kind"], meta.get("namespace"), meta["name"])
+                if (_group(obj), obj["kind"]) in RBAC_KINDS and server == target:
+                    if "roleRef" in obj:
+                        installs.bound.add((obj["roleRef"]["kind"], obj["roleRef"]["name"]))
+                    else:
+                        installs.grant(obj["kind"], meta["name"], obj.get("rules") or [])
+                options = (meta.get("annotations") or {}).get("argocd.argoproj.io/sync-options", "")
+                if "Delete=false" in options:
+                    installs.kept.add((_group(obj), obj["kind"], meta["name"]))
 
 
 _RBAC = "rbac.authorization.k8s.io"
@@ -176,15 +190,16 @@ def notification_annotations(plan: Plan) -> dict[str, str]:
     return {SYNC_FAILED_SUBSCRIPTION + service: recipients for service, recipients in sorted(notify.items())}
 
 
-def render_app_project(plan: Plan, files: TreeFiles) -> Obj:
+def render_app_project(plan: Plan, installs: ArgoInstalls) -> Obj:
     """The AppProject: exactly what the Applications install, cluster-scoped objects by name where
     every one is known (Nodes, Namespaces, the tool's own, the charts' CRDs), by kind otherwise.
 
     `clusterResourceWhitelist[].name` needs Argo CD 3.3+ (versions.ARGOCD_MINIMUM).
     """
     p = plan.platform
-    installs = argocd_installs(plan, files)
-    installs.destinations |= {(a.server, a.namespace) for a in entry_apps(plan) if not a.project}
+    destinations = installs.destinations | {
+        (a.server, a.namespace) for a in entry_apps(plan) if not a.project
+    }
     whitelist: list[Obj] = []
     for (group, kind), names in sorted(installs.cluster.items()):
         if names is None:
@@ -201,10 +216,10 @@ def render_app_project(plan: Plan, files: TreeFiles) -> Obj:
         spec={
             "description": f"GPU platform {p.name}: DRA migration waves rendered by gpuplatform",
             "sourceRepos": sorted(installs.repositories),
-            "destinations": [{"server": s, "namespace": n} for s, n in sorted(installs.destinations)],
+            "destinations": [{"server": s, "namespace": n} for s, n in sorted(destinations)],
             "destinationServiceAccounts": [
                 {"server": server, "namespace": "*", "defaultServiceAccount": sync_account(plan, server)}
-                for server in sorted({s for s, _ in installs.destinations})
+                for server in sorted({s for s, _ in destinations})
             ],
             "clusterResourceWhitelist": whitelist,
             "namespaceResourceWhitelist": [{"group": g, "kind": k} for g, k in sorted(installs.namespaced)],
@@ -290,10 +305,10 @@ def entry_apps(plan: Plan) -> list[EntryApp]:
     return apps
 
 
-def render_argocd_entry(plan: Plan, files: TreeFiles) -> list[Obj]:
+def render_argocd_entry(plan: Plan, installs: ArgoInstalls) -> list[Obj]:
     """The AppProject and the entry Applications of the active wave (`entry_apps`)."""
     d = plan.platform.delivery
-    objects = [render_app_project(plan, files)]
+    objects = [render_app_project(plan, installs)]
     for entry in entry_apps(plan):
         source = {
             "repoURL": d.repo_url,

@@ -30,8 +30,6 @@ from gpuplatform.render.delivery import (
     SYNC_ACCOUNT,
     SYNC_FOLDER,
     ArgoInstalls,
-    TreeFiles,
-    argocd_installs,
     is_remote,
     sync_account,
 )
@@ -134,12 +132,11 @@ def _impersonator(wave: str, namespace: str, account: str, controller: tuple[str
     ]
 
 
-def render_sync_identity(plan: Plan, files: TreeFiles) -> dict[str, list[Obj]]:
+def render_sync_identity(plan: Plan, installs: ArgoInstalls) -> dict[str, list[Obj]]:
     """Folder -> objects: the sync identity of each destination cluster of the platform's AppProject."""
     p = plan.platform
     d = p.delivery
     wave = plan.active.name
-    installs = argocd_installs(plan, files)
     controller = CLUSTER_ADD_ACCOUNT if is_remote(plan) else (d.argocd_namespace, d.argocd_service_account)
     ns_name, account = sync_account(plan, d.cluster_server).split(":")
     cluster = [

@@ -13,7 +13,13 @@ from gpuplatform.render.admission import render_policy
 from gpuplatform.render.alerts import render_alerts
 from gpuplatform.render.allocator_switch import render_switch_jobs, switch_folder, switch_identity
 from gpuplatform.render.argocd_settings import ARGOCD_SETTINGS, argocd_cm_patch, argocd_settings_files
-from gpuplatform.render.delivery import APPS_FOLDER, is_remote, render_argocd_entry
+from gpuplatform.render.delivery import (
+    APPS_FOLDER,
+    ArgoInstalls,
+    argocd_installs,
+    is_remote,
+    render_argocd_entry,
+)
 from gpuplatform.render.device_classes import render_device_classes
 from gpuplatform.render.flux_entry import render_flux_entry
 from gpuplatform.render.gate_jobs import gate_identity, render_gate_jobs
@@ -360,11 +366,12 @@ def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, .
         tree.files[path] = operator_handoff_text(values)
 
 
-def render_delivery(tree: Tree, plan: Plan) -> None:
+def render_delivery(tree: Tree, plan: Plan, waves: ArgoInstalls | None = None) -> None:
     """`delivery/`: the gate identity and each engine's entry point for the active wave.
 
     Argo CD applies the gate identity through an entry Application (on the platform's cluster,
-    even when Argo CD runs elsewhere); Flux, which runs in the cluster, includes the folder."""
+    even when Argo CD runs elsewhere); Flux, which runs in the cluster, includes the folder.
+    `waves`: `wave_installs` of the tree, when it was read already."""
     p = plan.platform
     tree.add_folder(
         "delivery/gates",
@@ -378,13 +385,14 @@ def render_delivery(tree: Tree, plan: Plan) -> None:
         ),
     )
     if "argocd" in p.delivery.engines:
-        entry = for_every_wave(render_argocd_entry(plan, tree.files))
+        installs = argocd_installs(plan, tree.files, waves)
+        entry = for_every_wave(render_argocd_entry(plan, installs))
         tree.add_folder("delivery/argocd", entry, engines=False)
         if settings := argocd_cm_patch(plan):
             tree.add_folder(ARGOCD_SETTINGS, for_every_wave(settings), listed=False, engines=False)
         for path, text in argocd_settings_files(plan).items():
             tree.files[path] = text
-        for folder, objects in render_sync_identity(plan, tree.files).items():
+        for folder, objects in render_sync_identity(plan, installs).items():
             tree.add_folder(folder, for_every_wave(for_engines(objects, p.delivery.engines)), engines=False)
     if "flux" in p.delivery.engines:
         root = f"waves/{plan.active.dir_name}/"

@@ -15,6 +15,7 @@ from typing import Any
 
 from gpuplatform.charts.facts import all_chart_facts
 from gpuplatform.plan.waves import Plan
+from gpuplatform.render.delivery import ArgoInstalls, wave_installs
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.tree import Tree, render_delivery
 from gpuplatform.simulate.helm_rollout import duration_minutes
@@ -23,6 +24,7 @@ __all__ = [
     "DRA_CHARTS",
     "OPERATOR_CHARTS",
     "EngineWave",
+    "EntryTrees",
     "ReleaseSpec",
     "Unit",
     "engine_wave",
@@ -149,24 +151,50 @@ def folder_objects(tree: Tree, folder: str) -> list[Obj]:
     return objects
 
 
+class EntryTrees:
+    """`entry_tree` of one tree for each wave, each built once: what every wave shares (the files
+    outside `delivery/`, what they install, `delivery/` as synth renders it for the tree's own
+    `activeWave`) is read once, not once per wave."""
+
+    def __init__(self, tree: Tree, plan: Plan) -> None:
+        self.tree, self.plan = tree, plan
+        self._built: dict[str, Tree] = {}
+        self._shared: tuple[dict[str, Any], ArgoInstalls | None, dict[str, Any]] | None = None
+
+    def __getitem__(self, wave: str) -> Tree:
+        if wave not in self._built:
+            self._built[wave] = self._build(wave)
+        return self._built[wave]
+
+    def _build(self, wave: str) -> Tree:
+        tree, plan = self.tree, self.plan
+        if wave == plan.platform.active_wave:
+            return tree
+        if self._shared is None:
+            waves = {k: v for k, v in tree.files.items() if not k.startswith("delivery/")}
+            installs = wave_installs(plan, waves) if "argocd" in plan.platform.delivery.engines else None
+            self._shared = waves, installs, self._delivery(waves, installs, plan.platform.active_wave)
+        waves, installs, now = self._shared
+        then = self._delivery(waves, installs, wave)
+        kept = {
+            k: v for k, v in tree.files.items() if k.startswith("delivery/") and then.get(k) == now.get(k)
+        }
+        moved = {k: v for k, v in then.items() if v != now.get(k)}
+        return Tree(tree.platform, waves | kept | moved)
+
+    def _delivery(self, waves: dict[str, Any], installs: ArgoInstalls | None, wave: str) -> dict[str, Any]:
+        """The `delivery/` files synth renders beside the files `waves` with `activeWave: wave`."""
+        scratch = Tree(self.tree.platform, dict(waves))
+        plan = Plan(self.plan.platform.model_copy(update={"active_wave": wave}), self.plan.waves)
+        render_delivery(scratch, plan, installs)
+        return {k: v for k, v in scratch.files.items() if k.startswith("delivery/")}
+
+
 def entry_tree(tree: Tree, plan: Plan, wave: str) -> Tree:
     """The tree as it is once its `activeWave` is `wave`: the `delivery/` files that line names
     (the entry's paths) as synth renders them for `wave`, every other file as the tree holds it,
     hand edits included."""
-    if wave == plan.platform.active_wave:
-        return tree
-    waves = {k: v for k, v in tree.files.items() if not k.startswith("delivery/")}
-    now, then = (_delivery(waves, tree, plan, name) for name in (plan.platform.active_wave, wave))
-    kept = {k: v for k, v in tree.files.items() if k.startswith("delivery/") and then.get(k) == now.get(k)}
-    moved = {k: v for k, v in then.items() if v != now.get(k)}
-    return Tree(tree.platform, waves | kept | moved)
-
-
-def _delivery(waves: dict[str, Any], tree: Tree, plan: Plan, wave: str) -> dict[str, Any]:
-    """The `delivery/` files synth renders beside the files `waves` with `activeWave: wave`."""
-    scratch = Tree(tree.platform, dict(waves))
-    render_delivery(scratch, Plan(plan.platform.model_copy(update={"active_wave": wave}), plan.waves))
-    return {k: v for k, v in scratch.files.items() if k.startswith("delivery/")}
+    return EntryTrees(tree, plan)[wave]
 
 
 def _flux(scratch: Tree, plan: Plan, wave: str) -> EngineWave:

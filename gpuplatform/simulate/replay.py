@@ -34,7 +34,7 @@ from gpuplatform.simulate.manual import apply_manual
 from gpuplatform.simulate.mig_manager import mig_manager_reactions
 from gpuplatform.simulate.model import Cluster, Group, Workload
 from gpuplatform.simulate.operator import gpu_operator_reactions, host_driver
-from gpuplatform.simulate.rendered import EngineWave, engine_wave, entry_tree
+from gpuplatform.simulate.rendered import EngineWave, EntryTrees, engine_wave
 from gpuplatform.simulate.scheduler import scheduler_reactions
 from gpuplatform.simulate.workloads import workload_mix
 from gpuplatform.simulate.world import StepRecord, Violation, ViolationFound, World
@@ -107,10 +107,10 @@ class Replayer:
         engine: str,
         matcher: DeviceMatcher,
         declared: dict[str, dict[str, str]],
-        entries: dict[str, Tree] | None = None,
+        entries: EntryTrees | None = None,
     ) -> None:
         self.plan, self.tree, self.engine_name = plan, tree, engine
-        self.entries: dict[str, Tree] = entries if entries is not None else {}
+        self.entries = entries if entries is not None else EntryTrees(tree, plan)
         """The tree rendered with each `activeWave`, shared by the engines' replayers."""
         self.world = World(plan, tree, engine, _cluster(plan), matcher, declared)
         self.world.checks = list(STEP_CHECKS)
@@ -128,8 +128,6 @@ class Replayer:
 
     def rendered(self, wave: str) -> EngineWave:
         if wave not in self._waves:
-            if wave not in self.entries:
-                self.entries[wave] = entry_tree(self.tree, self.plan, wave)
             self._waves[wave] = engine_wave(self.tree, self.plan, wave, self.engine_name, self.entries[wave])
             self._check_order(self._waves[wave])
         return self._waves[wave]
@@ -449,7 +447,7 @@ def replay_platform(
     pairs: list[tuple[str, str]],
     matcher: DeviceMatcher,
     observed: list[Workload] | None = None,
-    entries: dict[str, Tree] | None = None,
+    entries: EntryTrees | None = None,
     observe: Callable[[World, str], None] | None = None,
 ) -> list[TransitionResult]:
     """Replay every (source, target) pair under `engine`, each from the state its source wave reached.

@@ -18,6 +18,7 @@ from gpuplatform.render.tree import Tree, render_tree
 from gpuplatform.simulate.checkpoints import Checkpoints, prepare_folder
 from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.model import Workload
+from gpuplatform.simulate.rendered import EntryTrees
 from gpuplatform.simulate.replay import TransitionResult, replay_platform
 from gpuplatform.simulate.workloads import snapshot_workloads
 from gpuplatform.snapshot.read import Snapshot, snapshot_or_pods
@@ -156,7 +157,7 @@ class _Replays:
         folder, index = self.checkpoints
         return Checkpoints(folder, f"{index:02d}.{ENGINES.index(engine)}")
 
-    def replay(self, engine: str, entries: dict[str, Tree]) -> list[TransitionResult]:
+    def replay(self, engine: str, entries: EntryTrees) -> list[TransitionResult]:
         """Every pair under `engine`."""
         return replay_platform(
             self.plan,
@@ -180,7 +181,7 @@ def _replay_engines(replays: _Replays, engines: Sequence[str]) -> list[Transitio
     the read-only plan and tree), else one after the other."""
     global _FORKED
     if len(engines) < 2 or not forks():
-        entries: dict[str, Tree] = {}
+        entries = EntryTrees(replays.tree, replays.plan)
         return [result for engine in engines for result in replays.replay(engine, entries)]
     _FORKED = replays
     try:
@@ -198,7 +199,7 @@ def _ignore_sigint() -> None:
 
 def _replay_forked(engine: str) -> list[TransitionResult]:
     assert _FORKED is not None
-    return _FORKED.replay(engine, {})
+    return _FORKED.replay(engine, EntryTrees(_FORKED.tree, _FORKED.plan))
 
 
 def simulate_platforms(

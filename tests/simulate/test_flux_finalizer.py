@@ -42,7 +42,7 @@ def _rollback_trace(loaded: LoadedPlatform) -> list[str]:
     """The Flux steps of base -> pilot -> base, as `actor: text`."""
     plan = plan_platform(loaded.platform)
     tree = render_tree(plan)
-    replayer = Replayer(plan, tree, "flux", DeviceMatcher(loaded.platform), declared_modes(plan, tree), {})
+    replayer = Replayer(plan, tree, "flux", DeviceMatcher(loaded.platform), declared_modes(plan, tree))
     replayer.bootstrap()
     replayer.transition("base", "pilot")
     start = len(replayer.world.trace)

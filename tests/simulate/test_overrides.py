@@ -160,7 +160,7 @@ def test_an_unmanaged_operator_gets_the_migration_settings_from_the_first_waves_
     assert values["driver"]["manager"]["env"] == [helm_values.EVICTION_ENV]
     # WHEN the first wave is adopted
     plan = plan_platform(loaded.platform)
-    replayer = Replayer(plan, tree, "flux", DeviceMatcher(loaded.platform), declared_modes(plan, tree), {})
+    replayer = Replayer(plan, tree, "flux", DeviceMatcher(loaded.platform), declared_modes(plan, tree))
     assert replayer.world.operator().eviction_label == ""
     replayer.bootstrap()
     # THEN the runbook step applied it, once, before the sync: the operator's driver manager evicts the plugin

@@ -12,6 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from gpuplatform.kube.nodes import Node, node_selector_matches, selects_some
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.simulate.jobs import run_job
@@ -70,3 +74,40 @@ def test_a_probe_whose_terms_name_no_node_never_runs(tmp_path: Path) -> None:
     terms[:] = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-99"]}]}]
     (found,) = run_job(world, job)
     assert "did not run" in found
+
+
+_NAMES = st.sampled_from(["gpu-0", "gpu-1", "gpu-2", "gpu-9"])
+_REQUIREMENT = st.fixed_dictionaries(
+    {
+        "key": st.sampled_from(["metadata.name", "metadata.name", "pool", "mode"]),
+        "operator": st.sampled_from(["In", "In", "NotIn", "Exists", "DoesNotExist", "Gt"]),
+        "values": st.lists(st.one_of(_NAMES, _NAMES, st.sampled_from(["a", "b", "3"])), max_size=3),
+    }
+)
+_TERM = st.fixed_dictionaries(
+    {},
+    optional={
+        "matchExpressions": st.lists(_REQUIREMENT, max_size=2),
+        "matchFields": st.lists(_REQUIREMENT, max_size=2),
+    },
+)
+
+
+@settings(max_examples=500, deadline=None)  # cheap: many examples are what finds a wrong shortcut
+@example(  # the name the term lists first is not in the group, the second is
+    terms=[{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-9", "gpu-0"]}]}],
+    names=["gpu-0"],
+    labels={},
+)
+@given(
+    terms=st.lists(_TERM, max_size=3),
+    names=st.lists(_NAMES, max_size=3, unique=True),
+    labels=st.dictionaries(st.sampled_from(["pool", "mode"]), st.sampled_from(["a", "b", "3"])),
+)
+def test_a_group_is_selected_as_the_scheduler_selects_its_nodes_one_by_one(
+    terms: list[dict[str, Any]], names: list[str], labels: dict[str, str]
+) -> None:
+    # the shortcut over a group (nodes sharing their labels) is the node-by-node rule
+    selector = {"nodeSelectorTerms": terms}
+    one_by_one = any(node_selector_matches(selector, Node(n, labels)) for n in names)
+    assert selects_some(selector, names, labels) == one_by_one
