@@ -7,6 +7,8 @@ MIG layouts (A100, H100, H200), 40 service tiers (architecture, memory, product,
 CEL), a bridge class, one team per 20 nodes below 2,000 (100 from 2,000) with claim templates,
 legacy workloads and NIM services, and waves that move pools and claims apart, each of which fits
 (`capacity --all`). Usable as a stack: `FLEET_NODES=2000 gpuplatform synth benchmarks/fleet.py --out DIR`.
+`FLEET_WAVES` (default 9, at most 32, the platform limit) splits the `scale` wave into batches of
+pools, as a large fleet moves them: `FLEET_NODES=14997 FLEET_WAVES=32` is the documented limit.
 """
 
 from __future__ import annotations
@@ -47,16 +49,17 @@ POOL_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 #: Karpenter-provisioned pools (one modelled node each; their nodes come and go).
 KARPENTER_POOLS: tuple[tuple[str, str], ...] = (("burst-h100", "H100-80GB"), ("burst-l4", "L4"))
-WAVES = (
-    ("baseline", "baseline"),
-    ("pilot-pool", "pilot-pool"),
-    ("driver-validation", "driver-validation"),
-    ("native-claim-pilot", "native-claim-pilot"),
-    ("compatibility-bridge", "compatibility-bridge"),
-    ("application", "application"),
-    ("nim-non-production", "nim-non-production"),
-    ("scale", "scale"),
-    ("final-cutover", "final-cutover"),
+#: The stages in order; `scale` is one wave, or `FLEET_WAVES - 8` waves moving batches of pools.
+STAGES = (
+    "baseline",
+    "pilot-pool",
+    "driver-validation",
+    "native-claim-pilot",
+    "compatibility-bridge",
+    "application",
+    "nim-non-production",
+    "scale",
+    "final-cutover",
 )
 #: Teams at the headline size (2,000 nodes and more); smaller fleets have one team per 20 nodes.
 TENANTS = 100
@@ -135,14 +138,22 @@ def _static_pool(name: str, kind: int, nodes: tuple[str, ...], migrates_in: str 
     )
 
 
-def _pools(nodes: int) -> list[NodePool]:
+def _scale_waves() -> tuple[str, ...]:
+    """The names of the scale waves: `scale`, or `scale-01` ... when `FLEET_WAVES` is over 9."""
+    count = int(os.environ.get("FLEET_WAVES", str(len(STAGES)))) - len(STAGES) + 1
+    if count <= 1:
+        return ("scale",)
+    return tuple(f"scale-{k:02d}" for k in range(1, count + 1))
+
+
+def _pools(nodes: int, scale: tuple[str, ...]) -> list[NodePool]:
     """Early pools (one of every kind, about a quarter of the fleet), the rest in pools of at most
     100, then Karpenter.
 
     The early pools move first, so every tier has enough DRA devices for the claims and the
     workloads that move before `scale` (`gpuplatform capacity` says every wave fits); half of the
-    other pools (the later ones) move in `scale`, the first ones and the Karpenter pools at the final
-    cutover. Pools never move in a wave that
+    other pools (the later ones) move in `scale` (in batches, one per scale wave), the first ones and
+    the Karpenter pools at the final cutover. Pools never move in a wave that
     also changes claims, so no drain wave is needed.
     """
     per_pilot = max(1, nodes // (4 * len(POOL_KINDS)))
@@ -155,12 +166,13 @@ def _pools(nodes: int) -> list[NodePool]:
     rest = max(0, nodes - per_pilot * len(POOL_KINDS))
     count = -(-rest // 100)
     sizes = [rest // count + (1 if i < rest % count else 0) for i in range(count)] if count else []
+    moving = count - count // 2
     pools += [
         _static_pool(
             f"pool-{i:03d}",
             i,
             tuple(f"gpu-{i:03d}-{j:03d}" for j in range(size)),
-            "scale" if i >= count // 2 else None,
+            scale[(i - count // 2) * len(scale) // moving] if i >= count // 2 else None,
         )
         for i, size in enumerate(sizes)
     ]
@@ -238,11 +250,14 @@ def _nim_services(tenants: list[Tenant]) -> list[NimService]:
 def build() -> Platform:
     """The fleet, sized by the environment variable FLEET_NODES."""
     nodes = int(os.environ.get("FLEET_NODES", "2000"))
+    scale = _scale_waves()
     tiers = _tiers()
     tenants = _tenants(tiers, nodes)
     claim_tenants = [t.name for t in tenants[:10]]
     waves = []
-    for name, stage in WAVES:
+    names = [(s, s) for s in STAGES if s != "scale"]
+    names[-1:-1] = [(name, "scale") for name in scale]
+    for name, stage in names:
         wave_tiers = [
             t.name
             for t in tiers
@@ -266,7 +281,7 @@ def build() -> Platform:
         # mixed: its pools mix MIG profiles on a GPU, which the device plugin's `single` refuses
         gpu_operator=GpuOperator(managed=True, values={"mig": {"strategy": "mixed"}}),
         dra_driver=DraDriver(chart_repository="oci://registry.example.com/charts"),
-        node_pools=_pools(nodes),
+        node_pools=_pools(nodes, scale),
         tiers=tiers,
         bridges=[BridgeClass(name="legacy-gpu", tier="hopper")],
         tenants=tenants,
