@@ -15,11 +15,11 @@ from typing import Any
 
 __all__ = [
     "INSTANCE_TYPE_LABEL",
+    "GroupSelector",
     "Node",
     "Taint",
     "Toleration",
     "node_selector_matches",
-    "selects_some",
     "taints_tolerated",
     "tolerates",
     "well_known_labels",
@@ -89,26 +89,41 @@ def node_selector_matches(selector: Mapping[str, Any], node: Node) -> bool:
     return any(_term(t, node) for t in selector.get("nodeSelectorTerms") or ())
 
 
-def selects_some(selector: Mapping[str, Any], names: Sequence[str], labels: Mapping[str, str]) -> bool:
-    """Whether a v1 NodeSelector selects some of the nodes `names`, which all carry `labels` (as
-    `node_selector_matches` would on each, without trying every name a term's `In` does not list)."""
-    for term in selector.get("nodeSelectorTerms") or ():
-        expressions, fields = term.get("matchExpressions") or (), term.get("matchFields") or ()
-        if not (expressions or fields) or not names:
-            continue
-        if not all(_requirement(r, labels.get(str(r.get("key")))) for r in expressions):
-            continue
-        candidates: Sequence[str] = names
-        for r in fields:
-            if r.get("key") == "metadata.name" and r.get("operator") == "In":
-                known = set(names)
-                candidates = [str(v) for v in r.get("values") or () if v in known]
-                break
-        if any(
-            all(r.get("key") == "metadata.name" and _requirement(r, n) for r in fields) for n in candidates
-        ):
-            return True
-    return False
+class GroupSelector:
+    """A v1 NodeSelector asked of groups of nodes that share their labels: whether it selects some
+    node of a group, as `node_selector_matches` would on each, trying only the names a term's `In`
+    on `metadata.name` lists (a probe pinned to a pool's nodes is asked of every group)."""
+
+    def __init__(self, selector: Mapping[str, Any]) -> None:
+        self._terms: list[
+            tuple[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]], frozenset[str] | None]
+        ] = []
+        for term in selector.get("nodeSelectorTerms") or ():
+            expressions, fields = term.get("matchExpressions") or (), term.get("matchFields") or ()
+            if not (expressions or fields):
+                continue
+            named = next(
+                (
+                    frozenset(str(v) for v in r.get("values") or ())
+                    for r in fields
+                    if r.get("key") == "metadata.name" and r.get("operator") == "In"
+                ),
+                None,
+            )
+            self._terms.append((expressions, fields, named))
+
+    def selects_some(self, names: Sequence[str], labels: Mapping[str, str]) -> bool:
+        """Whether some node of `names`, each carrying `labels`, is selected."""
+        for expressions, fields, named in self._terms:
+            if not all(_requirement(r, labels.get(str(r.get("key")))) for r in expressions):
+                continue
+            candidates = names if named is None else [n for n in names if n in named]
+            if any(
+                all(r.get("key") == "metadata.name" and _requirement(r, n) for r in fields)
+                for n in candidates
+            ):
+                return True
+        return False
 
 
 def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuplatform.gates.matchers import DEVICE_PLUGIN_LABEL, DRA_DRIVER, DRA_KUBELET_PLUGIN_SUFFIX
-from gpuplatform.kube.nodes import selects_some
+from gpuplatform.kube.nodes import GroupSelector
 from gpuplatform.labels import GATE_LABEL, NVIDIA_RESOURCE_PREFIX, SWITCH_LABEL, VALIDATION_LABEL
 from gpuplatform.render.allocator_switch import SWITCH_IDENTITY
 from gpuplatform.render.meta import Obj
@@ -195,9 +195,10 @@ def _node_pools(world: World, spec: Obj, side: str) -> tuple[str, ...]:
     if not required:
         return tuple(p for p, m in world.declared.get(world.target, {}).items() if m == side)
     pools: list[str] = []
+    selector = GroupSelector(required)
     for g in world.cluster.groups:
-        if g.pool not in pools and selects_some(
-            required, g.nodes, gfd_labels(world.plan.pools[g.pool], g) | g.labels
+        if g.pool not in pools and selector.selects_some(
+            g.nodes, gfd_labels(world.plan.pools[g.pool], g) | g.labels
         ):
             pools.append(g.pool)
     return tuple(pools) or ("<no node>",)

@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from gpuplatform.kube.nodes import Node, node_selector_matches, selects_some
+from gpuplatform.kube.nodes import GroupSelector, Node, node_selector_matches
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.simulate.jobs import run_job
@@ -110,4 +110,4 @@ def test_a_group_is_selected_as_the_scheduler_selects_its_nodes_one_by_one(
     # the shortcut over a group (nodes sharing their labels) is the node-by-node rule
     selector = {"nodeSelectorTerms": terms}
     one_by_one = any(node_selector_matches(selector, Node(n, labels)) for n in names)
-    assert selects_some(selector, names, labels) == one_by_one
+    assert GroupSelector(selector).selects_some(names, labels) == one_by_one
