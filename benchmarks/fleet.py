@@ -32,6 +32,7 @@ from gpuplatform.model import (
     Wave,
     Workload,
 )
+from gpuplatform.model.waves import STAGES as MODEL_STAGES
 
 #: Pool kinds in rotation: (product, MIG layout per GPU).
 POOL_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -49,18 +50,9 @@ POOL_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 #: Karpenter-provisioned pools (one modelled node each; their nodes come and go).
 KARPENTER_POOLS: tuple[tuple[str, str], ...] = (("burst-h100", "H100-80GB"), ("burst-l4", "L4"))
-#: The stages in order; `scale` is one wave, or `FLEET_WAVES - 8` waves moving batches of pools.
-STAGES = (
-    "baseline",
-    "pilot-pool",
-    "driver-validation",
-    "native-claim-pilot",
-    "compatibility-bridge",
-    "application",
-    "nim-non-production",
-    "scale",
-    "final-cutover",
-)
+#: The stages in order, without `drain` (no pool moves in a wave that changes claims): `scale` is
+#: one wave, or `FLEET_WAVES - 8` waves moving batches of pools.
+STAGES = tuple(s for s in MODEL_STAGES if s != "drain")
 #: Teams at the headline size (2,000 nodes and more); smaller fleets have one team per 20 nodes.
 TENANTS = 100
 D = "device.attributes['gpu.nvidia.com']"
