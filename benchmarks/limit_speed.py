@@ -20,6 +20,8 @@ from pathlib import Path
 from harness import FLEET, GPUPLATFORM, load, repeat, report
 
 GOALS = {"synthSecondsAtMost": 30.0, "checkSecondsAtMost": 60.0}
+#: The documented limit (docs/policy.md): the goals are met only there.
+LIMIT = ("14997", "32")
 
 
 def _size(root: Path) -> tuple[int, int]:
@@ -44,6 +46,7 @@ def main() -> None:
             lambda n: [GPUPLATFORM, "synth", str(FLEET), "--out", str(work / f"out-{n}")], times, env, cold
         )
         files, size = _size(work / "out-0")
+    limit = (nodes, waves) == LIMIT
     report(
         "limit",
         {
@@ -53,11 +56,14 @@ def main() -> None:
             "synth": synth,
             "filesWritten": files,
             "bytesWritten": size,
+            "atTheLimit": limit,
             "goals": GOALS,
             "goalsMetByMinimum": {
-                "synthSecondsAtMost": synth["minSeconds"] <= GOALS["synthSecondsAtMost"]
+                "synthSecondsAtMost": limit
+                and synth["minSeconds"] <= GOALS["synthSecondsAtMost"]
                 and synth["exitCodes"] == [0],
-                "checkSecondsAtMost": check["minSeconds"] <= GOALS["checkSecondsAtMost"]
+                "checkSecondsAtMost": limit
+                and check["minSeconds"] <= GOALS["checkSecondsAtMost"]
                 and check["exitCodes"] == [0],
             },
             "loadCoresPaceBeforeAfter": [start_load, load()],
