@@ -91,39 +91,33 @@ def node_selector_matches(selector: Mapping[str, Any], node: Node) -> bool:
 
 class GroupSelector:
     """A v1 NodeSelector asked of groups of nodes that share their labels: whether it selects some
-    node of a group, as `node_selector_matches` would on each, trying only the names a term's `In`
-    on `metadata.name` lists (a probe pinned to a pool's nodes is asked of every group)."""
+    node of a group, by `node_selector_matches`'s own rule (`_term`), tried on one node of the group
+    for a term that reads no name, else on the names its `In` on `metadata.name` lists (a probe
+    pinned to a pool's nodes is asked of every group)."""
 
     def __init__(self, selector: Mapping[str, Any]) -> None:
-        self._terms: list[
-            tuple[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]], frozenset[str] | None]
-        ] = []
-        for term in selector.get("nodeSelectorTerms") or ():
-            expressions, fields = term.get("matchExpressions") or (), term.get("matchFields") or ()
-            if not (expressions or fields):
-                continue
-            named = next(
-                (
-                    frozenset(str(v) for v in r.get("values") or ())
-                    for r in fields
-                    if r.get("key") == "metadata.name" and r.get("operator") == "In"
-                ),
-                None,
-            )
-            self._terms.append((expressions, fields, named))
+        self._terms = [(term, _named(term)) for term in selector.get("nodeSelectorTerms") or ()]
 
     def selects_some(self, names: Sequence[str], labels: Mapping[str, str]) -> bool:
         """Whether some node of `names`, each carrying `labels`, is selected."""
-        for expressions, fields, named in self._terms:
-            if not all(_requirement(r, labels.get(str(r.get("key")))) for r in expressions):
-                continue
-            candidates = names if named is None else [n for n in names if n in named]
-            if any(
-                all(r.get("key") == "metadata.name" and _requirement(r, n) for r in fields)
-                for n in candidates
-            ):
+        for term, named in self._terms:
+            if not term.get("matchFields"):
+                candidates: Sequence[str] = names[:1]
+            elif named is None:
+                candidates = names
+            else:
+                candidates = [n for n in names if n in named]
+            if any(_term(term, Node(n, labels)) for n in candidates):
                 return True
         return False
+
+
+def _named(term: Mapping[str, Any]) -> frozenset[str] | None:
+    """The only names a term can select (its first `In` on `metadata.name`), None when any."""
+    for r in term.get("matchFields") or ():
+        if r.get("key") == "metadata.name" and r.get("operator") == "In":
+            return frozenset(str(v) for v in r.get("values") or ())
+    return None
 
 
 def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:

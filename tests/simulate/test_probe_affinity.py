@@ -99,6 +99,23 @@ _TERM = st.fixed_dictionaries(
     names=["gpu-0"],
     labels={},
 )
+@example(  # a name the term excludes comes first in the group, another is selected
+    terms=[{"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["gpu-0"]}]}],
+    names=["gpu-0", "gpu-1"],
+    labels={},
+)
+@example(  # two names the term lists are in the group, its second requirement excludes the first
+    terms=[
+        {
+            "matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["gpu-0", "gpu-1"]},
+                {"key": "metadata.name", "operator": "NotIn", "values": ["gpu-0"]},
+            ]
+        }
+    ],
+    names=["gpu-0", "gpu-1"],
+    labels={},
+)
 @given(
     terms=st.lists(_TERM, max_size=3),
     names=st.lists(_NAMES, max_size=3, unique=True),
