@@ -33,9 +33,14 @@ def _synth_objects(platform: Platform, wave: str, engine: str) -> list[dict[str,
     files = render_files(loaded)
     root = f"waves/{plan_platform(platform).wave(wave).dir_name}/"
     other = {"argocd", "flux"} - {engine}
+    # the Nodes live once per pool state under nodes/, in the folders the wave's 10-nodes names
+    nodes = tuple(
+        f"{r.removeprefix('../../../')}/"
+        for r in yaml.safe_load(files[f"{root}10-nodes/kustomization.yaml"])["resources"]
+    )
     objects = []
     for path in sorted(files, key=lambda p: not p.startswith("delivery/")):
-        if not path.startswith((root, "delivery/gates/")) or path.endswith("kustomization.yaml"):
+        if not path.startswith((root, "delivery/gates/", *nodes)) or path.endswith("kustomization.yaml"):
             continue
         if other & set(path.split("/")[:-1]):
             continue

@@ -29,9 +29,7 @@ def test_synth_writes_every_platform_of_a_stack(tmp_path: Path) -> None:
         f"wrote {tmp_path}/reference-staging",
     ]
     assert (tmp_path / "reference" / "gpuplatform.lock.json").is_file()
-    assert (
-        tmp_path / "reference" / "waves" / "01-pilot-pool" / "10-nodes" / "node_gpu-dra-01.yaml"
-    ).is_file()
+    assert (tmp_path / "reference" / "nodes" / "dra-pilot" / "dra" / "node_gpu-dra-01.yaml").is_file()
 
 
 def test_synth_check_detects_drift_and_passes_when_current(tmp_path: Path) -> None:
@@ -39,7 +37,7 @@ def test_synth_check_detects_drift_and_passes_when_current(tmp_path: Path) -> No
     out = tmp_path / "out"
     assert run("synth", str(spec), "--out", str(out)).exit_code == 0
     assert run("synth", str(spec), "--out", str(out), "--check").exit_code == 0
-    node = out / "lab" / "waves" / "01-pilot" / "10-nodes" / "node_gpu-02.yaml"
+    node = out / "lab" / "nodes" / "new" / "dra" / "node_gpu-02.yaml"
     node.write_text(node.read_text() + "# hand edit\n")
     (out / "lab" / "stray.yaml").write_text("x: 1\n")
     result = run("synth", str(spec), "--out", str(out), "--check")
@@ -213,7 +211,7 @@ def test_diff_against_disk_shows_the_edit(tmp_path: Path) -> None:
     run("synth", str(spec), "--out", str(out))
     same = run("diff", str(spec), "--out", str(out))
     assert (same.exit_code, same.stdout) == (0, "")
-    node = out / "lab" / "waves" / "01-pilot" / "10-nodes" / "node_gpu-02.yaml"
+    node = out / "lab" / "nodes" / "new" / "dra" / "node_gpu-02.yaml"
     node.write_text(node.read_text().replace("mode: dra", "mode: legacy"))
     result = run("diff", str(spec), "--out", str(out))
     assert result.exit_code == 1

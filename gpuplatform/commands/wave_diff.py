@@ -28,6 +28,8 @@ from gpuplatform.labels import GATE_LABEL, SWITCH_LABEL, VALIDATION_LABEL, WAVE_
 from gpuplatform.output.yaml import scalar
 from gpuplatform.plan.sync_order import SyncUnit, unit_of_folder
 from gpuplatform.plan.waves import WaveState
+from gpuplatform.render.kustomize_paths import join_path
+from gpuplatform.render.nodes import NODES_ROOT
 
 __all__ = ["HANDOFF", "FileChange", "WaveDiff", "adjacent_units", "diff_waves", "unified"]
 
@@ -126,13 +128,33 @@ _Side = dict[str, tuple[str, bytes, bytes]]
 
 
 def _by_folder(files: Mapping[str, bytes]) -> dict[str, list[str]]:
-    """Paths by their wave or hand-off folder (`waves/<NN>-<wave>`, `handoff/<NN>-<wave>`)."""
+    """Paths by their wave or hand-off folder (`waves/<NN>-<wave>`, `handoff/<NN>-<wave>`), and the
+    objects of the shared folders waves name (`nodes/<pool>/<state>`) by theirs."""
     index: dict[str, list[str]] = {}
     for path in files:
         top, _, rest = path.partition("/")
         if top in ("waves", HANDOFF) and "/" in rest:
             index.setdefault(f"{top}/{rest.split('/', 1)[0]}", []).append(path)
+        elif top == NODES_ROOT and not path.endswith("/kustomization.yaml"):
+            index.setdefault(path.rsplit("/", 1)[0], []).append(path)
     return index
+
+
+def _shared(files: Mapping[str, bytes], index: Mapping[str, list[str]], root: str) -> dict[str, str]:
+    """key -> path of the objects in the shared folders the wave at `root` names, keyed as if they
+    were in the naming folder (`10-nodes/node_gpu-01.yaml`): a node that changes state shows as its
+    labels' change, not as a file moved."""
+    out: dict[str, str] = {}
+    for path in index.get(root, ()):
+        if not path.endswith("/kustomization.yaml"):
+            continue
+        folder = path[: -len("/kustomization.yaml")]
+        listed = yaml.load(files[path], Loader=yaml.CSafeLoader) or {}
+        for resource in listed.get("resources") or []:
+            target = join_path(folder, str(resource))
+            for shared in index.get(target, ()) if target.startswith(f"{NODES_ROOT}/") else ():
+                out[f"{folder[len(root) + 1 :]}/{shared.rsplit('/', 1)[1]}"] = shared
+    return out
 
 
 def _side(files: Mapping[str, bytes], index: Mapping[str, list[str]], state: WaveState) -> _Side:
@@ -168,6 +190,8 @@ def _side(files: Mapping[str, bytes], index: Mapping[str, list[str]], state: Wav
             if prefix:
                 text = text.replace(*spec_wave)
             side[key] = (path, text, text)
+    for key, path in _shared(files, index, f"waves/{state.dir_name}").items():
+        side[key] = (path, files[path], files[path])
     for key, (path, text, raw) in side.items():
         if key.rsplit("/", 1)[0] not in job_folders and b"\nkind: Job\n" not in text:
             continue

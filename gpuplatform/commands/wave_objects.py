@@ -21,7 +21,7 @@ from gpuplatform.model.platform import Platform
 from gpuplatform.output.serialize import Serializer
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.meta import Obj
-from gpuplatform.render.tree import ENGINE_GROUPS, Tree, render_tree
+from gpuplatform.render.tree import ENGINE_GROUPS, Tree, render_tree, shared_files
 from gpuplatform.versions import parse_release
 
 __all__ = ["synth_wave_objects"]
@@ -70,11 +70,14 @@ def synth_wave_objects(
     root = f"waves/{plan.wave(wave).dir_name}/"
     others = set(ENGINE_GROUPS.values()) - {chosen}
     picked: dict[str, list[Obj]] = {}
-    for path, content in tree.files.items():
-        if not path.startswith((root, "delivery/gates/")) or path.endswith("/kustomization.yaml"):
-            continue
-        if isinstance(content, list) and not others & set(path.split("/")[:-1]):
-            picked[path] = content
+    for path in tree.files:
+        named = shared_files(tree.files, path) if path.startswith(root) else []  # the Nodes of `10-nodes`
+        for listed in [path, *named] if path.startswith((root, "delivery/gates/")) else []:
+            content = tree.files[listed]
+            if listed.endswith("/kustomization.yaml") or not isinstance(content, list):
+                continue
+            if not others & set(listed.split("/")[:-1]):
+                picked[listed] = content
     Serializer(parse_release(platform.kubernetes.version).minor).files(Tree(platform.name, dict(picked)))
     gates_first = sorted(picked, key=lambda p: not p.startswith("delivery/"))
     return [obj for path in gates_first for obj in picked[path]]

@@ -32,8 +32,9 @@ from gpuplatform.rehearse.sensitivity import blind_gates
 from gpuplatform.rehearse.workloads import Owners
 from gpuplatform.render.argocd_settings import INSTALLED_FROM_MANIFESTS
 from gpuplatform.render.flux_entry import flux_source
+from gpuplatform.render.kustomize_paths import built_objects
 from gpuplatform.render.tree import Tree
-from gpuplatform.simulate.rendered import EntryTrees, engine_wave, folder_objects
+from gpuplatform.simulate.rendered import EntryTrees, engine_wave
 from gpuplatform.simulate.replay import TransitionResult
 from gpuplatform.simulate.world import StepRecord, Violation, ViolationFound
 
@@ -288,7 +289,7 @@ class Walker:
         leaves them undone."""
         self.record("operator", f"merge: activeWave {a.name} -> {b.name}", check=False)
         wave = engine_wave(self.tree, self.plan, b.name, self.engine_name, self._entries[b.name])
-        gates = folder_objects(self._entries[b.name], "delivery/gates")
+        gates = built_objects(self._entries[b.name].files, "delivery/gates")
         self._merges += 1
         sha = hashlib.sha1(f"{self.plan.platform.name}/{b.name}/{self._merges}".encode()).hexdigest()
         (self.work / "state" / "merged").write_text(sha + "\n")

@@ -18,6 +18,7 @@ from gpuplatform.charts.facts import RBAC_KINDS
 from gpuplatform.model.platform import IN_CLUSTER, SYNC_FAILED_SUBSCRIPTION
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.meta import Obj, k8s_object
+from gpuplatform.render.nodes import NODES_ROOT
 from gpuplatform.render.operators import SYNC_RETRY, HelmChart, argocd_application, helm_charts
 
 __all__ = [
@@ -111,7 +112,8 @@ def wave_installs(plan: Plan, files: TreeFiles) -> ArgoInstalls:
     """What the tree's `waves/` install: the same for every `activeWave`, so a tree rendered for
     several active waves reads it once (`argocd_installs(..., waves=)`)."""
     installs = ArgoInstalls(repositories={plan.platform.delivery.repo_url})
-    _read_objects(installs, plan, files, "waves/")
+    for prefix in ("waves/", f"{NODES_ROOT}/"):
+        _read_objects(installs, plan, files, prefix)
     return installs
 
 

@@ -13,7 +13,12 @@ from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Mode, Plan, WaveState, validator_workaround
 from gpuplatform.render.meta import NEVER_DELETE_ANNOTATIONS, Obj, k8s_object
 
+#: Where the Node objects live, once per pool state, for every wave's `10-nodes` to name.
+NODES_ROOT = "nodes"
+
 __all__ = [
+    "NODES_ROOT",
+    "node_folders",
     "node_labels",
     "pool_taint",
     "provisioner_labels",
@@ -66,17 +71,25 @@ def pool_taint(platform: Platform, pool: NodePool) -> dict[str, str]:
     return {"key": platform.mode_label_key, "value": "dra", "effect": "NoSchedule"}
 
 
-def render_nodes(plan: Plan, state: WaveState) -> list[Obj]:
-    """One partial Node per node of every static pool, never pruned and never deleted (a pool's
-    Nodes differ only in their name: built once per pool, copied per node)."""
-    objects: list[Obj] = []
+def _state(labels: dict[str, str], mode: Mode) -> str:
+    """The name of a pool's node state: its mode, and whether the validator is kept off."""
+    return f"{mode}-without-validator" if VALIDATOR_DEPLOY_LABEL in labels else mode
+
+
+def node_folders(plan: Plan, state: WaveState) -> dict[str, list[Obj]]:
+    """The partial Node of every node of every static pool, never pruned and never deleted, by the
+    folder under `nodes/` that holds them: `<pool>/<state>`. Their content is the pool's labels in
+    the wave, never the wave itself, so every wave that gives a pool the same labels applies the same
+    folder (a pool's Nodes differ only in their name: built once per pool, copied per node)."""
+    folders: dict[str, list[Obj]] = {}
     for pool in plan.platform.node_pools:
-        labels = node_labels(plan.platform, pool, state.pool_modes[pool.name], state.device_plugin_enabled)
-        shape = k8s_object(
-            "v1", "Node", "", wave=state.name, labels=labels, annotations=NEVER_DELETE_ANNOTATIONS
-        )
+        if not pool.nodes:
+            continue
+        mode = state.pool_modes[pool.name]
+        labels = node_labels(plan.platform, pool, mode, state.device_plugin_enabled)
+        shape = k8s_object("v1", "Node", "", wave=None, labels=labels, annotations=NEVER_DELETE_ANNOTATIONS)
         meta = shape["metadata"]
-        objects += (
+        folders[f"{pool.name}/{_state(labels, mode)}"] = [
             {
                 **shape,
                 "metadata": {
@@ -87,5 +100,10 @@ def render_nodes(plan: Plan, state: WaveState) -> list[Obj]:
                 },
             }
             for node in pool.nodes
-        )
-    return objects
+        ]
+    return folders
+
+
+def render_nodes(plan: Plan, state: WaveState) -> list[Obj]:
+    """Every Node object the wave applies (`node_folders`, in pool order)."""
+    return [obj for objects in node_folders(plan, state).values() for obj in objects]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from gpuplatform.kueue.render import render_kueue, render_kueue_handoffs
@@ -25,9 +25,10 @@ from gpuplatform.render.flux_entry import render_flux_entry
 from gpuplatform.render.gate_jobs import gate_identity, render_gate_jobs
 from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.hook_cleanup import cleanup_identity, cleanup_job, cleanup_namespace_access
+from gpuplatform.render.kustomize_paths import built_files, join_path
 from gpuplatform.render.meta import Obj, file_name, for_engines, for_every_wave
 from gpuplatform.render.nim import render_nim_handoffs, render_nim_owned
-from gpuplatform.render.nodes import render_nodes
+from gpuplatform.render.nodes import NODES_ROOT, node_folders
 from gpuplatform.render.operator_handoff import operator_handoff, operator_handoff_path, operator_handoff_text
 from gpuplatform.render.operators import argocd_wrappers, render_operators
 from gpuplatform.render.sync_identity import render_sync_identity
@@ -40,10 +41,12 @@ __all__ = [
     "KIND_RANK",
     "LAYERS",
     "Layer",
+    "SharedLayer",
     "Tree",
     "file_name",
     "kustomization",
     "render_tree",
+    "shared_files",
     "sort_objects",
     "tree_collisions",
 ]
@@ -95,15 +98,29 @@ class Layer:
     """Subfolders that exist even when empty (entry points name them)."""
 
 
-LAYERS: tuple[Layer, ...] = (
+@dataclass(frozen=True)
+class SharedLayer:
+    """A folder of every wave whose objects live once under `root`, in the folders `render` names:
+    each wave's folder only lists the ones it applies, so waves that apply the same objects share
+    their files and a wave's change is the line naming another folder."""
+
+    name: str
+    render: Callable[[Plan, WaveState], dict[str, list[Obj]]]
+    root: str
+    split: None = None
+
+
+LAYERS: tuple[Layer | SharedLayer, ...] = (
     Layer(OPERATORS_LAYER, render_operators),
-    Layer("10-nodes", render_nodes),
+    SharedLayer("10-nodes", node_folders, NODES_ROOT),
     Layer(SWITCH_LAYER, render_switch_jobs, split=switch_folder, subfolders=("enable", "release")),
     Layer("20-device-classes", render_device_classes),
     Layer("30-policy", render_policy),
     Layer("40-tenants", render_tenant_layer, split=_namespace_of),
     Layer("50-gates", render_gates_layer, split=_gate_phase, subfolders=("pre", "post")),
 )
+#: The folders beside `waves/` that hold a `SharedLayer`'s objects.
+SHARED_ROOTS: tuple[str, ...] = tuple(layer.root for layer in LAYERS if isinstance(layer, SharedLayer))
 ARGO_SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 
 #: Apply order inside a folder (lower first); kinds not listed go last, by name.
@@ -214,8 +231,28 @@ def _applied_sets(tree: Tree) -> dict[str, list[str]]:
     gates = sets.get("delivery/gates", [])
     for key in sets:
         if key.startswith("waves/"):
-            sets[key] += gates
+            sets[key] += gates + [
+                shared
+                for path in sets[key]
+                if path.endswith("/kustomization.yaml")
+                for shared in shared_files(tree.files, path)
+            ]
     return sets
+
+
+def shared_files(files: Mapping[str, list[Obj] | str], kustomization: str) -> list[str]:
+    """The files of the shared folders (a `SharedLayer`'s, `nodes/...`) that the kustomization at
+    path `kustomization` names."""
+    if not kustomization.endswith("/kustomization.yaml"):
+        return []
+    folder = kustomization[: -len("/kustomization.yaml")]
+    content = files.get(kustomization)
+    out: list[str] = []
+    for resource in content[0].get("resources", []) if isinstance(content, list) else []:
+        target = join_path(folder, str(resource))
+        if target.startswith(tuple(f"{root}/" for root in SHARED_ROOTS)):
+            out += built_files(files, target)
+    return out
 
 
 def tree_collisions(tree: Tree) -> list[str]:
@@ -293,7 +330,7 @@ def _folders(paths: Iterable[str], prefix: str) -> list[str]:
     )
 
 
-def _sync_wave(objects: list[Obj], layer: Layer) -> None:
+def _sync_wave(objects: list[Obj], layer: Layer | SharedLayer) -> None:
     """Order the layers for Argo CD: each object gets the sync-wave of its unit in `SYNC_UNITS`.
 
     PreSync and PostSync hooks run in their phase and need none; Sync hooks (the allocator switch)
@@ -311,13 +348,36 @@ def _sync_wave(objects: list[Obj], layer: Layer) -> None:
             obj["metadata"]["annotations"] = dict(sorted(annotations.items()))
 
 
-def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer, ...]) -> None:
+def _add_shared(tree: Tree, plan: Plan, state: WaveState, layer: SharedLayer, folder: str) -> None:
+    """`folder`'s kustomization naming the folders of `layer.root` the wave applies, each written by
+    the first wave that applies it (the same name holds the same objects: a second, different
+    content is a collision, `tree_collisions`)."""
+    engines = plan.platform.delivery.engines
+    up = "/".join([".."] * len(folder.split("/")))
+    entries = []
+    for sub, objects in layer.render(plan, state).items():
+        shared = f"{layer.root}/{sub}"
+        objects = for_engines(objects, engines)
+        if "argocd" in engines:
+            _sync_wave(objects, layer)
+        if f"{shared}/kustomization.yaml" not in tree.files or any(
+            tree.files.get(f"{shared}/{file_name(o)}") != [o] for o in objects
+        ):
+            tree.add_folder(shared, objects)
+        entries.append(f"{up}/{shared}")
+    tree.files[f"{folder}/kustomization.yaml"] = [kustomization(entries)]
+
+
+def render_wave(tree: Tree, plan: Plan, state: WaveState, layers: tuple[Layer | SharedLayer, ...]) -> None:
     """Add `waves/<NN>-<wave>/` (every layer folder, even empty) and `handoff/<NN>-<wave>/` to `tree`."""
     root = f"waves/{state.dir_name}"
     engines = plan.platform.delivery.engines
     argo = "argocd" in engines
     start = len(tree.files)
     for layer in layers:
+        if isinstance(layer, SharedLayer):
+            _add_shared(tree, plan, state, layer, f"{root}/{layer.name}")
+            continue
         objects = for_engines(layer.render(plan, state), engines)
         if argo:
             _sync_wave(objects, layer)
@@ -406,7 +466,7 @@ def render_delivery(tree: Tree, plan: Plan, waves: ArgoInstalls | None = None) -
         tree.add_folder("delivery/flux", for_every_wave(entry), engines=False, extra=("../gates",))
 
 
-def render_tree(plan: Plan, layers: tuple[Layer, ...] = LAYERS) -> Tree:
+def render_tree(plan: Plan, layers: tuple[Layer | SharedLayer, ...] = LAYERS) -> Tree:
     """Every wave of the plan and the entry points, as files (the runbooks, which read the rendered
     files, are added by `commands.synth.render_files`)."""
     tree = Tree(plan.platform.name)

@@ -16,6 +16,7 @@ from typing import Any
 from gpuplatform.charts.facts import all_chart_facts
 from gpuplatform.plan.waves import Plan
 from gpuplatform.render.delivery import ArgoInstalls, wave_installs
+from gpuplatform.render.kustomize_paths import built_objects
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.tree import Tree, render_delivery
 from gpuplatform.simulate.helm_rollout import duration_minutes
@@ -30,8 +31,6 @@ __all__ = [
     "engine_wave",
     "entry_tree",
     "flux_chart",
-    "folder_objects",
-    "kustomization_folder",
     "rendered_releases",
 ]
 
@@ -116,41 +115,6 @@ class EngineWave:
     gate, switch and sync identities (`delivery/gates/`, `delivery/argocd-sync/`)."""
 
 
-def kustomization_folder(tree: Tree, folder: str) -> list[str]:
-    """The files a folder's kustomization builds, recursively, in its listed order."""
-    entry = tree.files.get(f"{folder}/kustomization.yaml")
-    if not isinstance(entry, list):
-        return []
-    out: list[str] = []
-    for resource in entry[0].get("resources", []):
-        path = _join(folder, str(resource))
-        if path.endswith(".yaml"):
-            out.append(path)
-        else:
-            out += kustomization_folder(tree, path)
-    return out
-
-
-def _join(folder: str, relative: str) -> str:
-    parts = folder.split("/")
-    for part in relative.split("/"):
-        if part == "..":
-            parts.pop()
-        elif part not in ("", "."):
-            parts.append(part)
-    return "/".join(parts)
-
-
-def folder_objects(tree: Tree, folder: str) -> list[Obj]:
-    """The objects a folder's kustomization builds."""
-    objects: list[Obj] = []
-    for path in kustomization_folder(tree, folder):
-        content = tree.files.get(path)
-        if isinstance(content, list):
-            objects += content
-    return objects
-
-
 class EntryTrees:
     """`entry_tree` of one tree for each wave, each built once: what every wave shares (the files
     outside `delivery/`, what they install, `delivery/` as synth renders it for the tree's own
@@ -198,7 +162,7 @@ def entry_tree(tree: Tree, plan: Plan, wave: str) -> Tree:
 
 
 def _flux(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
-    entry = folder_objects(scratch, "delivery/flux")
+    entry = built_objects(scratch.files, "delivery/flux")
     kustomizations = {o["metadata"]["name"]: o for o in entry if o["kind"] == "Kustomization"}
     ordered: list[str] = []
     pending = sorted(kustomizations)
@@ -220,7 +184,7 @@ def _flux(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
         units.append(
             Unit(
                 name,
-                folder_objects(scratch, folder),
+                built_objects(scratch.files, folder),
                 prune=bool(spec.get("prune")),
                 wait=bool(spec.get("wait")),
                 folder=folder.split("/", 2)[-1],
@@ -324,13 +288,18 @@ def _kind_rank(obj: Obj) -> int:
 
 
 def _argocd(scratch: Tree, plan: Plan, wave: str) -> EngineWave:
-    entry = folder_objects(scratch, "delivery/argocd")
+    entry = built_objects(scratch.files, "delivery/argocd")
     apps = {_in_tree(plan, str(o["spec"]["source"]["path"])): o for o in entry if o["kind"] == "Application"}
     source, parent = next((p, o) for p, o in apps.items() if p.endswith("/argocd"))
-    objects = folder_objects(scratch, source)
-    by_hand = [o for p, a in apps.items() if p.endswith("/argocd-apps") for o in folder_objects(scratch, p)]
+    objects = built_objects(scratch.files, source)
+    by_hand = [
+        o for p, a in apps.items() if p.endswith("/argocd-apps") for o in built_objects(scratch.files, p)
+    ]
     delivered = [
-        o for p in apps if not p.endswith(("/argocd", "/argocd-apps")) for o in folder_objects(scratch, p)
+        o
+        for p in apps
+        if not p.endswith(("/argocd", "/argocd-apps"))
+        for o in built_objects(scratch.files, p)
     ]
     buckets: dict[tuple[int, int], list[Obj]] = {}
     for obj in objects:

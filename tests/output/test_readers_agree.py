@@ -21,7 +21,7 @@ from gpuplatform.output.serialize import Serializer
 from gpuplatform.output.yaml import dump_yaml, needs_quotes
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.meta import k8s_object
-from gpuplatform.render.tree import Tree, render_tree
+from gpuplatform.render.tree import Tree, render_tree, shared_files
 from tests.specs import minimal_spec, write_spec
 
 #: Strings some reader resolves to a non-string: YAML 1.1 bools (y/n too), 1.2 octal and exponent
@@ -160,10 +160,13 @@ def test_kustomize_reads_every_rendered_object_as_we_wrote_it(
     )
     # THEN every object it emits equals the object we rendered (no name, label or namespace
     # turned into a number or a boolean)
+    named = {
+        shared for path in tree.files if path.startswith(folder) for shared in shared_files(tree.files, path)
+    }
     ours = {
         (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]): o
         for path, content in tree.files.items()
-        if path.startswith(folder) and isinstance(content, list)
+        if (path.startswith(folder) or path in named) and isinstance(content, list)
         for o in content
         if o["kind"] != "Kustomization"
     }

@@ -41,10 +41,11 @@ def test_gp102_reads_the_rendered_node_labels(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(handoff, "node_labels", forgetful)
     # WHEN the rules run
     found = [p for p in findings(tmp_path, minimal_spec()) if p.code == "GP102"]
-    # THEN each DRA node of each wave is reported at its pool: gpu-02 from the pilot, gpu-01 at the cutover
+    # THEN each DRA node is reported at its pool, in the DRA state its waves share: gpu-02 (from the
+    # pilot), gpu-01 (at the cutover)
     where = {(p.loc, p.message.split(":")[0]) for p in found}
-    assert ("spec.nodePools[1]", "waves/01-pilot/10-nodes/node_gpu-02.yaml") in where
-    assert ("spec.nodePools[0]", "waves/03-cutover/10-nodes/node_gpu-01.yaml") in where
+    assert ("spec.nodePools[1]", "nodes/new/dra/node_gpu-02.yaml") in where
+    assert ("spec.nodePools[0]", "nodes/old/dra/node_gpu-01.yaml") in where
     assert ("spec.nodePools[1]", "handoff/01-pilot/nodepoolhandoff_new.yaml") in where
     assert all(
         (p.loc == "spec.nodePools[0]") == ("gpu-01" in p.message or " old " in p.message) for p in found

@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 from gpuplatform.model import Platform
 from gpuplatform.plan.waves import plan_platform
+from gpuplatform.render.kustomize_paths import join_path
 from gpuplatform.render.meta import k8s_object, order_keys
+from gpuplatform.render.nodes import NODES_ROOT
 from gpuplatform.render.tree import KIND_RANK, Tree, file_name, render_tree, sort_objects
 
 
@@ -106,9 +108,28 @@ def test_every_wave_folder_lists_exactly_its_files_and_subfolders(reference: Pla
         if "helmCharts" in kustomization[0]:
             continue  # the Argo CD wrapper of the DRA chart: its Application's source, listed by no one
         listed = set(kustomization[0]["resources"])
+        shared = {r for r in listed if r.startswith("../")}  # the nodes/ folders of 10-nodes
+        assert all(_first(tree, f"{join_path(folder, r)}/kustomization.yaml") for r in shared), folder
         engines = {e for e in entries if e in ("flux", "argocd")}
         engines |= {e for e in entries if "helmCharts" in _first(tree, f"{folder}/{e}/kustomization.yaml")}
-        assert listed == entries - {"kustomization.yaml"} - engines, folder
+        assert listed - shared == entries - {"kustomization.yaml"} - engines, folder
+
+
+def test_every_node_folder_lists_its_nodes_and_some_wave_names_it(reference: Platform) -> None:
+    tree = render_tree(plan_platform(reference))
+    folders = {p.rsplit("/", 1)[0] for p in tree.files if p.startswith(f"{NODES_ROOT}/")}
+    named = {
+        join_path(p.rsplit("/", 1)[0], str(r))
+        for p, content in tree.files.items()
+        if p.startswith("waves/") and p.endswith("/10-nodes/kustomization.yaml") and isinstance(content, list)
+        for r in content[0]["resources"]
+    }
+    assert folders == named and len(folders) == 4  # two pools, each legacy and DRA
+    for folder in folders:
+        files = {p.rsplit("/", 1)[1] for p in tree.files if p.rsplit("/", 1)[0] == folder}
+        assert set(_first(tree, f"{folder}/kustomization.yaml")["resources"]) == files - {
+            "kustomization.yaml"
+        }
 
 
 def test_engine_objects_go_to_unlisted_engine_folders() -> None:

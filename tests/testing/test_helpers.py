@@ -61,7 +61,7 @@ def test_an_invalid_object_is_named_with_its_field(tmp_path: Path) -> None:
     platform.synth(tmp_path)
     tree = tmp_path / "lab"
     assert tree_objects(tree) == tree_objects(platform)
-    node = tree / "waves/01-pilot/10-nodes/node_gpu-02.yaml"
+    node = tree / "nodes/new/dra/node_gpu-02.yaml"
     node.write_text(node.read_text().replace("metadata:\n", "metadata:\n  labelz: {}\n", 1))
     # WHEN the tree is asserted valid / THEN the Node and its field are named
     with pytest.raises(AssertionError, match=r"node_gpu-02.yaml: Node/gpu-02: metadata: .*'labelz'"):

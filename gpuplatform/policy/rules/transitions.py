@@ -19,7 +19,7 @@ from gpuplatform.labels import DRA_PLUGIN_LABEL, GPU_PRESENT_LABEL, NFD_NVIDIA_P
 from gpuplatform.plan.waves import WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.helm_values import merge_values, operator_settings
-from gpuplatform.render.nodes import node_labels, pool_taint, provisioner_labels
+from gpuplatform.render.nodes import NODES_ROOT, node_labels, pool_taint, provisioner_labels
 from gpuplatform.simulate.model import untolerated
 from gpuplatform.simulate.rendered import DRA_CHARTS, OPERATOR_CHARTS, ReleaseSpec
 from gpuplatform.versions import DCGM_EXPORTER_DRA_ENV, VALIDATOR_BUG_FIXED_IN, parse_release
@@ -187,7 +187,7 @@ rendered Node object may carry it.
 def engine_owns_switch_label(ctx: RuleContext) -> Iterator[Finding]:
     pools = {n: i for i, pool in enumerate(ctx.platform.node_pools) for n in pool.nodes}
     for path, content in sorted(ctx.tree.files.items()):
-        if not path.startswith("waves/") or "/10-nodes/" not in path or not isinstance(content, list):
+        if not path.startswith(f"{NODES_ROOT}/") or not isinstance(content, list):
             continue
         for obj in content:
             if obj.get("kind") == "Node" and DRA_PLUGIN_LABEL in (obj["metadata"].get("labels") or {}):
