@@ -1,5 +1,6 @@
 """The rehearsal's costs, each against issue 35's goal: the control plane's start, one transition of
-the reference stack, every transition of it under both engines, and the binaries when cached.
+the reference stack, one of the 200-node benchmark fleet, every transition of the reference stack
+under both engines, and the binaries when cached.
 
 Run: `.venv/bin/python benchmarks/rehearse_speed.py [--all]` — prints one JSON object. Without
 `--all` the whole-stack walk (minutes) is left out. Needs the binaries (`scripts/build-control-plane`).
@@ -8,8 +9,10 @@ Run: `.venv/bin/python benchmarks/rehearse_speed.py [--all]` — prints one JSON
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,10 +24,11 @@ from gpuplatform.versions import kube_gates
 
 ROOT = Path(__file__).resolve().parent.parent
 STACK = ROOT / "stacks" / "reference.py"
+FLEET = ROOT / "benchmarks" / "fleet.py"
 CRDS = ROOT.parent / "shared" / "reference" / "crds"
 
 
-def _rehearse(*args: str) -> tuple[float, int, str]:
+def _rehearse(*args: str, stack: Path = STACK, platform: str = "reference") -> tuple[float, int, str]:
     crds = ["--crds", str(CRDS)] if CRDS.is_dir() else []
     start = time.perf_counter()
     done = subprocess.run(
@@ -33,9 +37,9 @@ def _rehearse(*args: str) -> tuple[float, int, str]:
             "-m",
             "gpuplatform.cli",
             "rehearse",
-            str(STACK),
+            str(stack),
             "--platform",
-            "reference",
+            platform,
             *crds,
             *args,
         ],
@@ -43,7 +47,23 @@ def _rehearse(*args: str) -> tuple[float, int, str]:
         text=True,
         check=False,
     )
-    return round(time.perf_counter() - start, 1), done.returncode, done.stdout.strip().splitlines()[-1]
+    lines = (done.stdout.strip() or done.stderr.strip() or "-").splitlines()
+    return round(time.perf_counter() - start, 1), done.returncode, lines[-1]
+
+
+def _fleet_transition(nodes: int) -> dict[str, object]:
+    """`baseline -> pilot-pool` of the benchmark fleet at `nodes` nodes (`fleet.py`), one engine,
+    and the transition's own time as the rehearsal reports it (after the start and the adoption)."""
+    with tempfile.TemporaryDirectory(prefix="gpuplatform-fleet-") as out:
+        os.environ["FLEET_NODES"] = str(nodes)
+        subprocess.run(
+            [sys.executable, "-m", "gpuplatform.cli", "synth", str(FLEET), "--out", out],
+            capture_output=True,
+            check=True,
+        )
+        args = ("--from", "baseline", "--to", "pilot-pool", "--engine", "flux", "--no-late")
+        wall, code, summary = _rehearse(*args, "--tree", f"{out}/fleet", stack=FLEET, platform="fleet")
+    return {"nodes": nodes, "wall": wall, "exit": code, "summary": summary, "goal_s": 60}
 
 
 def main() -> None:
@@ -69,6 +89,7 @@ def main() -> None:
             "note": "includes start and the walk's adoption",
         },
     }
+    out["fleet_200_one_transition_s"] = _fleet_transition(200)
     if "--all" in sys.argv:
         every = _rehearse("--all", "--engine", "both")
         out["reference_all_both_s"] = {"wall": every[0], "exit": every[1], "summary": every[2], "goal_s": 180}

@@ -14,6 +14,7 @@ import threading
 import urllib.parse
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,8 @@ class Client:
         parsed = urllib.parse.urlparse(self.server)
         self._host, self._port = parsed.hostname or "127.0.0.1", parsed.port or 443
         self._served: dict[str, dict[str, Resource]] = {}
+        self._lists: dict[tuple[str, str, tuple[tuple[str, str], ...]], tuple[str, list[Obj]]] = {}
+        """(kind, namespace, params) -> (the store's revision it answered at, its items): `pinned`."""
 
     def _connection(self) -> http.client.HTTPSConnection:
         conn: http.client.HTTPSConnection | None = getattr(self._local, "conn", None)
@@ -178,6 +181,12 @@ class Client:
         return found
 
     def list(self, kind: str, namespace: str = "", **params: str) -> list[Obj]:
+        """The items of `kind`; in a thread `pinned` to the store's revision, the answer of an
+        earlier list at that revision when there is one (the items are shared: read, never change)."""
+        pinned: str | None = getattr(self._local, "pinned", None)
+        key = (kind, namespace, tuple(sorted(params.items())))
+        if pinned is not None and (kept := self._lists.get(key)) is not None and kept[0] == pinned:
+            return kept[1]
         answer = self.request("GET", resource_path(kind, namespace), params=params or None)
         items: list[Obj] = answer.get("items") or []
         prefix, _, _ = _KINDS[kind]
@@ -185,7 +194,20 @@ class Client:
         for item in items:
             item.setdefault("kind", kind)
             item.setdefault("apiVersion", version)
+        if pinned is not None:
+            self._lists[key] = (str(answer.get("metadata", {}).get("resourceVersion", "")), items)
         return items
+
+    @contextmanager
+    def pinned(self, revision: str) -> Iterator[None]:
+        """This thread's lists answered from its earlier ones while the store is at `revision`
+        (`revision()`): a store whose revision has not moved has had nothing written, so a list
+        answered at that revision is the list now. Other threads list as always."""
+        self._local.pinned = revision
+        try:
+            yield
+        finally:
+            self._local.pinned = None
 
     def revision(self) -> str:
         """The store's newest resourceVersion (any list answers with it): changes whenever anything is written."""

@@ -153,8 +153,9 @@ class Rehearsal:
         quiet, last = 0, ""
         while not self._stop.is_set():
             try:
-                wrote = self.stack.reconcile()
-                wrote |= self.agents.reconcile()
+                with self.client.pinned(last):  # a store unchanged since the last pass is not listed again
+                    wrote = self.stack.reconcile()
+                    wrote |= self.agents.reconcile()
                 revision = self.client.revision()
             except Exception:  # the loop reports; the main thread stops the rehearsal
                 self.errors.append(traceback.format_exc())

@@ -218,23 +218,32 @@ class Agents:
         by_name = {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in claims.values()}
         wrote = False
         self._note_starting(nodes, pods, self.client.list("Job"), self.client.list("DaemonSet"))
+        pods_on: dict[str, list[Obj]] = {}
+        for pod in pods:
+            pods_on.setdefault(str(pod["spec"].get("nodeName") or ""), []).append(pod)
+        slices_of: dict[str, list[Obj]] = {}
+        for piece in slices:
+            if piece["spec"].get("driver") == DRA_DRIVER:
+                slices_of.setdefault(str(piece["spec"].get("nodeName") or ""), []).append(piece)
+        strategy = self.allocators.mig_strategy()
         for name in list(self.fleet):
             node = nodes.get(name)
             if node is None:
                 continue
-            on_node = [p for p in pods if p["spec"].get("nodeName") == name]
-            wrote |= self._device_plugin(node, on_node)
-            wrote |= self._kubelet_plugin(name, on_node, slices)
+            on_node = pods_on.get(name, [])
+            wrote |= self._device_plugin(node, on_node, strategy)
+            wrote |= self._kubelet_plugin(name, on_node, slices_of.get(name, []))
             for pod in on_node:
                 wrote |= self._pod(node, pod, on_node, by_name)
-            self._note_overlap(name, slices)
+            self._note_overlap(name, slices_of.get(name, []))
         return wrote
 
-    def _note_overlap(self, name: str, slices: list[Obj]) -> None:
+    def _note_overlap(self, name: str, mine: list[Obj]) -> None:
+        """`mine`: the node's ResourceSlices of the DRA driver."""
         advertised = self.state[name].advertised
         if name in self.overlaps or not advertised:
             return
-        if any(s["spec"].get("nodeName") == name and s["spec"].get("driver") == DRA_DRIVER for s in slices):
+        if mine:
             resources = ", ".join(f"{k}={v}" for k, v in sorted(advertised.items()))
             self.overlaps[name] = (
                 f"node {name}: the device plugin advertised {resources} while {DRA_DRIVER} published its "
@@ -291,13 +300,12 @@ class Agents:
             pod, self.allocators.driver_namespace, lambda n: n.endswith(DRA_KUBELET_PLUGIN_SUFFIX)
         )
 
-    def _device_plugin(self, node: Obj, pods: list[Obj]) -> bool:
+    def _device_plugin(self, node: Obj, pods: list[Obj], strategy: str) -> bool:
+        """`strategy`: the operator's MIG strategy now."""
         name = node["metadata"]["name"]
         state, spec = self.state[name], self.fleet[name]
         running = any(self.device_plugin_pod(p) and _running(p) for p in pods)
-        wanted = (
-            (advertised(spec.mig_layout, spec.gpus, self.allocators.mig_strategy()) or {}) if running else {}
-        )
+        wanted = (advertised(spec.mig_layout, spec.gpus, strategy) or {}) if running else {}
         if wanted == state.advertised:
             return False
         gone = {k: "0" for k in state.advertised if k not in wanted}
@@ -310,12 +318,10 @@ class Agents:
         state.advertised = wanted
         return True
 
-    def _kubelet_plugin(self, name: str, pods: list[Obj], slices: list[Obj]) -> bool:
+    def _kubelet_plugin(self, name: str, pods: list[Obj], mine: list[Obj]) -> bool:
+        """`mine`: the node's ResourceSlices of the DRA driver."""
         state = self.state[name]
         running = any(self.kubelet_plugin_pod(p) and _running(p) for p in pods)
-        mine = [
-            s for s in slices if s["spec"].get("nodeName") == name and s["spec"].get("driver") == DRA_DRIVER
-        ]
         if running:
             state.wipe_at = None
             if mine or name in self.withheld:

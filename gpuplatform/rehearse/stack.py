@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -95,10 +96,9 @@ class GpuStack:
         release upgrades it in place) with the spec's values and what `helm upgrade` gave it."""
         spec = self.plan.platform.gpu_operator
         if self.operator is not None:
-            return render_gpu_operator(self.operator.version, self.operator.values)
-        return render_gpu_operator(
-            spec.version, merge_values(dict(spec.values), self._upgraded(spec.release_name))
-        )
+            return _operator(self.operator.version, json.dumps(self.operator.values, sort_keys=True))
+        values = merge_values(dict(spec.values), self._upgraded(spec.release_name))
+        return _operator(spec.version, json.dumps(values, sort_keys=True))
 
     def _upgraded(self, release: str) -> dict[str, Any]:
         """The values `helm upgrade --reuse-values` merged into the running release `release`."""
@@ -255,3 +255,10 @@ class GpuStack:
                 }
             )
         return objects
+
+
+@lru_cache(maxsize=16)
+def _operator(version: str, values: str) -> OperatorOutput:
+    """The operator chart's model for `values` (JSON): every pass of the agents asks for it, and it
+    changes only when an engine or the runbook upgrades the release."""
+    return render_gpu_operator(version, json.loads(values))

@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from gpuplatform.plan.steps import Step, transition_steps
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.rehearse.cluster import Rehearsal
+from gpuplatform.rehearse.cluster import Rehearsal, WaitFailed
 from gpuplatform.rehearse.crds import crds_for
 from gpuplatform.rehearse.engines import Engine, SyncFailed
 from gpuplatform.rehearse.fakes import install_fakes
@@ -141,16 +142,18 @@ class Walker:
             for o in content
         ]
         self.cluster.apply(crds_for(objects, self.crds), "rehearsal-setup")
-        self.cluster.wait(
-            lambda: (
-                self.cluster.kubectl(
-                    ["wait", "--for=condition=Established", "crd", "--all", "--timeout=5s"], check=False
-                ).returncode
-                == 0
-            ),
-            60,
-            "the CRDs established",
-        )
+        # the apiserver establishes a CRD in wall time, unseen by the store's revision: kubectl's own
+        # wall-clock wait, not a wait of the virtual clock (which moves while the store is quiet)
+        # (a CRD without conditions yet fails `kubectl wait` at once: it is asked again)
+        deadline = time.monotonic() + 60
+        while (
+            waited := self.cluster.kubectl(
+                ["wait", "--for=condition=Established", "crd", "--all", "--timeout=5s"], check=False
+            )
+        ).returncode != 0:
+            if time.monotonic() > deadline:
+                raise WaitFailed(f"the CRDs established: not within 60 s: {waited.stderr.strip()}")
+            time.sleep(0.2)
         d = self.plan.platform.delivery
         namespace = d.flux_namespace if self.engine_name == "flux" else d.argocd_namespace
         setup: list[dict[str, object]] = [

@@ -16,6 +16,7 @@ from gpuplatform.model.platform import Platform
 from gpuplatform.output.yaml import dump_documents
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.rehearse.assets import Assets
+from gpuplatform.rehearse.client import Client
 from gpuplatform.rehearse.cluster import Rehearsal
 from gpuplatform.rehearse.controlplane import ControlPlane
 from gpuplatform.rehearse.fleet import SYSTEM_NODE, fleet_nodes
@@ -249,3 +250,26 @@ def test_a_deleted_job_takes_its_pods_as_kubectl_delete_does(assets_136: Assets,
             600,
             "the pod collected",
         )
+
+
+def test_a_pinned_list_is_asked_again_once_anything_is_written(assets_136: Assets) -> None:
+    """The agents' loop lists the store again only when its revision moved (`Client.pinned`)."""
+    with ControlPlane(assets_136, kube_gates("1.36")) as plane:
+        client = Client(plane.server, plane.token, plane.ca_file)
+        revision = client.revision()
+        with client.pinned(revision):
+            first = client.list("Namespace")
+            # GIVEN nothing written: the same answer, not asked again
+            assert client.list("Namespace") is first
+        # WHEN anything is written (here a ConfigMap, not a Namespace)
+        client.create("ConfigMap", {"metadata": {"name": "c"}, "data": {}}, "default")
+        moved = client.revision()
+        assert moved != revision
+        with client.pinned(moved):
+            # THEN the pinned list is asked again and sees the store as it is now
+            again = client.list("Namespace")
+            assert again is not first and again == first
+            client.create("Namespace", {"metadata": {"name": "later"}})
+            assert client.list("Namespace") is again  # pinned at `moved`: the pass's own view
+        # AND a thread that is not pinned always asks
+        assert "later" in {n["metadata"]["name"] for n in client.list("Namespace")}
