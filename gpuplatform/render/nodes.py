@@ -22,7 +22,6 @@ __all__ = [
     "node_labels",
     "pool_taint",
     "provisioner_labels",
-    "render_nodes",
 ]
 
 
@@ -102,8 +101,3 @@ def node_folders(plan: Plan, state: WaveState) -> dict[str, list[Obj]]:
             for node in pool.nodes
         ]
     return folders
-
-
-def render_nodes(plan: Plan, state: WaveState) -> list[Obj]:
-    """Every Node object the wave applies (`node_folders`, in pool order)."""
-    return [obj for objects in node_folders(plan, state).values() for obj in objects]

@@ -16,7 +16,7 @@ from gpuplatform.plan.report import plan_report, plan_text
 from gpuplatform.plan.steps import transition_steps
 from gpuplatform.plan.waves import Plan, plan_platform
 from gpuplatform.render.handoff import handoff_labels
-from gpuplatform.render.nodes import render_nodes
+from gpuplatform.render.nodes import node_folders
 from tests.conftest import REPO
 from tests.specs import write_spec
 from tests.upstream_crds import crd_errors
@@ -127,7 +127,12 @@ def _applied_forward(plan: Plan, upto: int, pool: str) -> dict[str, str]:
     spec = plan.pools[pool]
     state = plan.waves[upto]
     if spec.provisioner is None:
-        nodes = [o for o in render_nodes(plan, state) if o["metadata"]["name"] in spec.nodes]
+        nodes = [
+            o
+            for objects in node_folders(plan, state).values()
+            for o in objects
+            if o["metadata"]["name"] in spec.nodes
+        ]
         return dict(nodes[0]["metadata"]["labels"])
     labels = dict(pool_selector(spec).labels)
     for i in range(1, upto + 1):

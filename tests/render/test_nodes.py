@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuplatform.model import NodePool, Platform
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.render.nodes import node_labels, provisioner_labels, render_nodes
+from gpuplatform.render.nodes import node_folders, node_labels, provisioner_labels
 
 
 def test_dra_node_labels_leave_the_kubelet_plugin_label_to_the_switch(reference: Platform) -> None:
@@ -44,7 +44,7 @@ def test_validator_label_follows_the_pool_override(reference: Platform) -> None:
 def test_no_rendered_node_sets_a_deploy_label_to_true(reference: Platform) -> None:
     plan = plan_platform(reference)
     for state in plan.waves:
-        for node in render_nodes(plan, state):
+        for node in (o for objects in node_folders(plan, state).values() for o in objects):
             labels = node["metadata"]["labels"]
             assert not [
                 k for k, v in labels.items() if k.startswith("nvidia.com/gpu.deploy.") and v == "true"
@@ -63,5 +63,7 @@ def test_provisioner_pools_get_no_node_objects(reference: Platform) -> None:
     )
     platform = reference.model_copy(update={"node_pools": (*reference.node_pools, karpenter)})
     plan = plan_platform(platform)
-    names = [n["metadata"]["name"] for n in render_nodes(plan, plan.waves[-1])]
+    names = [
+        n["metadata"]["name"] for objects in node_folders(plan, plan.waves[-1]).values() for n in objects
+    ]
     assert names == ["gpu-legacy-01", "gpu-dra-01"]
