@@ -29,7 +29,7 @@ from gpuplatform.output.yaml import scalar
 from gpuplatform.plan.sync_order import SyncUnit, unit_of_folder
 from gpuplatform.plan.waves import WaveState
 from gpuplatform.render.kustomize_paths import join_path
-from gpuplatform.render.nodes import NODES_ROOT
+from gpuplatform.render.tree import SHARED_ROOTS
 
 __all__ = ["HANDOFF", "FileChange", "WaveDiff", "adjacent_units", "diff_waves", "unified"]
 
@@ -129,13 +129,13 @@ _Side = dict[str, tuple[str, bytes, bytes]]
 
 def _by_folder(files: Mapping[str, bytes]) -> dict[str, list[str]]:
     """Paths by their wave or hand-off folder (`waves/<NN>-<wave>`, `handoff/<NN>-<wave>`), and the
-    objects of the shared folders waves name (`nodes/<pool>/<state>`) by theirs."""
+    objects of the shared folders waves name (`render.tree.SHARED_ROOTS`: `nodes/<pool>/<state>`) by theirs."""
     index: dict[str, list[str]] = {}
     for path in files:
         top, _, rest = path.partition("/")
         if top in ("waves", HANDOFF) and "/" in rest:
             index.setdefault(f"{top}/{rest.split('/', 1)[0]}", []).append(path)
-        elif top == NODES_ROOT and not path.endswith("/kustomization.yaml"):
+        elif top in SHARED_ROOTS and not path.endswith("/kustomization.yaml"):
             index.setdefault(path.rsplit("/", 1)[0], []).append(path)
     return index
 
@@ -152,7 +152,7 @@ def _shared(files: Mapping[str, bytes], index: Mapping[str, list[str]], root: st
         listed = yaml.load(files[path], Loader=yaml.CSafeLoader) or {}
         for resource in listed.get("resources") or []:
             target = join_path(folder, str(resource))
-            for shared in index.get(target, ()) if target.startswith(f"{NODES_ROOT}/") else ():
+            for shared in index.get(target, ()) if target.split("/", 1)[0] in SHARED_ROOTS else ():
                 out[f"{folder[len(root) + 1 :]}/{shared.rsplit('/', 1)[1]}"] = shared
     return out
 

@@ -71,8 +71,9 @@ def synth_wave_objects(
     others = set(ENGINE_GROUPS.values()) - {chosen}
     picked: dict[str, list[Obj]] = {}
     for path in tree.files:
-        named = shared_files(tree.files, path) if path.startswith(root) else []  # the Nodes of `10-nodes`
-        for listed in [path, *named] if path.startswith((root, "delivery/gates/")) else []:
+        if not path.startswith((root, "delivery/gates/")):
+            continue
+        for listed in [path, *shared_files(tree.files, path)]:  # with the Nodes `10-nodes` names
             content = tree.files[listed]
             if listed.endswith("/kustomization.yaml") or not isinstance(content, list):
                 continue

@@ -142,9 +142,9 @@ class Walker:
             for o in content
         ]
         self.cluster.apply(crds_for(objects, self.crds), "rehearsal-setup")
-        # the apiserver establishes a CRD in wall time, unseen by the store's revision: kubectl's own
-        # wall-clock wait, not a wait of the virtual clock (which moves while the store is quiet)
-        # (a CRD without conditions yet fails `kubectl wait` at once: it is asked again)
+        # The apiserver establishes a CRD in wall time, unseen by the store's revision, so this waits
+        # in wall time, not on the virtual clock (which moves while the store is quiet). A CRD with
+        # no conditions yet fails `kubectl wait` at once: it is asked again.
         deadline = time.monotonic() + 60
         while (
             waited := self.cluster.kubectl(
