@@ -195,7 +195,10 @@ class Client:
             item.setdefault("kind", kind)
             item.setdefault("apiVersion", version)
         if pinned is not None:
-            self._lists[key] = (str(answer.get("metadata", {}).get("resourceVersion", "")), items)
+            # Kept under the pinned revision, not the list's own (which may be newer, as
+            # controllers write between the two): a later pass pinned at that same revision
+            # proves nothing was written since, so this list was the store then and is now.
+            self._lists[key] = (pinned, items)
         return items
 
     @contextmanager
