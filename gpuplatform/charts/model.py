@@ -294,6 +294,10 @@ class OperatorOutput:
     mig_strategy: str = "single"
     """`mig.strategy` (chart default `single`): the device plugin's MIG_STRATEGY (object_controls.go
     `applyMIGConfiguration`)."""
+    operand_update: tuple[str, str] = ("RollingUpdate", "1")
+    """`daemonsets.updateStrategy` and `.rollingUpdate.maxUnavailable` (chart defaults: one node at a
+    time): how every operand DaemonSet but the driver's (always OnDelete) rolls after the values
+    change (values.yaml and templates/clusterpolicy.yaml, v26.3.1)."""
     exporter_dra: bool = False
     """DCGM exporter runs in DRA mode: `dcgmExporter.env` KUBERNETES_ENABLE_DRA=true, which
     object_controls.go copies to the container (v26.3.1), or a release that sets it itself
@@ -338,10 +342,11 @@ def render_gpu_operator(version: str, values: dict[str, Any]) -> OperatorOutput:
     manager = driver.get("manager") or {}
     release = parse_release(version)
     default_manager = f"v{driver_manager_of(release)}"
+    daemonsets = merged.get("daemonsets") or {}
     nfd_worker = ((merged.get("node-feature-discovery") or {}).get("worker") or {}).get("tolerations")
     return OperatorOutput(
         device_plugin=on("devicePlugin"),
-        operand_tolerations=list((merged.get("daemonsets") or {}).get("tolerations") or [_GPU_TOLERATION]),
+        operand_tolerations=list(daemonsets.get("tolerations") or [_GPU_TOLERATION]),
         nfd=on("nfd"),
         nfd_tolerations=list(nfd_worker or []),
         operands=tuple(operands),
@@ -351,6 +356,10 @@ def render_gpu_operator(version: str, values: dict[str, Any]) -> OperatorOutput:
         auto_upgrade=bool((driver.get("upgradePolicy") or {}).get("autoUpgrade")),
         gpu_pod_eviction=_env(manager.get("env"), "ENABLE_GPU_POD_EVICTION").lower() != "false",
         mig_strategy=str((merged.get("mig") or {}).get("strategy") or "single"),
+        operand_update=(
+            str(daemonsets.get("updateStrategy") or "RollingUpdate"),
+            str((daemonsets.get("rollingUpdate") or {}).get("maxUnavailable") or "1"),
+        ),
         exporter_dra=on("dcgmExporter")
         and (
             release >= GPU_OPERATOR_EXPORTER_DRA_SINCE

@@ -46,6 +46,7 @@ __all__ = [
     "GPU_STACK_DAEMONSET_PREFIXES",
     "NO_GPU_VISIBLE_DEVICES",
     "OPERANDS",
+    "OPERAND_DAEMONSETS",
     "STACK_NAMESPACES",
     "VISIBLE_DEVICES",
     "Operand",
@@ -118,6 +119,20 @@ OPERANDS: tuple[Operand, ...] = (
     ),
     Operand("mig-manager", ("app", "nvidia-mig-manager"), f"{DEPLOY_LABEL_PREFIX}mig-manager", "migManager"),
 )
+
+
+#: Operand -> (its DaemonSet, its pods' labels), from gpu-operator v26.3.1 `assets/state-*/`.
+OPERAND_DAEMONSETS: dict[str, tuple[str, dict[str, str]]] = {
+    "driver": ("nvidia-driver-daemonset", {"app": "nvidia-driver-daemonset"}),
+    "container-toolkit": ("nvidia-container-toolkit-daemonset", {}),
+    "device-plugin": ("nvidia-device-plugin-daemonset", dict([DEVICE_PLUGIN_LABEL])),
+    "gpu-feature-discovery": ("gpu-feature-discovery", {}),
+    "dcgm": ("nvidia-dcgm", {}),
+    "dcgm-exporter": ("nvidia-dcgm-exporter", {}),
+    "mig-manager": ("nvidia-mig-manager", {}),
+    "node-status-exporter": ("nvidia-node-status-exporter", {"app": "nvidia-node-status-exporter"}),
+    "operator-validator": ("nvidia-operator-validator", {"app": "nvidia-operator-validator"}),
+}
 
 
 def enabled_operands(values: dict[str, Any]) -> list[Operand]:

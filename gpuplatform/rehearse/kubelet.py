@@ -31,14 +31,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuplatform.errors import InputError
-from gpuplatform.gates.matchers import DRA_DRIVER, DRA_KUBELET_PLUGIN_SUFFIX, VISIBLE_DEVICES
+from gpuplatform.gates.matchers import (
+    DRA_DRIVER,
+    DRA_KUBELET_PLUGIN_SUFFIX,
+    OPERAND_DAEMONSETS,
+    VISIBLE_DEVICES,
+)
 from gpuplatform.inventory.catalog import lookup_product, slices_for_node
 from gpuplatform.rehearse.client import ApiError, Client, Obj
 from gpuplatform.rehearse.clock import Clock
 from gpuplatform.rehearse.fleet import FleetNode, node_manifest
 from gpuplatform.rehearse.pods import PodLauncher
 from gpuplatform.simulate.mig_layouts import advertised
-from gpuplatform.simulate.snapshot_nodes import OPERAND_DAEMONSETS
 
 __all__ = ["WIPE_DELAY", "Agents", "Allocators"]
 

@@ -6,7 +6,8 @@ they create are real, so the DaemonSet controller places the pods and the schedu
   NVIDIA PCI label gets `nvidia.com/gpu.present=true` and each absent `nvidia.com/gpu.deploy.<operand>`
   set to `true` (a present value is kept); one DaemonSet per enabled operand, named and labelled as
   its asset, selecting `nvidia.com/gpu.deploy.<operand>=true` and tolerating
-  `daemonsets.tolerations`; the DCGM exporter carries KUBERNETES_ENABLE_DRA when the values say so.
+  `daemonsets.tolerations` and rolling as `daemonsets.updateStrategy` says (the driver's on delete);
+  the DCGM exporter carries KUBERNETES_ENABLE_DRA when the values say so.
 - DRA driver chart (kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 as `charts/model.py` renders it):
   the DaemonSet `<chart>-kubelet-plugin` with the chart's nodeSelector, required affinity and
   tolerations, and the DeviceClasses after the post-render patches. The controller Deployment
@@ -26,7 +27,7 @@ from typing import Any
 
 from gpuplatform.charts.facts import chart_facts
 from gpuplatform.charts.model import DraDriverOutput, OperatorOutput, render_dra_driver, render_gpu_operator
-from gpuplatform.gates.matchers import DRA_KUBELET_PLUGIN_SUFFIX, OPERANDS
+from gpuplatform.gates.matchers import DRA_KUBELET_PLUGIN_SUFFIX, OPERAND_DAEMONSETS, OPERANDS
 from gpuplatform.labels import (
     DEPLOY_LABEL_PREFIX,
     GPU_PRESENT_LABEL,
@@ -40,7 +41,6 @@ from gpuplatform.render.helm_values import merge_values
 from gpuplatform.simulate.groups import mig_capable
 from gpuplatform.simulate.operator import STATE_LABELS
 from gpuplatform.simulate.rendered import DRA_CHARTS, OPERATOR_CHARTS, ReleaseSpec
-from gpuplatform.simulate.snapshot_nodes import OPERAND_DAEMONSETS
 from gpuplatform.versions import DCGM_EXPORTER_DRA_ENV
 
 __all__ = ["GpuStack"]
@@ -69,6 +69,16 @@ def _daemonset(
             },
         },
     }
+
+
+def _update_strategy(operand: str, out: OperatorOutput) -> Obj:
+    """The operand DaemonSet's `updateStrategy`: the driver's is always OnDelete, the others follow
+    `daemonsets.updateStrategy` (`OperatorOutput.operand_update`)."""
+    kind, unavailable = out.operand_update
+    if operand == "driver" or kind == "OnDelete":
+        return {"type": "OnDelete"}
+    rolling = int(unavailable) if unavailable.isdigit() else unavailable
+    return {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": rolling}}
 
 
 @dataclass
@@ -215,7 +225,9 @@ class GpuStack:
                 "nodeSelector": {DEPLOY_LABEL_PREFIX + operand: "true"},
                 "tolerations": [dict(t) for t in out.operand_tolerations],
             }
-            objects.append(_daemonset(name, self.operator_namespace, pod_labels, spec, [container]))
+            daemonset = _daemonset(name, self.operator_namespace, pod_labels, spec, [container])
+            daemonset["spec"]["updateStrategy"] = _update_strategy(operand, out)
+            objects.append(daemonset)
         return objects
 
     def _driver_objects(self, release: ReleaseSpec, out: DraDriverOutput) -> list[Obj]:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Set
 
+from gpuplatform.charts.model import render_gpu_operator
 from gpuplatform.gates import gates_for_wave
+from gpuplatform.gates.matchers import OPERAND_DAEMONSETS
 from gpuplatform.labels import WAVE_LABEL
 from gpuplatform.plan.report import wave_changes
 from gpuplatform.plan.review import reviewed_steps
@@ -24,6 +26,7 @@ from gpuplatform.render.argocd_settings import argocd_cm_step
 from gpuplatform.render.flux_entry import flux_source
 from gpuplatform.render.gate_jobs import gate_job_names
 from gpuplatform.render.gate_rerun import rerun_steps
+from gpuplatform.render.helm_values import merge_values, operator_settings
 from gpuplatform.render.markdown import markdown_text
 from gpuplatform.render.operator_handoff import operator_handoff_path
 from gpuplatform.render.runbook_actions import Action, numbered
@@ -137,6 +140,36 @@ def _preflight(plan: Plan) -> Action:
     )
 
 
+def _exporter_rolled(plan: Plan) -> list[Action]:
+    """Before the preflight: the DCGM exporter runs the operator's values on every node. The adoption
+    gave it DRA mode, the operator rolls it `maxUnavailable` nodes at a time, and a snapshot taken
+    during the roll is refused by GP257 (an OnDelete exporter never rolls by itself: GP257 says so)."""
+    op = plan.platform.gpu_operator
+    out = render_gpu_operator(op.version, merge_values(op.values, operator_settings(plan.platform)))
+    strategy, unavailable = out.operand_update
+    if not out.exporter_dra or "dcgm-exporter" not in out.operands or strategy != "RollingUpdate":
+        return []
+    name = OPERAND_DAEMONSETS["dcgm-exporter"][0]
+    return [
+        Action(
+            f"Wait until the DCGM exporter runs in DRA mode on every node: the GPU Operator rolls it after its "
+            f"values change, {_at_a_time(unavailable)} at a time (`daemonsets.rollingUpdate.maxUnavailable`), "
+            "and a preflight taken during the roll is refused (GP257):",
+            (f"kubectl -n {op.namespace} rollout status daemonset/{name} --timeout={_ROLL_TIMEOUT}",),
+        )
+    ]
+
+
+def _at_a_time(unavailable: str) -> str:
+    """`maxUnavailable` in words: `1` one node, `3` 3 nodes, `10%` 10% of the nodes."""
+    if unavailable == "1":
+        return "one node"
+    return f"{unavailable} of the nodes" if unavailable.endswith("%") else f"{unavailable} nodes"
+
+
+#: How long the runbook waits for an operand DaemonSet's roll before it stops and says so.
+_ROLL_TIMEOUT = "60m"
+
 #: Per transition (source, target): the sync units whose rendered files change.
 ChangedUnits = Mapping[tuple[str, str], Set[str]]
 
@@ -169,7 +202,11 @@ def _transition(plan: Plan, a: WaveState, b: WaveState, changed: ChangedUnits | 
         "(if another commit merged since, set `MERGED` to it):",
         _follow(plan, b),
     )
-    first = [_preflight(plan), *argocd_cm_step(plan)] if a.name == plan.waves[0].name else []
+    first = (
+        [*_exporter_rolled(plan), _preflight(plan), *argocd_cm_step(plan)]
+        if a.name == plan.waves[0].name
+        else []
+    )
     lines += ["", "### Before the merge", "", *numbered([*first, review, *steps.before])]
     lines += ["", "### Sync", "", *numbered([merge, *steps.during, follow])]
     lines += ["", "### After the sync", ""]

@@ -24,7 +24,7 @@ from typing import Any
 from gpuplatform.charts.facts import chart_facts
 from gpuplatform.errors import InputError
 from gpuplatform.evidence.summary import summarise
-from gpuplatform.gates.matchers import DEVICE_PLUGIN_LABEL, DRA_KUBELET_PLUGIN_SUFFIX, OPERANDS
+from gpuplatform.gates.matchers import DRA_KUBELET_PLUGIN_SUFFIX, OPERAND_DAEMONSETS, OPERANDS
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import slices_for_node
 from gpuplatform.kube.nodes import well_known_labels
@@ -37,7 +37,6 @@ from gpuplatform.simulate.world import World
 from gpuplatform.versions import DCGM_EXPORTER_DRA_ENV
 
 __all__ = [
-    "OPERAND_DAEMONSETS",
     "device_list",
     "dra_chart_name",
     "kubelet_plugin_pod",
@@ -48,18 +47,6 @@ __all__ = [
 ]
 
 #: GPU Feature Discovery; gpu-operator v26.3.1 controllers/state_manager.go `migCapableLabelKey`.
-#: Operand -> (its DaemonSet, its pods' labels), from gpu-operator v26.3.1 `assets/state-*/`.
-OPERAND_DAEMONSETS: dict[str, tuple[str, dict[str, str]]] = {
-    "driver": ("nvidia-driver-daemonset", {"app": "nvidia-driver-daemonset"}),
-    "container-toolkit": ("nvidia-container-toolkit-daemonset", {}),
-    "device-plugin": ("nvidia-device-plugin-daemonset", dict([DEVICE_PLUGIN_LABEL])),
-    "gpu-feature-discovery": ("gpu-feature-discovery", {}),
-    "dcgm": ("nvidia-dcgm", {}),
-    "dcgm-exporter": ("nvidia-dcgm-exporter", {}),
-    "mig-manager": ("nvidia-mig-manager", {}),
-    "node-status-exporter": ("nvidia-node-status-exporter", {"app": "nvidia-node-status-exporter"}),
-    "operator-validator": ("nvidia-operator-validator", {"app": "nvidia-operator-validator"}),
-}
 _OPERAND_LABELS = {o.name: dict([o.label]) for o in OPERANDS}
 
 

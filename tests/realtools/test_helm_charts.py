@@ -430,3 +430,31 @@ def test_the_exporter_runs_in_dra_mode_as_the_chart_model_predicts(
         assert not render_gpu_operator(r.facts.version, off).exporter_dra
         checked += 1
     assert checked
+
+
+@pytest.mark.parametrize(
+    "daemonsets",
+    [{}, {"updateStrategy": "OnDelete"}, {"rollingUpdate": {"maxUnavailable": "10%"}}],
+)
+def test_the_operand_roll_is_read_as_helm_gives_it_to_the_operator(
+    charted: list[tuple[Release, list[dict[str, Any]]]],
+    helm: Helm,
+    rendered: Rendered,
+    daemonsets: dict[str, Any],
+) -> None:
+    """`OperatorOutput.operand_update` (the runbook's exporter wait, the rehearsal's operand
+    DaemonSets) is the ClusterPolicy's `daemonsets.updateStrategy` and `rollingUpdate`."""
+    from gpuplatform.charts.model import render_gpu_operator
+
+    r = next(r for r, _ in charted if r.chart == "gpu-operator")
+    values = copy.deepcopy(r.values)
+    values["daemonsets"] = {**(values.get("daemonsets") or {}), **daemonsets}
+    kube = rendered.plans[r.platform].platform.kubernetes.version
+    out = helm.template(r.folder, values, release=r.release, namespace=r.namespace, kube_version=kube)
+    assert not isinstance(out, str), out
+    [policy] = [d for d in out if d["kind"] == "ClusterPolicy"]
+    spec = policy["spec"]["daemonsets"]
+    assert render_gpu_operator(r.facts.version, values).operand_update == (
+        spec["updateStrategy"],
+        spec["rollingUpdate"]["maxUnavailable"],
+    )

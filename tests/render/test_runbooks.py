@@ -297,3 +297,36 @@ def test_the_chart_class_check_says_what_the_wave_renders(reference: object) -> 
                 assert not plan.chart_bridges(state), state.name
         # the driver arrives in the pilot wave, before any bridge wave
         assert seen == [("pilot-pool", False)], (bridge_source, seen)
+
+
+@pytest.mark.parametrize(
+    ("daemonsets", "waits"),
+    [
+        ({}, "one node at a time"),
+        ({"rollingUpdate": {"maxUnavailable": "10%"}}, "10% of the nodes at a time"),
+        ({"rollingUpdate": {"maxUnavailable": 3}}, "3 nodes at a time"),
+        ({"updateStrategy": "OnDelete"}, None),
+    ],
+)
+def test_the_preflight_waits_for_the_exporter_roll_as_the_operator_rolls_it(
+    reference: object, daemonsets: dict[str, object], waits: str | None
+) -> None:
+    """The adoption gives the DCGM exporter DRA mode and the operator rolls it node by node: a
+    preflight snapshot taken during the roll is refused (GP257), so the runbook waits for it first."""
+    from gpuplatform.model.platform import Platform
+    from gpuplatform.render.runbooks import render_runbooks
+
+    assert isinstance(reference, Platform)
+    # GIVEN the operator's `daemonsets` values
+    values = {**reference.gpu_operator.values, "daemonsets": daemonsets}
+    operator = reference.gpu_operator.model_copy(update={"values": values})
+    plan = plan_platform(reference.model_copy(update={"gpu_operator": operator}))
+    # WHEN the runbooks render
+    forward = _section(render_runbooks(plan, {})["01-pilot-pool.md"], "### Before the merge", "### Sync")
+    wait = "kubectl -n gpu-operator rollout status daemonset/nvidia-dcgm-exporter --timeout=60m"
+    if waits is None:
+        # THEN an exporter that rolls only on delete has no wait that could never end
+        assert "rollout status" not in forward
+        return
+    # THEN the wait comes before the preflight's snapshot and says how the operator rolls
+    _in_order(forward, waits, wait, "gpuplatform snapshot --out preflight")
