@@ -26,7 +26,7 @@ from gpuplatform.background import Background
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.render.tree import Tree
 from gpuplatform.runtime import current
-from gpuplatform.simulate.verdict import Refusal, simulation_verdict
+from gpuplatform.simulate.verdict import Refusal, simulation_verdicts
 from gpuplatform.snapshot.read import Snapshot
 from gpuplatform.versions import SDK_VERSION
 
@@ -89,7 +89,7 @@ def _write(folder: Path, key: str, verdict: tuple[Refusal, ...]) -> None:
 
 
 def _replay(loaded: Sequence[LoadedPlatform], trees: dict[str, Tree], snapshot: Snapshot | None) -> Verdicts:
-    return {lp.platform.name: simulation_verdict(lp, trees.get(lp.platform.name), snapshot) for lp in loaded}
+    return simulation_verdicts(loaded, trees, snapshot)
 
 
 class Simulated:

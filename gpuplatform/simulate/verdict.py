@@ -3,16 +3,17 @@ proves, as findings located at the spec's waves."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuplatform.inventory.catalog import known_product
 from gpuplatform.load.stacks import LoadedPlatform
 from gpuplatform.render.tree import Tree
 from gpuplatform.simulate.replay import TransitionResult
-from gpuplatform.simulate.run import ENGINES, simulate_platform
+from gpuplatform.simulate.run import ENGINES, PlatformReport, prepare, replay_reports
 from gpuplatform.snapshot.read import Snapshot
 
-__all__ = ["Refusal", "simulation_verdict"]
+__all__ = ["Refusal", "simulation_verdict", "simulation_verdicts"]
 
 
 @dataclass(frozen=True)
@@ -31,9 +32,27 @@ def simulation_verdict(
     workloads when given): one Refusal per (source, target) whose replay breaks an invariant. None
     for a platform with a pool the catalog cannot model: the model has no devices for it, and
     `check` refuses it already (GP301)."""
-    if not all(known_product(pool.product) for pool in loaded.platform.node_pools):
-        return ()
-    report = simulate_platform(loaded, None, None, ENGINES, tree=tree, snapshot=snapshot)
+    trees = {loaded.platform.name: tree} if tree is not None else {}
+    return simulation_verdicts([loaded], trees, snapshot)[loaded.platform.name]
+
+
+def simulation_verdicts(
+    loaded: Sequence[LoadedPlatform], trees: Mapping[str, Tree], snapshot: Snapshot | None = None
+) -> dict[str, tuple[Refusal, ...]]:
+    """`simulation_verdict` of each platform (by name), their replays shared among the workers
+    (`simulate.run.replay_reports`)."""
+    modelled = [lp for lp in loaded if all(known_product(pool.product) for pool in lp.platform.node_pools)]
+    prepared = [
+        prepare(lp, None, None, ENGINES, tree=trees.get(lp.platform.name), snapshot=snapshot)
+        for lp in modelled
+    ]
+    verdicts: dict[str, tuple[Refusal, ...]] = {lp.platform.name: () for lp in loaded}
+    for lp, report in zip(modelled, replay_reports(prepared), strict=True):
+        verdicts[lp.platform.name] = _refusals(lp, report)
+    return verdicts
+
+
+def _refusals(loaded: LoadedPlatform, report: PlatformReport) -> tuple[Refusal, ...]:
     index = {w.name: i for i, w in enumerate(loaded.platform.waves)}
     first: dict[tuple[str, str], list[TransitionResult]] = {}
     for result in report.failed:

@@ -94,13 +94,13 @@ def test_the_default_spec_is_clean_in_check_and_simulate(tmp_path: Path, cache: 
 def _replays(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The platforms whose transitions are replayed from now on (in this process or a child)."""
     replayed: list[str] = []
-    real = verdict.simulation_verdict
+    real = verdict.simulation_verdicts
 
     def counting(loaded: Any, *args: Any) -> Any:
-        replayed.append(loaded.platform.name)
+        replayed.extend(lp.platform.name for lp in loaded)
         return real(loaded, *args)
 
-    monkeypatch.setattr(verdicts, "simulation_verdict", counting)
+    monkeypatch.setattr(verdicts, "simulation_verdicts", counting)
     monkeypatch.setattr(background, "can_fork", lambda: False)  # count in this process
     return replayed
 

@@ -15,7 +15,7 @@ from gpuplatform.render.operator_handoff import operator_handoff_path
 from gpuplatform.render.tree import render_tree
 from gpuplatform.runtime import using
 from gpuplatform.simulate import jobs
-from gpuplatform.simulate.run import PlatformReport, simulate_platform
+from gpuplatform.simulate.run import PlatformReport, prepare, replay_reports, simulate_platform
 from tests.forks import count_forks
 from tests.simulate.helpers import simulate, violations
 from tests.specs import write_spec
@@ -173,3 +173,24 @@ def test_engines_replayed_in_forked_workers_report_what_one_process_reports(
     assert (workers, len(forks)) == (len(ENGINES), len(ENGINES))
     assert forked.as_dict() == alone.as_dict()
     assert [r.engine for r in forked.results] == sorted(r.engine for r in forked.results)
+
+
+def test_platforms_replayed_by_one_worker_each_report_what_each_reports_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN a stack of two platforms, each rendering both engines
+    loaded = load_stack(ROOT / "stacks" / "reference.py")
+    assert len(loaded) == 2 and all(tuple(lp.platform.delivery.engines) == ENGINES for lp in loaded)
+    if not can_fork():
+        pytest.skip("needs fork and two cores")
+    forks = count_forks(monkeypatch)
+    # WHEN the CLI's runtime replays them together
+    with using(cli_runtime()):
+        together = replay_reports([prepare(lp, None, None, ENGINES) for lp in loaded])
+    # THEN one worker per platform ran both its engines in turn, and each report is the one the
+    # platform gets replayed alone, in one process, its results in engine order
+    assert len(forks) == len(loaded)
+    for lp, report in zip(loaded, together, strict=True):
+        alone = simulate_platform(lp, None, None, ENGINES)
+        assert report.as_dict() == alone.as_dict()
+        assert [r.engine for r in report.results] == sorted(r.engine for r in report.results)
