@@ -31,7 +31,6 @@ __all__ = [
     "prepare",
     "replay_reports",
     "report_text",
-    "simulate_platform",
     "simulate_platforms",
 ]
 
@@ -113,23 +112,6 @@ def accepted_pairs(plan: Plan) -> tuple[list[tuple[str, str]], list[str]]:
     return pairs, refused
 
 
-def simulate_platform(
-    loaded: LoadedPlatform,
-    source: str | None,
-    target: str | None,
-    engines: Sequence[str],
-    tree: Tree | None = None,
-    snapshot: Snapshot | None = None,
-    checkpoints: tuple[Path, int] | None = None,
-) -> PlatformReport:
-    """Replay one transition (or, with no source/target, every accepted one) under each engine.
-
-    With a `snapshot`, its unmigrated GPU pods replace the default one per legacy pool. With
-    `checkpoints` (a folder and the platform's index), the cluster is written at every checkpoint.
-    """
-    return replay_reports([prepare(loaded, source, target, engines, tree, snapshot, checkpoints)])[0]
-
-
 def prepare(
     loaded: LoadedPlatform,
     source: str | None,
@@ -139,7 +121,12 @@ def prepare(
     snapshot: Snapshot | None = None,
     checkpoints: tuple[Path, int] | None = None,
 ) -> Prepared:
-    """What `simulate_platform` replays, ready for `replay_reports` (which may replay several)."""
+    """Replay one transition (or, with no source/target, every accepted one) under each engine:
+    `.replay()`, or `replay_reports` for several platforms at once.
+
+    With a `snapshot`, its unmigrated GPU pods replace the default one per legacy pool. With
+    `checkpoints` (a folder and the platform's index), the cluster is written at every checkpoint.
+    """
     platform = loaded.platform
     plan = plan_platform(platform)
     rendered: list[str] = [e for e in engines if e in platform.delivery.engines]
@@ -198,6 +185,10 @@ class Prepared:
 
     report: PlatformReport
     replays: _Replays
+
+    def replay(self) -> PlatformReport:
+        """This platform's replays (`replay_reports`)."""
+        return replay_reports([self])[0]
 
 
 #: A forked worker's work: (index of the `Prepared`, engine) units, run in order.
@@ -275,7 +266,7 @@ def simulate_platforms(
     snapshot: Path | None = None,
     write_snapshots: Path | None = None,
 ) -> list[PlatformReport]:
-    """`simulate_platform` for every loaded platform; InputError for an unknown wave or an engine
+    """`prepare` and replay every loaded platform; InputError for an unknown wave or an engine
     a platform does not render (it would prove "0 of 0").
 
     `write_snapshots`: a new or empty folder, which gets one snapshot folder per checkpoint.

@@ -18,7 +18,7 @@ from gpuplatform.load.stacks import LoadedPlatform, load_stack
 from gpuplatform.rehearse.assets import Assets
 from gpuplatform.rehearse.run import RehearsalOptions, rehearse_platform
 from gpuplatform.simulate.replay import TransitionResult
-from gpuplatform.simulate.run import ENGINES, simulate_platform
+from gpuplatform.simulate.run import ENGINES, prepare
 from tests.conftest import REPO
 from tests.rehearse.conftest import FOUR_NODES, synth_tree
 
@@ -41,7 +41,7 @@ def _compare(
     rehearsed = rehearse_platform(
         loaded, str(stack), None, None, engines, RehearsalOptions(assets.folder, crds, tree)
     )
-    modelled = simulate_platform(loaded, None, None, engines)
+    modelled = prepare(loaded, None, None, engines).replay()
     real, model = _verdicts(rehearsed.results), _verdicts(modelled.results)
     common = sorted(set(real) & set(model))
     disagree = []

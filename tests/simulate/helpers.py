@@ -16,7 +16,7 @@ from gpuplatform.render import operators
 from gpuplatform.render.tree import render_tree
 from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.replay import replay_platform
-from gpuplatform.simulate.run import PlatformReport, simulate_platform
+from gpuplatform.simulate.run import PlatformReport, prepare
 from gpuplatform.simulate.snapshot import cluster_snapshot
 from gpuplatform.simulate.world import Violation, World
 from tests.specs import minimal_spec, write_spec
@@ -38,7 +38,7 @@ def simulate(
     engines: tuple[str, ...] = ("argocd", "flux"),
 ) -> PlatformReport:
     (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", doc))
-    return simulate_platform(loaded, source, target, engines)
+    return prepare(loaded, source, target, engines).replay()
 
 
 def violations(report: PlatformReport, *, late: bool | None = None) -> list[tuple[str, str, str, Violation]]:

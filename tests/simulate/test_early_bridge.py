@@ -8,7 +8,7 @@ from gpuplatform.evidence.evaluate import evaluate_gates
 from gpuplatform.gates import EVIDENCE_CHECKS
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
-from gpuplatform.simulate.run import simulate_platform
+from gpuplatform.simulate.run import prepare
 from gpuplatform.snapshot.read import load_snapshot
 from tests.simulate.helpers import sim_spec, simulate, violations
 from tests.specs import write_spec
@@ -46,7 +46,7 @@ def test_evidence_on_the_early_bridges_checkpoint_breaks_early_bridge(tmp_path: 
     doc["spec"]["waves"][2]["bridges"] = ["early"]
     (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", doc))
     out = tmp_path / "checkpoints"
-    simulate_platform(loaded, "pilot", "claims", ("flux",), checkpoints=(out, 1))
+    prepare(loaded, "pilot", "claims", ("flux",), checkpoints=(out, 1)).replay()
     (broken,) = [f for f in sorted(out.iterdir()) if f.name.endswith("-violation-early-bridge")]
     # WHEN evidence judges the checkpoint where the model saw it
     plan = plan_platform(loaded.platform)

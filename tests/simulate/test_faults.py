@@ -22,7 +22,7 @@ from gpuplatform.load.stacks import LoadedPlatform, load_stack
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.simulate import apply, jobs, operator, replay, snapshot, snapshot_nodes
 from gpuplatform.simulate.model import Group, Workload
-from gpuplatform.simulate.run import simulate_platform
+from gpuplatform.simulate.run import prepare
 from gpuplatform.simulate.world import START, Reaction, World
 from gpuplatform.snapshot.read import load_snapshot
 from tests.simulate.helpers import sim_spec
@@ -281,7 +281,7 @@ def _replayed(fault: Fault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     loaded = _loaded(fault, tmp_path)
     a, b = fault.transition
     out = tmp_path / "checkpoints"
-    report = simulate_platform(loaded, a, b, ("flux",), checkpoints=(out, 1))
+    report = prepare(loaded, a, b, ("flux",), checkpoints=(out, 1)).replay()
     (violation,) = [r.violation for r in report.results if not r.late and r.violation is not None]
     reported = f"{violation.invariant}: {violation.message}"
     return reported, *_evidence(loaded, b, fault.gate, _first_checkpoint(out, f"{a}-to-{b}"))
@@ -303,7 +303,7 @@ def test_an_injected_fault_breaks_the_matching_gate_in_simulate_and_in_evidence(
 @pytest.mark.parametrize("name", sorted(FAULTS))
 def test_without_the_fault_the_same_replay_is_proven(name: str, tmp_path: Path) -> None:
     fault = FAULTS[name]
-    report = simulate_platform(_loaded(fault, tmp_path), *fault.transition, ("flux",))
+    report = prepare(_loaded(fault, tmp_path), *fault.transition, ("flux",)).replay()
     assert [r.violation for r in report.results if r.violation is not None] == []
 
 

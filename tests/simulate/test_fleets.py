@@ -15,7 +15,7 @@ from gpuplatform.render.operator_handoff import operator_handoff_path
 from gpuplatform.render.tree import render_tree
 from gpuplatform.runtime import using
 from gpuplatform.simulate import jobs
-from gpuplatform.simulate.run import PlatformReport, prepare, replay_reports, simulate_platform
+from gpuplatform.simulate.run import PlatformReport, prepare, replay_reports
 from tests.forks import count_forks
 from tests.simulate.helpers import simulate, violations
 from tests.specs import write_spec
@@ -45,7 +45,7 @@ def test_every_transition_of_every_stack_holds(
     # the rendered validation Job ends and frees its claim, so claim-pilot cannot hold; #10 renders
     # one that holds it while the gate reads it: modelled here as that one, to prove the rest
     monkeypatch.setattr(jobs, "holds_claim", lambda pod: True)
-    report = simulate_platform(loaded, None, None, ENGINES)
+    report = prepare(loaded, None, None, ENGINES).replay()
     assert report.results
     assert _not_the_gates_of_issue_10(report) == []
 
@@ -53,7 +53,7 @@ def test_every_transition_of_every_stack_holds(
 def test_every_transition_of_the_benchmark_fleet_holds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FLEET_NODES", "300")
     [loaded] = load_stack(ROOT / "benchmarks" / "fleet.py")
-    report = simulate_platform(loaded, None, None, ENGINES)
+    report = prepare(loaded, None, None, ENGINES).replay()
     assert len(report.results) > 40
     assert _not_the_gates_of_issue_10(report) == []
 
@@ -141,7 +141,7 @@ def test_a_mixed_fleet_without_the_operator_handoff_loses_new_dra_nodes(tmp_path
     path = operator_handoff_path(plan)
     assert path is not None and path in tree.files
     del tree.files[path]
-    report = simulate_platform(loaded, "base", "pilot", ENGINES, tree=tree)
+    report = prepare(loaded, "base", "pilot", ENGINES, tree=tree).replay()
     # THEN NFD never labels the new tainted Karpenter node, so nothing of the GPU stack runs there,
     # and the allocator-exclusivity gate's program holds the sync on it: no kubelet plugin runs
     # without a driver (the operands program asks only for what the node's deploy labels schedule,
@@ -166,9 +166,9 @@ def test_engines_replayed_in_forked_workers_report_what_one_process_reports(
         pytest.skip("needs fork and two cores")
     forks = count_forks(monkeypatch)
     with using(cli_runtime()):
-        forked = simulate_platform(loaded, None, None, ENGINES)
+        forked = prepare(loaded, None, None, ENGINES).replay()
     workers = len(forks)
-    alone = simulate_platform(loaded, None, None, ENGINES)
+    alone = prepare(loaded, None, None, ENGINES).replay()
     # THEN the CLI's run forked a worker per engine, the library's none, and the reports are equal
     assert (workers, len(forks)) == (len(ENGINES), len(ENGINES))
     assert forked.as_dict() == alone.as_dict()
@@ -191,6 +191,6 @@ def test_platforms_replayed_by_one_worker_each_report_what_each_reports_alone(
     # platform gets replayed alone, in one process, its results in engine order
     assert len(forks) == len(loaded)
     for lp, report in zip(loaded, together, strict=True):
-        alone = simulate_platform(lp, None, None, ENGINES)
+        alone = prepare(lp, None, None, ENGINES).replay()
         assert report.as_dict() == alone.as_dict()
         assert [r.engine for r in report.results] == sorted(r.engine for r in report.results)

@@ -22,7 +22,7 @@ from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.tree import render_tree
 from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.replay import Replayer, declared_modes
-from gpuplatform.simulate.run import simulate_platform
+from gpuplatform.simulate.run import prepare
 from tests.simulate.helpers import sim_spec, violations
 from tests.specs import write_spec
 
@@ -62,7 +62,7 @@ def test_a_rollback_removes_the_driver_after_the_pre_gates(unmanaged: LoadedPlat
     uninstall = next(i for i, line in enumerate(trace) if UNINSTALL in line)
     assert gates < uninstall
     assert not any("its finalizer prunes" in line for line in trace)
-    assert violations(simulate_platform(unmanaged, None, None, ("flux",))) == []
+    assert violations(prepare(unmanaged, None, None, ("flux",)).replay()) == []
 
 
 def test_a_dropped_kustomization_uninstalls_at_once(

@@ -19,7 +19,7 @@ from gpuplatform.simulate.driver_manager import upgrade_driver
 from gpuplatform.simulate.invariants import one_allocator
 from gpuplatform.simulate.model import tolerates
 from gpuplatform.simulate.replay import Replayer
-from gpuplatform.simulate.run import simulate_platform
+from gpuplatform.simulate.run import prepare
 from gpuplatform.simulate.world import ViolationFound, World
 from gpuplatform.snapshot.read import Snapshot
 from tests.simulate.helpers import sim_spec, simulate, violations
@@ -125,7 +125,7 @@ def test_a_pod_that_reaches_gpus_with_no_allocator_is_a_one_allocator_violation(
     snapshot = Snapshot(tmp_path, {"pods": [_third_allocator_pod("gpu-01")]})
     (loaded,) = load_stack(write_spec(tmp_path / "lab.yaml", sim_spec()))
     # WHEN simulate replays the migration with that workload mix
-    report = simulate_platform(loaded, "base", "pilot", ("flux",), snapshot=snapshot)
+    report = prepare(loaded, "base", "pilot", ("flux",), snapshot=snapshot).replay()
     # THEN the pod is a third allocator next to the device plugin
     [(_, _, _, violation)] = violations(report)
     assert violation.invariant == "one-allocator" and "ml/sneaky" in violation.message

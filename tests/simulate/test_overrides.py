@@ -20,7 +20,7 @@ from gpuplatform.render.tree import Tree, render_tree
 from gpuplatform.simulate.devices import DeviceMatcher
 from gpuplatform.simulate.rendered import ReleaseSpec, rendered_releases
 from gpuplatform.simulate.replay import Replayer, declared_modes
-from gpuplatform.simulate.run import simulate_platform
+from gpuplatform.simulate.run import prepare
 from gpuplatform.versions import DCGM_EXPORTER_DRA_ENV
 from tests.simulate.helpers import sim_spec, simulate, violations
 from tests.specs import write_spec
@@ -130,7 +130,7 @@ def test_an_unmanaged_operator_without_its_handoff_is_modelled_from_its_values_a
     exporter = {"dcgmExporter": {"env": [{"name": DCGM_EXPORTER_DRA_ENV, "value": "true"}]}}
     loaded, tree, path = _unmanaged(tmp_path, exporter)
     del tree.files[path]
-    report = simulate_platform(loaded, "base", "pilot", ("flux",), tree=tree)
+    report = prepare(loaded, "base", "pilot", ("flux",), tree=tree).replay()
     # THEN the replay says what it assumed, and the first driver upgrade finds the DRA kubelet
     # plugin still holding the GPUs: nothing set NODE_LABEL_FOR_GPU_POD_EVICTION to its label
     assert any("no hand-off" in n for r in report.results for n in r.notes)
@@ -142,7 +142,7 @@ def test_an_unmanaged_operator_without_its_handoff_leaves_the_exporter_blind_to_
     # GIVEN the operator outside gpuplatform with its own values, and its hand-off never applied
     loaded, tree, path = _unmanaged(tmp_path)
     del tree.files[path]
-    report = simulate_platform(loaded, "base", "pilot", ("flux",), tree=tree)
+    report = prepare(loaded, "base", "pilot", ("flux",), tree=tree).replay()
     # THEN the operands gate holds the sync: the exporter on the DRA node runs without DRA mode
     [(_, _, _, violation)] = violations(report, late=False)
     assert (
@@ -169,7 +169,7 @@ def test_an_unmanaged_operator_gets_the_migration_settings_from_the_first_waves_
     assert replayer.world.operator().eviction_label == DRA_PLUGIN_LABEL
     # AND every transition holds under both engines (Flux's releases folder exists in every wave:
     # tests/simulate/test_flux_finalizer.py)
-    assert violations(simulate_platform(loaded, None, None, ("argocd", "flux"), tree=tree)) == []
+    assert violations(prepare(loaded, None, None, ("argocd", "flux"), tree=tree).replay()) == []
 
 
 def test_the_operator_handoff_keeps_the_teams_list_items(tmp_path: Path) -> None:

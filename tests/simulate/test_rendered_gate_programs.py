@@ -14,7 +14,7 @@ from gpuplatform.labels import GATE_LABEL
 from gpuplatform.load.stacks import LoadedPlatform, load_stack
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.tree import Tree, render_tree
-from gpuplatform.simulate.run import PlatformReport, simulate_platform
+from gpuplatform.simulate.run import PlatformReport, prepare
 from tests.simulate.helpers import sim_spec, violations
 from tests.specs import write_spec
 
@@ -43,7 +43,7 @@ def _set_program(tree: Tree, gate: str, program: str) -> None:
 
 
 def _replay(loaded: LoadedPlatform, tree: Tree) -> PlatformReport:
-    return simulate_platform(loaded, "base", "pilot", ("argocd", "flux"), tree=tree)
+    return prepare(loaded, "base", "pilot", ("argocd", "flux"), tree=tree).replay()
 
 
 def test_the_lab_transition_holds_on_the_tree_as_rendered(tmp_path: Path) -> None:

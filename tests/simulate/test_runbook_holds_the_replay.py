@@ -14,7 +14,7 @@ from gpuplatform.plan.steps import Step
 from gpuplatform.plan.waves import plan_platform
 from gpuplatform.render.runbooks import render_runbooks
 from gpuplatform.simulate import replay
-from gpuplatform.simulate.run import simulate_platform
+from gpuplatform.simulate.run import prepare
 from gpuplatform.simulate.world import World
 from tests.simulate.helpers import sim_spec
 from tests.specs import write_spec
@@ -57,7 +57,7 @@ def test_every_manual_step_the_replay_takes_is_in_a_runbook(
     for loaded in _loaded(tmp_path, name):
         taken.clear()
         for engine in loaded.platform.delivery.engines:  # one engine at a time: in this process
-            assert not simulate_platform(loaded, None, None, (engine,)).failed
+            assert not prepare(loaded, None, None, (engine,)).replay().failed
         plan = plan_platform(loaded.platform)
         runbooks = render_runbooks(plan, {})
         files = {s.name: runbooks[f"{s.dir_name}.md"] for s in plan.waves}

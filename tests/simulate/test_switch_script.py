@@ -15,7 +15,7 @@ from gpuplatform.plan.waves import Plan, WaveState, plan_platform
 from gpuplatform.render import allocator_switch, tree
 from gpuplatform.render.meta import Obj
 from gpuplatform.render.tree import Tree
-from gpuplatform.simulate.run import PlatformReport, simulate_platform
+from gpuplatform.simulate.run import PlatformReport, prepare
 from tests.simulate.helpers import sim_spec, violations
 from tests.specs import write_spec
 
@@ -128,7 +128,7 @@ def _render(tmp_path: Path, action: str, edits: tuple[Edit, ...]) -> tuple[Loade
 def _simulate(tmp_path: Path, action: str = "", edits: tuple[Edit, ...] = ()) -> PlatformReport:
     """Replay every transition of `_render`'s tree under both engines."""
     loaded, rendered, _ = _render(tmp_path, action, edits)
-    return simulate_platform(loaded, None, None, ("argocd", "flux"), tree=rendered)
+    return prepare(loaded, None, None, ("argocd", "flux"), tree=rendered).replay()
 
 
 def test_the_switch_jobs_as_rendered_pass(tmp_path: Path) -> None:
