@@ -140,6 +140,10 @@ def _preflight(plan: Plan) -> Action:
     )
 
 
+#: How long the runbook waits for an operand DaemonSet's roll before it stops and says so.
+_ROLL_TIMEOUT = "60m"
+
+
 def _exporter_rolled(plan: Plan) -> list[Action]:
     """Before the preflight: the DCGM exporter runs the operator's values on every node. The adoption
     gave it DRA mode, the operator rolls it `maxUnavailable` nodes at a time, and a snapshot taken
@@ -166,9 +170,6 @@ def _at_a_time(unavailable: str) -> str:
         return "one node"
     return f"{unavailable} of the nodes" if unavailable.endswith("%") else f"{unavailable} nodes"
 
-
-#: How long the runbook waits for an operand DaemonSet's roll before it stops and says so.
-_ROLL_TIMEOUT = "60m"
 
 #: Per transition (source, target): the sync units whose rendered files change.
 ChangedUnits = Mapping[tuple[str, str], Set[str]]

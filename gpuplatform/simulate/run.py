@@ -208,8 +208,9 @@ def replay_reports(prepared: Sequence[Prepared]) -> list[PlatformReport]:
     """
     global _FORKED
     tasks = _tasks(prepared)
-    if len(tasks) < 2 or not forks():
-        done = [_replay_task(prepared, task) for task in tasks]
+    if len(tasks) < 2 or not forks():  # one process: every unit in turn, the entry trees shared
+        tasks = [[unit for task in tasks for unit in task]]
+        done = [_replay_task(prepared, tasks[0])]
     else:
         _FORKED = list(prepared)
         try:
@@ -238,7 +239,8 @@ def _tasks(prepared: Sequence[Prepared]) -> list[_Task]:
 
 
 def _replay_task(prepared: Sequence[Prepared], task: _Task) -> list[list[TransitionResult]]:
-    """The units of one task, in order; a platform's engines share its entry trees."""
+    """The units of one task, in order; a platform's engines share its entry trees and, in one
+    process, the gate runs' memo."""
     entries: dict[int, EntryTrees] = {}
     out = []
     for index, engine in task:
