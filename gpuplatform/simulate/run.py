@@ -224,9 +224,8 @@ def replay_reports(prepared: Sequence[Prepared]) -> list[PlatformReport]:
         for task, task_results in zip(tasks, done, strict=True)
         for unit, unit_results in zip(task, task_results, strict=True)
     }
-    for i, p in enumerate(prepared):
-        for engine in p.report.engines:
-            p.report.results += results[(i, engine)]
+    for i, p in enumerate(prepared):  # replayed again, a report is filled again, not added to
+        p.report.results = [r for engine in p.report.engines for r in results[(i, engine)]]
     return [p.report for p in prepared]
 
 
