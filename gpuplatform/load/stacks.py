@@ -215,14 +215,16 @@ def _overlay_base(path: Path) -> str | None:
     return base
 
 
-def load_stack(path: Path, overlays: Sequence[Path] | None = None) -> list[LoadedPlatform]:
+def load_stack(path: str | Path, overlays: Sequence[str | Path] | None = None) -> list[LoadedPlatform]:
     """Load a stack; with `overlays`, merge them onto every platform, else add its declared variants."""
+    path = Path(path)
+    chosen = tuple(Path(o) for o in overlays or ())
     docs, declared = _read_stack(path)
     loaded: list[LoadedPlatform] = []
     problems: list[Problem] = []
     variants: list[tuple[dict[str, Any], tuple[Path, ...]]] = []
-    if overlays:
-        variants = [(doc, tuple(overlays)) for doc in docs]
+    if chosen:
+        variants = [(doc, chosen) for doc in docs]
     else:
         variants = [(doc, ()) for doc in docs]
         for rel in declared:
@@ -268,7 +270,7 @@ def load_stack(path: Path, overlays: Sequence[Path] | None = None) -> list[Loade
     return loaded
 
 
-def load_stacks(paths: Sequence[Path]) -> list[LoadedPlatform]:
+def load_stacks(paths: Sequence[str | Path]) -> list[LoadedPlatform]:
     """Load several stacks, reporting every problem of every stack at once."""
     loaded: list[LoadedPlatform] = []
     problems: list[Problem] = []

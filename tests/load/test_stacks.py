@@ -45,6 +45,17 @@ def test_yaml_spec_and_explicit_overlay(tmp_path: Path) -> None:
     assert lp.document["metadata"]["name"] == "lab-prod"
 
 
+def test_a_stack_and_its_overlays_may_be_named_by_strings(tmp_path: Path) -> None:
+    """`gpuplatform.load_stack("stacks/lab.yaml")` from Python: a path as text, as the CLI gives it."""
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    overlay = write_overlay(tmp_path / "prod.yaml", {"activeWave": "claims"})
+    [plain] = load_stack(str(spec))
+    [lp] = load_stack(str(spec), [str(overlay)])
+    assert (plain.platform.active_wave, lp.platform.active_wave) == ("pilot", "claims")
+    assert lp.source == str(spec) and lp.overlays == (str(overlay),)
+    assert [x.platform.name for x in load_stacks([str(spec)])] == [plain.platform.name]
+
+
 def test_every_problem_is_reported_with_file_and_field_path(tmp_path: Path) -> None:
     doc = minimal_spec()
     doc["spec"]["nodePools"][1]["gpusPerNode"] = "eight"
