@@ -187,6 +187,13 @@ class Walker:
                     "data": data,
                 }
             )
+        monitoring = self.plan.platform.monitoring
+        if monitoring.enabled:
+            # the Prometheus Operator's namespace, where the post gates' PrometheusRule goes: the
+            # operator's install creates it (its CRD comes with the others, above)
+            setup.append(
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": monitoring.namespace}}
+            )
         self.cluster.apply(setup, "rehearsal-setup")
         self.owners.start()
         self.record(
