@@ -128,11 +128,18 @@ def _bootstrap(plan: Plan) -> list[str]:
 
 
 def _preflight(plan: Plan) -> Action:
-    """Before the first wave: can the cluster's Argo CD and Flux apply the tree (GP291-GP293)?"""
+    """Before the first wave: can the cluster's Argo CD and Flux apply the tree (GP291-GP296)?"""
+    monitoring = plan.platform.monitoring
+    alerts = (
+        f", GP296 no namespace `{monitoring.namespace}` or PrometheusRule CRD for the alerts"
+        if monitoring.enabled
+        else ""
+    )
     return Action(
         "Preflight: read the engines' versions, CRDs and `argocd-cm` (on the cluster where Argo CD runs, when it "
         "runs elsewhere) and check that they can apply this tree (GP291 Argo CD < 3.3, GP292 Flux < 2.3, GP293 "
-        "`--enable-helm` missing, GP295 Flux older than `delivery.fluxVersion`; GP294 warns while impersonation is off):",
+        f"`--enable-helm` missing, GP295 Flux older than `delivery.fluxVersion`{alerts}; GP294 warns while "
+        "impersonation is off):",
         (
             "gpuplatform snapshot --out preflight",
             f"gpuplatform check {_STACK} --platform {plan.platform.name} --snapshot preflight",

@@ -37,7 +37,14 @@ from gpuplatform.snapshot.read import KINDS, Snapshot
 __all__ = ["NOT_MODELLED", "cluster_snapshot", "probe_pod", "write_snapshot"]
 
 #: Kinds the model does not hold: left out of a written snapshot and listed as missing.
-NOT_MODELLED = ("daemonsets", "replicasets", "customresourcedefinitions", "deployments", "configmaps")
+NOT_MODELLED = (
+    "daemonsets",
+    "replicasets",
+    "customresourcedefinitions",
+    "deployments",
+    "configmaps",
+    "namespaces",
+)
 _LIVE = {"running": "running", "restarting": "unready", "terminating": "terminating"}
 _LIVE["stuck-terminating"] = "terminating"
 _JOB_NAME = ("job-name", "batch.kubernetes.io/job-name")

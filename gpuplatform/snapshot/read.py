@@ -32,6 +32,7 @@ KINDS: dict[str, tuple[str, bool]] = {
     "customresourcedefinitions": ("customresourcedefinitions.apiextensions.k8s.io", False),
     "deployments": ("deployments.apps", True),
     "configmaps": ("configmaps", True),
+    "namespaces": ("namespaces", False),
     "clusterqueues": ("clusterqueues.kueue.x-k8s.io", False),
     "localqueues": ("localqueues.kueue.x-k8s.io", True),
     "resourceflavors": ("resourceflavors.kueue.x-k8s.io", False),

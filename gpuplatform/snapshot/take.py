@@ -30,12 +30,14 @@ from gpuplatform.snapshot.write import fresh_folder, swap_in
 __all__ = ["DEFAULT_HELM_RELEASE", "LOGGED_LABELS", "NVIDIA_SMI_QUERY", "SELECTED", "take_snapshot"]
 
 _NO_TYPE = "the server doesn't have a resource type"
-#: Kinds read selectively (the engines' preflight): only these objects, not every one in the cluster.
+#: Kinds read selectively (the preflight): only these objects, not every one in the cluster; the
+#: manifest records the arguments (`selected`), so a reader knows what an absent object means.
 SELECTED: dict[str, tuple[str, ...]] = {
     "customresourcedefinitions": (
         "appprojects.argoproj.io",
         "helmreleases.helm.toolkit.fluxcd.io",
         "ocirepositories.source.toolkit.fluxcd.io",
+        "prometheusrules.monitoring.coreos.com",
         "--ignore-not-found",
     ),
     "deployments": ("-l", "app.kubernetes.io/part-of in (argocd,flux)"),
@@ -159,6 +161,7 @@ def _read_cluster(
         "nvidiaSmi": {},
         "logs": {},
         "logLimitBytes": LOG_LIMIT,
+        "selected": {kind: list(args) for kind, args in SELECTED.items()},
         "missing": [],
     }
     manifest["started"] = _now()

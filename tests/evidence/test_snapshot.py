@@ -41,7 +41,7 @@ def fake_kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     data = healthy_cluster().write(tmp_path / "cluster")
     (data / "secrets.json").write_text('{"items": []}')  # no Helm release of the GPU Operator
     # no Argo CD, no Flux; the DaemonSets the model does not hold
-    for kind in ("customresourcedefinitions", "deployments", "configmaps", "daemonsets"):
+    for kind in ("customresourcedefinitions", "deployments", "configmaps", "daemonsets", "namespaces"):
         (data / f"{kind}.json").write_text('{"items": []}')
     for kind in ("clusterqueues", "localqueues", "resourceflavors", "workloads"):  # no Kueue
         (data / f"{kind}.json").unlink(missing_ok=True)
@@ -67,8 +67,13 @@ def test_snapshot_reads_every_kind(fake_kubectl: Path, tmp_path: Path) -> None:
     calls = (fake_kubectl / "calls").read_text().splitlines()
     assert "get configmaps --field-selector metadata.name=argocd-cm -A -o json" in calls
     assert "get deployments.apps -l app.kubernetes.io/part-of in (argocd,flux) -A -o json" in calls
-    crds = "appprojects.argoproj.io helmreleases.helm.toolkit.fluxcd.io ocirepositories.source.toolkit.fluxcd.io --ignore-not-found"
+    crds = (
+        "appprojects.argoproj.io helmreleases.helm.toolkit.fluxcd.io ocirepositories.source.toolkit.fluxcd.io "
+        "prometheusrules.monitoring.coreos.com --ignore-not-found"
+    )
     assert f"get customresourcedefinitions.apiextensions.k8s.io {crds} -o json" in calls
+    # and the manifest says which CRDs it asked for: an absent one is then known not to be served
+    assert "prometheusrules.monitoring.coreos.com" in manifest["selected"]["customresourcedefinitions"]
     # the validation pod's log is kept beside the JSON, named <namespace>_<pod>.log (as the gate
     # Jobs' pods' logs are)
     assert set(manifest["logs"].values()) == {"ok"}

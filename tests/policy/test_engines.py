@@ -200,7 +200,7 @@ def test_a_snapshot_item_without_a_name_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_explain_the_preflight_rules() -> None:
-    for code in ("GP291", "GP292", "GP293", "GP294", "GP295"):
+    for code in ("GP291", "GP292", "GP293", "GP294", "GP295", "GP296"):
         result = CliRunner().invoke(main, ["explain", code])
         assert result.exit_code == 0 and code in result.output
 
@@ -265,3 +265,76 @@ def test_gp295_without_the_crds_the_controller_image_decides(tmp_path: Path, tag
     code, out = _check(tmp_path, _snapshot(tmp_path, deployments=[controller]), ["flux"])
     assert ("GP295" in out) is found, out
     assert code == (1 if found else 0), out
+
+
+def _namespace(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def _prometheusrule_crd() -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "prometheusrules.monitoring.coreos.com"},
+        "spec": {"versions": [{"name": "v1", "served": True}]},
+    }
+
+
+def _check_alerts(tmp_path: Path, snap: Path, enabled: bool = True) -> tuple[int, str]:
+    doc = minimal_spec()
+    doc["spec"]["monitoring"] = {"enabled": enabled}
+    spec = write_spec(tmp_path / "lab.yaml", doc)
+    result = CliRunner().invoke(main, ["check", str(spec), "--snapshot", str(snap)])
+    return result.exit_code, result.output  # stdout and stderr, interleaved
+
+
+def _manifest(snap: Path, selected: list[str] | None) -> None:
+    """The manifest `gpuplatform snapshot` writes: every kind read, and (since GP296) the CRDs it asked for."""
+    kinds = {p.stem: "read" for p in snap.glob("*.json")}
+    doc: dict[str, Any] = {"kinds": kinds, "missing": []}
+    if selected is not None:
+        doc["selected"] = {"customresourcedefinitions": selected}
+    (snap / "manifest.json").write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize(
+    ("namespaces", "crds", "selected", "found"),
+    [
+        # GIVEN a cluster without the Prometheus Operator's namespace: the post gates cannot apply
+        (["default", "kube-system"], [_prometheusrule_crd()], ["prometheusrules.monitoring.coreos.com"], 1),
+        # GIVEN the namespace but no PrometheusRule CRD, in a snapshot that asked for it
+        (["default", "monitoring"], [], ["prometheusrules.monitoring.coreos.com"], 1),
+        # GIVEN neither
+        (["default"], [], ["prometheusrules.monitoring.coreos.com"], 2),
+        # GIVEN both: nothing to say
+        (["default", "monitoring"], [_prometheusrule_crd()], ["prometheusrules.monitoring.coreos.com"], 0),
+        # GIVEN a snapshot that never asked for the CRD (taken before GP296): its absence says nothing
+        (["default", "monitoring"], [], ["appprojects.argoproj.io"], 0),
+        (["default", "monitoring"], [], None, 0),
+    ],
+)
+def test_gp296_alerts_need_the_prometheus_operators_namespace_and_crd(
+    tmp_path: Path,
+    namespaces: list[str],
+    crds: list[dict[str, Any]],
+    selected: list[str] | None,
+    found: int,
+) -> None:
+    snap = _snapshot(tmp_path, namespaces=[_namespace(n) for n in namespaces], customresourcedefinitions=crds)
+    _manifest(snap, selected)
+    # WHEN the platform renders alerts and is checked against the cluster
+    code, out = _check_alerts(tmp_path, snap)
+    # THEN each missing prerequisite is one GP296 error, located at the field that names it
+    assert sum(": GP296 " in line for line in out.splitlines() if line.startswith("error:")) == found, out
+    if found:
+        assert code == 1
+    if namespaces == ["default", "kube-system"]:
+        assert "spec.monitoring.namespace: GP296" in out and "no namespace 'monitoring'" in out
+    # AND a platform without alerts needs neither
+    assert "GP296" not in _check_alerts(tmp_path, snap, enabled=False)[1]
+
+
+def test_gp296_does_not_judge_a_snapshot_without_namespaces(tmp_path: Path) -> None:
+    snap = _snapshot(tmp_path)  # a folder of `kubectl get -o json` files, namespaces not among them
+    code, out = _check_alerts(tmp_path, snap)
+    assert "GP296" not in out and code == 0, out

@@ -1,8 +1,8 @@
 """Preflight: can the cluster's Argo CD and Flux apply what the tree gives them (`check --snapshot`)?
 
 A snapshot holds the engines' CRDs (`customresourcedefinitions.json`: the AppProject and
-HelmRelease ones), their controllers' Deployments (`deployments.json`, image tags) and `argocd-cm`
-(`configmaps.json`). The CRD decides where it is present (it is what the API server validates
+HelmRelease ones, and the PrometheusRule one the alerts need), their controllers' Deployments
+(`deployments.json`, image tags), `argocd-cm` (`configmaps.json`) and the namespaces. The CRD decides where it is present (it is what the API server validates
 against); the controller's image tag otherwise. An engine the snapshot does not show is not judged.
 """
 
@@ -32,6 +32,7 @@ __all__ = ["ARGOCD_SERVER", "FLUX_HELM_CONTROLLER", "FLUX_SOURCE_CONTROLLER", "c
 _APPPROJECT_CRD = "appprojects.argoproj.io"
 _HELMRELEASE_CRD = "helmreleases.helm.toolkit.fluxcd.io"
 _OCIREPOSITORY_CRD = "ocirepositories.source.toolkit.fluxcd.io"
+_PROMETHEUSRULE_CRD = "prometheusrules.monitoring.coreos.com"
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -308,4 +309,43 @@ def flux_features(ctx: RuleContext) -> Iterator[Finding]:
             "spec.delivery.fluxVersion",
             f"the output rendered for Flux {rendered} uses {what} (Flux {since}), which the cluster's Flux does not serve",
             f"set `delivery.fluxVersion: {fits}` (what the cluster's Flux serves), or upgrade Flux",
+        )
+
+
+@rule(
+    "GP296",
+    "error",
+    "the cluster cannot take the alerts' PrometheusRule (monitoring.enabled, check --snapshot)",
+    f"""
+With `monitoring.enabled`, every wave's post gates carry a `monitoring.coreos.com/v1`
+PrometheusRule in `monitoring.namespace`. Both are the Prometheus Operator's (its install creates
+the namespace and the CRD); where either is missing the engine's apply of the post gates fails
+(`namespaces "monitoring" not found`, `no matches for kind "PrometheusRule"`), and with it every
+wave's sync. The rule reads the namespaces of `check --snapshot` and the {_PROMETHEUSRULE_CRD}
+CRD, when the snapshot asked for it (its manifest's `selected`). Install the Prometheus Operator
+first, point `monitoring.namespace` at where it runs, or set `monitoring.enabled: false`.
+""",
+)
+def monitoring_prerequisites(ctx: RuleContext) -> Iterator[Finding]:
+    monitoring = ctx.platform.monitoring
+    if not monitoring.enabled or ctx.snapshot is None:
+        return
+    hint = "install the Prometheus Operator first, or set `monitoring.enabled: false`"
+    if ctx.snapshot.items("namespaces") is not None:
+        names = {item["metadata"]["name"] for item in _items(ctx, "namespaces")}
+        if monitoring.namespace not in names:
+            yield Finding(
+                "spec.monitoring.namespace",
+                f"the cluster has no namespace {monitoring.namespace!r} for the alerts' PrometheusRule",
+                f"{hint}, or set `monitoring.namespace` to where it runs",
+            )
+    selected = _map(_map(ctx.snapshot.manifest).get("selected")).get("customresourcedefinitions")
+    read = (
+        _PROMETHEUSRULE_CRD in _list(selected) and ctx.snapshot.items("customresourcedefinitions") is not None
+    )
+    if read and _named(ctx, "customresourcedefinitions", _PROMETHEUSRULE_CRD) is None:
+        yield Finding(
+            "spec.monitoring.enabled",
+            f"the cluster does not serve PrometheusRule ({_PROMETHEUSRULE_CRD} is absent)",
+            hint,
         )
