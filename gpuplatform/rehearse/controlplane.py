@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import random
 import shutil
 import signal
 import socket
@@ -89,10 +90,42 @@ def die_with_parent() -> None:
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+#: Starts of etcd and the apiserver tried with fresh ports when a port was taken meanwhile.
+_PORT_ATTEMPTS = 3
+_TAKEN = "address already in use"
+
+
+def _ephemeral_low() -> int:
+    """The lowest port the kernel hands to outgoing connections (`ip_local_port_range`)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _free_ports(count: int) -> list[int]:
+    """`count` distinct loopback ports no one listens on now, below the kernel's ephemeral range: a
+    port bound to 0 and released comes from that range, where any outgoing connection (a kubectl,
+    another rehearsal's client) may take it before etcd or the apiserver binds it."""
+    low = _ephemeral_low()
+    ports: list[int] = []
+    candidates = list(range(10000, low)) if low > 10000 + 10 * count else []
+    random.shuffle(candidates)
+    for port in candidates:
+        if len(ports) == count:
+            break
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        ports.append(port)
+    while len(ports) < count:  # no room below the range: the kernel's choice, as before
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            if (port := int(s.getsockname()[1])) not in ports:
+                ports.append(port)
+    return ports
 
 
 def _openssl(*args: str, cwd: Path) -> None:
@@ -192,12 +225,7 @@ class ControlPlane:
                 f"{manager},system:kube-controller-manager,2,system:masters\n"
                 f"{scheduler},system:kube-scheduler,3,system:masters\n"
             )
-            etcd_port, peer_port, api_port = _free_port(), _free_port(), _free_port()
-            self.server = f"https://127.0.0.1:{api_port}"
-            self._etcd(etcd_port, peer_port)
-            self._apiserver(api_port, etcd_port)
-            self.write_kubeconfig(self.kubeconfig, self.token)
-            self._wait_ready()
+            self._serve()
             for name, token in (("kube-controller-manager", manager), ("kube-scheduler", scheduler)):
                 config = folder / f"{name}.kubeconfig"
                 self.write_kubeconfig(config, token)
@@ -206,6 +234,27 @@ class ControlPlane:
             self.stop()
             raise
         self.started_in = time.monotonic() - began
+
+    def _serve(self) -> None:
+        """etcd and the apiserver on fresh ports until /readyz; started again on other ports when
+        one was taken between choosing it and binding it (a race no choice of port fully closes)."""
+        assert self.folder is not None
+        for attempt in range(1, _PORT_ATTEMPTS + 1):
+            etcd_port, peer_port, api_port = _free_ports(3)
+            self.server = f"https://127.0.0.1:{api_port}"
+            self._etcd(etcd_port, peer_port)
+            self._apiserver(api_port, etcd_port)
+            self.write_kubeconfig(self.kubeconfig, self.token)
+            try:
+                self._wait_ready()
+                return
+            except ControlPlaneFailed as exc:
+                if _TAKEN not in str(exc) or attempt == _PORT_ATTEMPTS:
+                    raise
+            for process in reversed(self.processes):
+                _terminate(process.popen)
+            self.processes.clear()
+            shutil.rmtree(self.folder / "etcd", ignore_errors=True)
 
     def write_kubeconfig(self, path: Path, token: str, namespace: str = "default") -> None:
         """A kubeconfig for this apiserver that authenticates with `token`."""

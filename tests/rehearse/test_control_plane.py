@@ -3,6 +3,7 @@ and the shipped programs run as their ServiceAccount, on the virtual clock."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from pathlib import Path
@@ -133,6 +134,47 @@ def test_stopping_leaves_no_process(assets_136: Assets) -> None:
         assert (
             not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
         )
+
+
+def test_a_port_taken_before_etcd_binds_it_is_chosen_again(
+    assets_136: Assets, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CI of this stop: etcd exited with `bind: address already in use` on a port chosen free a
+    moment before (an outgoing connection took it). The start tries other ports."""
+    from gpuplatform.rehearse import controlplane
+
+    real = controlplane._free_ports
+    # GIVEN the first ports chosen: one of them is already someone's listening socket
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        chosen = iter([[taken.getsockname()[1], *real(2)]])
+        asked: list[int] = []
+
+        def ports(n: int) -> list[int]:
+            asked.append(n)
+            return next(chosen, None) or real(n)
+
+        monkeypatch.setattr(controlplane, "_free_ports", ports)
+        # WHEN the control plane starts
+        with ControlPlane(assets_136, kube_gates("1.36")) as plane:
+            # THEN it serves, on other ports, with one etcd and one apiserver
+            client = Client(plane.server, plane.token, plane.ca_file)
+            assert client.list("Namespace")
+            assert [p.name for p in plane.processes].count("etcd") == 1
+            assert asked == [3, 3]  # the first ports refused, the second served
+
+
+def test_free_ports_are_distinct_bindable_and_below_the_ephemeral_range() -> None:
+    from gpuplatform.rehearse import controlplane
+
+    low = controlplane._ephemeral_low()
+    ports = controlplane._free_ports(3)
+    assert len(set(ports)) == 3
+    assert all(p < low for p in ports) or low <= 10030
+    for port in ports:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))
 
 
 def test_the_fleet_registers_every_node_of_the_first_wave(assets_136: Assets, reference: Platform) -> None:
