@@ -1,13 +1,16 @@
-"""The public API: every re-exported name resolves, and the package root stays cheap to import."""
+"""The public API: every re-exported name resolves, the package root stays cheap to import, and a
+path may be given as text."""
 
 from __future__ import annotations
 
 import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import gpuplatform
 from tests.conftest import REPO
+from tests.specs import minimal_spec, write_spec
 
 
 def test_every_exported_name_resolves() -> None:
@@ -43,3 +46,13 @@ def test_the_typed_and_the_lazy_exports_are_one_list() -> None:
     }
     assert typed == {(module, name) for name, module in gpuplatform._LAZY.items()}
     assert sorted(gpuplatform.__all__) == sorted({*models, *gpuplatform._LAZY, "__version__"})
+
+
+def test_the_verbs_that_take_a_folder_take_it_as_text(tmp_path: Path) -> None:
+    """From Python, a folder is often a string: `check_tree(loaded, "dist")` raised AttributeError."""
+    spec = write_spec(tmp_path / "lab.yaml", minimal_spec())
+    loaded = gpuplatform.load_stack(str(spec))
+    out = tmp_path / "dist"
+    written, _ = gpuplatform.synth_tree(loaded, str(out))
+    assert written == [loaded[0].platform.name]
+    assert gpuplatform.check_tree(loaded, str(out)) == []

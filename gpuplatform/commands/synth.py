@@ -281,7 +281,7 @@ def _prunable(out: Path, rendered: Mapping[str, object]) -> list[str]:
 
 def synth_tree(
     loaded: Sequence[LoadedPlatform],
-    out: Path,
+    out: str | Path,
     *,
     prune: bool = False,
     overrides: Sequence[str] = (),
@@ -330,7 +330,9 @@ def synth_tree(
     for lp in loaded:  # before anything is staged: a path must not leave its tree
         check_paths(lp.source, files[lp.platform.name])
     with Background(partial(_completions, loaded, files, overrides, notes)) as completions:
-        findings += write_trees(out, files, prune=prune, rest=completions.result, recover_from_disk=recover)
+        findings += write_trees(
+            Path(out), files, prune=prune, rest=completions.result, recover_from_disk=recover
+        )
     return sorted(files), findings
 
 
@@ -518,10 +520,10 @@ class Drift:
 
 
 def check_tree(
-    loaded: Sequence[LoadedPlatform], out: Path, *, prune: bool = False, overrides: Sequence[str] = ()
+    loaded: Sequence[LoadedPlatform], out: str | Path, *, prune: bool = False, overrides: Sequence[str] = ()
 ) -> list[Drift]:
     """What `synth` would change in `out` (empty when the committed tree is current)."""
-    return drift_of(render_all(loaded, overrides), out, prune=prune)
+    return drift_of(render_all(loaded, overrides), Path(out), prune=prune)
 
 
 def drift_of(rendered: dict[str, dict[str, bytes]], out: Path, *, prune: bool = False) -> list[Drift]:
