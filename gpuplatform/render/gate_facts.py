@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplatform.charts.model import render_gpu_operator
 from gpuplatform.errors import InputError
 from gpuplatform.gates.matchers import DEVICE_PLUGIN_LABEL, DRA_DRIVER, enabled_operands
 from gpuplatform.gates.nodes import pool_selector
@@ -20,12 +19,7 @@ from gpuplatform.inventory.memory import memory_range
 from gpuplatform.kueue.render import kueue_facts
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.render.helm_values import (
-    dra_driver_chart,
-    dra_driver_values,
-    merge_values,
-    operator_settings,
-)
+from gpuplatform.render.helm_values import dra_driver_chart, dra_driver_values, running_operator
 from gpuplatform.versions import CHART_DEVICE_CLASSES, DCGM_EXPORTER_DRA_ENV
 
 __all__ = ["device_classes", "pool_inventory", "wave_data"]
@@ -98,9 +92,7 @@ def operands(plan: Plan) -> list[dict[str, Any]]:
     mode (`draEnv`) where the operator's values set it (`charts/model.py` `exporter_dra`): an
     exporter pod on a DRA node without it loses the pods of DRA-allocated GPUs."""
     op = plan.platform.gpu_operator
-    exporter_dra = render_gpu_operator(
-        op.version, merge_values(op.values, operator_settings(plan.platform))
-    ).exporter_dra
+    exporter_dra = running_operator(plan.platform).exporter_dra
     out = []
     for operand in enabled_operands(op.values):
         data = operand.as_data()

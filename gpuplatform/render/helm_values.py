@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuplatform.charts.facts import MISSING, ChartFacts, chart_facts, value_at
+from gpuplatform.charts.model import OperatorOutput, render_gpu_operator
 from gpuplatform.labels import DRA_PLUGIN_LABEL
 from gpuplatform.model.platform import Platform
 from gpuplatform.plan.waves import Plan, WaveState
@@ -28,6 +29,7 @@ __all__ = [
     "gpu_operator_values",
     "merge_values",
     "operator_settings",
+    "running_operator",
 ]
 
 #: The GPU Operator's driver manager evicts the DRA kubelet plugin on driver upgrades (dra-api.md §10;
@@ -156,3 +158,10 @@ def dra_driver_values(plan: Plan) -> dict[str, Any]:
         ours["featureGates"] = dict(sorted(d.feature_gates.items()))
     merged: dict[str, Any] = merge_values(d.values, ours)
     return merged
+
+
+def running_operator(platform: Platform) -> OperatorOutput:
+    """The GPU Operator as it runs in every wave: the team's values with `operator_settings`
+    (the release, or the hand-off of an unmanaged one), through the chart's model."""
+    op = platform.gpu_operator
+    return render_gpu_operator(op.version, merge_values(op.values, operator_settings(platform)))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Set
 
-from gpuplatform.charts.model import render_gpu_operator
 from gpuplatform.gates import gates_for_wave
 from gpuplatform.gates.matchers import OPERAND_DAEMONSETS
 from gpuplatform.labels import WAVE_LABEL
@@ -26,7 +25,7 @@ from gpuplatform.render.argocd_settings import argocd_cm_step
 from gpuplatform.render.flux_entry import flux_source
 from gpuplatform.render.gate_jobs import gate_job_names
 from gpuplatform.render.gate_rerun import rerun_steps
-from gpuplatform.render.helm_values import merge_values, operator_settings
+from gpuplatform.render.helm_values import running_operator
 from gpuplatform.render.markdown import markdown_text
 from gpuplatform.render.operator_handoff import operator_handoff_path
 from gpuplatform.render.runbook_actions import Action, numbered
@@ -156,7 +155,7 @@ def _exporter_rolled(plan: Plan) -> list[Action]:
     gave it DRA mode, the operator rolls it `maxUnavailable` nodes at a time, and a snapshot taken
     during the roll is refused by GP257 (an OnDelete exporter never rolls by itself: GP257 says so)."""
     op = plan.platform.gpu_operator
-    out = render_gpu_operator(op.version, merge_values(op.values, operator_settings(plan.platform)))
+    out = running_operator(plan.platform)
     strategy, unavailable = out.operand_update
     if not out.exporter_dra or "dcgm-exporter" not in out.operands or strategy != "RollingUpdate":
         return []

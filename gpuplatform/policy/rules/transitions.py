@@ -18,7 +18,7 @@ from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.labels import DRA_PLUGIN_LABEL, GPU_PRESENT_LABEL, NFD_NVIDIA_PCI_LABEL
 from gpuplatform.plan.waves import WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
-from gpuplatform.render.helm_values import merge_values, operator_settings
+from gpuplatform.render.helm_values import running_operator
 from gpuplatform.render.nodes import NODES_ROOT, node_labels, pool_taint, provisioner_labels
 from gpuplatform.simulate.model import untolerated
 from gpuplatform.simulate.rendered import DRA_CHARTS, OPERATOR_CHARTS, ReleaseSpec
@@ -242,10 +242,9 @@ every pod on a DRA node. gpuplatform sets it in the operator's values (or hand-o
 """,
 )
 def exporter_not_in_dra_mode(ctx: RuleContext) -> Iterator[Finding]:
-    op = ctx.platform.gpu_operator
     if not any(s.dra_pools for s in ctx.plan.waves):
         return
-    out = render_gpu_operator(op.version, merge_values(op.values, operator_settings(ctx.platform)))
+    out = running_operator(ctx.platform)
     if "dcgm-exporter" in out.operands and not out.exporter_dra:
         yield Finding(
             "spec.gpuOperator.values.dcgmExporter.env",
