@@ -50,7 +50,6 @@ __all__ = [
     "STACK_NAMESPACES",
     "VISIBLE_DEVICES",
     "Operand",
-    "enabled_operands",
     "is_device_plugin_image",
     "is_device_plugin_pod",
     "is_dra_kubelet_plugin_pod",
@@ -82,42 +81,36 @@ STACK_NAMESPACES: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class Operand:
-    """A GPU Operator operand: its pods' label, the node label that schedules it, its values switch."""
+    """A GPU Operator operand: its pods' label and the node label that schedules it. Whether the
+    operator deploys it is the chart's model's (`charts/model.py` `OperatorOutput.operands`)."""
 
     name: str
     label: tuple[str, str]
     deploy_label: str
-    values_key: str
-    enabled_by_default: bool = True
 
     def as_data(self) -> dict[str, Any]:
         return {"name": self.name, "label": list(self.label), "deployLabel": self.deploy_label}
 
 
 OPERANDS: tuple[Operand, ...] = (
-    Operand(
-        "driver", ("app.kubernetes.io/component", "nvidia-driver"), f"{DEPLOY_LABEL_PREFIX}driver", "driver"
-    ),
+    Operand("driver", ("app.kubernetes.io/component", "nvidia-driver"), f"{DEPLOY_LABEL_PREFIX}driver"),
     Operand(
         "container-toolkit",
         ("app", "nvidia-container-toolkit-daemonset"),
         f"{DEPLOY_LABEL_PREFIX}container-toolkit",
-        "toolkit",
     ),
     Operand(
         "gpu-feature-discovery",
         ("app", "gpu-feature-discovery"),
         f"{DEPLOY_LABEL_PREFIX}gpu-feature-discovery",
-        "gfd",
     ),
-    Operand("dcgm", ("app", "nvidia-dcgm"), f"{DEPLOY_LABEL_PREFIX}dcgm", "dcgm", enabled_by_default=False),
+    Operand("dcgm", ("app", "nvidia-dcgm"), f"{DEPLOY_LABEL_PREFIX}dcgm"),
     Operand(
         "dcgm-exporter",
         ("app", "nvidia-dcgm-exporter"),
         f"{DEPLOY_LABEL_PREFIX}dcgm-exporter",
-        "dcgmExporter",
     ),
-    Operand("mig-manager", ("app", "nvidia-mig-manager"), f"{DEPLOY_LABEL_PREFIX}mig-manager", "migManager"),
+    Operand("mig-manager", ("app", "nvidia-mig-manager"), f"{DEPLOY_LABEL_PREFIX}mig-manager"),
 )
 
 
@@ -133,17 +126,6 @@ OPERAND_DAEMONSETS: dict[str, tuple[str, dict[str, str]]] = {
     "node-status-exporter": ("nvidia-node-status-exporter", {"app": "nvidia-node-status-exporter"}),
     "operator-validator": ("nvidia-operator-validator", {"app": "nvidia-operator-validator"}),
 }
-
-
-def enabled_operands(values: dict[str, Any]) -> list[Operand]:
-    """The operands the GPU Operator deploys with the team's Helm `values` (`<key>.enabled`)."""
-    out = []
-    for operand in OPERANDS:
-        section = values.get(operand.values_key)
-        enabled = section.get("enabled") if isinstance(section, dict) else None
-        if enabled if isinstance(enabled, bool) else operand.enabled_by_default:
-            out.append(operand)
-    return out
 
 
 def _labels(obj: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuplatform.errors import InputError
-from gpuplatform.gates.matchers import DEVICE_PLUGIN_LABEL, DRA_DRIVER, enabled_operands
+from gpuplatform.gates.matchers import DEVICE_PLUGIN_LABEL, DRA_DRIVER, OPERANDS
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import lookup_product, mig_profiles
 from gpuplatform.inventory.memory import memory_range
@@ -91,12 +91,11 @@ def operands(plan: Plan) -> list[dict[str, Any]]:
     """The operands the GPU Operator deploys; the DCGM exporter with the env that puts it in DRA
     mode (`draEnv`) where the operator's values set it (`charts/model.py` `exporter_dra`): an
     exporter pod on a DRA node without it loses the pods of DRA-allocated GPUs."""
-    op = plan.platform.gpu_operator
-    exporter_dra = running_operator(plan.platform).exporter_dra
+    running = running_operator(plan.platform)
     out = []
-    for operand in enabled_operands(op.values):
+    for operand in (o for o in OPERANDS if o.name in running.operands):
         data = operand.as_data()
-        if operand.name == "dcgm-exporter" and exporter_dra:
+        if operand.name == "dcgm-exporter" and running.exporter_dra:
             data["draEnv"] = DCGM_EXPORTER_DRA_ENV
         out.append(data)
     return out

@@ -26,13 +26,14 @@ Checked when the transition and each disturbance are over (`check_settled`):
 
 from __future__ import annotations
 
+from gpuplatform.gates.matchers import OPERANDS
 from gpuplatform.kueue.simulate import KUEUE_SUSPENDED
 from gpuplatform.simulate.model import Workload
 from gpuplatform.simulate.world import World
 
 __all__ = ["SETTLED_CHECKS", "STEP_CHECKS", "check_settled", "workload_name"]
 
-_OPERANDS = ("driver", "container-toolkit", "gpu-feature-discovery", "dcgm", "dcgm-exporter", "mig-manager")
+_OPERANDS = tuple(o.name for o in OPERANDS)
 
 
 def one_allocator(world: World) -> None:

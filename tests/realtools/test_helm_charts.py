@@ -458,3 +458,46 @@ def test_the_operand_roll_is_read_as_helm_gives_it_to_the_operator(
         spec["updateStrategy"],
         spec["rollingUpdate"]["maxUnavailable"],
     )
+
+
+#: ClusterPolicy `spec` section -> the operand it deploys (templates/clusterpolicy.yaml, v26.3.1).
+_POLICY_OPERANDS = {
+    "driver": "driver",
+    "toolkit": "container-toolkit",
+    "devicePlugin": "device-plugin",
+    "gfd": "gpu-feature-discovery",
+    "dcgm": "dcgm",
+    "dcgmExporter": "dcgm-exporter",
+    "migManager": "mig-manager",
+    "nodeStatusExporter": "node-status-exporter",
+}
+
+
+@pytest.mark.parametrize(
+    "switches",
+    [
+        {},
+        {"dcgm": True, "migManager": False},
+        {"driver": False, "toolkit": False, "nodeStatusExporter": True},
+    ],
+)
+def test_the_enabled_operands_are_the_ones_the_cluster_policy_enables(
+    charted: list[tuple[Release, list[dict[str, Any]]]],
+    helm: Helm,
+    rendered: Rendered,
+    switches: dict[str, bool],
+) -> None:
+    """`OperatorOutput.operands`, which the gates' operand facts and the rehearsal's operand
+    DaemonSets read, is what the rendered ClusterPolicy turns on (the validator always runs)."""
+    from gpuplatform.charts.model import render_gpu_operator
+
+    r = next(r for r, _ in charted if r.chart == "gpu-operator")
+    values = copy.deepcopy(r.values)
+    for key, on in switches.items():
+        values[key] = {**(values.get(key) or {}), "enabled": on}
+    kube = rendered.plans[r.platform].platform.kubernetes.version
+    out = helm.template(r.folder, values, release=r.release, namespace=r.namespace, kube_version=kube)
+    assert not isinstance(out, str), out
+    [policy] = [d for d in out if d["kind"] == "ClusterPolicy"]
+    enabled = {name for key, name in _POLICY_OPERANDS.items() if policy["spec"][key].get("enabled")}
+    assert set(render_gpu_operator(r.facts.version, values).operands) == enabled | {"operator-validator"}
