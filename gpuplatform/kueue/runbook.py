@@ -18,7 +18,10 @@ from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import file_name
 from gpuplatform.render.runbook_actions import Action, Steps
 
-__all__ = ["kueue_steps"]
+__all__ = ["KUEUE_OWNER", "kueue_steps"]
+
+#: How the owner's step starts (the rehearsal's owner acts on it: rehearse/kueue.py `configure_kueue`).
+KUEUE_OWNER = "Kueue's owner"
 
 
 def _setting(handoff: dict[str, Any] | None) -> tuple[dict[str, Any], set[str]]:
@@ -49,13 +52,13 @@ def kueue_steps(plan: Plan, a: WaveState, b: WaveState) -> Steps:
     if after is not None:
         path = f"handoff/{b.dir_name}/{file_name(after)}"
         text = (
-            f"Kueue's owner sets `resources.deviceClassMappings` and `featureGates` of ConfigMap "
+            f"{KUEUE_OWNER} sets `resources.deviceClassMappings` and `featureGates` of ConfigMap "
             f"`{ns}/kueue-manager-config` as `{path}` says (mapped: {', '.join(sorted(classes_b))}), then restarts "
             "Kueue, which reads its Configuration only when it starts:"
         )
     else:
         text = (
-            f"Kueue's owner removes the `deviceClassMappings` entry of {', '.join(sorted(classes_a))} from ConfigMap "
+            f"{KUEUE_OWNER} removes the `deviceClassMappings` entry of {', '.join(sorted(classes_a))} from ConfigMap "
             f"`{ns}/kueue-manager-config` (no tier is served in `{b.name}`), then restarts Kueue:"
         )
     action = Action(text, restart)

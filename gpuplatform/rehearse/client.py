@@ -45,6 +45,7 @@ _KINDS: dict[str, tuple[str, str, bool]] = {
     "ResourceClaimTemplate": ("/apis/resource.k8s.io/v1", "resourceclaimtemplates", True),
     "DeviceClass": ("/apis/resource.k8s.io/v1", "deviceclasses", False),
     "PodDisruptionBudget": ("/apis/policy/v1", "poddisruptionbudgets", True),
+    "Workload": ("/apis/kueue.x-k8s.io/v1beta2", "workloads", True),
 }
 
 

@@ -77,6 +77,9 @@ class Rehearsal:
     nodes: Sequence[FleetNode] = ()
     folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="gpuplatform-rehearse-")))
     errors: list[str] = field(default_factory=list)
+    pending: list[Callable[[], str]] = field(default_factory=list)
+    """Controllers that act in wall time beside the store (Kueue's manager): each says what it has
+    yet to decide ('' for nothing). The cluster is not at rest, and time does not move, until none has."""
 
     def __post_init__(self) -> None:
         declared = dict(self.plan.platform.kubernetes.feature_gates)
@@ -169,13 +172,22 @@ class Rehearsal:
                 quiet >= 2
                 and not starting
                 and self._waiters
+                and not self.undecided()
                 and self.clock.advance(running, step=MAX_STEP, idle=not running)
             ):
                 quiet = 0
             time.sleep(_PASS)
 
+    def undecided(self) -> str:
+        """What a controller of `pending` has yet to decide ('' when none has anything)."""
+        for pending in self.pending:
+            if what := pending():
+                return what
+        return ""
+
     def programs_running(self) -> set[str]:
-        return self.runtime.running()
+        """Program pods time waits for: every running one but the servers, which never sleep on the clock."""
+        return self.runtime.running() - self.launcher.serving()
 
     def check(self) -> None:
         """RuntimeError when the loop or the control plane failed."""
@@ -218,14 +230,14 @@ class Rehearsal:
 
     def settle(self) -> None:
         """Let the cluster come to rest: the store unchanged over `QUIET` passes of the agents' loop
-        (never longer than `STALL` wall seconds)."""
+        and nothing `pending` (never longer than `STALL` wall seconds)."""
         last, quiet = self.client.revision(), 0
         started = time.monotonic()
         while quiet < QUIET and time.monotonic() - started < STALL:
             self.check()
             time.sleep(_PASS * 2)
             revision = self.client.revision()
-            quiet = quiet + 1 if revision == last else 0
+            quiet = quiet + 1 if revision == last and not self.undecided() else 0
             last = revision
 
     # --- acting on the API -----------------------------------------------------------------------

@@ -36,12 +36,21 @@ from types import TracebackType
 from gpuplatform.rehearse.assets import Assets
 from gpuplatform.versions import KUBE_FEATURE_GATES
 
-__all__ = ["CONTROLLERS", "ControlPlane", "ControlPlaneFailed", "die_with_parent", "feature_gate_flag"]
+__all__ = [
+    "CONTROLLERS",
+    "ControlPlane",
+    "ControlPlaneFailed",
+    "die_with_parent",
+    "feature_gate_flag",
+    "free_ports",
+]
 
 #: What kube-controller-manager runs: the workload controllers the migration's objects need, the
 #: resourceclaim controller (claims from templates), the disruption controller (PodDisruptionBudget
 #: status, which the eviction API reads), taint eviction (NoExecute), quota, garbage collection
-#: (owners, and pods of deleted Nodes), namespaces and service accounts. Names as
+#: (owners, and pods of deleted Nodes), namespaces and service accounts, and the endpoints of
+#: Services (a webhook's, which the apiserver calls through them: `--enable-aggregator-routing`,
+#: since no kube-proxy routes a ClusterIP here). Names as
 #: cmd/kube-controller-manager/names/controller_names.go gives them (1.35 and 1.36).
 CONTROLLERS = tuple(
     f"{name}-controller"
@@ -50,6 +59,8 @@ CONTROLLERS = tuple(
         "daemonset",
         "deployment",
         "disruption",
+        "endpoints",
+        "endpointslice",
         "garbage-collector",
         "job",
         "namespace",
@@ -103,7 +114,7 @@ def _ephemeral_low() -> int:
         return 32768
 
 
-def _free_ports(count: int) -> list[int]:
+def free_ports(count: int) -> list[int]:
     """`count` distinct loopback ports no one listens on now, below the kernel's ephemeral range: a
     port bound to 0 and released comes from that range, where any outgoing connection (a kubectl,
     another rehearsal's client) may take it before etcd or the apiserver binds it."""
@@ -240,7 +251,7 @@ class ControlPlane:
         one was taken between choosing it and binding it (a race no choice of port fully closes)."""
         assert self.folder is not None
         for attempt in range(1, _PORT_ATTEMPTS + 1):
-            etcd_port, peer_port, api_port = _free_ports(3)
+            etcd_port, peer_port, api_port = free_ports(3)
             self.server = f"https://127.0.0.1:{api_port}"
             self._etcd(etcd_port, peer_port)
             self._apiserver(api_port, etcd_port)
@@ -320,6 +331,7 @@ class ControlPlane:
             f"--service-account-signing-key-file={folder / 'sa.key'}",
             "--allow-privileged=true",
             "--endpoint-reconciler-type=none",
+            "--enable-aggregator-routing=true",
             "--kubelet-preferred-address-types=InternalIP",
             "--v=1",
         ]

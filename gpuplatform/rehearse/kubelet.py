@@ -407,7 +407,7 @@ class Agents:
         visible = self._visible(pod, name, devices, state.assigned.get(uid, []))
         self.started.add(uid)
         self.launcher.start(pod, visible)
-        self._status_running(pod)
+        self._status_running(pod, ready=self.launcher.probe(pod) is None)
         return True
 
     def _prepare(self, node: str, claim: Obj, results: list[Obj], on_node: list[Obj]) -> bool:
@@ -464,23 +464,30 @@ class Agents:
         )
         return True
 
-    def _status_running(self, pod: Obj) -> None:
+    def _status_running(self, pod: Obj, *, ready: bool = True) -> None:
         containers = pod["spec"].get("containers") or []
+        flag = "True" if ready else "False"
+        ip = self.launcher.pod_ip(pod)
         status = {
             "phase": "Running",
             "hostIP": "127.0.0.1",
-            "podIP": "127.0.0.1",
+            "podIP": ip,
+            "podIPs": [{"ip": ip}],
             "startTime": _NOW,
             "conditions": [
-                {"type": t, "status": "True", "lastTransitionTime": _NOW}
-                for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": _NOW},
+                {"type": "Initialized", "status": "True", "lastTransitionTime": _NOW},
+                *(
+                    {"type": t, "status": flag, "lastTransitionTime": _NOW}
+                    for t in ("ContainersReady", "Ready")
+                ),
             ],
             "containerStatuses": [
                 {
                     "name": c["name"],
                     "image": c.get("image", ""),
                     "imageID": "",
-                    "ready": True,
+                    "ready": ready,
                     "started": True,
                     "restartCount": 0,
                     "state": {"running": {"startedAt": _NOW}},
@@ -504,9 +511,23 @@ class Agents:
     def _watch_program(self, pod: Obj, key: str) -> bool:
         codes = self.launcher.exit_codes(pod)
         if codes is None:
-            return False
+            return self._serve(pod)
         self._release_node(pod)
         self._terminal(pod, codes)
+        return True
+
+    def _serve(self, pod: Obj) -> bool:
+        """A running server: its volumes follow their objects; Ready once its readiness probe answers."""
+        if not self.launcher.is_server(pod):
+            return False
+        self.launcher.refresh(pod)
+        ready = any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in (pod.get("status") or {}).get("conditions") or []
+        )
+        if ready or not self.launcher.probe(pod):
+            return False
+        self._status_running(pod)
         return True
 
     def _terminal(self, pod: Obj, codes: dict[str, int]) -> None:

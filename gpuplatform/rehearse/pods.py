@@ -1,9 +1,10 @@
 """What the kubelet does to start a container of the product's programs: volumes, environment,
 identity, and the process (`runtime.py`).
 
-Only pods of the Jobs the engine applied from the tree (gates, allocator switch, probes, hook
-cleanup) run a process; every other pod (workloads, operands, plugins) is emulated as running. A
-program pod gets what a kubelet gives it:
+Pods of the Jobs the engine applied from the tree (gates, allocator switch, probes, hook cleanup)
+run a process, and so do the servers the rehearsal runs for real (Kueue's manager: `images` maps
+its image to the built binary, mounted at the container's command); every other pod (workloads,
+operands, plugins) is emulated as running. A program pod gets what a kubelet gives it:
 
 - volumes: ConfigMaps and Secrets (`items` or every key), emptyDirs, and the projected
   service-account volume the ServiceAccount admission plugin adds: a token from the TokenRequest
@@ -11,6 +12,11 @@ program pod gets what a kubelet gives it:
 - environment: `value`, `valueFrom` (fieldRef, configMapKeyRef, secretKeyRef), `envFrom`, and the
   `kubernetes` Service's `KUBERNETES_SERVICE_HOST`/`_PORT`, so `kubectl` finds its in-cluster
   config and acts as the Job's ServiceAccount: RBAC decides what it may do;
+- for a server: its ConfigMap and Secret volumes follow their objects while it runs, except what
+  it mounts with `subPath` (the kubelet's atomic writer swaps files; a subPath bind keeps the old
+  one); it is Ready once its `readinessProbe` (httpGet) answers; its pod IP is the host's own
+  address (an EndpointSlice refuses loopback addresses, and the apiserver calls a webhook through
+  its Service's endpoints);
 - `nvidia-smi -L` lists the GPUs the kubelet gave the container (its claims' devices, its
   device-plugin GPUs, or all of them with NVIDIA_VISIBLE_DEVICES=all).
 """
@@ -18,9 +24,14 @@ program pod gets what a kubelet gives it:
 from __future__ import annotations
 
 import base64
+import os
 import re
 import shutil
+import socket
+import ssl
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +39,7 @@ from typing import Any
 from gpuplatform.rehearse.client import ApiError, Client, Obj
 from gpuplatform.rehearse.runtime import Mount, Process, Runtime
 
-__all__ = ["NVIDIA_SMI", "PodLauncher"]
+__all__ = ["NVIDIA_SMI", "PodLauncher", "host_address"]
 
 NVIDIA_SMI = r"""#!/bin/sh
 # rehearsal shim: nvidia-smi lists the GPUs the kubelet gave this container (gpuplatform rehearse)
@@ -36,6 +47,9 @@ if [ ! -s /rehearsal/gpus ]; then echo "No devices were found"; exit 6; fi
 cat /rehearsal/gpus
 """
 _STOP_GRACE = 5.0
+#: Wall seconds between two refreshes of a server's volumes, and between two readiness probes.
+_REFRESH = 1.0
+_PROBE = 0.5
 _FIELD = re.compile(r"metadata\.(labels|annotations)\['([^']+)'\]")
 
 
@@ -68,13 +82,30 @@ class PodLauncher:
     key: Path
     programs: set[tuple[str, str]] = field(default_factory=set)
     """(namespace, Job) the engine applied from the tree."""
+    images: dict[str, Path] = field(default_factory=dict)
+    """Image -> the built binary that stands for it: a pod of such an image runs as a server."""
     _stopping: dict[str, float] = field(default_factory=dict)
+    _servers: dict[str, float] = field(default_factory=dict)
+    """Key of a started server pod -> when its volumes were last refreshed."""
+    _probed: dict[str, float] = field(default_factory=dict)
 
     def is_program(self, pod: Obj) -> bool:
         for ref in pod["metadata"].get("ownerReferences") or []:
             if ref.get("kind") == "Job" and (pod["metadata"]["namespace"], ref.get("name")) in self.programs:
                 return True
-        return False
+        return self.is_server(pod)
+
+    def is_server(self, pod: Obj) -> bool:
+        """A pod of an image the rehearsal has a binary for (a server, not a Job the tree runs)."""
+        return any(c.get("image") in self.images for c in pod["spec"].get("containers") or [])
+
+    def pod_ip(self, pod: Obj) -> str:
+        """The pod's IP: the host's address for a server (see the module's docstring), else loopback."""
+        return host_address() if self.is_server(pod) else "127.0.0.1"
+
+    def serving(self) -> set[str]:
+        """Keys of the server pods started: they never sleep on the clock, so time does not wait on them."""
+        return set(self._servers)
 
     def _key(self, pod: Obj) -> str:
         return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
@@ -89,8 +120,13 @@ class PodLauncher:
         slot.mkdir(parents=True)
         (slot / "gpus").write_text("".join(f"{line}\n" for line in gpus))
         volumes = self._volumes(pod, slot)
+        if self.is_server(pod):
+            self._servers[key] = time.monotonic()
         for container in pod["spec"].get("containers") or []:
             mounts = [Mount(slot / "gpus", "/rehearsal/gpus", True)]
+            binary = self.images.get(str(container.get("image")))
+            if binary is not None and container.get("command"):
+                mounts.append(Mount(binary, container["command"][0], True))
             for mount in container.get("volumeMounts") or []:
                 source = volumes.get(mount["name"])
                 if source is None:
@@ -144,8 +180,33 @@ class PodLauncher:
     def forget(self, pod: Obj) -> None:
         key = self._key(pod)
         self._stopping.pop(key, None)
+        self._servers.pop(key, None)
+        self._probed.pop(key, None)
         for process in self._processes(pod):
             process.kill()
+
+    def refresh(self, pod: Obj) -> None:
+        """A running server's ConfigMap and Secret volumes as their objects are now (every `_REFRESH` s)."""
+        key = self._key(pod)
+        if time.monotonic() - self._servers.get(key, 0.0) < _REFRESH:
+            return
+        self._servers[key] = time.monotonic()
+        folder = self.folder / key.replace("/", "_") / "volumes"
+        for volume in pod["spec"].get("volumes") or []:
+            if "configMap" in volume or "secret" in volume:
+                self._fill(folder / volume["name"], pod, volume)
+
+    def probe(self, pod: Obj) -> bool | None:
+        """The server's readiness probe: None when it has none (Ready once started), else whether
+        every container's httpGet answers 200-399 now (asked at most every `_PROBE` s)."""
+        probes = [c["readinessProbe"] for c in pod["spec"].get("containers") or [] if c.get("readinessProbe")]
+        if not probes or not self.is_server(pod):
+            return None
+        key = self._key(pod)
+        if time.monotonic() - self._probed.get(key, 0.0) < _PROBE:
+            return False
+        self._probed[key] = time.monotonic()
+        return all(_http_get(p.get("httpGet") or {}) for p in probes)
 
     def log(self, namespace: str, name: str, container: str) -> str | None:
         process = self.runtime.processes.get((f"{namespace}/{name}", container))
@@ -163,28 +224,26 @@ class PodLauncher:
 
     def _volumes(self, pod: Obj, slot: Path) -> dict[str, Path]:
         out: dict[str, Path] = {}
-        namespace = pod["metadata"]["namespace"]
         for volume in pod["spec"].get("volumes") or []:
             path = slot / "volumes" / volume["name"]
             path.mkdir(parents=True)
             if "emptyDir" in volume:
                 path.chmod(0o1777)
-            elif "configMap" in volume:
-                self._keys(
-                    path,
-                    self._data("ConfigMap", volume["configMap"]["name"], namespace),
-                    volume["configMap"].get("items"),
-                )
-            elif "secret" in volume:
-                self._keys(
-                    path,
-                    self._data("Secret", volume["secret"]["secretName"], namespace),
-                    volume["secret"].get("items"),
-                )
+            elif "configMap" in volume or "secret" in volume:
+                self._fill(path, pod, volume)
             elif "projected" in volume:
                 self._projected(path, pod, volume["projected"].get("sources") or [])
             out[volume["name"]] = path
         return out
+
+    def _fill(self, path: Path, pod: Obj, volume: dict[str, Any]) -> None:
+        namespace = pod["metadata"]["namespace"]
+        if "configMap" in volume:
+            data = self._data("ConfigMap", volume["configMap"]["name"], namespace)
+            self._keys(path, data, volume["configMap"].get("items"))
+        else:
+            data = self._data("Secret", volume["secret"]["secretName"], namespace)
+            self._keys(path, data, volume["secret"].get("items"))
 
     def _data(self, kind: str, name: str, namespace: str) -> dict[str, str]:
         obj = self.client.get(kind, name, namespace) or {}
@@ -200,8 +259,14 @@ class PodLauncher:
             if key in data:
                 target = path / relative
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(data[key])
-                target.chmod(0o644)
+                if target.is_file() and target.read_text() == data[key]:
+                    continue
+                fresh = target.with_name(f".{target.name}.new")
+                fresh.write_text(data[key])
+                fresh.chmod(0o644)
+                os.replace(
+                    fresh, target
+                )  # a new file, as the kubelet's atomic writer: a subPath keeps the old
 
     def _projected(self, path: Path, pod: Obj, sources: list[dict[str, Any]]) -> None:
         namespace = pod["metadata"]["namespace"]
@@ -285,3 +350,30 @@ class PodLauncher:
                 data = self._data("Secret", ref["secretKeyRef"]["name"], namespace)
                 env[item["name"]] = data.get(ref["secretKeyRef"]["key"], "")
         return env
+
+
+def host_address() -> str:
+    """The host's IPv4 address a route to a documentation address (RFC 5737) leaves from: a UDP
+    connect sends nothing. The loopback address when it has no route."""
+    for target in ("203.0.113.1", "192.0.2.1"):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            try:
+                s.connect((target, 9))
+            except OSError:
+                continue
+            return str(s.getsockname()[0])
+    return "127.0.0.1"
+
+
+def _http_get(action: dict[str, Any]) -> bool:
+    """A kubelet's httpGet probe on the pod's IP (the host's loopback here): 200-399 within a second."""
+    scheme = str(action.get("scheme") or "HTTP").lower()
+    url = f"{scheme}://127.0.0.1:{action.get('port')}{action.get('path') or '/'}"
+    context = (
+        ssl._create_unverified_context() if scheme == "https" else None
+    )  # the kubelet skips verification
+    try:
+        with urllib.request.urlopen(url, timeout=1.0, context=context) as answer:
+            return 200 <= int(answer.status) < 400
+    except (urllib.error.URLError, OSError, ValueError):
+        return False

@@ -171,8 +171,8 @@ def _rehearse_engine(
                 f"{plan.platform.name} {engine} {a} -> {b}{' (operator late)' if late else ''}: {verdict} "
                 f"({result.steps} steps, {time.monotonic() - began:.0f} s)"
             )
-            if (wanted or result.violation is not None) and (a, b, late) not in results:
-                results[(a, b, late)] = result
+            if result.violation is not None or (wanted and (a, b, late) not in results):
+                results[(a, b, late)] = result  # a violation stands even where an earlier run held
             if result.violation is not None:
                 stopped = f"the cluster was left broken by {a} -> {b}{' (operator late)' if late else ''}"
         return list(results.values()), skipped

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from gpuplatform.kueue.runbook import KUEUE_OWNER
 from gpuplatform.plan.steps import Step, transition_steps
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.rehearse.cluster import Rehearsal, WaitFailed
@@ -28,6 +29,7 @@ from gpuplatform.rehearse.crds import crds_for
 from gpuplatform.rehearse.engines import Engine, SyncFailed
 from gpuplatform.rehearse.fakes import install_fakes
 from gpuplatform.rehearse.invariants import check_state
+from gpuplatform.rehearse.kueue import configure_kueue, install_kueue, team_queues
 from gpuplatform.rehearse.runbook import Block, Item, RunbookSection, read_section
 from gpuplatform.rehearse.sensitivity import blind_gates
 from gpuplatform.rehearse.workloads import Owners
@@ -195,6 +197,21 @@ class Walker:
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": monitoring.namespace}}
             )
         self.cluster.apply(setup, "rehearsal-setup")
+        if self.plan.platform.kueue is not None:
+            install_kueue(self.cluster, self.plan.platform.kueue)
+            first_wave = [
+                o
+                for path, content in self.tree.files.items()
+                if isinstance(content, list) and path.startswith(f"waves/{first.dir_name}/")
+                for o in content
+            ]
+            self.cluster.apply(team_queues(first_wave), "kueue-owner")
+            self.record(
+                "cluster",
+                f"Kueue {self.plan.platform.kueue.version} installed from its release, its manager Ready, "
+                "the team's queues in place",
+                check=False,
+            )
         self.owners.start()
         self.record(
             "cluster",
@@ -376,20 +393,26 @@ class Walker:
         self, item: Item, a: WaveState, b: WaveState, steps: Sequence[Step], *, merged: bool = False
     ) -> None:
         """One runbook item: the owners' part, then its blocks. `merged`: a step before the merge done
-        after it (the operator late)."""
+        after it (the operator late). A Job that goes back is the exception the runbook spells out:
+        its block deletes the claim-using Job, then its owner creates it again from its legacy manifest."""
         step = self._owner_action(item, steps)
+        restores = step is not None and step.action in ("roll-back-workloads", "restore-legacy-workloads")
         if step is not None:
             act: dict[str, Callable[[], list[str]]] = {
-                "roll-back-workloads": lambda: self.owners.restore(a, b),
+                "roll-back-workloads": lambda: self.owners.restore(a, b, jobs=False),
                 "release-claims": lambda: self.owners.release_claims(a, b, step.pools),
                 "convert-workloads": lambda: self.owners.convert(a, b),
-                "restore-legacy-workloads": lambda: self.owners.restore(a, b),
+                "restore-legacy-workloads": lambda: self.owners.restore(a, b, jobs=False),
             }
             if step.action in act:
                 done = act[step.action]()
                 self.record("owners", "; ".join(done) or f"{step.action}: nothing to do")
+        if item.text.startswith(KUEUE_OWNER):
+            self.record("owners", configure_kueue(self.cluster, self.plan, b))
         for block in item.blocks:
             self._block(block, item, merged=merged)
+        if restores and (done := self.owners.restore(a, b, jobs=True)):
+            self.record("owners", "; ".join(done))
 
     def _block(self, block: Block, item: Item, *, merged: bool = False) -> None:
         if block.text.startswith("If ") and not block.text.startswith(_HOLDS):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpuplatform.kueue.model import QUEUE_LABEL
 from gpuplatform.model.workloads import Workload as SpecWorkload
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.rehearse.client import Obj
@@ -43,7 +44,10 @@ def _namespace(name: str) -> Obj:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
 
 
-def _controller(kind: str, namespace: str, name: str, replicas: int, pod: Obj) -> Obj:
+def _controller(
+    kind: str, namespace: str, name: str, replicas: int, pod: Obj, queue: str | None = None
+) -> Obj:
+    """The workload's controller; `queue`: submitted to that LocalQueue (Kueue's label on the Job)."""
     labels = {"app": name}
     pod = {"metadata": {"labels": labels}, "spec": pod}
     spec: dict[str, Any]
@@ -61,10 +65,11 @@ def _controller(kind: str, namespace: str, name: str, replicas: int, pod: Obj) -
             "batch/v1",
         )
         kind = "Job"
+    queued = {QUEUE_LABEL: queue} if queue else {}
     return {
         "apiVersion": api,
         "kind": kind,
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "metadata": {"name": name, "namespace": namespace, "labels": labels | queued},
         "spec": spec,
     }
 
@@ -105,7 +110,7 @@ class Owners:
             pod["tolerations"] = [
                 t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in w.tolerations
             ]
-        return _controller(w.kind, w.namespace, w.name, w.replicas, pod)
+        return _controller(w.kind, w.namespace, w.name, w.replicas, pod, w.queue)
 
     def _converted(self, w: SpecWorkload) -> Obj:
         p = self.plan.platform
@@ -118,7 +123,7 @@ class Owners:
         }
         if w.node_selector:
             pod["nodeSelector"] = dict(w.node_selector)
-        return _controller(w.kind, w.namespace, w.name, w.replicas, pod)
+        return _controller(w.kind, w.namespace, w.name, w.replicas, pod, w.queue)
 
     def _replace(self, obj: Obj) -> None:
         """An owner's deploy (server-side apply replaces what the owner applied before); a Job is
@@ -137,12 +142,13 @@ class Owners:
                 done.append(f"{w.kind} {w.namespace}/{w.name} converted to a claim")
         return done
 
-    def restore(self, a: WaveState, b: WaveState) -> list[str]:
+    def restore(self, a: WaveState, b: WaveState, *, jobs: bool) -> list[str]:
         """`roll-back-workloads` (before the merge; `restore-legacy-workloads` after it finds them done):
-        each workload that leaves its claim in `b` gets its legacy form back."""
+        each workload that leaves its claim in `b` gets its legacy form back; `jobs`: the Jobs (and
+        CronJobs) only, else every other kind."""
         done = []
         for i, w in enumerate(self.plan.platform.workloads):
-            if i in a.workloads and i not in b.workloads:
+            if i in a.workloads and i not in b.workloads and (w.kind in ("Job", "CronJob")) == jobs:
                 self._replace(self._legacy(w))
                 done.append(f"{w.kind} {w.namespace}/{w.name} restored to nvidia.com/gpu")
         return done

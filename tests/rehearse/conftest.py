@@ -83,10 +83,11 @@ def rehearse_tree(
     assets: Assets,
     crds: Path | None,
     snapshots: Path | None = None,
+    engine: str = "flux",
 ) -> PlatformReport:
     [loaded] = [lp for lp in load_stack(stack) if lp.platform.name == tree.name]
     options = RehearsalOptions(assets.folder, crds, tree, late=False, snapshots=snapshots)
-    return rehearse_platform(loaded, str(stack), source, target, ["flux"], options)
+    return rehearse_platform(loaded, str(stack), source, target, [engine], options)
 
 
 @pytest.fixture(scope="module")

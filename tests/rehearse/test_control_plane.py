@@ -143,7 +143,7 @@ def test_a_port_taken_before_etcd_binds_it_is_chosen_again(
     moment before (an outgoing connection took it). The start tries other ports."""
     from gpuplatform.rehearse import controlplane
 
-    real = controlplane._free_ports
+    real = controlplane.free_ports
     # GIVEN the first ports chosen: one of them is already someone's listening socket
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -155,7 +155,7 @@ def test_a_port_taken_before_etcd_binds_it_is_chosen_again(
             asked.append(n)
             return next(chosen, None) or real(n)
 
-        monkeypatch.setattr(controlplane, "_free_ports", ports)
+        monkeypatch.setattr(controlplane, "free_ports", ports)
         # WHEN the control plane starts
         with ControlPlane(assets_136, kube_gates("1.36")) as plane:
             # THEN it serves, on other ports, with one etcd and one apiserver
@@ -169,7 +169,7 @@ def test_free_ports_are_distinct_bindable_and_below_the_ephemeral_range() -> Non
     from gpuplatform.rehearse import controlplane
 
     low = controlplane._ephemeral_low()
-    ports = controlplane._free_ports(3)
+    ports = controlplane.free_ports(3)
     assert len(set(ports)) == 3
     assert all(p < low for p in ports) or low <= 10030
     for port in ports:
