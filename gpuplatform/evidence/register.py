@@ -15,7 +15,7 @@ from gpuplatform.gates.matchers import (
     is_gpu_stack_pod,
     shows_gpus,
 )
-from gpuplatform.kueue.model import QUEUE_LABEL
+from gpuplatform.kueue.model import PODSET_LABEL, QUEUE_LABEL, WORKLOAD_ANNOTATION
 from gpuplatform.labels import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE
 from gpuplatform.snapshot.read import Snapshot
 
@@ -166,6 +166,25 @@ def _job_queue(pod: dict[str, Any], snapshot: Snapshot) -> str:
     return ""
 
 
+def _own_placement(pod: dict[str, Any], snapshot: Snapshot) -> dict[str, Any]:
+    """The pod's `nodeSelector` and `tolerations` as its owner wrote them. Kueue merges the admitted
+    flavor's `nodeLabels` and tolerations into a Job's pod template when it admits it, and puts back
+    the template its Workload recorded when it suspends it (kubernetes-sigs/kueue v0.19.2
+    `pkg/controller/jobs/job/job_controller.go` `RunWithPodSetsInfo`, `RestorePodSetsInfo`;
+    `pkg/podset/podset.go` `Merge`): for a pod of an admitted Job, that recorded template."""
+    spec, meta = pod.get("spec", {}), pod.get("metadata", {})
+    workload = (meta.get("annotations") or {}).get(WORKLOAD_ANNOTATION)
+    podset = (meta.get("labels") or {}).get(PODSET_LABEL)
+    for item in snapshot.items("workloads") or [] if workload else []:
+        wm = item.get("metadata", {})
+        if wm.get("name") != workload or wm.get("namespace") != meta.get("namespace"):
+            continue
+        for recorded in (item.get("spec") or {}).get("podSets") or []:
+            if recorded.get("name") == podset:
+                return ((recorded.get("template") or {}).get("spec")) or {}
+    return spec
+
+
 def workload_rows(snapshot: Snapshot, namespaces: Collection[str] = STACK_NAMESPACES) -> list[WorkloadRow]:
     """Every workload with a pod requesting `nvidia.com/gpu` (or another nvidia.com resource) or a claim,
     or reaching GPUs through NVIDIA_VISIBLE_DEVICES with neither (`visibleDevicesWithoutAllocator`);
@@ -198,9 +217,10 @@ def workload_rows(snapshot: Snapshot, namespaces: Collection[str] = STACK_NAMESP
             row.nodes.append(node)
             if products.get(node) and products[node] not in row.products:
                 row.products.append(products[node])
-        row.node_selector.update(spec.get("nodeSelector") or {})
+        own = _own_placement(pod, snapshot)
+        row.node_selector.update(own.get("nodeSelector") or {})
         row.affinity = row.affinity or bool(spec.get("affinity"))
-        for t in spec.get("tolerations") or []:
+        for t in own.get("tolerations") or []:
             text = f"{t.get('key', '*')}={t.get('value', '')}:{t.get('effect', '*')}"
             if text not in row.tolerations:
                 row.tolerations.append(text)

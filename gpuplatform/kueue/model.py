@@ -28,7 +28,16 @@ from gpuplatform.model.fields import Items, Refs
 from gpuplatform.model.tenants import Tenant
 from gpuplatform.versions import KUEUE_DEFAULT
 
-__all__ = ["QUEUED_KINDS", "QUEUE_LABEL", "ClusterQueue", "Kueue", "kueue_reference_errors", "queue_errors"]
+__all__ = [
+    "PODSET_LABEL",
+    "QUEUED_KINDS",
+    "QUEUE_LABEL",
+    "WORKLOAD_ANNOTATION",
+    "ClusterQueue",
+    "Kueue",
+    "kueue_reference_errors",
+    "queue_errors",
+]
 
 Loc = tuple[int | str, ...]
 
@@ -37,6 +46,10 @@ QUEUED_KINDS = ("Job", "CronJob")
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 """The label that submits a Job to a LocalQueue (kubernetes-sigs/kueue v0.19.2 `pkg/constants`
 `QueueLabel`); a CronJob's Jobs carry it from `spec.jobTemplate.metadata.labels`."""
+WORKLOAD_ANNOTATION = "kueue.x-k8s.io/workload"
+"""On the pod template of a Job Kueue admitted: its Workload (v0.19.2 `apis/kueue/v1beta2` `WorkloadAnnotation`)."""
+PODSET_LABEL = "kueue.x-k8s.io/podset"
+"""On the same template: the Workload's podSet it belongs to (v0.19.2 `pkg/constants` `PodSetLabel`)."""
 
 
 class ClusterQueue(SpecModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -108,3 +109,29 @@ def test_table_headers_are_words_and_columns_stay_apart() -> None:
         "GPU PRODUCT             GPU COUNT LABEL",
         "NVIDIA-H100-80GB-HBM3   8",
     ]
+
+
+KUEUE_ADMITTED = Path(__file__).parent / "data" / "kueue_admitted_job.json"
+
+
+def test_a_job_kueue_admitted_keeps_the_placement_its_owner_wrote(tmp_path: Path) -> None:
+    """Recorded from the real Kueue in a rehearsal: admitting the Job merged its flavor's
+    `nodeLabels` (the platform's mode label) into the pod template; the register reads the template
+    Kueue's Workload recorded, so `check` does not carry that label into the claim form (GP280)."""
+    recorded = json.loads(KUEUE_ADMITTED.read_text())
+    [admitted] = recorded["pods"]
+    assert admitted["spec"]["nodeSelector"]  # what Kueue merged in
+    cluster = healthy_cluster()
+    cluster.kinds["pods"] = [*(cluster.kinds["pods"] or []), admitted]
+    cluster.kinds["jobs"] = recorded["jobs"]
+    cluster.kinds["workloads"] = recorded["workloads"]
+    rows = {
+        (r.namespace, r.kind, r.name): r for r in workload_rows(load_snapshot(cluster.write(tmp_path / "a")))
+    }
+    assert rows[("training", "Job", "train")].node_selector == {}
+    assert rows[("training", "Job", "train")].queue == "training"
+    cluster.kinds["workloads"] = []  # a snapshot without the Workload: the pod as it is
+    rows = {
+        (r.namespace, r.kind, r.name): r for r in workload_rows(load_snapshot(cluster.write(tmp_path / "b")))
+    }
+    assert rows[("training", "Job", "train")].node_selector == admitted["spec"]["nodeSelector"]
