@@ -181,8 +181,9 @@ def _own_placement(pod: dict[str, Any], snapshot: Snapshot) -> dict[str, Any]:
             continue
         for recorded in (item.get("spec") or {}).get("podSets") or []:
             if recorded.get("name") == podset:
-                return ((recorded.get("template") or {}).get("spec")) or {}
-    return spec
+                own: dict[str, Any] = (recorded.get("template") or {}).get("spec") or {}
+                return own
+    return dict(spec)
 
 
 def workload_rows(snapshot: Snapshot, namespaces: Collection[str] = STACK_NAMESPACES) -> list[WorkloadRow]:
