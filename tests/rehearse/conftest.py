@@ -16,9 +16,11 @@ import yaml
 
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.rehearse.assets import Assets, AssetsMissing, find_assets
+from gpuplatform.rehearse.kueue import KueueRelease, find_kueue
 from gpuplatform.rehearse.run import RehearsalOptions, rehearse_platform
 from gpuplatform.rehearse.runtime import runtime_problem
 from gpuplatform.simulate.run import PlatformReport
+from gpuplatform.versions import KUEUE_DEFAULT
 from tests.conftest import REPO, SHARED
 
 REQUIRED = os.environ.get("GPUPLATFORM_REHEARSAL") == "required"
@@ -51,6 +53,16 @@ def assets_136() -> Assets:
 @pytest.fixture(scope="session")
 def assets_135() -> Assets:
     return release_assets("1.35")
+
+
+@pytest.fixture(scope="session")
+def kueue_release() -> KueueRelease:
+    """Kueue at KUEUE_DEFAULT as scripts/build-control-plane builds it, or skip (fail in CI)."""
+    try:
+        return find_kueue(KUEUE_DEFAULT)
+    except AssetsMissing as exc:
+        _unavailable(str(exc))
+        raise
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,7 @@ import yaml
 
 from gpuplatform.load.stacks import LoadedPlatform, load_stack
 from gpuplatform.rehearse.assets import Assets
+from gpuplatform.rehearse.kueue import KueueRelease
 from gpuplatform.rehearse.run import RehearsalOptions, rehearse_platform
 from gpuplatform.simulate.replay import TransitionResult
 from gpuplatform.simulate.run import ENGINES, prepare
@@ -67,6 +68,15 @@ def test_the_reference_stack(assets_136: Assets, crds: Path | None, compared: li
     stack = REPO / "stacks" / "reference.py"
     [loaded] = [lp for lp in load_stack(stack) if lp.platform.name == "reference"]
     compared += _compare(loaded, stack, REPO / "dist" / "reference", assets_136, crds)
+
+
+def test_the_kueue_fleet(
+    assets_136: Assets, crds: Path | None, kueue_release: KueueRelease, compared: list[Key]
+) -> None:
+    """Kueue's admission: the model's (`kueue/simulate.py`) against the real manager's."""
+    stack = REPO / "stacks" / "kueue-fleet.yaml"
+    [loaded] = load_stack(stack)
+    compared += _compare(loaded, stack, REPO / "dist" / "kueue-fleet", assets_136, crds)
 
 
 def test_a_four_node_pilot(

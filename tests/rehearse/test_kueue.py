@@ -12,32 +12,26 @@ import pytest
 import yaml
 
 from gpuplatform.kueue.model import QUEUE_LABEL
-from gpuplatform.rehearse.assets import Assets, AssetsMissing
+from gpuplatform.rehearse.assets import Assets
 from gpuplatform.rehearse.kueue import (
     KUEUE_CONFIG_KEY,
     KUEUE_CONFIGMAP,
     KueueRelease,
-    find_kueue,
     kueue_install,
     kueue_undecided,
     team_queues,
 )
 from gpuplatform.rehearse.run import read_tree
-from gpuplatform.versions import KUEUE_DEFAULT
 from tests.conftest import REPO
-from tests.rehearse.conftest import _unavailable, rehearse_tree
+from tests.rehearse.conftest import rehearse_tree
 
 KUEUE_FLEET = REPO / "stacks" / "kueue-fleet.yaml"
 PORTS = [21001, 21002, 21003, 21004]
 
 
 @pytest.fixture(scope="module")
-def release() -> KueueRelease:
-    try:
-        return find_kueue(KUEUE_DEFAULT)
-    except AssetsMissing as exc:
-        _unavailable(str(exc))
-        raise
+def release(kueue_release: KueueRelease) -> KueueRelease:
+    return kueue_release
 
 
 def _of(objects: list[dict[str, Any]], kind: str, name: str = "") -> list[dict[str, Any]]:
