@@ -41,6 +41,7 @@ import yaml
 
 from gpuplatform.kueue.model import QUEUE_LABEL, Kueue
 from gpuplatform.kueue.render import kueue_configuration_handoff
+from gpuplatform.output.yaml import dump_yaml
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.rehearse.assets import BUILD_HINT, AssetsMissing, cache_root
 from gpuplatform.rehearse.client import Client, Obj
@@ -112,7 +113,7 @@ def _configuration(text: str, ports: dict[str, int]) -> str:
     config.setdefault("webhook", {})["port"] = ports["webhook"]
     config["visibilityServer"] = {"bindPort": ports["visibility"]}
     config.setdefault("featureGates", {})["VisibilityOnDemand"] = False
-    return yaml.dump(config, Dumper=yaml.CSafeDumper, sort_keys=False)
+    return dump_yaml(config)
 
 
 def _moved(port: Any, ports: dict[str, int]) -> Any:
@@ -221,7 +222,7 @@ def configure_kueue(cluster: Rehearsal, plan: Plan, wave: WaveState) -> str:
         resources["deviceClassMappings"] = spec["resources"]["deviceClassMappings"]
         config.setdefault("featureGates", {}).update(spec["featureGates"])
         done = f"set the deviceClassMappings and featureGates of {wave.name}"
-    body = {"data": {KUEUE_CONFIG_KEY: yaml.dump(config, Dumper=yaml.CSafeDumper, sort_keys=False)}}
+    body = {"data": {KUEUE_CONFIG_KEY: dump_yaml(config)}}
     cluster.apply(
         [
             {
