@@ -25,6 +25,7 @@ __all__ = [
     "WorkloadRow",
     "gpu_count",
     "node_rows",
+    "own_placement",
     "visible_devices",
     "workload_of",
     "workload_rows",
@@ -166,7 +167,7 @@ def _job_queue(pod: dict[str, Any], snapshot: Snapshot) -> str:
     return ""
 
 
-def _own_placement(pod: dict[str, Any], snapshot: Snapshot) -> dict[str, Any]:
+def own_placement(pod: dict[str, Any], snapshot: Snapshot) -> dict[str, Any]:
     """The pod's `nodeSelector` and `tolerations` as its owner wrote them. Kueue merges the admitted
     flavor's `nodeLabels` and tolerations into a Job's pod template when it admits it, and puts back
     the template its Workload recorded when it suspends it (kubernetes-sigs/kueue v0.19.2
@@ -218,7 +219,7 @@ def workload_rows(snapshot: Snapshot, namespaces: Collection[str] = STACK_NAMESP
             row.nodes.append(node)
             if products.get(node) and products[node] not in row.products:
                 row.products.append(products[node])
-        own = _own_placement(pod, snapshot)
+        own = own_placement(pod, snapshot)
         row.node_selector.update(own.get("nodeSelector") or {})
         row.affinity = row.affinity or bool(spec.get("affinity"))
         for t in own.get("tolerations") or []:

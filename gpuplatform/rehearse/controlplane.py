@@ -50,7 +50,8 @@ __all__ = [
 #: status, which the eviction API reads), taint eviction (NoExecute), quota, garbage collection
 #: (owners, and pods of deleted Nodes), namespaces and service accounts, and the endpoints of
 #: Services (a webhook's, which the apiserver calls through them: `--enable-aggregator-routing`,
-#: since no kube-proxy routes a ClusterIP here). Names as
+#: since no kube-proxy routes a ClusterIP here; kube-apiserver's service resolver then reads the
+#: EndpointSlices, k8s.io/kube-aggregator v0.36.3 `pkg/apiserver/resolvers.go`). Names as
 #: cmd/kube-controller-manager/names/controller_names.go gives them (1.35 and 1.36).
 CONTROLLERS = tuple(
     f"{name}-controller"

@@ -407,7 +407,7 @@ class Agents:
         visible = self._visible(pod, name, devices, state.assigned.get(uid, []))
         self.started.add(uid)
         self.launcher.start(pod, visible)
-        self._status_running(pod, ready=self.launcher.probe(pod) is None)
+        self._status_running(pod, ready=self.launcher.ready_at_start(pod))
         return True
 
     def _prepare(self, node: str, claim: Obj, results: list[Obj], on_node: list[Obj]) -> bool:

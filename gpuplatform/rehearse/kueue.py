@@ -43,7 +43,7 @@ from gpuplatform.kueue.model import QUEUE_LABEL, Kueue
 from gpuplatform.kueue.render import kueue_configuration_handoff
 from gpuplatform.output.yaml import dump_yaml
 from gpuplatform.plan.waves import Plan, WaveState
-from gpuplatform.rehearse.assets import BUILD_HINT, AssetsMissing, cache_root
+from gpuplatform.rehearse.assets import AssetsMissing, cache_root
 from gpuplatform.rehearse.client import Client, Obj
 from gpuplatform.rehearse.cluster import Rehearsal, WaitFailed
 from gpuplatform.rehearse.controlplane import free_ports
@@ -101,7 +101,7 @@ def find_kueue(version: str) -> KueueRelease:
     if not os.access(release.manager, os.X_OK) or not manifests.is_file():
         raise AssetsMissing(
             f"no Kueue {version} in {folder}: the platform admits its Jobs through Kueue, which the "
-            f"rehearsal runs; build it with {BUILD_HINT.replace('scripts/build-control-plane', f'scripts/build-control-plane kueue-v{version}')}"
+            f"rehearsal runs; build it with scripts/build-control-plane kueue-v{version} (needs Go and the Go module proxy)"
         )
     return release
 

@@ -13,10 +13,11 @@ operands, plugins) is emulated as running. A program pod gets what a kubelet giv
   `kubernetes` Service's `KUBERNETES_SERVICE_HOST`/`_PORT`, so `kubectl` finds its in-cluster
   config and acts as the Job's ServiceAccount: RBAC decides what it may do;
 - for a server: its ConfigMap and Secret volumes follow their objects while it runs, except what
-  it mounts with `subPath` (the kubelet's atomic writer swaps files; a subPath bind keeps the old
-  one); it is Ready once its `readinessProbe` (httpGet) answers; its pod IP is the host's own
-  address (an EndpointSlice refuses loopback addresses, and the apiserver calls a webhook through
-  its Service's endpoints);
+  it mounts with `subPath` (the kubelet's atomic writer swaps files, kubernetes
+  `pkg/volume/util/atomic_writer.go`; "A container using a ConfigMap as a subPath volume mount will
+  not receive ConfigMap updates", kubernetes.io ConfigMap docs); it is Ready once its `readinessProbe` (httpGet) answers; its pod IP is the host's own
+  address (an EndpointSlice refuses loopback addresses, kubernetes `pkg/apis/discovery/validation`
+  `validateEndpoints`, and the apiserver calls a webhook through its Service's endpoints);
 - `nvidia-smi -L` lists the GPUs the kubelet gave the container (its claims' devices, its
   device-plugin GPUs, or all of them with NVIDIA_VISIBLE_DEVICES=all).
 """
@@ -24,6 +25,7 @@ operands, plugins) is emulated as running. A program pod gets what a kubelet giv
 from __future__ import annotations
 
 import base64
+import functools
 import os
 import re
 import shutil
@@ -196,17 +198,22 @@ class PodLauncher:
             if "configMap" in volume or "secret" in volume:
                 self._fill(folder / volume["name"], pod, volume)
 
-    def probe(self, pod: Obj) -> bool | None:
-        """The server's readiness probe: None when it has none (Ready once started), else whether
-        every container's httpGet answers 200-399 now (asked at most every `_PROBE` s)."""
-        probes = [c["readinessProbe"] for c in pod["spec"].get("containers") or [] if c.get("readinessProbe")]
-        if not probes or not self.is_server(pod):
-            return None
+    def _readiness(self, pod: Obj) -> list[dict[str, Any]]:
+        """A server's readiness probes (none for every other pod: Ready once started)."""
+        containers = pod["spec"].get("containers") or [] if self.is_server(pod) else []
+        return [c["readinessProbe"] for c in containers if c.get("readinessProbe")]
+
+    def ready_at_start(self, pod: Obj) -> bool:
+        """Ready as soon as it runs: it has no readiness probe to answer first."""
+        return not self._readiness(pod)
+
+    def probe(self, pod: Obj) -> bool:
+        """Whether every readiness probe's httpGet answers 200-399 now (asked at most every `_PROBE` s)."""
         key = self._key(pod)
         if time.monotonic() - self._probed.get(key, 0.0) < _PROBE:
             return False
         self._probed[key] = time.monotonic()
-        return all(_http_get(p.get("httpGet") or {}) for p in probes)
+        return all(_http_get(p.get("httpGet") or {}) for p in self._readiness(pod))
 
     def log(self, namespace: str, name: str, container: str) -> str | None:
         process = self.runtime.processes.get((f"{namespace}/{name}", container))
@@ -352,6 +359,7 @@ class PodLauncher:
         return env
 
 
+@functools.cache
 def host_address() -> str:
     """The host's IPv4 address a route to a documentation address (RFC 5737) leaves from: a UDP
     connect sends nothing. The loopback address when it has no route."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 
-from gpuplatform.evidence.register import gpu_count, visible_devices, workload_of
+from gpuplatform.evidence.register import gpu_count, own_placement, visible_devices, workload_of
 from gpuplatform.gates.matchers import is_gpu_stack_pod, stack_namespaces
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.nodes import pool_taint
@@ -118,6 +118,7 @@ def snapshot_workloads(plan: Plan, snapshot: Snapshot) -> tuple[list[Workload], 
         if spec.get("resourceClaims"):
             left.append(f"pod {key} (resource claims are not taken from snapshots)")
             continue
+        own = own_placement(pod, snapshot)  # not the flavor's labels Kueue merged in
         out.append(
             Workload(
                 str(meta.get("name", "")),
@@ -125,8 +126,8 @@ def snapshot_workloads(plan: Plan, snapshot: Snapshot) -> tuple[list[Workload], 
                 "unallocated" if visible else "legacy",
                 gpu_count(pod),
                 "snapshot",
-                tolerations=[dict(t) for t in spec.get("tolerations") or [] if isinstance(t, dict)],
-                node_selector={str(k): str(v) for k, v in (spec.get("nodeSelector") or {}).items()},
+                tolerations=[dict(t) for t in own.get("tolerations") or [] if isinstance(t, dict)],
+                node_selector={str(k): str(v) for k, v in (own.get("nodeSelector") or {}).items()},
                 controller=kind,
                 workload=owner,
             )

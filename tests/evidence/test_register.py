@@ -135,3 +135,25 @@ def test_a_job_kueue_admitted_keeps_the_placement_its_owner_wrote(tmp_path: Path
         (r.namespace, r.kind, r.name): r for r in workload_rows(load_snapshot(cluster.write(tmp_path / "b")))
     }
     assert rows[("training", "Job", "train")].node_selector == admitted["spec"]["nodeSelector"]
+
+
+def test_simulate_replays_an_undeclared_kueue_job_where_its_owner_placed_it(tmp_path: Path) -> None:
+    """The replay of a snapshot's undeclared GPU pods reads the same placement as the register."""
+    from gpuplatform.load.stacks import load_stack
+    from gpuplatform.plan.waves import plan_platform
+    from gpuplatform.simulate.workloads import snapshot_workloads
+    from tests.conftest import REPO
+
+    recorded = json.loads(KUEUE_ADMITTED.read_text())
+    cluster = healthy_cluster()
+    cluster.kinds["pods"] = [*(cluster.kinds["pods"] or []), *recorded["pods"]]
+    cluster.kinds["jobs"] = recorded["jobs"]
+    cluster.kinds["workloads"] = recorded["workloads"]
+    [reference] = [
+        lp for lp in load_stack(REPO / "stacks" / "reference.py") if lp.platform.name == "reference"
+    ]
+    observed, _ = snapshot_workloads(
+        plan_platform(reference.platform), load_snapshot(cluster.write(tmp_path / "s"))
+    )
+    [train] = [w for w in observed if w.namespace == "training"]
+    assert train.node_selector == {}
