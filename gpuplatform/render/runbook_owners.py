@@ -51,21 +51,17 @@ def _nim_in(plan: Plan, state: WaveState, nim: NimService) -> list[Action]:
         ),
     ]
     if old:
-        steps += [
+        steps.append(
             Action(
                 f"Switch traffic: point the routes and clients of Service `{old}` at Service `{name}` (the NIM Operator names "
-                "the Service after the NIMService), then check the new endpoints serve:",
+                f"the Service after the NIMService), then check the new endpoints serve. Keep `{old}` running: it is the "
+                "way back until the next wave retires it.",
                 (
                     f"kubectl -n {ns} get ingress,httproute -o wide",
                     f"kubectl -n {ns} get endpointslices -l kubernetes.io/service-name={name}",
                 ),
-            ),
-            Action(
-                f"Retire `{old}` only once this wave is proven, in a later wave (until then it is the rollback): keep its "
-                "manifest, then:",
-                (f"kubectl -n {ns} delete nimservice {old}",),
-            ),
-        ]
+            )
+        )
     return steps
 
 
@@ -75,7 +71,7 @@ def _nim_out(nim: NimService) -> list[Action]:
     if old:
         steps.append(
             Action(
-                f"Switch traffic back to `{old}` (re-apply its legacy manifest first if it was retired, and wait until it is Ready):",
+                f"Switch traffic back to `{old}` once it is Ready (it runs until the wave after this one retires it):",
                 (
                     f"kubectl -n {ns} wait nimservice/{old} --for=jsonpath='{{.status.state}}'=Ready --timeout=30m",
                 ),
@@ -88,6 +84,37 @@ def _nim_out(nim: NimService) -> list[Action]:
         )
     )
     return steps
+
+
+def _nim_retire(nim: NimService, moved: WaveState) -> list[Action]:
+    """The wave after the move: the replaced NIMService goes before the merge (capacity plans without it)."""
+    ns, old = nim.namespace, nim.replaces
+    return [
+        Action(
+            f"Retire NIMService `{ns}/{old}`: `{nim.name}` has served its traffic since wave `{moved.name}`, which is "
+            f"proven. Keep its manifest (rolling back to `{moved.name}` brings it back); delete it and wait until its "
+            "pods are gone:",
+            (
+                f"kubectl -n {ns} delete nimservice {old}",
+                f'until [ -z "$(kubectl -n {ns} get pods -l app={old} -o name)" ]; do sleep 5; done',
+            ),
+        )
+    ]
+
+
+def _nim_restore(nim: NimService) -> list[Action]:
+    """Back to the wave of the move: the replaced NIMService runs again, the way back of the new one."""
+    ns, old = nim.namespace, nim.replaces
+    legacy = f"`{nim.manifest}`" if nim.manifest else "its legacy manifest (`nvidia.com/gpu` limits)"
+    return [
+        Action(
+            f"Restore NIMService `{ns}/{old}`, the way back of `{nim.name}` in this wave: its owner re-applies {legacy}; "
+            "wait until it is Ready:",
+            (
+                f"kubectl -n {ns} wait nimservice/{old} --for=jsonpath='{{.status.state}}'=Ready --timeout=30m",
+            ),
+        )
+    ]
 
 
 def _rollout(w: Workload) -> str:
@@ -205,11 +232,17 @@ def owner_actions(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Ac
 
 
 def nim_steps(plan: Plan, a: WaveState, b: WaveState) -> Steps:
-    """The NIM services that move between `a` and `b`: blue/green in, or back to the old one."""
+    """The NIM services that move between `a` and `b`: blue/green in, or back to the old one; the
+    old one is retired on the way out of the wave of the move and restored on the way back to it."""
     steps = Steps()
+    forward = plan.waves.index(b) > plan.waves.index(a)
     for nim in plan.platform.nim_services:
         if nim.name in b.nim_services and nim.name not in a.nim_services:
             steps.after += _nim_in(plan, b, nim)
         elif nim.name in a.nim_services and nim.name not in b.nim_services:
             steps.before += _nim_out(nim)
+        elif nim.replaces and forward and a.name == nim.moves_in:
+            steps.before += _nim_retire(nim, a)
+        elif nim.replaces and not forward and b.name == nim.moves_in:
+            steps.after += _nim_restore(nim)
     return steps

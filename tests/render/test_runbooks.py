@@ -160,11 +160,37 @@ def test_nim_runbook_is_blue_green_with_its_rollback(mixed_books: dict[str, str]
         "Apply: create NIMService `serving/llm-dra`",
         "kubectl -n serving wait nimservice/llm-dra --for=jsonpath='{.status.state}'=Ready",
         "Switch traffic: point the routes and clients of Service `llm` at Service `llm-dra`",
-        "Retire `llm` only once this wave is proven",
-        "kubectl -n serving delete nimservice llm",
+        "Keep `llm` running: it is the way back",
     )
+    # a block runs as written: the old service is the rollback of this wave, so nothing here deletes it
+    assert "delete nimservice llm\n" not in text
     back = _section(text, "## Rollback", "### Sync")
     _in_order(back, "Switch traffic back to `llm`", "kubectl -n serving delete nimservice llm-dra")
+
+
+def test_the_replaced_nim_service_is_retired_by_the_next_wave_and_restored_on_its_rollback(
+    mixed_books: dict[str, str],
+) -> None:
+    """The capacity plan counts the old NIMService up to the wave of the move only
+    (`capacity/demand.py`): the next wave's runbook retires it before its merge, and its rollback
+    brings it back after the sync (its nodes are back then)."""
+    text = mixed_books["06-scale.md"]
+    before = _section(text, "### Before the merge", "### Sync")
+    _in_order(
+        before,
+        "Retire NIMService `serving/llm`: `llm-dra` has served its traffic since wave `nim`",
+        "kubectl -n serving delete nimservice llm",
+        'until [ -z "$(kubectl -n serving get pods -l app=llm -o name)" ]; do sleep 5; done',
+    )
+    back = _section(text, "## Rollback")
+    _in_order(
+        back,
+        "### After the sync",
+        "Restore NIMService `serving/llm`, the way back of `llm-dra` in this wave",
+        "kubectl -n serving wait nimservice/llm --for=jsonpath='{.status.state}'=Ready",
+    )
+    later = [name for name in mixed_books if name > "06-scale.md"]
+    assert later and not any("nimservice llm\n" in mixed_books[name] for name in later)
 
 
 def test_workload_owner_converts_after_the_sync_and_rolls_back_before_the_merge_never_to_zero(
