@@ -22,7 +22,7 @@ from typing import Any
 
 from gpuplatform.capacity.allocator import DeviceID
 from gpuplatform.capacity.fields import mapping_at, mappings_at
-from gpuplatform.evidence.register import workload_of
+from gpuplatform.evidence.register import spec_workloads, workload_of
 from gpuplatform.model.platform import Platform
 from gpuplatform.snapshot.read import Snapshot
 
@@ -121,8 +121,7 @@ def held_devices(
     claims = snapshot.items("resourceclaims")
     if claims is None:
         return Held({}, {}, ("the snapshot has no ResourceClaims: devices already allocated are unknown",))
-    owners = {(w.namespace, str(w.kind), w.name) for w in platform.workloads}
-    owners |= {(n.namespace, "Deployment", n.name) for n in platform.nim_services}
+    owners = spec_workloads(platform)
     templates = {(t.ns, c.name) for t in platform.tenants for c in t.claim_templates}
     node_of = {
         (str(s["spec"]["driver"]), str(s["spec"]["pool"]["name"])): s["spec"].get("nodeName") for s in slices

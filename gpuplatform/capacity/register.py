@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpuplatform.capacity.demand import Demand
-from gpuplatform.evidence.register import WorkloadRow
+from gpuplatform.evidence.register import WorkloadRow, spec_workloads
 from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.model.platform import Platform
 from gpuplatform.model.tenants import Tenant
@@ -54,12 +54,15 @@ def register_demand(
         (w.namespace, str(w.kind), w.name): i for i, w in enumerate(platform.workloads)
     }
     workloads = list(platform.workloads)
+    declared = spec_workloads(platform)
     extra: list[Demand] = []
     skipped: list[str] = []
     for row in rows:
         name = f"{row.kind} {row.namespace}/{row.name}"
         tolerations = tuple(_toleration(t) for t in row.tolerations)
         found = index.get((row.namespace, row.kind, row.name))
+        if found is None and (row.namespace, row.kind, row.name) in declared:
+            continue  # a NIM service, which the spec's demand holds wave by wave (`demand.py`)
         if found is not None:
             workloads[found] = workloads[found].model_copy(
                 update={

@@ -17,6 +17,7 @@ from gpuplatform.gates.matchers import (
 )
 from gpuplatform.kueue.model import PODSET_LABEL, QUEUE_LABEL, WORKLOAD_ANNOTATION
 from gpuplatform.labels import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE
+from gpuplatform.model.platform import Platform
 from gpuplatform.snapshot.read import Snapshot
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "gpu_count",
     "node_rows",
     "own_placement",
+    "spec_workloads",
     "visible_devices",
     "workload_of",
     "workload_rows",
@@ -111,6 +113,16 @@ def workload_of(pod: dict[str, Any], snapshot: Snapshot) -> tuple[str, str]:
         if kind == "ReplicaSet" and (hash_ := (meta.get("labels") or {}).get("pod-template-hash")):
             return "Deployment", name.removesuffix(f"-{hash_}")
     return kind, name
+
+
+def spec_workloads(platform: Platform) -> set[tuple[str, str, str]]:
+    """(namespace, kind, name) of what the spec declares, as `workload_of` finds it running: its
+    workloads, and every NIM service and the one it replaces as the Deployment of its name (NVIDIA/
+    k8s-nim-operator v3.1.2 `api/apps/v1alpha1/nimservice_types.go` `GetDeploymentParams`)."""
+    out = {(w.namespace, str(w.kind), w.name) for w in platform.workloads}
+    for nim in platform.nim_services:
+        out |= {(nim.namespace, "Deployment", name) for name in (nim.name, nim.replaces) if name}
+    return out
 
 
 @dataclass

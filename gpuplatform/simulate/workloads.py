@@ -11,7 +11,13 @@ from __future__ import annotations
 
 import copy
 
-from gpuplatform.evidence.register import gpu_count, own_placement, visible_devices, workload_of
+from gpuplatform.evidence.register import (
+    gpu_count,
+    own_placement,
+    spec_workloads,
+    visible_devices,
+    workload_of,
+)
 from gpuplatform.gates.matchers import is_gpu_stack_pod, stack_namespaces
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.nodes import pool_taint
@@ -102,7 +108,7 @@ def snapshot_workloads(plan: Plan, snapshot: Snapshot) -> tuple[list[Workload], 
     pod that reaches GPUs through NVIDIA_VISIBLE_DEVICES with no GPU request is kept as what it is, a
     third allocator (`unallocated`).
     """
-    declared = {(w.namespace, w.kind, w.name) for w in plan.platform.workloads}
+    declared = spec_workloads(plan.platform)
     namespaces = stack_namespaces(plan.platform.gpu_operator, plan.platform.dra_driver)
     out, left = [], []
     for pod in snapshot.items("pods") or []:
