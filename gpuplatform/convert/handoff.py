@@ -18,6 +18,7 @@ from gpuplatform.model.workloads import Workload
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.handoff import converted_file
 from gpuplatform.render.nim import dra_resources, nim_cache
+from gpuplatform.render.tenants import dra_pool_tolerations
 from gpuplatform.render.tree import Tree, file_name
 
 __all__ = ["add_converted_manifests"]
@@ -80,5 +81,6 @@ def add_converted_manifests(
                     nim.name,
                     dra_resources(plan, nim),
                     nim_cache(nim),
+                    dra_pool_tolerations(p),
                 )
                 tree.files[f"handoff/{state.dir_name}/{converted_file(nim)}"] = text

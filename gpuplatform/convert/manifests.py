@@ -39,7 +39,14 @@ from gpuplatform.render.tenants import RECREATE_ANNOTATIONS
 from gpuplatform.render.workload_handoff import template_name
 from gpuplatform.validate import SchemaMissing, validate_object
 
-__all__ = ["POD_SPEC_PATHS", "Conversion", "convert_text", "template_key", "template_name"]
+__all__ = [
+    "POD_SPEC_PATHS",
+    "Conversion",
+    "add_tolerations",
+    "convert_text",
+    "template_key",
+    "template_name",
+]
 
 #: kind -> path from the document to its pod spec.
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
@@ -196,8 +203,9 @@ def _tolerated(tolerations: list[Any], key: str) -> bool:
     )
 
 
-def _add_tolerations(pod: dict[str, Any], resources: list[str], pools: list[Obj]) -> list[str]:
-    """Keep the ExtendedResourceToleration tolerations and add the DRA pools'; says what was added."""
+def add_tolerations(pod: dict[str, Any], resources: list[str], pools: list[Obj]) -> list[str]:
+    """Keep the ExtendedResourceToleration tolerations of `resources` and add the DRA pools' (`pools`) to
+    `pod` (a pod spec, or a spec with pod-level `tolerations`); says what was added."""
     tolerations = pod.get("tolerations")
     if not isinstance(tolerations, list):
         tolerations = CommentedSeq()
@@ -378,7 +386,7 @@ def _convert_workload(doc: CommentedMap, source: str, loc: str, targets: Targets
         [CommentedMap([("name", _CLAIM), ("resourceClaimTemplateName", template)])]
     )
     removed = sorted({n.resource for n in needs})
-    added = _add_tolerations(node, removed, targets.tolerations())
+    added = add_tolerations(node, removed, targets.tolerations())
     result = Conversion(
         "",
         [_template(template, namespace, requests, targets.labels(namespace))],

@@ -2,7 +2,8 @@
 
 Same round-trip rules as `manifests.py`: the file keeps its comments and order; the copy gets the
 new name, loses its `nvidia.com/gpu` limits and requests, gains the `draResources` the spec chose
-and mounts its own NIMCache (`spec.storage.nimCache.name`): engine profiles are built per GPU
+and the DRA pools' taint tolerations (the NIM Operator gives its pods `spec.tolerations`; without
+them the new service's pods stay Pending beside every DRA node), and mounts its own NIMCache (`spec.storage.nimCache.name`): engine profiles are built per GPU
 product and an RWO cache volume mounts on one node, so blue and green never share one. The original
 stays as it is: it is removed by its owner in a later wave.
 """
@@ -17,6 +18,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from gpuplatform.convert.aliases import unshare
+from gpuplatform.convert.manifests import add_tolerations
 from gpuplatform.errors import InputError
 from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.load.yaml_input import parse_yaml_documents
@@ -27,7 +29,12 @@ KIND = ("apps.nvidia.com/v1alpha1", "NIMService")
 
 
 def convert_nimservice(
-    text: str, source: str, name: str, dra_resources: list[dict[str, Any]], cache: str
+    text: str,
+    source: str,
+    name: str,
+    dra_resources: list[dict[str, Any]],
+    cache: str,
+    tolerations: list[dict[str, Any]],
 ) -> str:
     """The converted NIMService document (InputError when the file holds no single NIMService)."""
     parse_yaml_documents(text, source)
@@ -57,6 +64,7 @@ def convert_nimservice(
     if "resources" in doc["spec"] and not doc["spec"]["resources"]:
         del doc["spec"]["resources"]
     doc["spec"]["draResources"] = json.loads(json.dumps(dra_resources))
+    add_tolerations(doc["spec"], [], tolerations)
     storage = doc["spec"].get("storage")
     if isinstance(storage, dict) and isinstance(storage.get("nimCache"), dict):
         storage["nimCache"]["name"] = cache

@@ -16,7 +16,7 @@ from gpuplatform.model.workloads import AttributeSelector, NimService
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.meta import Obj, k8s_object, order_keys
 from gpuplatform.render.nim_cel import NIM_DRIVER
-from gpuplatform.render.tenants import claim_template_object, tenant_labels, tenant_of
+from gpuplatform.render.tenants import claim_template_object, dra_pool_tolerations, tenant_labels, tenant_of
 
 __all__ = ["NIM_DRIVER", "dra_resources", "nim_cache", "render_nim_handoffs", "render_nim_owned"]
 
@@ -109,6 +109,7 @@ def render_nim_handoffs(plan: Plan, state: WaveState) -> list[Obj]:
                         },
                         "replaces": nim.replaces or "",
                         "draResources": dra_resources(plan, nim),
+                        "tolerations": dra_pool_tolerations(plan.platform),
                         "nimCache": nim_cache(nim),
                         "removeResourceLimits": [GPU_RESOURCE],
                         "note": "draResources is immutable: create this NIMService next to the one it replaces, "

@@ -13,11 +13,30 @@ from gpuplatform.plan.steps import Step
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.render.handoff import converted_file
 from gpuplatform.render.meta import file_name
-from gpuplatform.render.nim import render_nim_handoffs
+from gpuplatform.render.nim import nim_cache, render_nim_handoffs
 from gpuplatform.render.runbook_actions import Action, Steps
 from gpuplatform.render.workload_handoff import workload_handoff, workload_template_name
 
-__all__ = ["OWNER_ACTIONS", "nim_steps", "owner_actions"]
+__all__ = ["OWNER_ACTIONS", "NimHeads", "nim_steps", "owner_actions"]
+
+
+_GATEWAY_API = "gateway.networking.k8s.io"
+
+
+class NimHeads:
+    """How the steps an owner does for a NIM service begin (the rehearsal's owners act on them)."""
+
+    @staticmethod
+    def cache(nim: NimService) -> str:
+        return f"Cache: its owner creates NIMCache `{nim.namespace}/{nim_cache(nim)}` for `{nim.name}`"
+
+    @staticmethod
+    def create(nim: NimService) -> str:
+        return f"Apply: create NIMService `{nim.namespace}/{nim.name}`"
+
+    @staticmethod
+    def restore(nim: NimService) -> str:
+        return f"Restore NIMService `{nim.namespace}/{nim.replaces}`"
 
 
 def _nim_in(plan: Plan, state: WaveState, nim: NimService) -> list[Action]:
@@ -27,18 +46,28 @@ def _nim_in(plan: Plan, state: WaveState, nim: NimService) -> list[Action]:
         for o in render_nim_handoffs(plan, state)
         if o["metadata"]["name"] == name
     )
+    cache = Action(
+        f"{NimHeads.cache(nim)}, built for the GPU product it lands on (engine profiles are GPU-specific, and an "
+        "RWO cache mounts on one node only; the new service never shares its predecessor's), then waits until it is "
+        "Ready (the NIM Operator fails a NIMService whose NIMCache is missing and holds one whose NIMCache is not Ready):",
+        (
+            f"kubectl -n {ns} wait nimcache/{nim_cache(nim)} --for=jsonpath='{{.status.state}}'=Ready --timeout=60m",
+        ),
+    )
     apply = (
         Action(
-            f"Apply: create NIMService `{ns}/{name}` next to `{old or 'the legacy one'}`:",
+            f"{NimHeads.create(nim)} next to `{old or 'the legacy one'}`:",
             (f"kubectl apply -f handoff/{state.dir_name}/{converted_file(nim)}",),
         )
         if nim.manifest
         else Action(
-            f"Apply: create NIMService `{ns}/{name}` from `{old or 'its legacy manifest'}` with the `draResources` of "
-            f"`{handoff}` and without `nvidia.com/gpu` limits (`draResources` is immutable, hence a new NIMService)."
+            f"{NimHeads.create(nim)} from `{old or 'its legacy manifest'}` with the `draResources` and `tolerations` "
+            f"(the DRA pools' taints) of `{handoff}` and without `nvidia.com/gpu` limits (`draResources` is immutable, "
+            "hence a new NIMService)."
         )
     )
     steps = [
+        cache,
         apply,
         Action(
             f"Verify: `{name}` is Ready, its pods (`app={name}`) run on DRA nodes with their claims allocated "
@@ -57,7 +86,10 @@ def _nim_in(plan: Plan, state: WaveState, nim: NimService) -> list[Action]:
                 f"the Service after the NIMService), then check the new endpoints serve. Keep `{old}` running: it is the "
                 "way back until the next wave retires it.",
                 (
-                    f"kubectl -n {ns} get ingress,httproute -o wide",
+                    f"kubectl -n {ns} get ingress -o wide",
+                    # a cluster without the Gateway API serves no HTTPRoute, and `get` of it fails
+                    f"if kubectl api-resources --api-group={_GATEWAY_API} -o name | grep -qx httproutes.{_GATEWAY_API}; "
+                    f"then kubectl -n {ns} get httproutes -o wide; fi",
                     f"kubectl -n {ns} get endpointslices -l kubernetes.io/service-name={name}",
                 ),
             )
@@ -108,7 +140,7 @@ def _nim_restore(nim: NimService) -> list[Action]:
     legacy = f"`{nim.manifest}`" if nim.manifest else "its legacy manifest (`nvidia.com/gpu` limits)"
     return [
         Action(
-            f"Restore NIMService `{ns}/{old}`, the way back of `{nim.name}` in this wave: its owner re-applies {legacy}; "
+            f"{NimHeads.restore(nim)}, the way back of `{nim.name}` in this wave: its owner re-applies {legacy}; "
             "wait until it is Ready:",
             (
                 f"kubectl -n {ns} wait nimservice/{old} --for=jsonpath='{{.status.state}}'=Ready --timeout=30m",

@@ -143,6 +143,18 @@ def test_named_nimservice_manifest_is_handed_off_as_its_blue_green_successor() -
         doc["spec"]["draResources"][0]["claimCreationSpec"]["devices"][0]["deviceClassName"]
         == "hopper-80g.lab.example.com"
     )
+    # the operator gives the pods `spec.tolerations`: without the DRA pools' taint tolerated they
+    # stay Pending beside every DRA node (the rehearsal found it: `kubectl wait ... Ready` timed out)
+    assert doc["spec"]["tolerations"] == [
+        {
+            "key": "gpu-scheduling.lab.example.com/mode",
+            "operator": "Equal",
+            "value": "dra",
+            "effect": "NoSchedule",
+        }
+    ]
+    handoff = yaml.safe_load(files["handoff/05-nim/nimservicehandoff_inference_embedder-dra.yaml"])
+    assert handoff["spec"]["tolerations"] == doc["spec"]["tolerations"]
     crd_file = SHARED / "reference" / "crds" / "apps.nvidia.com_nimservices.yaml"
     if not crd_file.is_file():
         pytest.skip(f"NIM Operator CRD not found at {crd_file}")
