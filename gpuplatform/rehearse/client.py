@@ -46,6 +46,8 @@ _KINDS: dict[str, tuple[str, str, bool]] = {
     "DeviceClass": ("/apis/resource.k8s.io/v1", "deviceclasses", False),
     "PodDisruptionBudget": ("/apis/policy/v1", "poddisruptionbudgets", True),
     "Workload": ("/apis/kueue.x-k8s.io/v1beta2", "workloads", True),
+    "NIMService": ("/apis/apps.nvidia.com/v1alpha1", "nimservices", True),
+    "NIMCache": ("/apis/apps.nvidia.com/v1alpha1", "nimcaches", True),
 }
 
 
@@ -128,11 +130,15 @@ class Client:
                 self._local.conn = None
                 if attempt:
                     raise
-        decoded = orjson.loads(raw) if raw else {}
+        try:
+            decoded = orjson.loads(raw) if raw else {}
+        except orjson.JSONDecodeError:
+            if answer.status < 400:
+                raise
+            decoded = {}  # a path not served yet answers in plain text ("404 page not found")
         if answer.status >= 400:
-            raise ApiError(
-                answer.status, str(decoded.get("message", raw[:200])), str(decoded.get("reason", ""))
-            )
+            message = decoded.get("message") or raw[:200].decode(errors="replace")
+            raise ApiError(answer.status, str(message), str(decoded.get("reason", "")))
         return decoded
 
     def resource(self, api_version: str, kind: str) -> Resource:

@@ -80,6 +80,8 @@ class Rehearsal:
     pending: list[Callable[[], str]] = field(default_factory=list)
     """Controllers that act in wall time beside the store (Kueue's manager): each says what it has
     yet to decide ('' for nothing). The cluster is not at rest, and time does not move, until none has."""
+    controllers: list[Callable[[], bool]] = field(default_factory=list)
+    """Emulated operators of the teams' workloads (the NIM Operator): one pass each, True when it wrote."""
 
     def __post_init__(self) -> None:
         declared = dict(self.plan.platform.kubernetes.feature_gates)
@@ -159,6 +161,8 @@ class Rehearsal:
                 with self.client.pinned(last):  # a store unchanged since the last pass is not listed again
                     wrote = self.stack.reconcile()
                     wrote |= self.agents.reconcile()
+                    for controller in self.controllers:
+                        wrote |= controller()
                 revision = self.client.revision()
             except Exception:  # the loop reports; the main thread stops the rehearsal
                 self.errors.append(traceback.format_exc())

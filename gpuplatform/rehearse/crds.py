@@ -18,7 +18,7 @@ import yaml
 
 from gpuplatform.rehearse.client import Obj
 
-__all__ = ["ENGINE_KINDS", "crds_for", "read_crds"]
+__all__ = ["ENGINE_KINDS", "crds_for", "permissive_crd", "read_crds"]
 
 #: The engines' kinds: (group, version, kind, plural, namespaced).
 ENGINE_KINDS: tuple[tuple[str, str, str, str], ...] = (
@@ -66,7 +66,10 @@ def _plural(kind: str) -> str:
     return lower + "s"
 
 
-def _permissive(group: str, versions: Iterable[str], kind: str, plural: str, namespaced: bool) -> Obj:
+def permissive_crd(
+    group: str, versions: Iterable[str], kind: str, plural: str, namespaced: bool = True
+) -> Obj:
+    """A CRD that serves `kind` storing each object as written, with a status subresource."""
     schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
     ordered = sorted(set(versions))
     return {
@@ -124,5 +127,5 @@ def crds_for(objects: Iterable[Obj], upstream: dict[tuple[str, str], Obj]) -> li
         if crd is not None and versions <= {v.get("name") for v in crd["spec"].get("versions") or []}:
             out.append(crd)
         else:
-            out.append(_permissive(group, versions, kind, plural, namespaced))
+            out.append(permissive_crd(group, versions, kind, plural, namespaced))
     return out

@@ -23,7 +23,7 @@ from gpuplatform.rehearse.client import Obj
 from gpuplatform.rehearse.cluster import Rehearsal
 from gpuplatform.rehearse.workloads import Declared
 
-__all__ = ["Finding", "check_state"]
+__all__ = ["Finding", "check_state", "workload_name"]
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ def _availability(
         running = [
             p for p in pods
             if p["metadata"]["namespace"] == workload.namespace
-            and (p["metadata"].get("labels") or {}).get("app") == workload.name
+            and workload_name(p) == workload.name
             and (p.get("status") or {}).get("phase") == "Running"
             and not p["metadata"].get("deletionTimestamp")
         ]  # fmt: skip
@@ -164,7 +164,7 @@ def _availability(
             waiting = [
                 p for p in pods
                 if p["metadata"]["namespace"] == workload.namespace
-                and (p["metadata"].get("labels") or {}).get("app") == workload.name
+                and workload_name(p) == workload.name
                 and (p.get("status") or {}).get("phase") == "Pending"
             ]  # fmt: skip
             why = _pending_reason(waiting[0]) if waiting else "no pod"
@@ -176,6 +176,21 @@ def _availability(
                 )
             )
     return out
+
+
+def workload_name(pod: Obj) -> str:
+    """The name of the workload that runs `pod`, by its controller: a ReplicaSet's Deployment (the
+    name before its `pod-template-hash`), a Job, a StatefulSet, a DaemonSet; a bare pod's `app` label.
+    A NIMService's pods are its Deployment's, named after it."""
+    meta = pod["metadata"]
+    labels = meta.get("labels") or {}
+    owner = next((o for o in meta.get("ownerReferences") or [] if o.get("controller")), None)
+    if owner is None:
+        return str(labels.get("app", ""))
+    name = str(owner["name"])
+    if owner["kind"] == "ReplicaSet" and (template := labels.get("pod-template-hash")):
+        return name.removesuffix(f"-{template}")
+    return name
 
 
 def _pending_reason(pod: Obj) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -121,7 +121,7 @@ def rehearse_platform(
     crds = read_crds([options.crds] if options.crds is not None else platform_crd_folders(platform))
     for engine in rendered:
         results, skipped = _rehearse_engine(
-            plan, tree, folder, engine, stack, source, target, assets, crds, options
+            plan, tree, folder, engine, stack, source, target, assets, crds, options, loaded.manifests
         )
         report.results += results
         report.skipped += skipped
@@ -139,6 +139,7 @@ def _rehearse_engine(
     assets: object,
     crds: dict[tuple[str, str], dict[str, object]],
     options: RehearsalOptions,
+    manifests: Mapping[str, str],
 ) -> tuple[list[TransitionResult], list[str]]:
     """One engine's walk on its own control plane: the results, and the pairs not rehearsed (why)."""
     pairs = rehearsal_pairs(plan, source, target)
@@ -146,7 +147,9 @@ def _rehearse_engine(
     with Rehearsal(plan, assets, keep=options.keep) as cluster:  # type: ignore[arg-type]
         if options.keep:
             options.progress(f"{plan.platform.name} {engine}: the rehearsal's folder is {cluster.folder}")
-        walker = Walker(cluster, plan, tree, folder, engine, stack, crds, snapshots=options.snapshots)
+        walker = Walker(
+            cluster, plan, tree, folder, engine, stack, crds, snapshots=options.snapshots, manifests=manifests
+        )
         start = walker.bootstrap()
         if start.violation is not None:
             return [start], [

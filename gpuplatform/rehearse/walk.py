@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -28,8 +28,9 @@ from gpuplatform.rehearse.cluster import Rehearsal, WaitFailed
 from gpuplatform.rehearse.crds import crds_for
 from gpuplatform.rehearse.engines import Engine, SyncFailed
 from gpuplatform.rehearse.fakes import install_fakes
-from gpuplatform.rehearse.invariants import check_state
+from gpuplatform.rehearse.invariants import check_state, workload_name
 from gpuplatform.rehearse.kueue import configure_kueue, install_kueue, team_queues
+from gpuplatform.rehearse.nim import NimOwners, install_nim_operator
 from gpuplatform.rehearse.runbook import Block, Item, RunbookSection, read_section
 from gpuplatform.rehearse.sensitivity import blind_gates
 from gpuplatform.rehearse.workloads import Owners
@@ -70,12 +71,15 @@ class Walker:
     crds: dict[tuple[str, str], dict[str, object]] = field(default_factory=dict)
     snapshots: Path | None = None
     """`--write-snapshots`: where `gpuplatform snapshot` writes the settled cluster (`_snapshot`)."""
+    manifests: Mapping[str, str] = field(default_factory=dict)
+    """The teams' own manifests the spec names (`LoadedPlatform.manifests`): what runs before the migration."""
     trace: list[StepRecord] = field(default_factory=list)
     notes: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.engine = Engine(self.cluster, self.engine_name, self.plan.platform.name)
-        self.owners = Owners(self.cluster, self.plan)
+        self.owners = Owners(self.cluster, self.plan, self.manifests)
+        self.nim_owners = NimOwners(self.cluster, self.plan, self.tree, self.manifests)
         self.work = self.cluster.folder / "operator"
         self.cwd = self.work / "tree"
         shutil.copytree(self.tree_dir, self.cwd)
@@ -100,7 +104,8 @@ class Walker:
         if not check:
             return
         self.cluster.settle()
-        findings = check_state(self.cluster, self.owners.declared(self.declared_state), self.moving)
+        declared = self.owners.declared(self.declared_state) + self.nim_owners.declared(self.declared_state)
+        findings = check_state(self.cluster, declared, self.moving)
         if findings:
             first = findings[0]
             raise ViolationFound(Violation(step, first.invariant, first.message, first.objects))
@@ -212,6 +217,14 @@ class Walker:
                 "the team's queues in place",
                 check=False,
             )
+        if self.plan.platform.nim_services:
+            install_nim_operator(self.cluster)
+            self.record(
+                "cluster",
+                "the NIM Operator (emulated) runs: "
+                + ("; ".join(self.nim_owners.start()) or "no service replaced"),
+                check=False,
+            )
         self.owners.start()
         self.record(
             "cluster",
@@ -283,7 +296,7 @@ class Walker:
         moved_pools = {p for p in a.pool_modes if a.pool_modes[p] != b.pool_modes.get(p)}
         fleet = self.cluster.agents.fleet
         on_pools = {
-            f"{p['metadata']['namespace']}/{(p['metadata'].get('labels') or {}).get('app')}"
+            f"{p['metadata']['namespace']}/{workload_name(p)}"
             for p in self.cluster.client.list("Pod")
             if fleet.get(str(p["spec"].get("nodeName"))) is not None
             and fleet[p["spec"]["nodeName"]].pool in moved_pools
@@ -300,7 +313,7 @@ class Walker:
             for o in self.owners.claim_workloads(a) + self.owners.claim_workloads(b)
             if o["metadata"]["namespace"] in tenants
         }
-        self.moving = on_pools | converting | claims
+        self.moving = on_pools | converting | claims | self.nim_owners.moving(a, b)
 
     def _merge(
         self,
@@ -409,6 +422,8 @@ class Walker:
                 self.record("owners", "; ".join(done) or f"{step.action}: nothing to do")
         if item.text.startswith(KUEUE_OWNER):
             self.record("owners", configure_kueue(self.cluster, self.plan, b))
+        if nim := self.nim_owners.act(item.text, b):
+            self.record("owners", "; ".join(nim))
         for block in item.blocks:
             self._block(block, item, merged=merged)
         if restores and (done := self.owners.restore(a, b, jobs=True)):

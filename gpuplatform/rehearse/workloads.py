@@ -11,7 +11,8 @@ before a rollback takes the pool or the tenant away.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpuplatform.kueue.model import QUEUE_LABEL
@@ -92,15 +93,35 @@ class Owners:
 
     cluster: Rehearsal
     plan: Plan
+    manifests: Mapping[str, str] = field(default_factory=dict)
+    """The teams' own manifests the spec names (`LoadedPlatform.manifests`)."""
 
     def start(self) -> None:
-        """What runs before the migration: every spec workload in its legacy form. Nothing the spec
-        does not declare: the runbook's preflight (`check --snapshot`) refuses a cluster whose GPU
-        pods the plan leaves with nowhere to run (GP280), as it should on a real one."""
+        """What runs before the migration: every spec workload in its legacy form, its team's own
+        manifest where the spec names one. Nothing the spec does not declare: the runbook's
+        preflight (`check --snapshot`) refuses a cluster whose GPU pods the plan leaves with nowhere
+        to run (GP280), as it should on a real one."""
         objects: list[Obj] = []
         for w in self.plan.platform.workloads:
-            objects += [_namespace(w.namespace), self._legacy(w)]
+            objects += [_namespace(w.namespace)] + ([] if self._manifest(w) else [self._legacy(w)])
         self.cluster.apply(_unique(objects), _MANAGER)
+        for w in self.plan.platform.workloads:
+            if text := self._manifest(w):
+                self.cluster.kubectl(["apply", "-f", "-"], stdin=text)
+
+    def _manifest(self, w: SpecWorkload) -> str | None:
+        """The team's manifest of `w` (a CronJob's runs are the rehearsal's Job, not its schedule)."""
+        return self.manifests.get(w.manifest) if w.manifest and w.kind != "CronJob" else None
+
+    def _redeploy(self, w: SpecWorkload, obj: Obj) -> None:
+        """The owner deploys `w` again in its legacy form: its manifest as the team applies it
+        (`kubectl apply`, so what a later apply drops is removed), else the rehearsal's own."""
+        if (text := self._manifest(w)) is None:
+            self._replace(obj)
+            return
+        if w.kind == "Job":
+            self.cluster.delete("Job", w.name, w.namespace, wait=True)
+        self.cluster.kubectl(["apply", "-f", "-"], stdin=text)
 
     def _legacy(self, w: SpecWorkload) -> Obj:
         pod: Obj = {"containers": [_container({w.resource: str(w.gpus)})]}
@@ -134,10 +155,12 @@ class Owners:
         self.cluster.apply([obj], _MANAGER)
 
     def convert(self, a: WaveState, b: WaveState) -> list[str]:
-        """`convert-workloads`: each workload that moves in `b` is deployed in its claim form."""
+        """`convert-workloads`: each workload that moves in `b` is deployed in its claim form. One
+        with a manifest is converted by the runbook's own block (`kubectl apply` of its converted
+        manifest)."""
         done = []
         for i, w in enumerate(self.plan.platform.workloads):
-            if i in b.workloads and i not in a.workloads:
+            if i in b.workloads and i not in a.workloads and self._manifest(w) is None:
                 self._replace(self._converted(w))
                 done.append(f"{w.kind} {w.namespace}/{w.name} converted to a claim")
         return done
@@ -149,7 +172,7 @@ class Owners:
         done = []
         for i, w in enumerate(self.plan.platform.workloads):
             if i in a.workloads and i not in b.workloads and (w.kind in ("Job", "CronJob")) == jobs:
-                self._replace(self._legacy(w))
+                self._redeploy(w, self._legacy(w))
                 done.append(f"{w.kind} {w.namespace}/{w.name} restored to nvidia.com/gpu")
         return done
 

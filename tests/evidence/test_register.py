@@ -157,3 +157,31 @@ def test_simulate_replays_an_undeclared_kueue_job_where_its_owner_placed_it(tmp_
     )
     [train] = [w for w in observed if w.namespace == "training"]
     assert train.node_selector == {}
+
+
+NIM_REPLACED = Path(__file__).parent / "data" / "nim_replaced_services.json"
+
+
+def test_the_nim_services_the_spec_replaces_are_its_own_not_undeclared_workloads(tmp_path: Path) -> None:
+    """nim-lab's running NIM services, recorded from a rehearsal (the NIM Operator's Deployments,
+    their ReplicaSets and pods as the real controllers made them): the spec declares them (a
+    NIMService runs as the Deployment of its name), so neither the replay nor the capacity register
+    takes them for undeclared workloads that nothing retires (the preflight refused nim-lab: GP290)."""
+    from gpuplatform.capacity.register import register_demand
+    from gpuplatform.load.stacks import load_stack
+    from gpuplatform.plan.waves import plan_platform
+    from gpuplatform.simulate.workloads import snapshot_workloads
+    from tests.conftest import REPO
+
+    recorded = json.loads(NIM_REPLACED.read_text())
+    cluster = healthy_cluster()
+    cluster.kinds["pods"] = [*(cluster.kinds["pods"] or []), *recorded["pods"]]
+    cluster.kinds["replicasets"] = [*(cluster.kinds.get("replicasets") or []), *recorded["replicasets"]]
+    snapshot = load_snapshot(cluster.write(tmp_path / "s"))
+    rows = {(r.namespace, r.kind, r.name) for r in workload_rows(snapshot)}
+    assert {("inference", "Deployment", "llama3-8b"), ("inference", "Deployment", "embedder")} <= rows
+    [nim_lab] = load_stack(REPO / "stacks" / "nim-lab.yaml")
+    observed, _ = snapshot_workloads(plan_platform(nim_lab.platform), snapshot)
+    assert not [w for w in observed if w.namespace == "inference"]
+    demand = register_demand(nim_lab.platform, workload_rows(snapshot))
+    assert not [d.name for d in demand.extra if "inference/" in d.name]

@@ -79,6 +79,15 @@ def test_the_kueue_fleet(
     compared += _compare(loaded, stack, REPO / "dist" / "kueue-fleet", assets_136, crds)
 
 
+def test_the_nim_lab(assets_136: Assets, crds: Path | None, compared: list[Key]) -> None:
+    """NIM services on the emulated NIM Operator (blue/green, the old one retired the wave after),
+    which the model plans for but does not replay, and a workload its team converts with its own
+    manifest."""
+    stack = REPO / "stacks" / "nim-lab.yaml"
+    [loaded] = load_stack(stack)
+    compared += _compare(loaded, stack, REPO / "dist" / "nim-lab", assets_136, crds)
+
+
 def test_a_four_node_pilot(
     tmp_path: Path, assets_136: Assets, crds: Path | None, compared: list[Key]
 ) -> None:

@@ -155,8 +155,11 @@ def test_claim_pilot_runbook_checks_runtime_identity(reference_books: dict[str, 
 def test_nim_runbook_is_blue_green_with_its_rollback(mixed_books: dict[str, str]) -> None:
     text = mixed_books["05-nim.md"]
     forward = _section(text, "### After the sync", "## Evidence")
+    # the operator fails a NIMService without its NIMCache: the owner makes it first
     _in_order(
         forward,
+        "Cache: its owner creates NIMCache `serving/llm-dra` for `llm-dra`",
+        "kubectl -n serving wait nimcache/llm-dra --for=jsonpath='{.status.state}'=Ready",
         "Apply: create NIMService `serving/llm-dra`",
         "kubectl -n serving wait nimservice/llm-dra --for=jsonpath='{.status.state}'=Ready",
         "Switch traffic: point the routes and clients of Service `llm` at Service `llm-dra`",
@@ -164,13 +167,6 @@ def test_nim_runbook_is_blue_green_with_its_rollback(mixed_books: dict[str, str]
     )
     # a block runs as written: the old service is the rollback of this wave, so nothing here deletes it
     assert "delete nimservice llm\n" not in text
-    # the operator fails a NIMService without its NIMCache: the owner makes it first
-    _in_order(
-        forward,
-        "Cache: its owner creates NIMCache `serving/llm-dra` for `llm-dra`",
-        "kubectl -n serving wait nimcache/llm-dra --for=jsonpath='{.status.state}'=Ready",
-        "Apply: create NIMService `serving/llm-dra`",
-    )
     # a cluster without the Gateway API has no HTTPRoute kind: the listing asks before it gets
     assert "get ingress,httproute" not in text
     assert "grep -qx httproutes.gateway.networking.k8s.io; then kubectl -n serving get httproutes" in text
