@@ -31,6 +31,7 @@ _KINDS: dict[str, tuple[str, str, bool]] = {
     "Pod": ("/api/v1", "pods", True),
     "Namespace": ("/api/v1", "namespaces", False),
     "ServiceAccount": ("/api/v1", "serviceaccounts", True),
+    "Service": ("/api/v1", "services", True),
     "ConfigMap": ("/api/v1", "configmaps", True),
     "Secret": ("/api/v1", "secrets", True),
     "ResourceQuota": ("/api/v1", "resourcequotas", True),

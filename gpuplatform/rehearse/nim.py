@@ -68,6 +68,8 @@ _IMAGE = "nvcr.io/nim/rehearsal:latest"
 _SERVED = 60
 #: `k8s.io/apimachinery/pkg/util/rand.SafeEncodeString`'s alphabet (no vowels, no look-alikes).
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+#: What the operator creates for a service (all of them owned by it).
+_OWNED_KINDS = ("ServiceAccount", "Service", "ResourceClaimTemplate", "Deployment")
 #: `DraResourceFieldType`: the index a pod claim's name carries.
 _CLAIM, _CLAIM_TEMPLATE = 0, 1
 
@@ -242,7 +244,8 @@ class NimOperator:
     client: Client
 
     def reconcile(self) -> bool:
-        """One pass over every NIMCache and NIMService; True when it wrote."""
+        """One pass over every NIMCache and NIMService; True when it wrote. It reads lists only (a
+        pass over a store that has not changed is answered from the last one: `Client.pinned`)."""
         wrote = False
         caches: dict[tuple[str, str], str] = {}
         for cache in self.client.list("NIMCache"):
@@ -252,42 +255,45 @@ class NimOperator:
                 self._status("NIMCache", cache, {"state": "Ready"})
                 state, wrote = "Ready", True
             caches[(meta["namespace"], meta["name"])] = state
-        deployments = {
-            (d["metadata"]["namespace"], d["metadata"]["name"]): d for d in self.client.list("Deployment")
+        services = self.client.list("NIMService")
+        if not services:
+            return wrote
+        live: dict[tuple[str, str, str], Obj] = {
+            (kind, o["metadata"]["namespace"], o["metadata"]["name"]): o
+            for kind in _OWNED_KINDS
+            for o in self.client.list(kind)
         }
-        for service in self.client.list("NIMService"):
+        for service in services:
             if not service["metadata"].get("deletionTimestamp"):
-                wrote |= self._service(service, caches, deployments)
+                wrote |= self._service(service, caches, live)
         return wrote
 
     def _service(
-        self, service: Obj, caches: dict[tuple[str, str], str], deployments: dict[tuple[str, str], Obj]
+        self, service: Obj, caches: dict[tuple[str, str], str], live: dict[tuple[str, str, str], Obj]
     ) -> bool:
         meta = service["metadata"]
         ns, name = meta["namespace"], meta["name"]
-        wrote = any(self._ensure(o) for o in _service_objects(service))
+        wrote = any([self._ensure(o, live) for o in _service_objects(service)])
         cache = str((((service["spec"].get("storage") or {}).get("nimCache")) or {}).get("name", ""))
         if cache and (ns, cache) not in caches:
             return self._state(service, "Failed", f"NIMCache {cache} not found") or wrote
         if cache and caches[(ns, cache)] != "Ready":
             return self._state(service, "NotReady", f"NIMCache {cache} not ready") or wrote
-        wrote |= any(self._ensure(o) for o in _objects(service))
-        deployment = deployments.get((ns, name))
-        ready, message = _rolled_out(deployment)
+        wrote |= any([self._ensure(o, live) for o in _objects(service)])
+        ready, message = _rolled_out(live.get(("Deployment", ns, name)))
         return self._state(service, "Ready" if ready else "NotReady", message) or wrote
 
-    def _ensure(self, obj: Obj) -> bool:
+    def _ensure(self, obj: Obj, live: dict[tuple[str, str, str], Obj]) -> bool:
         """Create or update `obj` when the live one lacks its spec hash; True when it wrote."""
         meta = obj["metadata"]
-        kind = obj["kind"]
-        live = self.client.get(kind, meta["name"], meta["namespace"], api_version=obj["apiVersion"])
+        found = live.get((obj["kind"], meta["namespace"], meta["name"]))
         if (
-            live is not None
-            and (live["metadata"].get("annotations") or {}).get(_HASH) == meta["annotations"][_HASH]
+            found is not None
+            and (found["metadata"].get("annotations") or {}).get(_HASH) == meta["annotations"][_HASH]
         ):
             return False
         try:
-            self.client.apply(kind, obj, _OPERATOR, api_version=obj["apiVersion"])
+            self.client.apply(obj["kind"], obj, _OPERATOR, api_version=obj["apiVersion"])
         except ApiError as exc:
             if exc.status not in (404, 409, 422):
                 raise
@@ -403,6 +409,9 @@ class NimOwners:
                 },
             },
         )
+        service["metadata"].setdefault(
+            "namespace", nim.namespace
+        )  # as `kubectl -n <namespace> apply` puts it
         cache_name = str(((service["spec"].get("storage") or {}).get("nimCache") or {}).get("name") or "")
         cache_meta = {"name": cache_name, "namespace": nim.namespace}
         caches = [{"apiVersion": NIM_API, "kind": "NIMCache", "metadata": cache_meta, "spec": {}}]

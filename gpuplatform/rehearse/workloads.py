@@ -107,21 +107,21 @@ class Owners:
         self.cluster.apply(_unique(objects), _MANAGER)
         for w in self.plan.platform.workloads:
             if text := self._manifest(w):
-                self.cluster.kubectl(["apply", "-f", "-"], stdin=text)
+                self.cluster.kubectl(["apply", "-n", w.namespace, "-f", "-"], stdin=text)
 
     def _manifest(self, w: SpecWorkload) -> str | None:
         """The team's manifest of `w` (a CronJob's runs are the rehearsal's Job, not its schedule)."""
         return self.manifests.get(w.manifest) if w.manifest and w.kind != "CronJob" else None
 
-    def _redeploy(self, w: SpecWorkload, obj: Obj) -> None:
+    def _redeploy(self, w: SpecWorkload) -> None:
         """The owner deploys `w` again in its legacy form: its manifest as the team applies it
         (`kubectl apply`, so what a later apply drops is removed), else the rehearsal's own."""
         if (text := self._manifest(w)) is None:
-            self._replace(obj)
+            self._replace(self._legacy(w))
             return
         if w.kind == "Job":
             self.cluster.delete("Job", w.name, w.namespace, wait=True)
-        self.cluster.kubectl(["apply", "-f", "-"], stdin=text)
+        self.cluster.kubectl(["apply", "-n", w.namespace, "-f", "-"], stdin=text)
 
     def _legacy(self, w: SpecWorkload) -> Obj:
         pod: Obj = {"containers": [_container({w.resource: str(w.gpus)})]}
@@ -172,7 +172,7 @@ class Owners:
         done = []
         for i, w in enumerate(self.plan.platform.workloads):
             if i in a.workloads and i not in b.workloads and (w.kind in ("Job", "CronJob")) == jobs:
-                self._redeploy(w, self._legacy(w))
+                self._redeploy(w)
                 done.append(f"{w.kind} {w.namespace}/{w.name} restored to nvidia.com/gpu")
         return done
 
