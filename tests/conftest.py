@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +22,13 @@ SHARED = REPO.parent / "shared"
 settings.register_profile("dev", max_examples=15)
 settings.register_profile("ci", max_examples=250)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+
+def sigint_default() -> None:
+    """`preexec_fn` of a child that a test interrupts as an operator's Ctrl-C does: SIGINT at its
+    default action, whatever the runner inherited (a shell starts a background job with SIGINT
+    ignored, POSIX "Signals and Error Handling", and an ignored signal stays ignored across exec)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -21,7 +21,7 @@ from click.testing import CliRunner, Result
 from gpuplatform.cli import main
 from gpuplatform.load.yaml_input import MAX_DATA_BYTES
 from gpuplatform.model.limits import MAX_FILES, size_errors
-from tests.conftest import REPO
+from tests.conftest import REPO, sigint_default
 from tests.specs import minimal_spec, python_stack, write_spec
 
 Mutation = Callable[[dict[str, Any]], None]
@@ -263,7 +263,10 @@ def test_sigint_exits_130(tmp_path: Path) -> None:
     stack = tmp_path / "slow.py"
     stack.write_text("import sys, time\nprint('started', file=sys.stderr, flush=True)\ntime.sleep(60)\n")
     proc = subprocess.Popen(
-        [*_CLI, "synth", str(stack), "--out", str(tmp_path / "out")], stderr=subprocess.PIPE, cwd=REPO
+        [*_CLI, "synth", str(stack), "--out", str(tmp_path / "out")],
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+        preexec_fn=sigint_default,
     )
     assert proc.stderr is not None and proc.stderr.readline() == b"started\n"
     proc.send_signal(signal.SIGINT)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from gpuplatform.cli import main
 from gpuplatform.output.write import STATE_FILE
-from tests.conftest import REPO
+from tests.conftest import REPO, sigint_default
 from tests.specs import minimal_spec, write_spec
 
 #: Runs the CLI with a SIGINT sent to itself at the writer's crash point argv[1].
@@ -61,6 +61,7 @@ def test_sigint_once_the_swap_began_finishes_the_run(tmp_path: Path, point: str)
         capture_output=True,
         cwd=REPO,
         timeout=120,
+        preexec_fn=sigint_default,
         check=False,
     )
     # THEN it completes: the new tree in place, no staging or backup folder, success with a warning
@@ -80,6 +81,7 @@ def test_sigint_while_staging_still_undoes_the_run(tmp_path: Path) -> None:
         capture_output=True,
         cwd=REPO,
         timeout=120,
+        preexec_fn=sigint_default,
         check=False,
     )
     assert done.returncode == 130
