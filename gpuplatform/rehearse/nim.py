@@ -143,6 +143,16 @@ def _claims(service: Obj) -> list[_Claim]:
     return out
 
 
+def _port(spec: Obj) -> int:
+    """The service's API port (`spec.expose.service.port`; the CRD's default 8000)."""
+    return int(((spec.get("expose") or {}).get("service") or {}).get("port") or 8000)
+
+
+def _cache_name(spec: Obj) -> str:
+    """The NIMCache the service mounts (`spec.storage.nimCache.name`; '' for none)."""
+    return str(((spec.get("storage") or {}).get("nimCache") or {}).get("name") or "")
+
+
 def _owned(service: Obj, api: str, kind: str, spec_key: str, spec: Obj, labels: dict[str, str]) -> Obj:
     meta = service["metadata"]
     owner = {
@@ -194,7 +204,7 @@ def _objects(service: Obj) -> list[Obj]:
             )
             template["metadata"]["name"] = claim.resource
             out.append(template)
-    port = int(((spec.get("expose") or {}).get("service") or {}).get("port") or 8000)
+    port = _port(spec)
     container: Obj = {
         "name": f"{name}-ctr",
         "image": _IMAGE,
@@ -230,7 +240,7 @@ def _objects(service: Obj) -> list[Obj]:
 def _service_objects(service: Obj) -> list[Obj]:
     """The ServiceAccount and the Service, made whatever the NIMCache's state."""
     name = service["metadata"]["name"]
-    port = int(((service["spec"].get("expose") or {}).get("service") or {}).get("port") or 8000)
+    port = _port(service["spec"])
     labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": _OPERATOR}
     account = _owned(service, "v1", "ServiceAccount", "", {}, labels)
     spec = {"selector": {"app": name}, "ports": [{"name": "api", "port": port, "targetPort": port}]}
@@ -274,7 +284,7 @@ class NimOperator:
         meta = service["metadata"]
         ns, name = meta["namespace"], meta["name"]
         wrote = any([self._ensure(o, live) for o in _service_objects(service)])
-        cache = str((((service["spec"].get("storage") or {}).get("nimCache")) or {}).get("name", ""))
+        cache = _cache_name(service["spec"])
         if cache and (ns, cache) not in caches:
             return self._state(service, "Failed", f"NIMCache {cache} not found") or wrote
         if cache and caches[(ns, cache)] != "Ready":
@@ -412,7 +422,7 @@ class NimOwners:
         service["metadata"].setdefault(
             "namespace", nim.namespace
         )  # as `kubectl -n <namespace> apply` puts it
-        cache_name = str(((service["spec"].get("storage") or {}).get("nimCache") or {}).get("name") or "")
+        cache_name = _cache_name(service["spec"])
         cache_meta = {"name": cache_name, "namespace": nim.namespace}
         caches = [{"apiVersion": NIM_API, "kind": "NIMCache", "metadata": cache_meta, "spec": {}}]
         return [*(caches if cache_name else []), service]
@@ -455,9 +465,9 @@ class NimOwners:
     def _successor(self, nim: NimService, b: WaveState) -> Obj:
         """A template-mode service: the one it replaces, converted with the hand-off's resources."""
         [handoff] = [o for o in render_nim_handoffs(self.plan, b) if o["metadata"]["name"] == nim.name]
-        path = f"handoff/{b.dir_name}/{file_name(handoff)}"
-        written = self.tree.files[path]
-        spec = (written[0] if isinstance(written, list) else handoff)["spec"]
+        written = self.tree.files[f"handoff/{b.dir_name}/{file_name(handoff)}"]  # as the tree has it
+        assert isinstance(written, list)
+        spec = written[0]["spec"]
         legacy = self.cluster.get("NIMService", str(nim.replaces), nim.namespace) if nim.replaces else None
         source = legacy or self._legacy(nim)[-1]
         text = dump_yaml(
