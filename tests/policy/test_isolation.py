@@ -171,4 +171,15 @@ def test_gp264_without_the_opt_in_says_how_to_cover_running_pods(tmp_path: Path)
     doc["spec"]["tenants"][0]["quota"] = {"gpus": 2}
     [error] = _check(tmp_path, doc, _running("db", 1, 3, owner="StatefulSet"))["GP264"]
     assert "allows 2 nvidia.com/gpu but 3 run there" in error
-    assert "with quota.legacyWorkloads: true, or raise quota.gpus to 3" in error
+    assert (
+        "set quota.legacyWorkloads: true (it covers them until they move), or raise quota.gpus to 3" in error
+    )
+
+
+def test_gp264_for_declared_workloads_past_their_move_says_to_move_them(tmp_path: Path) -> None:
+    # GIVEN db is declared (moves in `claims`) and still runs on the device plugin in `app`, after the
+    # wave its quota covers it to
+    [error] = _check(tmp_path, _db_spec("app"), _running("db", 1, 3, owner="StatefulSet"))["GP264"]
+    # THEN the hint does not ask to declare what is declared
+    assert "declare " not in error.split(" | ")[1]
+    assert "move them to claims, or raise quota.gpus to 3" in error

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from gpuplatform.evidence.register import gpu_count, workload_rows
+from gpuplatform.evidence.register import gpu_count, spec_workloads, workload_rows
 from gpuplatform.model.workloads import NimService, Workload
 from gpuplatform.plan.waves import WaveState
 from gpuplatform.policy.registry import Finding, RuleContext, rule
@@ -191,11 +191,10 @@ def _quota_findings(
             yield i, tenant, hard, sum(used.values()), used
 
 
-def _unplanned(ctx: RuleContext, state: WaveState, namespace: str, used: dict[str, int]) -> list[str]:
-    """Running workloads the quota does not plan for (a NIMService runs as its Deployment)."""
-    covered = set(legacy_gpus(ctx.plan, state, namespace))
-    covered |= {w.replace("NIMService/", "Deployment/", 1) for w in covered}
-    return sorted(w for w in used if w not in covered)
+def _undeclared(ctx: RuleContext, namespace: str, used: dict[str, int]) -> list[str]:
+    """Running workloads (`Kind/name`) the spec does not declare, a NIM service as its Deployment."""
+    declared = {f"{kind}/{name}" for ns, kind, name in spec_workloads(ctx.platform) if ns == namespace}
+    return sorted(w for w in used if w not in declared)
 
 
 @rule(
@@ -216,15 +215,20 @@ def active_quota_refuses(ctx: RuleContext) -> Iterator[Finding]:
             f"spec.tenants[{i}].quota",
             f"wave {state.name!r}: {QUOTA_NAME} in {tenant.ns} allows {hard} nvidia.com/gpu but {used} run there "
             f"({', '.join(f'{w}: {n}' for w, n in sorted(by_workload.items()))})",
-            "declare "
-            + ", ".join(_unplanned(ctx, state, tenant.ns, by_workload) or ["them"])
-            + " in spec.workloads"
-            + (
-                ""
-                if tenant.quota.legacy_workloads
-                else f" with quota.legacyWorkloads: true, or raise quota.gpus to {used}"
-            ),
+            _cover(ctx, tenant.ns, by_workload, used, opted_in=tenant.quota.legacy_workloads),
         )
+
+
+def _cover(ctx: RuleContext, namespace: str, used: dict[str, int], total: int, *, opted_in: bool) -> str:
+    """How the quota comes to cover what runs: declare what the spec lacks, or move what it declares."""
+    raise_it = f"raise quota.gpus to {total}"
+    if undeclared := _undeclared(ctx, namespace, used):
+        return f"declare {', '.join(undeclared)} in spec.workloads" + (
+            "" if opted_in else f" with quota.legacyWorkloads: true, or {raise_it}"
+        )
+    if not opted_in:
+        return f"set quota.legacyWorkloads: true (it covers them until they move), or {raise_it}"
+    return f"they are in spec.workloads, past the wave after their move: move them to claims, or {raise_it}"
 
 
 @rule(
