@@ -175,17 +175,20 @@ def handoff_spec(plan: Plan, state: WaveState, pool: NodePool) -> dict[str, obje
 
 def karpenter_taint_command(plan: Plan, state: WaveState, pool: NodePool) -> str:
     """Add (DRA) or remove (legacy) the pool's taint in its live NodePool, keeping the owner's other
-    taints: a JSON patch (RFC 6902) built from the live list, whose `test` of `resourceVersion`
-    refuses it if the NodePool changed in between."""
+    taints: a JSON patch (RFC 6902) built from the live list, whose `test` of that list refuses it if
+    the taints changed in between. Not a `test` of `resourceVersion`: Karpenter writes the NodePool
+    on its own (the template's hash annotation right after the labels' merge patch, its status as
+    nodes come and go), so such a patch would be refused at random (found by the rehearsal)."""
     assert pool.provisioner is not None
     name, taint = pool.provisioner.name, json.dumps(pool_taint(plan.platform, pool), separators=(",", ":"))
     rest = f"((.spec.template.spec.taints // [] | checked_taints) - [{taint}])"
     value = f"{rest} + [{taint}]" if state.pool_modes[pool.name] == "dra" else rest
     program = (
-        f'if .kind != "NodePool" or .metadata.name != "{name}" or (.metadata.resourceVersion | type) != "string" '
+        f'if .kind != "NodePool" or .metadata.name != "{name}" or (.spec.template.spec | type) != "object" '
         f'then error("kubectl printed no NodePool {name}: nothing changed") else '
-        '[{op: "test", path: "/metadata/resourceVersion", value: .metadata.resourceVersion}, '
-        f'{{op: "add", path: "/spec/template/spec/taints", value: ({value})}}] end'
+        "(.spec.template.spec.taints | if . == null then [] "
+        'else [{op: "test", path: "/spec/template/spec/taints", value: .}] end) + '
+        f'[{{op: "add", path: "/spec/template/spec/taints", value: ({value})}}] end'
     )
     return (
         f'live=$(kubectl get nodepool {name} -o json) && [ -n "$live" ] && patch=$(printf \'%s\\n\' "$live" '
@@ -247,15 +250,24 @@ def _provisioner_move(plan: Plan, a: WaveState, b: WaveState, pool: NodePool) ->
         Action(
             "Karpenter hashes `spec.template` (labels and taints included), so every NodeClaim of the pool drifts and "
             "is replaced within the pool's disruption budgets (kubernetes-sigs/karpenter v1.14.1 "
-            "`pkg/apis/v1/nodepool.go` `Hash`, `pkg/controllers/nodeclaim/disruption/drift.go`). Wait until no "
-            "NodeClaim is drifted, then check every node of the pool:",
+            "`pkg/apis/v1/nodepool.go` `Hash`, `pkg/controllers/nodeclaim/disruption/drift.go`). Wait until every "
+            f"node of the pool carries `{plan.platform.mode_label_key}={mode}` (each drifted node replaced and "
+            "deleted), then check every node of the pool:",
             (
+                _until_replaced(plan, pool, mode),
                 f"kubectl get nodeclaims {node_target(pool)} -o custom-columns="
                 "'NAME:.metadata.name,NODE:.status.nodeName,DRIFTED:.status.conditions[?(@.type==\"Drifted\")].status'",
                 f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_DEPLOY_LABEL},{plan.platform.mode_label_key}",
             ),
         ),
     ]
+
+
+def _until_replaced(plan: Plan, pool: NodePool, mode: str) -> str:
+    """Wait while a node of the pool lacks the wave's mode label: the old nodes are still there."""
+    [flag, selector] = pool_selector(pool).kubectl_args()
+    stale = shlex.join([flag, f"{selector},{plan.platform.mode_label_key}!={mode}"])
+    return f'until stale=$(kubectl get nodes {stale} -o name) && [ -z "$stale" ]; do sleep 30; done'
 
 
 def _selected_nodes_update(plan: Plan, state: WaveState, pool: NodePool, handoff: str, verb: str) -> Action:

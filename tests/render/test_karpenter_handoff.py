@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 OWNER_TAINT = {"key": "team.example.com/gpu", "effect": "NoSchedule"}
 
 FAKE = """#!{python}
-import json, sys, yaml
+import json, os, sys, yaml
 path = {state!r}
 live = json.load(open(path))
 args = sys.argv[1:]
@@ -56,6 +56,11 @@ def merge(target, patch):
 
 if args[0] == "get":
     print(json.dumps(live))
+    between = os.environ.get("BETWEEN")  # another writer, between this read and the next write
+    if between:
+        live = merge(live, json.loads(between))
+        live["metadata"]["resourceVersion"] = str(int(live["metadata"]["resourceVersion"]) + 1)
+        json.dump(live, open(path, "w"))
     sys.exit(0)
 assert args[0] == "patch", args
 kind = args[args.index("--type") + 1]
@@ -222,3 +227,43 @@ def test_the_rollback_patches_give_back_the_nodepool_the_forward_ones_changed(
             assert back["spec"]["template"] == start["spec"]["template"], (a.name, b.name)
             pairs += 1
     assert pairs >= 1
+
+
+def _taint_command(fleet: Plan, a: WaveState, b: WaveState) -> str:
+    [command] = [
+        c
+        for step in transition_steps(fleet, a, b)
+        if step.action == "apply-handoff"
+        for action in pool_actions(fleet, a, b, step)
+        for c in action.commands
+        if "--type json" in c
+    ]
+    return command
+
+
+def test_the_taint_patch_ignores_karpenters_own_writes_and_refuses_a_taint_changed_meanwhile(
+    fleet: Plan, tmp_path: Path
+) -> None:
+    # GIVEN the rollback of `scale`, whose labels' merge patch makes Karpenter write the NodePool's
+    # hash annotation right away (and its status, as nodes come and go)
+    scale, nim = fleet.wave("scale"), fleet.wave("nim")
+    pool = fleet.pools["l40s"]
+    taint = pool_taint(fleet.platform, pool)
+    live = _owner_nodepool("gpu-l40s")
+    live["spec"]["template"]["spec"]["taints"] = [OWNER_TAINT, taint]
+    command = _taint_command(fleet, scale, nim)
+    env, state = _fake_kubectl(fleet, nim, live, tmp_path)
+    # WHEN Karpenter writes between the command's read and its patch
+    hashed = {"metadata": {"annotations": {"karpenter.sh/nodepool-hash": "123"}}}
+    done = subprocess.run(["dash", "-c", command], env={**env, "BETWEEN": json.dumps(hashed)}, cwd=tmp_path)
+    # THEN the taint goes all the same
+    assert done.returncode == 0
+    assert json.loads(state.read_text())["spec"]["template"]["spec"]["taints"] == [OWNER_TAINT]
+    # WHEN the owner changes the taints in between instead
+    other = {"key": "team.example.com/other", "effect": "NoSchedule"}
+    owner = {"spec": {"template": {"spec": {"taints": [OWNER_TAINT, taint, other]}}}}
+    env, state = _fake_kubectl(fleet, nim, live, tmp_path)
+    done = subprocess.run(["dash", "-c", command], env={**env, "BETWEEN": json.dumps(owner)}, cwd=tmp_path)
+    # THEN the patch is refused, and the owner's list stays as the owner left it
+    assert done.returncode != 0
+    assert json.loads(state.read_text())["spec"]["template"]["spec"]["taints"] == [OWNER_TAINT, taint, other]
