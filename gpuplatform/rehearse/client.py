@@ -49,6 +49,8 @@ _KINDS: dict[str, tuple[str, str, bool]] = {
     "Workload": ("/apis/kueue.x-k8s.io/v1beta2", "workloads", True),
     "NIMService": ("/apis/apps.nvidia.com/v1alpha1", "nimservices", True),
     "NIMCache": ("/apis/apps.nvidia.com/v1alpha1", "nimcaches", True),
+    "NodePool": ("/apis/karpenter.sh/v1", "nodepools", False),
+    "NodeClaim": ("/apis/karpenter.sh/v1", "nodeclaims", False),
 }
 
 

@@ -45,6 +45,8 @@ __all__ = ["STALL", "Rehearsal", "WaitFailed"]
 
 #: Wall seconds a wait tolerates with no change at all in the cluster and no virtual time passing.
 STALL = 45.0
+#: Wall seconds a new CRD's kinds may take to be served (`serve`).
+_SERVED = 60.0
 #: Virtual seconds time moves at most at once: a controller a little slow to react (a Job's next pod,
 #: a pod the scheduler has not bound yet) is never jumped over by a long sleep.
 MAX_STEP = 10.0
@@ -275,6 +277,24 @@ class Rehearsal:
         if out.returncode != 0:
             raise ApplyFailed(out.stderr.strip() or out.stdout.strip())
         return out.stdout
+
+    def serve(self, crds: list[Obj], kinds: Sequence[str], manager: str) -> None:
+        """Apply `crds` and wait until each of `kinds` (the client's) lists, as a controller's informers
+        wait for their caches. The apiserver serves a new CRD's storage in wall time, a little after
+        it is Established (429 until then), so this waits in wall time, never longer than `_SERVED`."""
+        self.apply(crds, manager)
+        deadline = time.monotonic() + _SERVED
+        while True:
+            try:
+                for kind in kinds:
+                    self.client.list(kind)
+                return
+            except ApiError as exc:
+                if time.monotonic() > deadline:
+                    raise WaitFailed(
+                        f"{', '.join(kinds)} served: not within {_SERVED:.0f} s: {exc}"
+                    ) from None
+                time.sleep(0.2)
 
     def get(self, kind: str, name: str, namespace: str = "") -> Obj | None:
         """Any kind by kubectl (the client knows only the kinds the agents use)."""

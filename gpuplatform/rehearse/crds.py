@@ -51,6 +51,7 @@ _CLUSTER_SCOPED = {
     "ClusterQueue",
     "ResourceFlavor",
     "NodePool",
+    "NodeClaim",
     "NVIDIADriver",
     "GPUCluster",
     "Cohort",

@@ -19,7 +19,15 @@ from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.waves import Plan
 from gpuplatform.simulate.groups import mig_capable, pool_group
 
-__all__ = ["SYSTEM_NODE", "FleetNode", "fleet_nodes", "node_manifest", "pool_node_names", "system_node"]
+__all__ = [
+    "SYSTEM_NODE",
+    "FleetNode",
+    "fleet_nodes",
+    "node_manifest",
+    "pool_node",
+    "pool_node_names",
+    "system_node",
+]
 
 #: The cluster's one node without GPUs, where what tolerates no GPU pool's taint runs (the gate and
 #: switch Jobs, the operators' controllers): every cluster has one, and in a final cutover every GPU
@@ -37,6 +45,8 @@ class FleetNode:
     gpus: int
     mig_layout: tuple[str, ...]
     labels: dict[str, str] = field(hash=False, compare=False)
+    taints: tuple[dict[str, str], ...] = field(default=(), hash=False, compare=False)
+    """The taints it registers with (a provisioner's node is born with its template's)."""
 
 
 def pool_node_names(pool: NodePool) -> list[str]:
@@ -58,15 +68,19 @@ def _gfd(pool: NodePool) -> dict[str, str]:
 
 def fleet_nodes(plan: Plan, *, registered: bool = False) -> list[FleetNode]:
     """Every node of the pools that exist in the first wave (a takeover's group is created later)."""
-    out = []
-    for pool in plan.platform.node_pools:
-        if not plan.waves[0].present(pool.name):
-            continue
-        for name in pool_node_names(pool):
-            group = pool_group(pool, pool.name, [name], registered=registered)
-            labels = group.labels | ({} if registered else _gfd(pool))
-            out.append(FleetNode(name, pool.name, pool.product, pool.gpus_per_node, pool.mig_layout, labels))
-    return out
+    return [
+        pool_node(pool, name, registered=registered)
+        for pool in plan.platform.node_pools
+        if plan.waves[0].present(pool.name)
+        for name in pool_node_names(pool)
+    ]
+
+
+def pool_node(pool: NodePool, name: str, *, registered: bool = False) -> FleetNode:
+    """Node `name` of `pool`, labelled as `fleet_nodes` says."""
+    group = pool_group(pool, pool.name, [name], registered=registered)
+    labels = group.labels | ({} if registered else _gfd(pool))
+    return FleetNode(name, pool.name, pool.product, pool.gpus_per_node, pool.mig_layout, labels)
 
 
 def system_node() -> FleetNode:
@@ -81,7 +95,7 @@ def node_manifest(node: FleetNode, kubelet_port: int) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {"name": node.name, "labels": dict(node.labels)},
-        "spec": {},
+        "spec": {"taints": [dict(t) for t in node.taints]} if node.taints else {},
         "status": {
             "capacity": capacity,
             "allocatable": dict(capacity),

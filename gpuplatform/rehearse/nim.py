@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,7 +47,7 @@ from gpuplatform.model.workloads import AttributeSelector, CapacitySelector, Nim
 from gpuplatform.output.yaml import dump_yaml
 from gpuplatform.plan.waves import Plan, WaveState
 from gpuplatform.rehearse.client import ApiError, Client, Obj
-from gpuplatform.rehearse.cluster import Rehearsal, WaitFailed
+from gpuplatform.rehearse.cluster import Rehearsal
 from gpuplatform.rehearse.crds import permissive_crd
 from gpuplatform.rehearse.workloads import Declared
 from gpuplatform.render.meta import file_name
@@ -64,8 +63,6 @@ _OPERATOR = "k8s-nim-operator"
 _OWNER = "rehearsal-owner"
 _HASH = "nvidia.com/parent-spec-hash"
 _IMAGE = "nvcr.io/nim/rehearsal:latest"
-#: Wall seconds the apiserver may take to serve the operator's kinds once their CRDs are applied.
-_SERVED = 60
 #: `k8s.io/apimachinery/pkg/util/rand.SafeEncodeString`'s alphabet (no vowels, no look-alikes).
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 #: What the operator creates for a service (all of them owned by it).
@@ -356,22 +353,10 @@ def _rolled_out(deployment: Obj | None) -> tuple[bool, str]:
 
 
 def install_nim_operator(cluster: Rehearsal) -> None:
-    """The NIM Operator's CRDs served, and its reconcilers in the cluster's loop. The apiserver
-    serves a new CRD's storage in wall time, a little after it is Established (429 until then):
-    this waits until both kinds list, as the operator's informers wait for their caches."""
+    """The NIM Operator's CRDs served, and its reconcilers in the cluster's loop."""
     group, version = NIM_API.split("/")
     crds = [permissive_crd(group, [version], kind, kind.lower() + "s") for kind in ("NIMService", "NIMCache")]
-    cluster.apply(crds, "nim-operator-install")
-    deadline = time.monotonic() + _SERVED
-    while True:
-        try:
-            cluster.client.list("NIMService")
-            cluster.client.list("NIMCache")
-            break
-        except ApiError as exc:
-            if time.monotonic() > deadline:
-                raise WaitFailed(f"the NIM Operator's kinds served: not within {_SERVED} s: {exc}") from None
-            time.sleep(0.2)
+    cluster.serve(crds, ["NIMService", "NIMCache"], "nim-operator-install")
     cluster.controllers.append(NimOperator(cluster.client).reconcile)
 
 

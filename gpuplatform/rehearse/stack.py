@@ -162,7 +162,12 @@ class GpuStack:
         for key, obj in wanted.items():
             if self._applied.get(key) != obj:
                 self._ensure_namespace(obj)
-                self.client.apply(obj["kind"], obj, _MANAGER)
+                try:
+                    self.client.apply(obj["kind"], obj, _MANAGER)
+                except ApiError as exc:
+                    if exc.status != 403 or "being terminated" not in exc.message:
+                        raise
+                    continue  # as a Helm upgrade into a namespace being deleted fails: tried again next pass
                 self._applied[key] = obj
                 wrote = True
         for key in [k for k in self._applied if k not in wanted]:

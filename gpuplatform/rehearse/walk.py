@@ -29,6 +29,7 @@ from gpuplatform.rehearse.crds import crds_for
 from gpuplatform.rehearse.engines import Engine, SyncFailed
 from gpuplatform.rehearse.fakes import install_fakes
 from gpuplatform.rehearse.invariants import check_state, workload_name
+from gpuplatform.rehearse.karpenter import install_karpenter
 from gpuplatform.rehearse.kueue import configure_kueue, install_kueue, team_queues
 from gpuplatform.rehearse.nim import NimOwners, install_nim_operator
 from gpuplatform.rehearse.runbook import Block, Item, RunbookSection, read_section
@@ -223,6 +224,12 @@ class Walker:
                 "cluster",
                 "the NIM Operator (emulated) runs: "
                 + ("; ".join(self.nim_owners.start()) or "no service replaced"),
+                check=False,
+            )
+        if nodepools := install_karpenter(self.cluster, self.plan, self.crds):
+            self.record(
+                "cluster",
+                f"Karpenter (emulated) runs: NodePool(s) {', '.join(nodepools)}, a NodeClaim per node",
                 check=False,
             )
         self.owners.start()

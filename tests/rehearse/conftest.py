@@ -72,6 +72,7 @@ def crds() -> Path | None:
 
 
 FOUR_NODES = Path(__file__).parent / "stacks" / "four-node-pilot.yaml"
+KARPENTER_POOL = Path(__file__).parent / "stacks" / "karpenter-pool.yaml"
 
 
 def synth_tree(stack: Path, out: Path, *allow: str) -> Path:

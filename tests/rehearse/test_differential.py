@@ -21,7 +21,7 @@ from gpuplatform.rehearse.run import RehearsalOptions, rehearse_platform
 from gpuplatform.simulate.replay import TransitionResult
 from gpuplatform.simulate.run import ENGINES, prepare
 from tests.conftest import REPO
-from tests.rehearse.conftest import FOUR_NODES, synth_tree
+from tests.rehearse.conftest import FOUR_NODES, KARPENTER_POOL, synth_tree
 
 Key = tuple[str, str, str, bool]
 
@@ -94,6 +94,14 @@ def test_a_four_node_pilot(
     tree = synth_tree(FOUR_NODES, tmp_path)
     [loaded] = load_stack(FOUR_NODES)
     compared += _compare(loaded, FOUR_NODES, tree, assets_136, crds)
+
+
+def test_a_karpenter_pool(tmp_path: Path, assets_136: Assets, crds: Path | None, compared: list[Key]) -> None:
+    """A pool whose nodes Karpenter replaces when the runbook patches its NodePool (emulated from
+    its v1.14.1 source), against the model's replacement (`simulate/manual.py` `_replace`)."""
+    tree = synth_tree(KARPENTER_POOL, tmp_path)
+    [loaded] = load_stack(KARPENTER_POOL)
+    compared += _compare(loaded, KARPENTER_POOL, tree, assets_136, crds)
 
 
 def test_a_kubelet_plugin_pinned_away_from_the_pool_breaks_both(
