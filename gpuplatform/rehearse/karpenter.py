@@ -199,7 +199,9 @@ class Karpenter:
             drifted = annotations.get(_HASH) != hashed and annotations.get(_HASH_VERSION) == HASH_VERSION
             if drifted == _drifted(claim):
                 continue
-            conditions = [c for c in claim["status"].get("conditions") or [] if c["type"] != "Drifted"]
+            conditions = [
+                c for c in (claim.get("status") or {}).get("conditions") or [] if c["type"] != "Drifted"
+            ]
             if drifted:
                 conditions.append(_condition("Drifted", "NodePoolDrifted"))
             self.cluster.client.patch(
