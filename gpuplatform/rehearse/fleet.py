@@ -17,7 +17,7 @@ from gpuplatform.kube.nodes import well_known_labels
 from gpuplatform.labels import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, MIG_CAPABLE_LABEL
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.waves import Plan
-from gpuplatform.simulate.groups import mig_capable, pool_group
+from gpuplatform.simulate.groups import mig_capable, pool_group, provisioned_name
 
 __all__ = [
     "SYSTEM_NODE",
@@ -54,7 +54,7 @@ def pool_node_names(pool: NodePool) -> list[str]:
     if pool.nodes:
         return list(pool.nodes)
     count = max(1, pool.provisioner.min_nodes) if pool.provisioner is not None else 0
-    return [f"{pool.name}-node-{i}" for i in range(count)]
+    return [provisioned_name(pool.name, i) for i in range(count)]
 
 
 def _gfd(pool: NodePool) -> dict[str, str]:

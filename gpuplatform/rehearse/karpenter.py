@@ -36,6 +36,7 @@ from gpuplatform.rehearse.client import ApiError, Obj
 from gpuplatform.rehearse.cluster import Rehearsal
 from gpuplatform.rehearse.crds import crds_for
 from gpuplatform.rehearse.fleet import pool_node, pool_node_names
+from gpuplatform.simulate.groups import provisioned_name
 
 __all__ = ["KARPENTER_API", "Karpenter", "install_karpenter"]
 
@@ -214,7 +215,7 @@ class Karpenter:
         """A node launched from the template as it is now, then the drifted one tainted for termination."""
         name = nodepool["metadata"]["name"]
         pool = self.pools[name]
-        node = f"{pool.name}-node-{self.launched[name]}"
+        node = provisioned_name(pool.name, self.launched[name])
         self.launched[name] += 1
         template = nodepool["spec"].get("template") or {}
         base = pool_node(pool, node)

@@ -404,9 +404,8 @@ class NimOwners:
                 },
             },
         )
-        service["metadata"].setdefault(
-            "namespace", nim.namespace
-        )  # as `kubectl -n <namespace> apply` puts it
+        # the namespace `kubectl -n <namespace> apply` puts it in
+        service["metadata"].setdefault("namespace", nim.namespace)
         cache_name = _cache_name(service["spec"])
         cache_meta = {"name": cache_name, "namespace": nim.namespace}
         caches = [{"apiVersion": NIM_API, "kind": "NIMCache", "metadata": cache_meta, "spec": {}}]

@@ -19,12 +19,18 @@ from gpuplatform.labels import (
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.simulate.model import Group
 
-__all__ = ["gfd_labels", "mig_capable", "pool_group"]
+__all__ = ["gfd_labels", "mig_capable", "pool_group", "provisioned_name"]
 
 
 def mig_capable(product: str) -> bool:
     """gpu-operator `hasMIGCapableGPU`: the product name mentions H100, A100 or A30."""
     return any(p in product.lower() for p in ("h100", "a100", "a30"))
+
+
+def provisioned_name(pool: str, index: int) -> str:
+    """The name of the `index`-th node a provisioner launches for pool `pool` (the model's and the
+    rehearsal's fleets name them alike)."""
+    return f"{pool}-node-{index}"
 
 
 def pool_group(pool: NodePool, gid: str, nodes: list[str], *, registered: bool = False) -> Group:

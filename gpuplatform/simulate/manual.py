@@ -20,7 +20,7 @@ from typing import Any
 from gpuplatform.labels import DRA_PLUGIN_LABEL, VALIDATOR_DEPLOY_LABEL
 from gpuplatform.plan.steps import OPERATOR_DEVICE_PLUGIN, Step, drained_by_hand
 from gpuplatform.render.helm_values import merge_values
-from gpuplatform.simulate.groups import pool_group
+from gpuplatform.simulate.groups import pool_group, provisioned_name
 from gpuplatform.simulate.model import Group
 from gpuplatform.simulate.operator import host_driver
 from gpuplatform.simulate.workloads import converted, legacy
@@ -85,7 +85,7 @@ def _create_group(world: World, pool: str, target: str) -> None:
     """`create-node-group`: the new group's nodes, copies of its source pool's, born with the hand-off."""
     owner = world.plan.pools[pool].provisioner
     assert owner is not None
-    nodes = [f"{pool}-node-{i}" for i in range(max(1, owner.min_nodes))]
+    nodes = [provisioned_name(pool, i) for i in range(max(1, owner.min_nodes))]
     _register(world, pool, pool, nodes, handoff(world, target, pool))
 
 
