@@ -68,7 +68,10 @@ def _helm(args: list[str], state: Path) -> int:
     target = state / "helm" / f"{release}.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     current = json.loads(target.read_text()) if target.exists() else {}
-    target.write_text(json.dumps(_merge(current, values)))
+    # The rehearsal's controllers read this file while a runbook step runs: replace it whole.
+    partial = target.with_suffix(".partial")
+    partial.write_text(json.dumps(_merge(current, values)))
+    partial.replace(target)
     print(f'Release "{release}" has been upgraded. Happy Helming!')
     return 0
 
