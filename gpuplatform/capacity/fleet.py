@@ -1,17 +1,15 @@
 """The platform's nodes as capacity: per pool and mode, groups of interchangeable nodes.
 
-A node in legacy mode offers the device plugin's extended resources: `nvidia.com/gpu: <gpus>`, or
-one `nvidia.com/mig-<profile>` per MIG device of the pool's layout (the GPU Operator's `mixed` MIG
-strategy). In DRA mode it offers the devices the driver publishes, modelled with
-`inventory.slices_for_node` for one representative node whose per-node attributes such as `uuid`
-stand for every node of its group. The modelled fleet has one group per pool and mode; a snapshot
+A node in legacy mode offers the device plugin's extended resources for the pool's MIG layout and
+the running GPU Operator's MIG strategy (`inventory.device_plugin`). In DRA mode it offers the
+devices the driver publishes, modelled with `inventory.slices_for_node` for one representative node
+whose per-node attributes such as `uuid` stand for every node of its group. The modelled fleet has one group per pool and mode; a snapshot
 (`capacity.snapshot`) gives one group per distinct kind of real node, with the devices already
 allocated on each node as its starting state.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -22,9 +20,10 @@ from gpuplatform.capacity.growth import Growth, pool_growth
 from gpuplatform.errors import InputError, Problem
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.inventory.catalog import lookup_product, slices_for_node
+from gpuplatform.inventory.device_plugin import advertised, running_mig_strategy
 from gpuplatform.inventory.resource_slices import normalise_slice
 from gpuplatform.kube.nodes import INSTANCE_TYPE_LABEL, Node
-from gpuplatform.labels import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE
+from gpuplatform.labels import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.model.platform import Platform
 from gpuplatform.render.nodes import node_labels, pool_taint
@@ -47,13 +46,11 @@ State = tuple[int, ...] | frozenset[DeviceID]
 """A node's use: free units per extended resource (legacy), or the devices taken (DRA)."""
 
 
-def device_plugin_resources(pool: NodePool, gpus: int | None = None) -> dict[str, int]:
-    """Extended resources one node of the pool (with `gpus` GPUs, default the pool's) advertises."""
+def device_plugin_resources(platform: Platform, pool: NodePool, gpus: int | None = None) -> dict[str, int]:
+    """Extended resources one node of the pool (with `gpus` GPUs, default the pool's) advertises
+    under the running GPU Operator's MIG strategy (none when the device plugin fails to start)."""
     count = pool.gpus_per_node if gpus is None else gpus
-    if not pool.mig_layout:
-        return {GPU_RESOURCE: count}
-    profiles = Counter(f"nvidia.com/mig-{profile}" for profile in pool.mig_layout)
-    return {name: n * count for name, n in sorted(profiles.items())}
+    return advertised(pool.mig_layout, count, running_mig_strategy(platform)) or {}
 
 
 @dataclass(frozen=True)
@@ -194,7 +191,7 @@ def model_shape(
     found = dict(mode_labels(platform, pool, mode, product, count) if labels is None else labels)
     key = key or f"{pool.name}:{mode}:model"
     if mode == "legacy":
-        return Shape(key, pool.name, mode, Node(name, found), device_plugin_resources(pool, count))
+        return Shape(key, pool.name, mode, Node(name, found), device_plugin_resources(platform, pool, count))
     taint = pool_taint(platform, pool)
     slices = _modelled_slices(platform, pool, name, count)
     return Shape(key, pool.name, mode, Node(name, found, (taint,)), slices=slices)

@@ -11,7 +11,7 @@ Followed from the model `simulate` cites (simulate/kubelet.py, simulate/operator
   (grace 0, as the kubelet confirms); one whose claims need a DRA kubelet plugin that is gone stays
   Terminating (kubernetes/kubernetes#129402).
 - Device plugin (pkg/kubelet/cm/devicemanager/manager.go): while the operator's device plugin pod
-  runs, `allocatable` holds what it advertises (`simulate/mig_layouts.advertised`: the MIG strategy);
+  runs, `allocatable` holds what it advertises (`inventory/device_plugin.advertised`: the MIG strategy);
   when it stops, those resources drop to 0 at once and running pods keep their GPUs.
 - DRA kubelet plugin (pkg/kubelet/cm/dra): while the driver's kubelet plugin pod runs, the node's
   ResourceSlices are published (`inventory.slices_for_node`, as driver `gpu.nvidia.com` publishes
@@ -38,11 +38,11 @@ from gpuplatform.gates.matchers import (
     VISIBLE_DEVICES,
 )
 from gpuplatform.inventory.catalog import lookup_product, slices_for_node
+from gpuplatform.inventory.device_plugin import advertised
 from gpuplatform.rehearse.client import ApiError, Client, Obj
 from gpuplatform.rehearse.clock import Clock
 from gpuplatform.rehearse.fleet import FleetNode, node_manifest
 from gpuplatform.rehearse.pods import PodLauncher
-from gpuplatform.simulate.mig_layouts import advertised
 
 __all__ = ["WIPE_DELAY", "Agents", "Allocators"]
 

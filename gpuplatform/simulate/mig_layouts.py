@@ -1,8 +1,6 @@
-"""MIG layouts: the mig-parted config naming one, and what the device plugin advertises for it.
+"""MIG layouts: the mig-parted config naming one, and the device plugin's configuration for it.
 
-- NVIDIA/k8s-device-plugin v0.19.0 `internal/rm/device_map.go`: under `single` MIG devices are
-  `nvidia.com/gpu` and every one must have the same profile ("invalid MIG configuration", the plugin
-  fails); under `mixed` they are `nvidia.com/mig-<profile>`, whole GPUs `nvidia.com/gpu`.
+- What the device plugin advertises for a layout: `inventory.device_plugin.advertised`.
 - A pool's layout is named by its `migConfig` (`NodePool.mig_config_name`: `all-<profile>`, the
   GPU Operator's default mig-parted config names, or the team's own); any other `all-<profile>`
   is the operator's default config for the node's product (`inventory.catalog.default_mig_config`),
@@ -12,14 +10,11 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 from gpuplatform.inventory.catalog import default_mig_config
-from gpuplatform.labels import GPU_RESOURCE
 from gpuplatform.simulate.model import Group
 from gpuplatform.simulate.world import World
 
-__all__ = ["DISABLED", "advertised", "layout_of", "plugin_config"]
+__all__ = ["DISABLED", "layout_of", "plugin_config"]
 
 DISABLED = "all-disabled"
 
@@ -33,15 +28,6 @@ def layout_of(world: World, group: Group, name: str) -> tuple[str, ...] | None:
         if pool.mig_config_name == name:
             return pool.mig_layout
     return default_mig_config(world.plan.pools[group.pool].product, name)
-
-
-def advertised(layout: tuple[str, ...], gpus: int, strategy: str) -> dict[str, int] | None:
-    """The extended resources the device plugin advertises per node; None when it fails to start."""
-    if not layout:
-        return {GPU_RESOURCE: gpus}
-    if strategy == "single":
-        return {GPU_RESOURCE: gpus * len(layout)} if len(set(layout)) == 1 else None
-    return {f"nvidia.com/mig-{p}": gpus * n for p, n in Counter(layout).items()}
 
 
 def plugin_config(world: World, group: Group) -> str:

@@ -27,8 +27,8 @@ from __future__ import annotations
 from functools import partial
 
 from gpuplatform.charts.model import OperatorOutput
+from gpuplatform.inventory.device_plugin import advertised
 from gpuplatform.labels import DEPLOY_LABEL_PREFIX, GPU_PRESENT_LABEL, NFD_NVIDIA_PCI_LABEL
-from gpuplatform.simulate.mig_layouts import advertised
 from gpuplatform.simulate.model import Group, untolerated
 from gpuplatform.simulate.world import START, STOP, Reaction, World
 

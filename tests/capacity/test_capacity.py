@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuplatform.capacity.moments import chart_class_resources
 from gpuplatform.capacity.report import WaveCapacity, plan_capacity
-from gpuplatform.model import BridgeClass, ClaimTemplate, Platform, Toleration, Wave
+from gpuplatform.model import BridgeClass, ClaimTemplate, GpuOperator, Platform, Toleration, Wave
 from gpuplatform.plan.waves import plan_platform
 from tests.capacity.fleets import platform, pool, workload
 
@@ -35,22 +35,39 @@ def test_fragmentation_total_suffices_but_no_node_has_enough() -> None:
     assert "6 free on device-plugin nodes, but no node has 5 free (fragmented)" in failure.reason
 
 
+MIXED = GpuOperator(values={"mig": {"strategy": "mixed"}})
+
+
 def test_a_mig_layout_offers_mig_resources_to_legacy_pods_and_mig_devices_to_claims() -> None:
     mig = dict(product="A100-80GB", mig_layout=("3g.40gb", "3g.40gb"))
     fits = platform(
         [pool("mig", 1, gpus=4, migrates_in="pilot", **mig), pool("old", 1, gpus=4, **mig)],
         [workload("legacy", 8, 1, resource="nvidia.com/mig-3g.40gb")],
         [ClaimTemplate(name="slice", tier="mig", claims=8)],
+        gpu_operator=MIXED,
     )
     assert wave(fits, "claims").fits
     over = platform(
         [pool("mig", 1, gpus=4, migrates_in="pilot", **mig), pool("old", 1, gpus=4, **mig)],
         [workload("legacy", 9, 1, resource="nvidia.com/mig-3g.40gb")],
         [ClaimTemplate(name="slice", tier="mig", claims=9)],
+        gpu_operator=MIXED,
     )
     reasons = [f.reason for f in wave(over, "claims").moments[-1].outcome.failures]
     assert any("only 0 matching device(s) are free" in r for r in reasons)
     assert any("nvidia.com/mig-3g.40gb, but only 0 free" in r for r in reasons)
+
+
+def test_under_the_single_strategy_mig_devices_are_nvidia_gpu_to_legacy_pods() -> None:
+    """The chart's default `mig.strategy: single`: the plugin advertises each MIG device as a GPU."""
+    mig = dict(product="A100-80GB", mig_layout=("3g.40gb", "3g.40gb"))
+    as_gpus = platform([pool("old", 1, gpus=4, **mig)], [workload("legacy", 8, 1)])
+    assert wave(as_gpus, "base").fits
+    as_mig = platform(
+        [pool("old", 1, gpus=4, **mig)], [workload("legacy", 1, 1, resource="nvidia.com/mig-3g.40gb")]
+    )
+    (failure,) = wave(as_mig, "base").moments[-1].outcome.failures
+    assert "nvidia.com/mig-3g.40gb" in failure.reason
 
 
 def test_a_claim_shared_by_several_pods_takes_its_devices_once() -> None:

@@ -54,6 +54,38 @@ def test_gp232_an_empty_dra_pool_proves_nothing(tmp_path: Path) -> None:
     assert "GP232" not in codes(tmp_path, doc)
 
 
+def test_gp236_a_mig_resource_under_the_single_strategy(tmp_path: Path) -> None:
+    # GIVEN the old A100 pool cut into 3g.20gb slices and a Deployment asking for one slice
+    doc = minimal_spec()
+    doc["spec"]["nodePools"][0]["migLayout"] = ["3g.20gb", "3g.20gb"]
+    doc["spec"]["workloads"] = [
+        {
+            "kind": "Deployment",
+            "namespace": "team-a",
+            "name": "eval",
+            "gpus": 1,
+            "tier": "full",
+            "resource": "nvidia.com/mig-3g.20gb",
+            "movesIn": "claims",
+        }
+    ]
+    # WHEN the running operator keeps the chart's `single` strategy: the slices are nvidia.com/gpu
+    [found] = [p for p in findings(tmp_path, doc) if p.code == "GP236"]
+    assert found.loc == "spec.workloads[0].resource" and found.severity == "error"
+    assert "mig.strategy single" in found.message and "nvidia.com/gpu (old, new)" in found.message
+    assert "spec.gpuOperator.values.mig.strategy (pools old then advertise" in found.hint
+    # THEN declaring the strategy it runs, or asking for what the plugin advertises, settles it
+    doc["spec"]["gpuOperator"] = {"values": {"mig": {"strategy": "mixed"}}}
+    assert "GP236" not in codes(tmp_path, doc)
+    doc["spec"]["gpuOperator"] = {}
+    doc["spec"]["workloads"][0]["resource"] = "nvidia.com/gpu"
+    assert "GP236" not in codes(tmp_path, doc)
+    # AND a profile no pool is cut into has no strategy to suggest
+    doc["spec"]["workloads"][0]["resource"] = "nvidia.com/mig-1g.5gb"
+    [found] = [p for p in findings(tmp_path, doc) if p.code == "GP236"]
+    assert found.hint == "ask for one of nvidia.com/gpu"
+
+
 def test_gp234_a_layout_the_default_mig_config_does_not_apply(tmp_path: Path) -> None:
     # GIVEN an H100 pool cut into two 1g.10gb per GPU, naming no config: all-1g.10gb applies seven
     doc = minimal_spec()

@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
+from gpuplatform.inventory.device_plugin import advertised
 from gpuplatform.labels import DEPLOY_LABEL_PREFIX, MIG_CONFIG_LABEL, MIG_CONFIG_STATE_LABEL
 from gpuplatform.plan.steps import maintenance_steps
 from gpuplatform.render.runbooks import render_runbooks
 from gpuplatform.simulate.invariants import check_settled
 from gpuplatform.simulate.manual import apply_manual
-from gpuplatform.simulate.mig_layouts import advertised, layout_of
+from gpuplatform.simulate.mig_layouts import layout_of
 from gpuplatform.simulate.mig_manager import MIG_PAUSED
 from gpuplatform.simulate.model import Group, Release
 from gpuplatform.simulate.replay import Replayer

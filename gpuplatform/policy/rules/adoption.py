@@ -1,4 +1,5 @@
-"""Brownfield adoption: the rendered Helm releases against the running ones and the charts' facts."""
+"""Brownfield adoption: the rendered Helm releases against the running ones and the charts' facts, and
+the declared workloads against what the running device plugin advertises."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from gpuplatform.adopt.running import RunningRelease
 from gpuplatform.charts.facts import MISSING, ChartFacts, Component, chart_facts, leaf_paths, value_at
+from gpuplatform.inventory.device_plugin import advertised, running_mig_strategy
 from gpuplatform.policy.registry import Finding, RuleContext, rule
 from gpuplatform.render.helm_values import gpu_operator_chart, gpu_operator_values
 from gpuplatform.versions import (
@@ -238,4 +240,51 @@ def driver_manager_too_old(ctx: RuleContext) -> Iterator[Finding]:
             "spec.gpuOperator.values.driver.manager.version",
             f"k8s-driver-manager {version} ignores NODE_LABEL_FOR_GPU_POD_EVICTION",
             f"use k8s-driver-manager {DRIVER_MANAGER_EVICTION_LABEL_SINCE} or newer",
+        )
+
+
+@rule(
+    "GP236",
+    "error",
+    "a workload asks for a device-plugin resource no pool advertises",
+    """
+A declared workload runs on the device plugin until its wave moves it, so some pool's device plugin
+must advertise what it asks for. That depends on the running GPU Operator's `mig.strategy` (chart
+default `single`; `spec.gpuOperator.values`): under `single` a MIG node's devices are all
+`nvidia.com/gpu`, under `mixed` they are `nvidia.com/mig-<profile>` (k8s-device-plugin v0.19.0
+`internal/rm/device_map.go`). A workload asking for a resource no pool advertises is Pending before
+the migration starts, and every gate and verdict about it is wrong. Declare the strategy the
+cluster runs (`gpuplatform import operator-values`), or the resource the workload asks for.
+""",
+)
+def workload_resource_not_advertised(ctx: RuleContext) -> Iterator[Finding]:
+    platform = ctx.platform
+    strategy = running_mig_strategy(platform)
+    offered: dict[str, list[str]] = {}
+    for pool in platform.node_pools:
+        for resource in advertised(pool.mig_layout, pool.gpus_per_node, strategy) or {}:
+            offered.setdefault(resource, []).append(pool.name)
+    other = "mixed" if strategy == "single" else "single"
+    for i, w in enumerate(platform.workloads):
+        if w.resource in offered:
+            continue
+        pools = [
+            p.name
+            for p in platform.node_pools
+            if w.resource in (advertised(p.mig_layout, p.gpus_per_node, other) or {})
+        ]
+        now = ", ".join(f"{r} ({', '.join(p)})" for r, p in sorted(offered.items())) or "nothing"
+        hint = (
+            f"if the running GPU Operator uses mig.strategy {other}, declare it in "
+            f"spec.gpuOperator.values.mig.strategy (pools {', '.join(pools)} then advertise {w.resource})"
+            if pools
+            else f"ask for one of {', '.join(sorted(offered))}"
+            if offered
+            else "declare the pools' GPUs"
+        )
+        yield Finding(
+            f"spec.workloads[{i}].resource",
+            f"workload {w.namespace}/{w.name} asks for {w.resource}, but under the GPU Operator's "
+            f"mig.strategy {strategy} the pools' device plugins advertise {now}",
+            hint,
         )
