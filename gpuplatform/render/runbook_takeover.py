@@ -124,13 +124,12 @@ def _delete(plan: Plan, pool: NodePool) -> list[Action]:
     target = node_target(pool)
     return [
         Action(
-            f"Pool `{pool.name}`: its claims are released (the step before); drain node group `{name}` and check that "
-            f"no live pod there {HOLDS_TEXT} (prints nothing):",
-            (
-                f"kubectl cordon {target}",
-                f"kubectl drain {target} --ignore-daemonsets --delete-emptydir-data",
-                check_each_node(pool, GPU_PODS),
-            ),
+            f"Pool `{pool.name}`: its claims are released (the step before); drain node group `{name}`:",
+            (f"kubectl cordon {target}", f"kubectl drain {target} --ignore-daemonsets --delete-emptydir-data"),
+        ),
+        Action(
+            f"Check that no live pod on node group `{name}` {HOLDS_TEXT} (prints nothing):",
+            (check_each_node(pool, GPU_PODS),),
         ),
         Action(
             f"Delete node group `{name}` (the target wave has no such pool; its gates would not look at its nodes). "

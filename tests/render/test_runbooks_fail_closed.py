@@ -27,6 +27,7 @@ import yaml
 
 from gpuplatform.load.stacks import load_stack
 from gpuplatform.plan.waves import plan_platform
+from gpuplatform.rehearse.runbook import read_section
 from gpuplatform.render.runbook_pools import CHECK_FAILED
 from gpuplatform.render.runbooks import render_runbooks
 
@@ -287,3 +288,34 @@ def test_nothing_destructive_runs_after_a_failed_or_hostile_read(
             assert not split, f"a hostile value was split or globbed into {split[0]} by: {where}"
     # the fakes are the ones the commands call: with reads that succeed, the writes run
     assert mode != "succeed" or writes > 0
+
+
+#: kubectl verbs that print what they did ("node/x cordoned"), run as a command, not redirected.
+_PRINTS = re.compile(
+    r"(^|[;&|(]\s*|\b(?:then|do|else)\s+)kubectl (cordon|uncordon|drain|label|taint|annotate|apply|patch|"
+    r"delete|create|scale|rollout restart)\b(?![^\n]*>\s*/dev/null)",
+    re.M,
+)
+
+
+@pytest.mark.parametrize(
+    ("stack", "overlays"), [(s, o) for _, s, o in _runbooks()], ids=[i for i, _, _ in _runbooks()]
+)
+def test_a_check_that_must_print_nothing_runs_nothing_that_prints(
+    stack: Path, overlays: tuple[Path, ...]
+) -> None:
+    """A block the runbook says prints nothing is judged by its output (the operator's and the
+    rehearsal's): a cordon or drain in it prints on success, and the check reads as failed."""
+    found = []
+    for loaded in load_stack(stack, list(overlays) or None):
+        for name, text in render_runbooks(plan_platform(loaded.platform), {}).items():
+            for heading in re.findall(r"^## (.*)$", text, re.M):
+                section = read_section(text, heading)
+                assert section is not None
+                for item in (*section.before, *section.sync, *section.after):
+                    found += [
+                        f"{name} {heading}: {m.group(0).strip()} under {b.text[:80]!r}"
+                        for b in item.blocks
+                        if b.expects_nothing and (m := _PRINTS.search(b.script))
+                    ]
+    assert not found
