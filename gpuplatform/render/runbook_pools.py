@@ -430,7 +430,9 @@ def pool_actions(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Act
     """The commands of one manual pool step of the transition from `a` to `b`, pool by pool."""
     actions: list[Action] = []
     for name in step.pools:
-        pool = plan.pools[name]
+        # the pool as it is while the step runs: with the fewer nodes of either wave when a takeover
+        # changes what it gave between them (a check counts at least that many)
+        pool = plan.pool_in(max((a, b), key=lambda s: plan.given(s, name)), name)
         if not pool_selector(pool).resolvable:
             actions.append(_unfindable(pool))
         elif step.action == "drain-gpu-pods":

@@ -4,6 +4,7 @@ count on both groups."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from gpuplatform.render.gate_facts import wave_data
 from gpuplatform.render.handoff import render_pool_handoffs
 from gpuplatform.render.overview import render_overview
 from gpuplatform.render.overview_mermaid import overview_mermaid
+from gpuplatform.render.runbooks import render_runbooks
 from tests.specs import minimal_spec, write_spec
 
 
@@ -154,6 +156,15 @@ def test_the_group_is_created_before_the_merge_and_deleted_after_its_claims_are_
     # moving on between waves in which the group exists creates nothing
     claims = plan.wave("claims")
     assert not [s for s in transition_steps(plan, pilot, claims) if "node-group" in s.action]
+
+
+def test_the_runbooks_count_the_nodes_the_old_group_has_left(tmp_path: Path) -> None:
+    """Once `h100-dra` has taken its node, `h100` has 2: the cutover's drain checks count at least 2,
+    not the 3 it had before the pilot (its check would fail on every cluster)."""
+    plan = _plan(tmp_path, takeover_spec())
+    runbook = render_runbooks(plan, {})["03-cutover.md"]
+    counts = set(re.findall(r"pool h100: \$# node\(s\) found, at least (\d+) expected", runbook))
+    assert counts == {"2"}
 
 
 def _pool_nodes(plan: Plan, wave: str) -> dict[str, tuple[str, int]]:
