@@ -116,7 +116,9 @@ def _eks(
         value = {"value": t["value"]} if t.get("value") else {}
         return {**value, "key": t["key"], "effect": _EKS_EFFECT[t["effect"]]}
 
-    label_update: dict[str, object] = {"addOrUpdateLabels": dict(labels)}
+    label_update: dict[str, object] = {}
+    if labels:
+        label_update["addOrUpdateLabels"] = dict(labels)
     if remove:
         label_update["removeLabels"] = list(remove)
     taint_update: dict[str, object] = {}
@@ -124,7 +126,12 @@ def _eks(
         taint_update["addOrUpdateTaints"] = [eks_taint(t) for t in taints]
     if remove_taints:
         taint_update["removeTaints"] = [eks_taint(t) for t in remove_taints]
-    return _eks_update(name, f"--labels {_json(label_update)} --taints {_json(taint_update)}")
+    parts = [
+        f"--{flag} {_json(update)}"
+        for flag, update in (("labels", label_update), ("taints", taint_update))
+        if update
+    ]
+    return _eks_update(name, " ".join(parts))
 
 
 def _eks_update(name: str, arguments: str) -> str:
@@ -185,7 +192,8 @@ def node_group_update(
     `&&` chain: a read that fails, prints nothing, describes another group or carries a label or
     taint Kubernetes would refuse stops it before any write, and the values reach the cloud's CLI as
     arguments (`@sh`, `set --`), never split or expanded by the shell. GKE updates labels and taints
-    in two calls, the taints first when `taint_first` (the more restrictive change first).
+    in two calls, the taints first when `taint_first` (the more restrictive change first); a field
+    the hand-off leaves as it is is not written.
     """
     group = _checked(cloud, name)
     if cloud == "eks":
@@ -201,7 +209,12 @@ def node_group_update(
     if cloud == "gke":
         read = f"gcloud container node-pools describe {_gke_where(group)} --format=json"
         write = f"gcloud container node-pools update {_gke_where(group)}"
-        program, writes = _GKE_UPDATE, (f'{write} "$1"', f'{write} "$2"')
+        # the jq program prints both fields in the order asked for; a field the hand-off does not
+        # change is not written
+        fields = (("taints", bool(taints or remove_taints)), ("labels", bool(labels or remove)))
+        order = fields if taint_first else fields[::-1]
+        program = _GKE_UPDATE
+        writes = tuple(f'{write} "${i}"' for i, (_, changed) in enumerate(order, 1) if changed)
         args["taint_first"] = taint_first
     elif cloud == "aks":
         read = f"az aks nodepool show {_aks_where(group)} -o json"

@@ -295,14 +295,9 @@ def _selected_nodes_update(plan: Plan, state: WaveState, pool: NodePool, handoff
             f"`{DRA_PLUGIN_LABEL}=true` on each once its device plugin is gone"
         )
     else:
-        wait = (
-            f'nodes=$(kubectl get nodes {target} -o name) && [ -n "$nodes" ] && for n in $nodes; do '
-            "until slices=$(kubectl get resourceslices --field-selector spec.nodeName=${n#node/} -o name) "
-            '&& [ -z "$slices" ]; do sleep 5; done; done'
-        )
         commands = (
             f"kubectl label nodes {target} {DRA_PLUGIN_LABEL}-",
-            f"{wait} && {label} && {{ kubectl taint nodes {target} {shlex.quote(taint + '-')} || true; }}",
+            f"{_until_no_slices(target)} && {label} && {{ kubectl taint nodes {target} {shlex.quote(taint + '-')} || true; }}",
         )
         order = "the DRA kubelet plugin's label first, the rest once the node publishes no ResourceSlice"
     return Action(
@@ -318,19 +313,52 @@ def _selected_nodes_update(plan: Plan, state: WaveState, pool: NodePool, handoff
     )
 
 
-def _cloud_update(plan: Plan, state: WaveState, pool: NodePool, handoff: str, verb: str) -> Action:
-    """The cloud's command that gives a node group the hand-off (`render/cloud_commands.py`)."""
-    assert pool.provisioner is not None and pool.provisioner.cloud is not None
-    cloud, spec = pool.provisioner.cloud, handoff_spec(plan, state, pool)
-    commands = node_group_update(
-        cloud,
-        pool.provisioner.name,
-        spec["labels"],  # type: ignore[arg-type]
-        spec["removeLabels"],  # type: ignore[arg-type]
-        spec["taints"],  # type: ignore[arg-type]
-        spec["removeTaints"],  # type: ignore[arg-type]
-        taint_first=state.pool_modes[pool.name] == "dra",
+def _until_no_slices(target: str) -> str:
+    """Wait until no node of `target` publishes a ResourceSlice (its DRA kubelet plugin is gone)."""
+    return (
+        f'nodes=$(kubectl get nodes {target} -o name) && [ -n "$nodes" ] && for n in $nodes; do '
+        "until slices=$(kubectl get resourceslices --field-selector spec.nodeName=${n#node/} -o name) "
+        '&& [ -z "$slices" ]; do sleep 5; done; done'
     )
+
+
+def _until_no_device_plugin(target: str) -> str:
+    """Wait until no node of `target` advertises an `nvidia.com/*` resource (its device plugin is gone)."""
+    advertised = (
+        "[(.status.allocatable // {}) | to_entries[] "
+        '| select((.key | startswith("nvidia.com/")) and ((.value | tostring) != "0")) | .key] | join(",")'
+    )
+    return (
+        f'nodes=$(kubectl get nodes {target} -o name) && [ -n "$nodes" ] && for n in $nodes; do '
+        f"until left=$(kubectl get $n -o json | jq -r {shlex.quote(advertised)}) "
+        '&& [ -z "$left" ]; do sleep 5; done; done'
+    )
+
+
+def _cloud_update(plan: Plan, state: WaveState, pool: NodePool, handoff: str, verb: str) -> Action:
+    """The cloud's commands that give a node group the hand-off (`render/cloud_commands.py`), in two
+    updates: a cloud applies a group's labels to its running nodes in place (GKE "Update Kubernetes
+    node labels and taints for node pools"), so one allocator leaves before the other starts, as in
+    the static pools' allocator switch. To DRA, the taint and the legacy labels' removal first, the
+    DRA kubelet plugin's label once no node advertises a device-plugin resource; back, the plugin's
+    label first and the rest once no node publishes a ResourceSlice."""
+    assert pool.provisioner is not None and pool.provisioner.cloud is not None
+    cloud, group, spec = pool.provisioner.cloud, pool.provisioner.name, handoff_spec(plan, state, pool)
+    labels, removed = dict(spec["labels"]), list(spec["removeLabels"])  # type: ignore[call-overload]
+    taints, gone = spec["taints"], spec["removeTaints"]
+    rest = {k: v for k, v in labels.items() if k != DRA_PLUGIN_LABEL}
+    others = [k for k in removed if k != DRA_PLUGIN_LABEL]
+    target = node_target(pool)
+    if state.pool_modes[pool.name] == "dra":
+        first = node_group_update(cloud, group, rest, others, taints, gone, taint_first=True)  # type: ignore[arg-type]
+        wait, order = _until_no_device_plugin(target), "the device plugin gone from every node"
+        plugin = {k: v for k, v in labels.items() if k == DRA_PLUGIN_LABEL}
+        then = node_group_update(cloud, group, plugin, [], [], []) if plugin else ()
+    else:
+        plugin_gone = [k for k in removed if k == DRA_PLUGIN_LABEL]
+        first = node_group_update(cloud, group, {}, plugin_gone, [], []) if plugin_gone else ()
+        wait, order = _until_no_slices(target), "no ResourceSlice left on any node"
+        then = node_group_update(cloud, group, rest, others, taints, gone, taint_first=False)  # type: ignore[arg-type]
     variables = ", ".join(f"`{v}`" for v in CLOUD_VARIABLES[cloud])
     merge = (
         "EKS adds, updates and removes by key"
@@ -339,13 +367,16 @@ def _cloud_update(plan: Plan, state: WaveState, pool: NodePool, handoff: str, ve
         "first and only the hand-off's keys change"
     )
     return Action(
-        f"Hand-off `{handoff}` ({cloud.upper()} node group `{pool.provisioner.name}`): its nodes must {verb}. Set "
-        f"{variables}, then change the group's configuration ({merge}; the taint goes on before the DRA labels and "
-        "comes off after the legacy ones). New nodes of the group get it; nodes that do not take it in place are "
-        "replaced by the group's rolling update. Check every node of the group:",
+        f"Hand-off `{handoff}` ({cloud.upper()} node group `{group}`): its nodes must {verb}. The cloud applies a "
+        f"group's labels to its running nodes in place, so the change is two updates, one allocator leaving before "
+        f"the other starts: the `{DRA_PLUGIN_LABEL}` label {'last' if state.pool_modes[pool.name] == 'dra' else 'first'}, "
+        f"after the wait for {order}. Set {variables}, then change the group's configuration ({merge}; the taint "
+        "goes on before the DRA labels and comes off after the legacy ones). New nodes of the group get it; nodes "
+        "that do not take it in place are replaced by the group's rolling update. Check every node of the group:",
         (
-            *commands,
-            f"kubectl get nodes {node_target(pool)} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_DEPLOY_LABEL},{plan.platform.mode_label_key}",
+            # one chain: a failed update or wait stops what follows (a pasted block runs every line)
+            " && ".join((*first, wait, *then)),
+            f"kubectl get nodes {target} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_DEPLOY_LABEL},{plan.platform.mode_label_key}",
         ),
     )
 

@@ -33,6 +33,12 @@ import json, os, sys
 path = {state!r}
 group = json.load(open(path))
 tool, args = os.path.basename(sys.argv[0]), sys.argv[1:]
+if tool == "kubectl":  # the runbook's waits between two updates: one node, its allocators gone
+    if args[:2] == ["get", "nodes"]:
+        print("node/gpu-01")
+    elif args[:2] == ["get", "node/gpu-01"]:
+        print(json.dumps({{"status": {{"allocatable": {{"cpu": "8", "nvidia.com/gpu": "0"}}}}}}))
+    sys.exit(0)
 log = open(path + ".log", "a")
 log.write(json.dumps([tool, *args]) + "\\n")
 
@@ -97,7 +103,7 @@ else:
     assert flag("--cluster-name") == "prod" and flag("--nodegroup-name") == group["nodegroupName"]
     assert flag("--query") == "update.id", args
     print("u-1")
-    labels, taints = json.loads(flag("--labels")), json.loads(flag("--taints"))
+    labels, taints = json.loads(flag("--labels") or "{{}}"), json.loads(flag("--taints") or "{{}}")
     assert set(labels) <= {{"addOrUpdateLabels", "removeLabels"}} and set(taints) <= {{"addOrUpdateTaints", "removeTaints"}}
     group["labels"].update(labels.get("addOrUpdateLabels", {{}}))
     for key in labels.get("removeLabels", []):
@@ -157,7 +163,9 @@ def _fakes(tmp_path: Path, script: str, tools: tuple[str, ...]) -> dict[str, str
 
 def _run(plan: Plan, a: WaveState, b: WaveState, state: Path, tmp_path: Path) -> list[str]:
     """Run the runbook's cloud commands of the `apply-handoff` step from `a` to `b`; the commands run."""
-    env = _fakes(tmp_path, FAKE.format(python=sys.executable, state=str(state)), ("gcloud", "az", "aws"))
+    env = _fakes(
+        tmp_path, FAKE.format(python=sys.executable, state=str(state)), ("gcloud", "az", "aws", "kubectl")
+    )
     [step] = [s for s in transition_steps(plan, a, b) if s.action == "apply-handoff"]
     [action] = pool_actions(plan, a, b, step)
     commands = [c for c in action.commands if not c.startswith("kubectl")]
@@ -173,7 +181,7 @@ def test_the_eks_update_is_waited_for_and_a_failed_one_stops_the_runbook(tmp_pat
     # WHEN the pilot's commands run: THEN they ask for the update's status before going on
     _run(plan, plan.wave("base"), plan.wave("pilot"), state, tmp_path)
     calls = [json.loads(line)[1:3] for line in Path(f"{state}.log").read_text().splitlines()]
-    assert calls == [["eks", "update-nodegroup-config"], ["eks", "describe-update"]]
+    assert calls == [["eks", "update-nodegroup-config"], ["eks", "describe-update"]] * 2
     # AND an update that failed stops them
     state.write_text(json.dumps({**_live("eks", "h100"), "updateStatus": "Failed"}))
     with pytest.raises(subprocess.CalledProcessError):
@@ -223,20 +231,27 @@ def _taint_texts(cloud: str, group: dict[str, Any]) -> list[str]:
 
 
 def test_the_taint_goes_on_before_the_dra_labels_on_gke(tmp_path: Path) -> None:
+    """GKE applies each update to the running nodes: the taint first, the DRA kubelet plugin's label
+    in its own last update (after the runbook's wait for the device plugin to go); back, that label
+    goes in the first update and the taint in the last."""
     plan = _plan("gke")
     state = tmp_path / "group.json"
     state.write_text(json.dumps(_live("gke", "h100")))
     log = Path(f"{state}.log")
 
-    def updates() -> list[str]:
+    def updates() -> list[tuple[str, bool]]:
         calls = [json.loads(line) for line in log.read_text().splitlines()]
         log.unlink()
-        return [c[-1].split("=")[0] for c in calls if c[3] == "update"]
+        return [
+            (c[-1].split("=")[0], "nvidia.com/dra-kubelet-plugin=true" in c[-1])
+            for c in calls
+            if c[3] == "update"
+        ]
 
     _run(plan, plan.wave("base"), plan.wave("pilot"), state, tmp_path)
-    assert updates() == ["--node-taints", "--node-labels"]
+    assert updates() == [("--node-taints", False), ("--node-labels", False), ("--node-labels", True)]
     _run(plan, plan.wave("pilot"), plan.wave("base"), state, tmp_path)
-    assert updates() == ["--node-labels", "--node-taints"]
+    assert updates() == [("--node-labels", False), ("--node-labels", False), ("--node-taints", False)]
 
 
 def test_eks_uses_its_effect_names_and_removes_labels_by_key() -> None:
