@@ -297,6 +297,22 @@ class Client:
             raise
         return True
 
+    def evict(self, name: str, namespace: str) -> bool:
+        """Evict a pod through the eviction API (a PodDisruptionBudget may refuse: 429); False when
+        the pod is gone or a budget refused."""
+        body = {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": name, "namespace": namespace},
+        }
+        try:
+            self.request("POST", resource_path("Pod", namespace, name) + "/eviction", body)
+        except ApiError as exc:
+            if exc.status in (404, 429):
+                return False
+            raise
+        return True
+
     def all_of(self, *kinds: str) -> Iterator[Obj]:
         for kind in kinds:
             yield from self.list(kind)

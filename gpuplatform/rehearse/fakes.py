@@ -6,8 +6,8 @@ folder where the rehearsal acts in its place: `helm upgrade --reuse-values -f FI
 Operator merges FILE into the running release's values (read by `stack.py`); the engines' CLIs
 answer as a reachable engine does (their sync is the rehearsal's, on merge); `git fetch` and
 `git rev-parse FETCH_HEAD` give the commit the rehearsal merged last (`merged` in the state
-folder); a cloud's node-group commands are recorded for the rehearsal to act on. A fake never
-reaches a network.
+folder); `gcloud container` is answered by the rehearsal's GKE (`gke.py`) when the spec has GKE
+node pools; the other clouds' commands are recorded only. A fake never reaches a network.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -22,6 +23,8 @@ import yaml
 __all__ = ["FAKES", "install_fakes", "main"]
 
 FAKES = ("helm", "flux", "argocd", "gcloud", "aws", "az", "git")
+#: Wall seconds the fake gcloud waits for the rehearsal's GKE to finish an operation (a drain).
+GCLOUD_WAIT = 900
 
 
 def install_fakes(folder: Path, state: Path) -> None:
@@ -76,6 +79,47 @@ def _helm(args: list[str], state: Path) -> int:
     return 0
 
 
+def _gcloud(args: list[str], state: Path) -> int:
+    """`gcloud container` against the rehearsal's GKE (`gke.py`) when it runs one: `node-pools
+    describe` reads the pools as the API has them, any other command is a request its controller
+    answers, waited for as gcloud waits for the operation."""
+    folder = state / "gke"
+    pools_file = folder / "pools.json"
+    if args[:1] != ["container"] or not pools_file.is_file():
+        return 0
+    words = [a for a in args if not a.startswith("-")]
+    if words[1:3] == ["node-pools", "describe"]:
+        pools = json.loads(pools_file.read_text())
+        if words[3] not in pools:
+            print(
+                f"ERROR: (gcloud.container.node-pools.describe) ResponseError: code=404, message=Not found: {words[3]}.",
+                file=sys.stderr,
+            )
+            return 1
+        print(json.dumps(pools[words[3]], indent=2))
+        return 0
+    if words[1:3] in (["clusters", "get-credentials"], ["node-pools", "list"]):
+        return 0
+    request = folder / "requests" / f"{time.time_ns():020d}-{os.getpid()}.json"
+    partial = request.with_suffix(".partial")
+    partial.write_text(json.dumps(args))
+    partial.replace(request)
+    answer = request.with_suffix(".answer")
+    deadline = time.monotonic() + GCLOUD_WAIT
+    while not answer.is_file():
+        if time.monotonic() > deadline:
+            print(
+                f"ERROR: (gcloud.container) the operation did not finish in {GCLOUD_WAIT} s", file=sys.stderr
+            )
+            return 1
+        time.sleep(0.1)
+    result = json.loads(answer.read_text())
+    answer.unlink()
+    if result["stderr"]:
+        print(result["stderr"], file=sys.stderr)
+    return int(result["code"])
+
+
 def main(argv: list[str]) -> int:
     name, args = argv[0], argv[1:]
     state = Path(os.environ.get("REHEARSAL_STATE", "."))
@@ -83,6 +127,8 @@ def main(argv: list[str]) -> int:
         out.write(json.dumps({"tool": name, "args": args, "cwd": os.getcwd()}) + "\n")
     if name == "helm":
         return _helm(args, state)
+    if name == "gcloud":
+        return _gcloud(args, state)
     if name == "git" and args[:1] == ["rev-parse"]:
         print((state / "merged").read_text().strip())
     if name == "flux" and args[:1] == ["reconcile"]:

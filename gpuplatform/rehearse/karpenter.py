@@ -32,9 +32,10 @@ from typing import Any
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.waves import Plan
-from gpuplatform.rehearse.client import ApiError, Obj
+from gpuplatform.rehearse.client import Obj
 from gpuplatform.rehearse.cluster import Rehearsal
 from gpuplatform.rehearse.crds import crds_for
+from gpuplatform.rehearse.drain import drain_step
 from gpuplatform.rehearse.fleet import pool_node, pool_node_names
 from gpuplatform.simulate.groups import provisioned_name
 
@@ -237,37 +238,13 @@ class Karpenter:
     def _terminate(self, claim: Obj, nodes: dict[str, Obj]) -> bool:
         """Evict the disrupted node's pods; once none is left, delete it and its NodeClaim."""
         node = _node_of(claim)
-        client = self.cluster.client
-        left = [
-            p
-            for p in client.list("Pod")
-            if p["spec"].get("nodeName") == node
-            and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
-            and not _daemon_pod(p)
-        ]
-        wrote = False
-        for pod in left:
-            if pod["metadata"].get("deletionTimestamp"):
-                continue
-            meta = pod["metadata"]
-            eviction = {
-                "apiVersion": "policy/v1",
-                "kind": "Eviction",
-                "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
-            }
-            path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/eviction"
-            try:
-                client.request("POST", path, eviction)
-                wrote = True
-            except ApiError as exc:
-                if exc.status not in (404, 429):
-                    raise
-        if left:
+        empty, wrote = drain_step(self.cluster.client, node)
+        if not empty:
             return wrote
         if node in nodes:
-            client.delete("Node", node)
+            self.cluster.client.delete("Node", node)
         self.cluster.agents.forget(node)
-        client.delete("NodeClaim", claim["metadata"]["name"])
+        self.cluster.client.delete("NodeClaim", claim["metadata"]["name"])
         return True
 
 
@@ -286,10 +263,6 @@ def _disrupted(node: Obj | None) -> bool:
     return node is not None and any(
         t.get("key") == DISRUPTED_TAINT["key"] for t in node["spec"].get("taints") or []
     )
-
-
-def _daemon_pod(pod: Obj) -> bool:
-    return any(o.get("kind") == "DaemonSet" for o in pod["metadata"].get("ownerReferences") or [])
 
 
 def install_karpenter(cluster: Rehearsal, plan: Plan, crds: dict[tuple[str, str], Obj]) -> list[str]:

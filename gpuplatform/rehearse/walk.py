@@ -28,6 +28,7 @@ from gpuplatform.rehearse.cluster import Rehearsal, WaitFailed
 from gpuplatform.rehearse.crds import crds_for
 from gpuplatform.rehearse.engines import Engine, SyncFailed
 from gpuplatform.rehearse.fakes import install_fakes
+from gpuplatform.rehearse.gke import install_gke, operator_env
 from gpuplatform.rehearse.invariants import check_state, workload_name
 from gpuplatform.rehearse.karpenter import install_karpenter
 from gpuplatform.rehearse.kueue import configure_kueue, install_kueue, team_queues
@@ -230,6 +231,12 @@ class Walker:
             self.record(
                 "cluster",
                 f"Karpenter (emulated) runs: NodePool(s) {', '.join(nodepools)}, a NodeClaim per node",
+                check=False,
+            )
+        if gke_pools := install_gke(self.cluster, self.plan, self.work / "state" / "gke"):
+            self.record(
+                "cluster",
+                f"GKE (emulated) runs: node pool(s) {', '.join(gke_pools)}, their nodes registered",
                 check=False,
             )
         self.owners.start()
@@ -474,6 +481,7 @@ class Walker:
             "KUBECONFIG": str(self.cluster.kubeconfig()),
             "PATH": f"{self.fakes}:{self.cluster.folder / 'bin'}:{os.environ.get('PATH', '')}",
             "CLOCK_DIR": str(self.cluster.clock.folder),
+            **operator_env(self.plan.platform.name),
         }
         with self.cluster.waiting():  # the operator waits for the command: time passes
             return subprocess.run(

@@ -125,7 +125,10 @@ def _delete(plan: Plan, pool: NodePool) -> list[Action]:
     return [
         Action(
             f"Pool `{pool.name}`: its claims are released (the step before); drain node group `{name}`:",
-            (f"kubectl cordon {target}", f"kubectl drain {target} --ignore-daemonsets --delete-emptydir-data"),
+            (
+                f"kubectl cordon {target}",
+                f"kubectl drain {target} --ignore-daemonsets --delete-emptydir-data",
+            ),
         ),
         Action(
             f"Check that no live pod on node group `{name}` {HOLDS_TEXT} (prints nothing):",
