@@ -270,49 +270,6 @@ def _until_replaced(plan: Plan, pool: NodePool, mode: str) -> str:
     return f'until stale=$(kubectl get nodes {stale} -o name) && [ -z "$stale" ]; do sleep 30; done'
 
 
-def _selected_nodes_update(plan: Plan, state: WaveState, pool: NodePool, handoff: str, verb: str) -> Action:
-    """A selector pool shares its group's template with another pool: its nodes are labelled one by one.
-
-    A node group's (or MachineDeployment's) labels and taints reach every node it creates, so the
-    group-wide command of `_cloud_update` would move the other pools of the group as well. Like the
-    static pools' allocator switch, one allocator leaves before the other starts: to DRA, the
-    `enable` Job sets the DRA kubelet plugin's label once the device plugin is gone; back, the
-    plugin's label goes first and the device plugin returns once its ResourceSlices are gone.
-    """
-    assert pool.provisioner is not None
-    spec = handoff_spec(plan, state, pool)
-    labels, removed = spec["labels"], spec["removeLabels"]
-    assert isinstance(labels, dict) and isinstance(removed, list)
-    target = node_target(pool)
-    taint = _taint(plan, pool)
-    rest = [shlex.quote(f"{k}={v}") for k, v in labels.items() if k != DRA_PLUGIN_LABEL]
-    rest += [shlex.quote(f"{k}-") for k in removed if k != DRA_PLUGIN_LABEL]
-    label = f"kubectl label nodes {target} --overwrite " + " ".join(rest)
-    if state.pool_modes[pool.name] == "dra":
-        commands: tuple[str, ...] = (f"kubectl taint nodes {target} --overwrite {shlex.quote(taint)}", label)
-        order = (
-            "the taint first; the `enable` Job of the sync sets "
-            f"`{DRA_PLUGIN_LABEL}=true` on each once its device plugin is gone"
-        )
-    else:
-        commands = (
-            f"kubectl label nodes {target} {DRA_PLUGIN_LABEL}-",
-            f"{_until_no_slices(target)} && {label} && {{ kubectl taint nodes {target} {shlex.quote(taint + '-')} || true; }}",
-        )
-        order = "the DRA kubelet plugin's label first, the rest once the node publishes no ResourceSlice"
-    return Action(
-        f"Hand-off `{handoff}`: pool `{pool.name}` is selected inside {pool.provisioner.kind} "
-        f"`{pool.provisioner.name}` by a label selector, so the group's template (shared with the group's other "
-        f"pools) is not changed: the selected nodes are labelled and tainted in place so that they {verb} "
-        f"({order}). A node the group creates later carries the template's labels, not these: label it the "
-        "same way (as you set its `nvidia.com/mig.config`) before it takes GPU work, and check every node:",
-        (
-            *commands,
-            f"kubectl get nodes {target} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_DEPLOY_LABEL},{plan.platform.mode_label_key}",
-        ),
-    )
-
-
 def _until_no_slices(target: str) -> str:
     """Wait until no node of `target` publishes a ResourceSlice (its DRA kubelet plugin is gone)."""
     return (
@@ -332,6 +289,54 @@ def _until_no_device_plugin(target: str) -> str:
         f'nodes=$(kubectl get nodes {target} -o name) && [ -n "$nodes" ] && for n in $nodes; do '
         f"until left=$(kubectl get $n -o json | jq -r {shlex.quote(advertised)}) "
         '&& [ -z "$left" ]; do sleep 5; done; done'
+    )
+
+
+def _selected_nodes_update(plan: Plan, state: WaveState, pool: NodePool, handoff: str, verb: str) -> Action:
+    """A selector pool shares its group's template with another pool: its nodes are labelled one by one.
+
+    A node group's (or MachineDeployment's) labels and taints reach every node it creates, so the
+    group-wide command of `_cloud_update` would move the other pools of the group as well. Like the
+    static pools' allocator switch, one allocator leaves before the other starts: to DRA, the DRA
+    kubelet plugin's label is set once the device plugin is gone (by these commands, so that the
+    pool moves even when the sync's `enable` Job ran before them); back, the plugin's label goes
+    first and the device plugin returns once its ResourceSlices are gone.
+    """
+    assert pool.provisioner is not None
+    spec = handoff_spec(plan, state, pool)
+    labels, removed = spec["labels"], spec["removeLabels"]
+    assert isinstance(labels, dict) and isinstance(removed, list)
+    target = node_target(pool)
+    taint = _taint(plan, pool)
+    rest = [shlex.quote(f"{k}={v}") for k, v in labels.items() if k != DRA_PLUGIN_LABEL]
+    rest += [shlex.quote(f"{k}-") for k in removed if k != DRA_PLUGIN_LABEL]
+    label = f"kubectl label nodes {target} --overwrite " + " ".join(rest)
+    if state.pool_modes[pool.name] == "dra":
+        plugin = shlex.quote(f"{DRA_PLUGIN_LABEL}={labels.get(DRA_PLUGIN_LABEL, 'true')}")
+        commands: tuple[str, ...] = (
+            f"kubectl taint nodes {target} --overwrite {shlex.quote(taint)}",
+            f"{label} && {_until_no_device_plugin(target)} && kubectl label nodes {target} --overwrite {plugin}",
+        )
+        order = (
+            f"the taint first, `{DRA_PLUGIN_LABEL}=true` once no node advertises a device-plugin resource: "
+            "whenever the sync runs (its `enable` Job does the same for the nodes it finds)"
+        )
+    else:
+        commands = (
+            f"kubectl label nodes {target} {DRA_PLUGIN_LABEL}-",
+            f"{_until_no_slices(target)} && {label} && {{ kubectl taint nodes {target} {shlex.quote(taint + '-')} || true; }}",
+        )
+        order = "the DRA kubelet plugin's label first, the rest once the node publishes no ResourceSlice"
+    return Action(
+        f"Hand-off `{handoff}`: pool `{pool.name}` is selected inside {pool.provisioner.kind} "
+        f"`{pool.provisioner.name}` by a label selector, so the group's template (shared with the group's other "
+        f"pools) is not changed: the selected nodes are labelled and tainted in place so that they {verb} "
+        f"({order}). A node the group creates later carries the template's labels, not these: label it the "
+        "same way (as you set its `nvidia.com/mig.config`) before it takes GPU work, and check every node:",
+        (
+            *commands,
+            f"kubectl get nodes {target} -L {DRA_PLUGIN_LABEL},{DEVICE_PLUGIN_DEPLOY_LABEL},{plan.platform.mode_label_key}",
+        ),
     )
 
 
