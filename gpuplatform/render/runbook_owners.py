@@ -164,7 +164,7 @@ def _workload_in(plan: Plan, state: WaveState, w: Workload) -> list[Action]:
         )
         if w.manifest
         else Action(
-            f"In its source, remove the `nvidia.com/gpu` limits and add the pod resource claim of `{handoff}` "
+            f"In its source, remove the `{w.resource}` limits and add the pod resource claim of `{handoff}` "
             f"(template `{workload_template_name(w)}`), then deploy as usual."
         )
     )
@@ -187,17 +187,17 @@ def _roll_back(plan: Plan, a: WaveState, b: WaveState, step: Step) -> list[Actio
     for i, w in enumerate(plan.platform.workloads):
         if i not in a.workloads or i in b.workloads:
             continue
-        legacy = f"`{w.manifest}`" if w.manifest else "its legacy manifest (`nvidia.com/gpu` limits)"
+        legacy = f"`{w.manifest}`" if w.manifest else f"its legacy manifest (`{w.resource}` limits)"
         if w.kind in ("Deployment", "StatefulSet", "DaemonSet"):
             text = (
-                f"{w.kind} `{w.namespace}/{w.name}` goes back to `nvidia.com/gpu`: its owner re-applies {legacy} and "
+                f"{w.kind} `{w.namespace}/{w.name}` goes back to `{w.resource}`: its owner re-applies {legacy} and "
                 "waits for the rollout, until no claim of it is left (if the legacy pods find no room, the rollout "
                 "waits with the claim pods still serving: stop here, never scale it to zero):"
             )
             commands: tuple[str, ...] = (_rollout(w), f"kubectl -n {w.namespace} get resourceclaims -o wide")
         else:
             text = (
-                f"{w.kind} `{w.namespace}/{w.name}` goes back to `nvidia.com/gpu`: its owner deletes the claim-using "
+                f"{w.kind} `{w.namespace}/{w.name}` goes back to `{w.resource}`: its owner deletes the claim-using "
                 f"version while the kubelet plugin can release its claims, and creates it again from {legacy}:"
             )
             commands = (

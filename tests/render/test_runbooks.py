@@ -362,3 +362,14 @@ def test_the_preflight_waits_for_the_exporter_roll_as_the_operator_rolls_it(
         return
     # THEN the wait comes before the preflight's snapshot and says how the operator rolls
     _in_order(forward, waits, wait, "gpuplatform snapshot --out preflight")
+
+
+def test_a_workload_of_another_resource_is_told_by_its_own_name() -> None:
+    """gke-production's CronJob asks for MIG slices: its owner removes and gets back those limits."""
+    loaded = load_stack(REPO / "tests" / "fleets" / "gke-production.yaml")[0]
+    files = render_files(loaded)
+    text = files["runbooks/10-mig-jobs.md"].decode()
+    forward, back = _section(text, "### After the sync", "## Evidence"), _section(text, "## Rollback")
+    assert "remove the `nvidia.com/mig-1g.10gb` limits" in forward
+    assert "goes back to `nvidia.com/mig-1g.10gb`" in back and "(`nvidia.com/mig-1g.10gb` limits)" in back
+    assert "nvidia.com/gpu` limits" not in forward + back
