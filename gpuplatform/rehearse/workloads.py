@@ -41,6 +41,11 @@ class Declared:
     """The pools it may run on ('': any)."""
 
 
+#: A CronJob's schedule here. It is suspended: its run is the one Job the owners create from it
+#: (`_run_of`), so that kube-controller-manager's CronJob controller, on wall time, adds none.
+CRON_SCHEDULE = "0 3 * * *"
+
+
 def _namespace(name: str) -> Obj:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
 
@@ -59,19 +64,39 @@ def _controller(
         api = "apps/v1"
     elif kind == "DaemonSet":
         spec, api = {"selector": {"matchLabels": labels}, "template": pod}, "apps/v1"
-    else:  # Job (and a CronJob's run): as many pods as replicas, running until deleted
+    else:  # a Job (or a CronJob's): as many pods as replicas, running until deleted
         pod["spec"]["restartPolicy"] = "Never"
-        spec, api = (
-            {"parallelism": replicas, "completions": replicas, "backoffLimit": 6, "template": pod},
-            "batch/v1",
-        )
-        kind = "Job"
+        job = {"parallelism": replicas, "completions": replicas, "backoffLimit": 6, "template": pod}
+        spec, api = job, "batch/v1"
+        if kind == "CronJob":
+            template = {"metadata": {"labels": labels | ({QUEUE_LABEL: queue} if queue else {})}, "spec": job}
+            spec = {"schedule": CRON_SCHEDULE, "suspend": True, "jobTemplate": template}
     queued = {QUEUE_LABEL: queue} if queue else {}
     return {
         "apiVersion": api,
         "kind": kind,
         "metadata": {"name": name, "namespace": namespace, "labels": labels | queued},
         "spec": spec,
+    }
+
+
+def _run_of(cronjob: Obj) -> Obj:
+    """A run of `cronjob` now, as `kubectl create job --from=cronjob/NAME` creates it: its job
+    template, owned by the CronJob (deleting the CronJob deletes its run), named as the CronJob."""
+    meta = cronjob["metadata"]
+    template = cronjob["spec"]["jobTemplate"]
+    owner = {"apiVersion": "batch/v1", "kind": "CronJob", "name": meta["name"], "uid": meta["uid"]}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "labels": dict((template.get("metadata") or {}).get("labels") or {}),
+            "annotations": {"cronjob.kubernetes.io/instantiate": "manual"},
+            "ownerReferences": [owner | {"controller": True, "blockOwnerDeletion": True}],
+        },
+        "spec": template["spec"],
     }
 
 
@@ -103,14 +128,17 @@ class Owners:
         to run (GP280), as it should on a real one."""
         objects: list[Obj] = []
         for w in self.plan.platform.workloads:
-            objects += [_namespace(w.namespace)] + ([] if self._manifest(w) else [self._legacy(w)])
+            own = self._manifest(w) or w.kind == "CronJob"
+            objects += [_namespace(w.namespace)] + ([] if own else [self._legacy(w)])
         self.cluster.apply(_unique(objects), _MANAGER)
         for w in self.plan.platform.workloads:
             if text := self._manifest(w):
                 self.cluster.kubectl(["apply", "-n", w.namespace, "-f", "-"], stdin=text)
+            elif w.kind == "CronJob":
+                self._replace(self._legacy(w))
 
     def _manifest(self, w: SpecWorkload) -> str | None:
-        """The team's manifest of `w` (a CronJob's runs are the rehearsal's Job, not its schedule)."""
+        """The team's manifest of `w` (a CronJob is the rehearsal's own, with its run: `_run_of`)."""
         return self.manifests.get(w.manifest) if w.manifest and w.kind != "CronJob" else None
 
     def _redeploy(self, w: SpecWorkload) -> None:
@@ -148,11 +176,16 @@ class Owners:
 
     def _replace(self, obj: Obj) -> None:
         """An owner's deploy (server-side apply replaces what the owner applied before); a Job is
-        immutable, so it is deleted and created again."""
+        immutable, so it is deleted and created again, and so is a CronJob's run."""
         meta = obj["metadata"]
         if obj["kind"] == "Job":
             self.cluster.delete("Job", meta["name"], meta["namespace"], wait=True)
         self.cluster.apply([obj], _MANAGER)
+        if obj["kind"] == "CronJob":
+            cronjob = self.cluster.client.get("CronJob", meta["name"], meta["namespace"])
+            assert cronjob is not None
+            self.cluster.delete("Job", meta["name"], meta["namespace"], wait=True)
+            self.cluster.client.create("Job", _run_of(cronjob), meta["namespace"])
 
     def convert(self, a: WaveState, b: WaveState) -> list[str]:
         """`convert-workloads`: each workload that moves in `b` is deployed in its claim form. One
