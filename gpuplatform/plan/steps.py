@@ -175,8 +175,8 @@ def _before(plan: Plan, a: WaveState, b: WaveState, forward: Pools, back: Pools)
             Step(
                 "manual",
                 "apply-handoff",
-                "apply the provisioner hand-off (labels and taints of new nodes); the provisioner "
-                "replaces the pool's nodes",
+                "apply the provisioner hand-off (the labels and taints of the pool's nodes): Karpenter "
+                "replaces the nodes, a cloud's node group and a pool selected inside one are relabelled in place",
                 moved,
             )
         )

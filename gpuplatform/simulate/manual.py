@@ -2,12 +2,14 @@
 
 Taints and provisioner labels come from the rendered hand-offs of the target wave. A pool
 selected by a label selector inside its group is relabelled in place, node by node, as its runbook
-does (`render/runbook_pools.py`: the group's template is shared with its other pools). Any other
-provisioner-managed pool is replaced, not relabelled: Karpenter copies the NodePool template's
-labels to a node only when it registers (kubernetes-sigs/karpenter v1.9.1
-pkg/controllers/nodeclaim/lifecycle/registration.go `syncNode`) and replaces drifted nodes
-(`disruption/drift.go`); node groups and Cluster API pools get their labels at registration too
-(kubelet `--node-labels`), so their nodes are replaced the same way. A new group next to an old
+does (`render/runbook_pools.py`: the group's template is shared with its other pools), and so is a
+cloud's node group: the cloud applies the group's new labels and taints to its running nodes (GKE
+"Update Kubernetes node labels and taints for node pools"). Any other provisioner-managed pool is
+replaced, not relabelled: Karpenter copies the NodePool template's labels to a node only when it
+registers (kubernetes-sigs/karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/registration.go
+`syncNode`) and replaces drifted nodes (`disruption/drift.go`); Cluster API pools and node groups
+of no named cloud get their labels at registration (kubelet `--node-labels`), so their nodes are
+replaced the same way. A new group next to an old
 one (`takesOverFrom`) registers its nodes the same way, and the old group's nodes it takes are
 drained and deleted (`gcloud container clusters resize`: "When decreasing a cluster, the nodes are
 drained").
@@ -133,10 +135,10 @@ def _untaint(group: Group, spec: dict[str, Any]) -> None:
 
 
 def _relabel(world: World, group: Group, spec: dict[str, Any]) -> None:
-    """The hand-off on the running nodes, as the runbook does it (`runbook_pools._selected_nodes_update`):
-    to DRA, the taint and every label but the DRA kubelet plugin's (the `enable` Job sets it once the
-    device plugin is gone); back, the plugin's label first, then, once its ResourceSlices are gone,
-    the rest and the taint."""
+    """The hand-off on the running nodes, as the runbook does it (`runbook_pools._selected_nodes_update`,
+    `_cloud_update`): to DRA, the taint and every label but the DRA kubelet plugin's, then, once the
+    device plugin is gone, the plugin's label; back, the plugin's label first, then, once its
+    ResourceSlices are gone, the rest and the taint."""
     labels = {str(k): str(v) for k, v in (spec.get("labels") or {}).items()}
     removed = [str(k) for k in spec.get("removeLabels") or []]
     if DRA_PLUGIN_LABEL in removed:
@@ -154,6 +156,21 @@ def _relabel(world: World, group: Group, spec: dict[str, Any]) -> None:
     _untaint(group, spec)
     world.record("operator", f"labels and taints {group.name} in place with the hand-off's")
     world.settle()
+    if DRA_PLUGIN_LABEL in labels:
+        world.settle(until=lambda: not group.device_plugin_registered)
+        group.set_label(DRA_PLUGIN_LABEL, labels[DRA_PLUGIN_LABEL], "kubectl")
+        world.record("operator", f"sets {DRA_PLUGIN_LABEL} on {group.name} once its device plugin is gone")
+        world.settle()
+
+
+def _in_place(world: World, pool: str) -> bool:
+    """Whether the runbook moves `pool` by relabelling its running nodes: a pool selected inside its
+    group by labels, or a cloud's node group, whose labels the cloud applies to its running nodes
+    (GKE "Update Kubernetes node labels and taints for node pools": "without re-creating the node
+    pool")."""
+    spec = world.plan.pools[pool]
+    p = spec.provisioner
+    return spec.selector is not None or (p is not None and p.kind == "node-group" and p.cloud is not None)
 
 
 def apply_manual(world: World, step: Step, source: str, target: str) -> None:
@@ -194,7 +211,7 @@ def apply_manual(world: World, step: Step, source: str, target: str) -> None:
         world.record("operator", step.what)
         for g in groups:
             spec = handoff(world, target, g.pool)
-            if world.plan.pools[g.pool].selector is not None:
+            if _in_place(world, g.pool):
                 _relabel(world, g, spec)
             else:
                 _replace(world, g, spec)
