@@ -221,8 +221,8 @@ class GkeNodePools:
             self.operation = _Operation(path, list(json.loads(path.read_text())))
             try:
                 self._start(self.operation)
-            except (KeyError, ValueError) as exc:
-                self._answer(1, f"ERROR: (gcloud.container) {exc}")
+            except (KeyError, ValueError, IndexError) as exc:  # as gcloud refuses a command or the API a call
+                self._answer(1, f"ERROR: (gcloud.container) {exc.args[0] if exc.args else exc}")
                 return True
         if self.operation.draining:
             self._drain(self.operation)

@@ -17,6 +17,7 @@ from gpuplatform.rehearse.assets import Assets
 from gpuplatform.rehearse.cluster import Rehearsal
 from gpuplatform.rehearse.crds import read_crds
 from gpuplatform.rehearse.fakes import main
+from gpuplatform.rehearse.gke import GkeNodePools
 from gpuplatform.rehearse.run import read_tree
 from gpuplatform.rehearse.upstream import platform_crd_folders
 from gpuplatform.rehearse.walk import Walker
@@ -125,3 +126,28 @@ def test_the_runbooks_gcloud_commands_move_the_node_pools(
     assert result.violation is not None, "a rollback that never deletes its node pool was proven"
     assert result.violation.invariant == "runbook"
     assert "nodes of node group l4-dra remain" in result.violation.message
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (
+            ["container", "node-pools", "frobnicate", "l4"],
+            "does not know `gcloud container node-pools frobnicate`",
+        ),
+        (["container", "node-pools", "create"], "ERROR: (gcloud.container)"),
+        (["container", "node-pools", "delete", "gone"], "code=404"),
+    ],
+)
+def test_a_command_gke_refuses_is_answered_not_crashed_on(
+    tmp_path: Path, args: list[str], error: str
+) -> None:
+    """A mutated or hostile runbook's gcloud call fails as gcloud does; the rehearsal's loop goes on."""
+    (tmp_path / "requests").mkdir()
+    request = tmp_path / "requests" / "1.json"
+    request.write_text(json.dumps(args))
+    gke = GkeNodePools(cluster=None, plan=None, folder=tmp_path)  # type: ignore[arg-type]
+    assert gke.reconcile()
+    answer = json.loads(request.with_suffix(".answer").read_text())
+    assert answer["code"] == 1 and error in answer["stderr"]
+    assert not request.exists() and gke.operation is None
