@@ -266,10 +266,14 @@ def test_a_selector_pool_is_labelled_node_by_node_never_through_its_groups_templ
         in runbooks
     )
     assert f"kubectl label nodes {whole} --overwrite gpu-scheduling.lab.example.com/mode=dra " in runbooks
-    # AND to DRA the enable Job, not the hand-off, sets the kubelet plugin's label (once the device
-    # plugin is gone); back, the plugin's label goes first, the rest once its ResourceSlices are gone
+    # AND to DRA the kubelet plugin's label is set only once the device plugin is gone (by the same
+    # chain, whenever the sync's enable Job ran); back, the plugin's label goes first, the rest once
+    # its ResourceSlices are gone
     dra = f"kubectl label nodes {whole} --overwrite gpu-scheduling.lab.example.com/mode=dra"
-    assert "nvidia.com/dra-kubelet-plugin=true" not in runbooks[runbooks.index(dra) :].splitlines()[0]
+    line = runbooks[runbooks.index(dra) :].splitlines()[0]
+    until_gone = line.index("until left=$(kubectl get $n -o json")
+    assert line.index("nvidia.com/dra-kubelet-plugin=true") > until_gone
+    assert "nvidia.com/dra-kubelet-plugin=true" not in line[:until_gone]
     leave = runbooks.index(f"kubectl label nodes {whole} nvidia.com/dra-kubelet-plugin-")
     wait = runbooks.index(
         "until slices=$(kubectl get resourceslices --field-selector spec.nodeName=${n#node/}", leave
