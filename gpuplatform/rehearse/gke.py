@@ -40,6 +40,7 @@ from gpuplatform.rehearse.client import Obj
 from gpuplatform.rehearse.cluster import Rehearsal
 from gpuplatform.rehearse.drain import drain_step
 from gpuplatform.rehearse.fleet import pool_node, pool_node_names
+from gpuplatform.render.cloud_commands import CLOUD_TAINT_EFFECTS
 from gpuplatform.simulate.groups import provisioned_name
 
 __all__ = ["GKE_LOCATION", "GKE_PROJECT", "GkeNodePools", "install_gke", "operator_env"]
@@ -64,8 +65,7 @@ MACHINES: dict[str, tuple[str, dict[int, str]]] = {
     ),
     "L4": ("nvidia-l4", {1: "g2-standard-8", 2: "g2-standard-24", 4: "g2-standard-48", 8: "g2-standard-96"}),
 }
-_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
-_K8S_EFFECTS = {v: k for k, v in _EFFECTS.items()}
+_K8S_EFFECTS = {v: k for k, v in CLOUD_TAINT_EFFECTS.items()}
 
 
 def operator_env(cluster_name: str) -> dict[str, str]:
@@ -101,7 +101,7 @@ def _gke_taints(text: str) -> list[dict[str, str]]:
     for item in filter(None, text.split(",")):
         head, effect = item.rsplit(":", 1)
         key, _, value = head.partition("=")
-        out.append({"key": key, "value": value, "effect": _EFFECTS.get(effect, effect)})
+        out.append({"key": key, "value": value, "effect": CLOUD_TAINT_EFFECTS.get(effect, effect)})
     return out
 
 

@@ -88,7 +88,8 @@ CLOUD_VARIABLES = {
     "aks": ("CLUSTER", "RESOURCE_GROUP"),
 }
 
-_EKS_EFFECT = {
+#: Kubernetes taint effects as the EKS and GKE APIs spell them.
+CLOUD_TAINT_EFFECTS = {
     "NoSchedule": "NO_SCHEDULE",
     "PreferNoSchedule": "PREFER_NO_SCHEDULE",
     "NoExecute": "NO_EXECUTE",
@@ -114,7 +115,7 @@ def _eks(
 ) -> str:
     def eks_taint(t: Mapping[str, str]) -> dict[str, str]:
         value = {"value": t["value"]} if t.get("value") else {}
-        return {**value, "key": t["key"], "effect": _EKS_EFFECT[t["effect"]]}
+        return {**value, "key": t["key"], "effect": CLOUD_TAINT_EFFECTS[t["effect"]]}
 
     label_update: dict[str, object] = {}
     if labels:
@@ -253,7 +254,7 @@ _AKS_TAINT = r"\A(?<key>[^=:]+)(=(?<value>[^:]*))?:(?<effect>[A-Za-z]+)\z"
 #: `k=v:Effect` text gcloud and az take, and optional `--flag value` pairs dropped when the live
 #: group has no value.
 _JQ_DEFS = {
-    "k8s_effect": f"def k8s_effect: {json.dumps({v: k for k, v in _EKS_EFFECT.items()})}[.] // .;",
+    "k8s_effect": f"def k8s_effect: {json.dumps({v: k for k, v in CLOUD_TAINT_EFFECTS.items()})}[.] // .;",
     "checked_labels": 'def checked_labels: if type != "object" then '
     'error("the live labels are not a mapping: nothing changed") else to_entries | map('
     f'if (.key | type == "string" and test({json.dumps(_LABEL_KEY)})) '
@@ -269,7 +270,7 @@ _JQ_DEFS = {
     'error("the live taints are not a list: nothing changed") else map('
     f'if type == "object" and (.key | type == "string" and test({json.dumps(_LABEL_KEY)})) '
     f'and ((.value // "") | type == "string" and test({json.dumps(_LABEL_VALUE)})) '
-    f"and (.effect as $e | {json.dumps(list(_EKS_EFFECT))} | any(.[]; . == $e)) then . else "
+    f"and (.effect as $e | {json.dumps(list(CLOUD_TAINT_EFFECTS))} | any(.[]; . == $e)) then . else "
     'error("live taint \\(tojson) is not a Kubernetes taint: nothing changed") end) end;',
     "without_taints": "def without_taints($gone): map(. as $t | select($gone | any(.key == $t.key "
     'and (.value // "") == ($t.value // "") and .effect == $t.effect) | not));',

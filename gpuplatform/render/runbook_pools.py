@@ -14,7 +14,12 @@ import shlex
 
 from gpuplatform.gates.nodes import pool_selector
 from gpuplatform.gates.programs import prelude_for
-from gpuplatform.labels import DEVICE_PLUGIN_DEPLOY_LABEL, DRA_PLUGIN_LABEL, GPU_RESOURCE
+from gpuplatform.labels import (
+    DEVICE_PLUGIN_DEPLOY_LABEL,
+    DRA_PLUGIN_LABEL,
+    GPU_RESOURCE,
+    NVIDIA_RESOURCE_PREFIX,
+)
 from gpuplatform.model.nodes import NodePool
 from gpuplatform.plan.steps import Step
 from gpuplatform.plan.waves import Plan, WaveState
@@ -283,7 +288,7 @@ def _until_no_device_plugin(target: str) -> str:
     """Wait until no node of `target` advertises an `nvidia.com/*` resource (its device plugin is gone)."""
     advertised = (
         "[(.status.allocatable // {}) | to_entries[] "
-        '| select((.key | startswith("nvidia.com/")) and ((.value | tostring) != "0")) | .key] | join(",")'
+        f'| select((.key | startswith("{NVIDIA_RESOURCE_PREFIX}")) and ((.value | tostring) != "0")) | .key] | join(",")'
     )
     return (
         f'nodes=$(kubectl get nodes {target} -o name) && [ -n "$nodes" ] && for n in $nodes; do '
