@@ -54,7 +54,9 @@ def test_a_change_waits_for_the_controllers_answer(
         while not (requests := sorted((gke_state / "requests").glob("*.json"))):
             pass
         answered.append(json.loads(requests[0].read_text()))
-        requests[0].with_suffix(".answer").write_text(json.dumps({"code": 1, "stderr": "ERROR: refused"}))
+        partial = requests[0].with_suffix(".partial")  # replaced whole, as the controller answers
+        partial.write_text(json.dumps({"code": 1, "stderr": "ERROR: refused"}))
+        partial.replace(requests[0].with_suffix(".answer"))
         requests[0].unlink()
 
     thread = threading.Thread(target=controller)
